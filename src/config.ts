@@ -1,0 +1,258 @@
+/**
+ * Configuration: the only reader of environment variables (DESIGN §8).
+ *
+ * Every variable is optional. `loadConfig` parses them all, collects every problem and throws one
+ * `ConfigError` listing each bad variable on its own line, so start-up fails with a clear message
+ * instead of half-working.
+ */
+import path from 'node:path'
+
+export type Dialect = 'sqlite' | 'postgres'
+
+export interface RateLimit {
+  /** requests allowed per window */
+  max: number
+  /** window length in milliseconds */
+  windowMs: number
+}
+
+export interface OAuthProvider {
+  issuer: string
+  clientId: string
+  clientSecret: string
+}
+
+export interface PremiumPlan {
+  id: string
+  title: string
+  months: number
+  price_rub: number
+}
+
+export interface Config {
+  /** main listener port */
+  port: number
+  /** main listener address */
+  host: string
+  /** `{base_url}` in links (invite links, QR, referral, file URLs); no trailing slash */
+  publicBaseUrl: string
+  /** directory of the SQLite file and uploads */
+  dataDir: string
+  /** `sqlite:<path>` or `postgres://…` */
+  databaseUrl: string
+  dialect: Dialect
+  /** enables Redis fan-out, shared rate limits and presence */
+  redisUrl: string | null
+  /** prefix of every Redis key and channel, so several deployments (or test runs) can share a Redis */
+  redisPrefix: string
+  videoPort: number
+  videoUrl: string
+  /** sliding session lifetime in days */
+  sessionTtlDays: number
+  /** honour X-Forwarded-For for client IPs */
+  trustProxy: boolean
+  adminUsername: string | null
+  adminPassword: string | null
+  smtpUrl: string | null
+  mailFrom: string
+  oauthProviders: Record<string, OAuthProvider>
+  webhookAllowPrivate: boolean
+  storyLifetimeSeconds: number
+  storyCleanupIntervalSeconds: number
+  maxUploadBytes: number
+  premiumMaxUploadBytes: number
+  /** registrations per window per client IP */
+  registerRateLimit: RateLimit
+  /** password logins per window per client IP */
+  loginRateLimit: RateLimit
+  premiumPlans: PremiumPlan[]
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  /** allowed CORS origins; `*` allows any origin (without credentials) */
+  corsOrigins: string[]
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'))
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+const DEFAULT_PLANS: PremiumPlan[] = [
+  { id: 'monthly', title: 'Premium — 1 month', months: 1, price_rub: 300 },
+  { id: 'yearly', title: 'Premium — 12 months', months: 12, price_rub: 2990 },
+]
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+/** Parses and validates the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const problems: string[] = []
+  const read = (name: string): string | undefined => {
+    const value = env[name]
+    return value === undefined || value.trim() === '' ? undefined : value.trim()
+  }
+  const fail = (name: string, why: string): undefined => {
+    problems.push(`${name}: ${why} (got ${JSON.stringify(env[name])})`)
+    return undefined
+  }
+
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name)
+    if (raw === undefined) return fallback
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      fail(name, `must be an integer from ${min} to ${max}`)
+      return fallback
+    }
+    return Number(raw)
+  }
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = read(name)?.toLowerCase()
+    if (raw === undefined) return fallback
+    if (['true', '1', 'yes', 'on'].includes(raw)) return true
+    if (['false', '0', 'no', 'off'].includes(raw)) return false
+    fail(name, 'must be true or false')
+    return fallback
+  }
+  const url = (name: string, fallback: string, protocols: string[]): string => {
+    const raw = read(name) ?? fallback
+    try {
+      const parsed = new URL(raw)
+      if (!protocols.includes(parsed.protocol)) {
+        fail(name, `must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`)
+      }
+    } catch {
+      fail(name, 'must be a URL')
+    }
+    return raw.replace(/\/+$/, '')
+  }
+  const optionalUrl = (name: string, protocols: string[]): string | null =>
+    read(name) === undefined ? null : url(name, '', protocols)
+  const rate = (name: string, fallback: string): RateLimit => {
+    const raw = read(name) ?? fallback
+    const match = /^(\d+)\s*\/\s*(\d+)$/.exec(raw)
+    if (!match || Number(match[1]) < 1 || Number(match[2]) < 1) {
+      fail(name, 'must look like <requests>/<seconds>, e.g. 5/300')
+      return { max: 5, windowMs: 300_000 }
+    }
+    return { max: Number(match[1]), windowMs: Number(match[2]) * 1000 }
+  }
+  const json = <T>(name: string, fallback: T, check: (value: unknown) => string | null): T => {
+    const raw = read(name)
+    if (raw === undefined) return fallback
+    let value: unknown
+    try {
+      value = JSON.parse(raw)
+    } catch {
+      fail(name, 'must be valid JSON')
+      return fallback
+    }
+    const why = check(value)
+    if (why) {
+      fail(name, why)
+      return fallback
+    }
+    return value as T
+  }
+
+  const dataDir = path.resolve(read('DATA_DIR') ?? './data')
+  const databaseUrl = read('DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'tern.db')}`
+  let dialect: Dialect = 'sqlite'
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) dialect = 'postgres'
+  else if (!databaseUrl.startsWith('sqlite:') || databaseUrl.length === 'sqlite:'.length) {
+    fail('DATABASE_URL', 'must be sqlite:<path> or postgres://…')
+  }
+
+  const logLevel = (read('LOG_LEVEL') ?? 'info') as Config['logLevel']
+  if (!LOG_LEVELS.includes(logLevel)) fail('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+
+  const adminUsername = read('ADMIN_USERNAME') ?? null
+  const adminPassword = env.ADMIN_PASSWORD ?? null
+  if ((adminUsername === null) !== (adminPassword === null || adminPassword === '')) {
+    problems.push('ADMIN_USERNAME/ADMIN_PASSWORD: set both or neither')
+  } else if (adminPassword !== null && adminPassword.length < 8) {
+    problems.push('ADMIN_PASSWORD: must be at least 8 characters')
+  }
+  if (adminUsername !== null && !/^[A-Za-z0-9_]{3,32}$/.test(adminUsername)) {
+    fail('ADMIN_USERNAME', 'must be 3 to 32 characters: letters, digits and underscores')
+  }
+
+  const config: Config = {
+    port: int('PORT', 3000, 0, 65535),
+    host: read('HOST') ?? '127.0.0.1',
+    publicBaseUrl: url('PUBLIC_BASE_URL', 'http://localhost:3000', ['http:', 'https:']),
+    dataDir,
+    databaseUrl,
+    dialect,
+    redisUrl: optionalUrl('REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: read('REDIS_PREFIX') ?? 'tern:',
+    videoPort: int('VIDEO_PORT', 5001, 0, 65535),
+    videoUrl: url('VIDEO_URL', 'http://127.0.0.1:5001', ['http:', 'https:']),
+    sessionTtlDays: int('SESSION_TTL_DAYS', 30, 1, 3650),
+    trustProxy: bool('TRUST_PROXY', false),
+    adminUsername,
+    adminPassword: adminPassword || null,
+    smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: read('MAIL_FROM') ?? 'Tern <no-reply@localhost>',
+    oauthProviders: json('OAUTH_PROVIDERS', {}, checkOAuthProviders),
+    webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
+    storyLifetimeSeconds: int('STORY_LIFETIME_SECONDS', 86_400, 1, 365 * 86_400),
+    storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
+    maxUploadBytes: int('MAX_UPLOAD_BYTES', 52_428_800, 1, Number.MAX_SAFE_INTEGER),
+    premiumMaxUploadBytes: int('PREMIUM_MAX_UPLOAD_BYTES', 2_147_483_648, 1, Number.MAX_SAFE_INTEGER),
+    registerRateLimit: rate('REGISTER_RATE_LIMIT', '5/300'),
+    loginRateLimit: rate('LOGIN_RATE_LIMIT', '30/60'),
+    premiumPlans: json('PREMIUM_PLANS', DEFAULT_PLANS, checkPlans),
+    logLevel,
+    corsOrigins: (read('CORS_ORIGINS') ?? '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems)
+  return Object.freeze(config)
+}
+
+/** The SQLite file path of a `sqlite:` URL. */
+export function sqlitePath(databaseUrl: string): string {
+  return path.resolve(databaseUrl.slice('sqlite:'.length))
+}
+
+function checkOAuthProviders(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return 'must be a JSON object {"<name>": {"issuer", "client_id", "client_secret"}}'
+  }
+  for (const [name, provider] of Object.entries(value)) {
+    const p = provider as Record<string, unknown>
+    if (!/^[a-z0-9_-]{1,32}$/.test(name)) return `provider name "${name}" must be lower-case letters, digits, - or _`
+    if (typeof p?.issuer !== 'string' || typeof p.client_id !== 'string' || typeof p.client_secret !== 'string') {
+      return `provider "${name}" needs string issuer, client_id and client_secret`
+    }
+  }
+  const converted: Record<string, OAuthProvider> = {}
+  for (const [name, p] of Object.entries(value as Record<string, Record<string, string>>)) {
+    converted[name] = { issuer: p.issuer, clientId: p.client_id, clientSecret: p.client_secret }
+  }
+  Object.assign(value, converted)
+  return null
+}
+
+function checkPlans(value: unknown): string | null {
+  if (!Array.isArray(value) || value.length === 0) return 'must be a non-empty JSON list of plans'
+  for (const plan of value as Record<string, unknown>[]) {
+    if (
+      typeof plan?.id !== 'string' ||
+      typeof plan.title !== 'string' ||
+      !Number.isInteger(plan.months) ||
+      (plan.months as number) < 1 ||
+      typeof plan.price_rub !== 'number' ||
+      plan.price_rub < 0
+    ) {
+      return 'each plan needs {id: string, title: string, months: integer ≥ 1, price_rub: number ≥ 0}'
+    }
+  }
+  return null
+}

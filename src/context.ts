@@ -1,0 +1,62 @@
+/** AppContext: the whole dependency graph, built once per process (or per test server). */
+import { Redis } from 'ioredis'
+import pino, { type Logger } from 'pino'
+import type { Config, Dialect } from './config.js'
+import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
+import { systemClock, type Clock } from './lib/time.js'
+
+export interface AppContext {
+  config: Readonly<Config>
+  db: Db
+  dialect: Dialect
+  /** raw better-sqlite3 handle when on SQLite (hot-path prepared statements), else null */
+  sqlite: DatabaseHandle['sqlite']
+  /** shared Redis connection when REDIS_URL is set (rate limits, fan-out, presence) */
+  redis: Redis | null
+  log: Logger
+  clock: Clock
+  close(): Promise<void>
+}
+
+export interface ContextOverrides {
+  log?: Logger
+  clock?: Clock
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({
+    level: config.logLevel,
+    // Credentials never reach the log, wherever they appear.
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'res.headers["set-cookie"]',
+        '*.password',
+        '*.session_token',
+        '*.token',
+      ],
+      censor: '[redacted]',
+    },
+  })
+}
+
+export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {
+  const database = createDatabase(config.databaseUrl)
+  const log = overrides.log ?? createLogger(config)
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 }) : null
+  redis?.on('error', (err) => log.warn({ err }, 'redis connection error'))
+  return {
+    config,
+    db: database.db,
+    dialect: database.dialect,
+    sqlite: database.sqlite,
+    redis,
+    log,
+    clock: overrides.clock ?? systemClock,
+    close: async () => {
+      await redis?.quit().catch(() => redis.disconnect())
+      await database.close()
+    },
+  }
+}

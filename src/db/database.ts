@@ -1,0 +1,45 @@
+/**
+ * Opens Kysely over better-sqlite3 (embedded default) or pg (scale-out). Both return identical
+ * rows: ids and counts come back as JS numbers (pg's int8 parser is registered here), flags as 0/1.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import SQLite from 'better-sqlite3'
+import pg from 'pg'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { sqlitePath, type Dialect } from '../config.js'
+import type { Database } from './tables.js'
+
+export type Db = Kysely<Database>
+
+export interface DatabaseHandle {
+  db: Db
+  dialect: Dialect
+  /** the raw better-sqlite3 connection (sqlite only), for statements that must be prepared once */
+  sqlite: SQLite.Database | null
+  close(): Promise<void>
+}
+
+const INT8_OID = 20
+const NUMERIC_OID = 1700
+pg.types.setTypeParser(INT8_OID, (value) => Number(value))
+pg.types.setTypeParser(NUMERIC_OID, (value) => Number(value))
+
+export function createDatabase(databaseUrl: string): DatabaseHandle {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const file = sqlitePath(databaseUrl)
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    const sqlite = new SQLite(file)
+    sqlite.pragma('journal_mode = WAL')
+    sqlite.pragma('synchronous = NORMAL')
+    sqlite.pragma('foreign_keys = ON')
+    sqlite.pragma('busy_timeout = 5000')
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+    return { db, dialect: 'sqlite', sqlite, close: () => db.destroy() }
+  }
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 })
+  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {})
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return { db, dialect: 'postgres', sqlite: null, close: () => db.destroy() }
+}

@@ -1,0 +1,73 @@
+/**
+ * Who is calling: `Authorization: Bearer <token>`, or the V1 cookie session for safe (GET/HEAD)
+ * requests. State-changing requests never authenticate by cookie, so they cannot be forged
+ * cross-site; V1 form posts get their own CSRF check.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { AppContext } from '../context.js'
+import type { UserRow } from '../db/tables.js'
+import { authenticate } from '../modules/sessions/service.js'
+import { forbidden, unauthorized } from './errors.js'
+
+export const SESSION_COOKIE = 'tern_session'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** the authenticated user; set by requireUser/requireAdmin */
+    user: UserRow
+    /** the id of the session the request was made with */
+    sessionId: number
+  }
+}
+
+export function decorateAuth(app: FastifyInstance) {
+  app.decorateRequest('user', null as unknown as UserRow)
+  app.decorateRequest('sessionId', 0)
+}
+
+export function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization
+  if (header) {
+    const match = /^Bearer\s+(\S+)$/i.exec(header)
+    return match ? match[1] : null
+  }
+  return null
+}
+
+export function cookieToken(request: FastifyRequest): string | null {
+  return request.cookies?.[SESSION_COOKIE] ?? null
+}
+
+function requestToken(request: FastifyRequest): string | null {
+  const bearer = bearerToken(request)
+  if (bearer) return bearer
+  const safe = request.method === 'GET' || request.method === 'HEAD'
+  return safe ? cookieToken(request) : null
+}
+
+/** Resolves the caller, or null; never throws for a bad token. */
+export async function optionalUser(ctx: AppContext, request: FastifyRequest) {
+  const token = requestToken(request)
+  return token ? authenticate(ctx, token) : null
+}
+
+/** preHandler: 401 unless the request carries a live session of an active user. */
+export function requireUser(ctx: AppContext) {
+  return async (request: FastifyRequest, _reply: FastifyReply) => {
+    const found = await optionalUser(ctx, request)
+    if (!found) {
+      throw unauthorized(requestToken(request) ? 'Session is invalid or expired' : 'Authentication required')
+    }
+    request.user = found.user
+    request.sessionId = found.sessionId
+  }
+}
+
+/** preHandler: requireUser, then 403 unless the user is a platform admin. */
+export function requireAdmin(ctx: AppContext) {
+  const user = requireUser(ctx)
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    await user(request, reply)
+    if (request.user.is_admin !== 1) throw forbidden('Administrators only')
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The one error type, and the handlers that turn every failure into the envelope (DESIGN §3).
+ * Services throw AppError; anything else that escapes is a 500 with a generic message.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { isUniqueViolation } from '../db/errors.js'
+
+export type ErrorCode =
+  | 'validation_error'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'blocked'
+  | 'not_found'
+  | 'conflict'
+  | 'invalid_file'
+  | 'payload_too_large'
+  | 'rate_limited'
+  | 'upstream_timeout'
+  | 'premium_required'
+  | 'internal_error'
+
+export class AppError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: ErrorCode,
+    message: string,
+    /** extra response headers, e.g. Retry-After */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+    this.name = 'AppError'
+  }
+}
+
+export const validationError = (message: string) => new AppError(400, 'validation_error', message)
+export const unauthorized = (message = 'Authentication required') => new AppError(401, 'unauthorized', message)
+export const forbidden = (message = 'Not allowed') => new AppError(403, 'forbidden', message)
+export const blocked = (message = 'You are blocked by this user') => new AppError(403, 'blocked', message)
+export const notFound = (message = 'Not found') => new AppError(404, 'not_found', message)
+export const conflict = (message: string) => new AppError(409, 'conflict', message)
+export const invalidFile = (message = 'The referenced file was never uploaded') => new AppError(400, 'invalid_file', message)
+export const payloadTooLarge = (message = 'Payload too large') => new AppError(413, 'payload_too_large', message)
+export const rateLimited = (retryAfterSeconds: number) =>
+  new AppError(429, 'rate_limited', `Too many requests; retry in ${retryAfterSeconds} s`, {
+    'retry-after': String(retryAfterSeconds),
+  })
+
+export function errorBody(code: ErrorCode, message: string) {
+  return { success: false as const, error: { code, message } }
+}
+
+interface AjvError {
+  instancePath: string
+  keyword: string
+  message?: string
+  params: Record<string, unknown>
+  parentSchema?: { errorMessage?: string }
+}
+
+/** One human-readable sentence naming the field, from Fastify's first validation error. */
+export function validationMessage(error: FastifyError): string {
+  const first = error.validation?.[0] as AjvError | undefined
+  if (!first) return error.message
+  if (first.parentSchema?.errorMessage) return first.parentSchema.errorMessage
+  const where = error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'body')
+  const field = first.instancePath.replace(/^\//, '').replaceAll('/', '.')
+  if (first.keyword === 'required') {
+    const missing = String(first.params.missingProperty)
+    return `${field ? `${field}.` : ''}${missing} is required`
+  }
+  if (!field) return `${where} ${first.message ?? 'is invalid'}`
+  return `${field} ${first.message ?? 'is invalid'}`
+}
+
+const STATUS_CODES: Record<number, ErrorCode> = {
+  400: 'validation_error',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  429: 'rate_limited',
+}
+
+export function errorHandler(error: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof AppError) {
+    reply.headers(error.headers)
+    return reply.code(error.statusCode).send(errorBody(error.code, error.message))
+  }
+  const fastifyError = error as FastifyError
+  if (fastifyError.validation) {
+    return reply.code(400).send(errorBody('validation_error', validationMessage(fastifyError)))
+  }
+  if (isUniqueViolation(error)) {
+    return reply.code(409).send(errorBody('conflict', 'Already exists'))
+  }
+  const status = fastifyError.statusCode
+  if (status && status >= 400 && status < 500) {
+    // Fastify's own client errors (malformed JSON, body too large, bad media type…): their
+    // messages are short and safe to show.
+    const code = STATUS_CODES[status] ?? 'validation_error'
+    let message = fastifyError.message
+    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = 'Request body is larger than 1 MiB'
+    else if (status === 400 && error instanceof SyntaxError) message = `Malformed JSON body: ${error.message}`
+    return reply.code(status).send(errorBody(code, message))
+  }
+  request.log.error({ err: error }, 'unhandled error')
+  return reply.code(500).send(errorBody('internal_error', 'Internal server error'))
+}
+
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
+  return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`))
+}

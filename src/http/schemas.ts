@@ -1,0 +1,65 @@
+/** Shared request/response shapes. */
+import { Type, type TSchema } from 'typebox'
+
+export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
+export const Timestamp = Type.String({ format: 'date-time' })
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+export const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
+
+export const PageQuery = Type.Object(
+  {
+    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+    per_page: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  },
+  { additionalProperties: false },
+)
+
+export const Username = Type.String({
+  pattern: '^[A-Za-z0-9_]{3,32}$',
+  errorMessage: 'Username must be 3 to 32 characters: letters, digits and underscores',
+})
+
+/** The interface's Peer/User shape (chat list and embedded peers). */
+export const Peer = Type.Object({
+  user_id: Type.Integer(),
+  username: Type.String(),
+  display_name: Type.String(),
+  avatar_url: Nullable(Type.String()),
+  is_online: Type.Boolean(),
+  last_seen: Nullable(Timestamp),
+  status_emoji: Type.String(),
+  is_premium: Type.Boolean(),
+  is_bot: Type.Boolean(),
+  bot_webapp_url: Nullable(Type.String()),
+})
+
+/** The fuller helper variant: Peer + bio, created_at and counters. */
+export const FullPeer = Type.Object({
+  ...Peer.properties,
+  bio: Type.String(),
+  created_at: Timestamp,
+  has_story: Type.Boolean(),
+  followers_count: Type.Integer(),
+  following_count: Type.Integer(),
+  groups_count: Type.Integer(),
+})
+
+/** The signed-in user's own profile: fuller Peer + private fields. */
+export const Me = Type.Object({
+  ...FullPeer.properties,
+  email: Nullable(Type.String()),
+  email_verified: Type.Boolean(),
+  phone: Nullable(Type.String()),
+  is_admin: Type.Boolean(),
+})
+
+/** A user as the admin area sees it. */
+export const AdminUser = Type.Object({
+  ...Peer.properties,
+  email: Nullable(Type.String()),
+  is_active: Type.Boolean(),
+  is_admin: Type.Boolean(),
+  created_at: Timestamp,
+  last_activity: Nullable(Timestamp),
+})

@@ -1,0 +1,60 @@
+/** Process entry: config → context → migrate → app.listen; graceful shutdown on SIGTERM/SIGINT. */
+import { ConfigError, loadConfig, type Config } from './config.js'
+import { buildApp } from './app.js'
+import { createContext } from './context.js'
+import { migrateToLatest } from './db/migrate.js'
+import { ensureAdmin } from './modules/users/service.js'
+
+function readConfig(): Readonly<Config> {
+  try {
+    return loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      for (const problem of error.problems) process.stderr.write(`tern: invalid configuration: ${problem}\n`)
+      process.exit(1)
+    }
+    throw error
+  }
+}
+
+async function main() {
+  const config = readConfig()
+  const ctx = createContext(config)
+  const applied = await migrateToLatest(ctx.db)
+  if (applied.length) ctx.log.info({ migrations: applied }, 'database migrated')
+  if (config.adminUsername && config.adminPassword) {
+    await ensureAdmin(ctx, config.adminUsername, config.adminPassword)
+    ctx.log.info({ username: config.adminUsername }, 'admin account ensured')
+  }
+
+  const app = await buildApp(ctx)
+  await app.listen({ port: config.port, host: config.host })
+  ctx.log.info({ dialect: config.dialect, redis: Boolean(config.redisUrl) }, 'Tern is ready')
+
+  let closing = false
+  const shutdown = async (signal: string) => {
+    if (closing) return
+    closing = true
+    ctx.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests')
+    const force = setTimeout(() => {
+      ctx.log.error('shutdown took over 10 s; exiting')
+      process.exit(1)
+    }, 10_000)
+    force.unref()
+    try {
+      await app.close()
+      await ctx.close()
+      process.exit(0)
+    } catch (err) {
+      ctx.log.error({ err }, 'error during shutdown')
+      process.exit(1)
+    }
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+}
+
+main().catch((error) => {
+  process.stderr.write(`tern: failed to start: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+})

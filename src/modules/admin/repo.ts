@@ -1,0 +1,26 @@
+import type { Db } from '../../db/database.js'
+
+export function insertModLog(
+  db: Db,
+  entry: { admin_id: number; action: string; target_id: number | null; details: unknown; created_at: number },
+) {
+  return db
+    .insertInto('mod_logs')
+    .values({ ...entry, details: entry.details === undefined ? null : JSON.stringify(entry.details) })
+    .execute()
+}
+
+export async function listModLogs(db: Db, page: number, perPage: number) {
+  const [rows, count] = await Promise.all([
+    db
+      .selectFrom('mod_logs as m')
+      .leftJoin('users as a', 'a.id', 'm.admin_id')
+      .select(['m.id', 'm.admin_id', 'a.username as admin_username', 'm.action', 'm.target_id', 'm.details', 'm.created_at'])
+      .orderBy('m.id', 'desc')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute(),
+    db.selectFrom('mod_logs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
+}

@@ -1,0 +1,58 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { AppContext } from '../../context.js'
+import { requireAdmin } from '../../http/auth.js'
+import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
+import { AdminUser, IdParams, Nullable, PageQuery, Timestamp } from '../../http/schemas.js'
+import * as admin from './service.js'
+
+const UsersQuery = Type.Object(
+  { ...PageQuery.properties, q: Type.Optional(Type.String({ maxLength: 254 })) },
+  { additionalProperties: false },
+)
+const BanBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false })
+const RoleBody = Type.Object({ is_admin: Type.Boolean() }, { additionalProperties: false })
+const ModLogItem = Type.Object({
+  id: Type.Integer(),
+  admin_id: Nullable(Type.Integer()),
+  admin_username: Nullable(Type.String()),
+  action: Type.String(),
+  target_id: Nullable(Type.Integer()),
+  details: Nullable(Type.Object({}, { additionalProperties: true })),
+  created_at: Timestamp,
+})
+
+const secured = { tags: ['admin'], security: [{ bearer: [] }] }
+
+export const adminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.addHook('preHandler', requireAdmin(ctx))
+
+  app.get('/users', {
+    schema: { ...secured, querystring: UsersQuery, response: { 200: okPageSchema(AdminUser) } },
+  }, async (request) => {
+    const { q, page, per_page: perPage } = request.query
+    const { items, total } = await admin.listUsers(ctx, q?.trim() || undefined, page, perPage)
+    return okPage(items, { page, perPage, total })
+  })
+
+  // Routes take a body schema only where they read one; an empty `{}` is accepted either way.
+  app.post('/users/:id/ban', {
+    schema: { ...secured, params: IdParams, body: Type.Optional(BanBody), response: { 200: okSchema(AdminUser) } },
+  }, async (request) => ok(await admin.ban(ctx, request.user, request.params.id, request.body?.reason)))
+
+  app.post('/users/:id/unban', {
+    schema: { ...secured, params: IdParams, response: { 200: okSchema(AdminUser) } },
+  }, async (request) => ok(await admin.unban(ctx, request.user, request.params.id)))
+
+  app.post('/users/:id/role', {
+    schema: { ...secured, params: IdParams, body: RoleBody, response: { 200: okSchema(AdminUser) } },
+  }, async (request) => ok(await admin.setRole(ctx, request.user, request.params.id, request.body.is_admin)))
+
+  app.get('/modlog', {
+    schema: { ...secured, querystring: PageQuery, response: { 200: okPageSchema(ModLogItem) } },
+  }, async (request) => {
+    const { page, per_page: perPage } = request.query
+    const { items, total } = await admin.listModLog(ctx, page, perPage)
+    return okPage(items, { page, perPage, total })
+  })
+}

@@ -1,0 +1,65 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { AppContext } from '../../context.js'
+import { SESSION_COOKIE, requireUser } from '../../http/auth.js'
+import { ok, okSchema } from '../../http/envelope.js'
+import { Me } from '../../http/schemas.js'
+import { rateLimitRoute } from '../../http/rate-limit.js'
+import * as auth from './service.js'
+import { AuthResult, LoginBody, MessageResult, RegisterBody } from './schemas.js'
+
+export interface AuthRoutesOptions {
+  ctx: AppContext
+  /** the V1 mount (/api/auth): login also opens the HttpOnly cookie session used by V1 routes */
+  cookieSession?: boolean
+}
+
+const clientOf = (request: FastifyRequest): auth.ClientInfo => ({
+  ipAddress: request.ip,
+  userAgent: request.headers['user-agent'] ?? null,
+})
+
+export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (app, { ctx, cookieSession }) => {
+  const setCookie = (reply: FastifyReply, token: string) => {
+    if (!cookieSession) return
+    reply.setCookie(SESSION_COOKIE, token, {
+      path: '/',
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: ctx.config.publicBaseUrl.startsWith('https:'),
+      maxAge: ctx.config.sessionTtlDays * 86_400,
+    })
+  }
+
+  app.post('/register', {
+    schema: { tags: ['auth'], body: RegisterBody, response: { 201: okSchema(AuthResult) } },
+    config: { rateLimit: rateLimitRoute(ctx.config.registerRateLimit) },
+  }, async (request, reply) => {
+    const result = await auth.register(ctx, request.body, clientOf(request))
+    setCookie(reply, result.session_token)
+    return reply.code(201).send(ok(result))
+  })
+
+  app.post('/login', {
+    schema: { tags: ['auth'], body: LoginBody, response: { 200: okSchema(AuthResult) } },
+    config: { rateLimit: rateLimitRoute(ctx.config.loginRateLimit) },
+  }, async (request, reply) => {
+    const result = await auth.login(ctx, request.body, clientOf(request))
+    setCookie(reply, result.session_token)
+    return ok(result)
+  })
+
+  app.post('/logout', {
+    schema: { tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(MessageResult) } },
+    preHandler: requireUser(ctx),
+  }, async (request, reply) => {
+    await auth.logout(ctx, request.user.id, request.sessionId)
+    if (cookieSession) reply.clearCookie(SESSION_COOKIE, { path: '/' })
+    return ok({ message: 'Logged out' })
+  })
+
+  app.get('/me', {
+    schema: { tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(Me) } },
+    preHandler: requireUser(ctx),
+  }, async (request) => ok(await auth.me(ctx, request.user.id)))
+}

@@ -1,0 +1,83 @@
+import type { Db } from '../../db/database.js'
+
+export function insertSession(
+  db: Db,
+  session: {
+    user_id: number
+    token_hash: string
+    token_prefix: string
+    device: string | null
+    ip_address: string | null
+    user_agent: string | null
+    created_at: number
+  },
+) {
+  return db
+    .insertInto('user_sessions')
+    .values({ ...session, last_activity: session.created_at })
+    .returning(['id'])
+    .executeTakeFirstOrThrow()
+}
+
+/** The session and its user, in one round trip, by token hash. */
+export function findByTokenHash(db: Db, tokenHash: string) {
+  return db
+    .selectFrom('user_sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .selectAll('u')
+    .select([
+      's.id as session_id',
+      's.is_active as session_is_active',
+      's.last_activity as session_last_activity',
+    ])
+    .where('s.token_hash', '=', tokenHash)
+    .executeTakeFirst()
+}
+
+/** Bumps last_activity of the session and its user (called at most once a minute per session). */
+export async function touch(db: Db, sessionId: number, userId: number, now: number) {
+  await db.updateTable('user_sessions').set({ last_activity: now }).where('id', '=', sessionId).execute()
+  await db.updateTable('users').set({ last_activity: now }).where('id', '=', userId).execute()
+}
+
+/** Active, unexpired sessions of a user, most recently used first. */
+export async function listActive(db: Db, userId: number, notBefore: number, page: number, perPage: number) {
+  const base = db
+    .selectFrom('user_sessions')
+    .where('user_id', '=', userId)
+    .where('is_active', '=', 1)
+    .where('last_activity', '>', notBefore)
+  const [rows, count] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy('last_activity', 'desc')
+      .orderBy('id', 'desc')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
+}
+
+/** Deactivates one session of a user; returns whether an active one was found. */
+export async function deactivate(db: Db, userId: number, sessionId: number): Promise<boolean> {
+  const result = await db
+    .updateTable('user_sessions')
+    .set({ is_active: 0 })
+    .where('id', '=', sessionId)
+    .where('user_id', '=', userId)
+    .where('is_active', '=', 1)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+export async function deactivateAllOfUser(db: Db, userId: number): Promise<number> {
+  const result = await db
+    .updateTable('user_sessions')
+    .set({ is_active: 0 })
+    .where('user_id', '=', userId)
+    .where('is_active', '=', 1)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}

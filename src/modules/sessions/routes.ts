@@ -1,0 +1,42 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { AppContext } from '../../context.js'
+import { requireUser } from '../../http/auth.js'
+import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
+import { IdParams, Nullable, PageQuery, Timestamp } from '../../http/schemas.js'
+import * as sessions from './service.js'
+
+const SessionItem = Type.Object({
+  id: Type.Integer(),
+  session_token: Type.String({ description: 'masked: the first 6 characters and an ellipsis' }),
+  device: Nullable(Type.String()),
+  ip_address: Nullable(Type.String()),
+  user_agent: Nullable(Type.String()),
+  is_current: Type.Boolean(),
+  last_active: Timestamp,
+  created_at: Timestamp,
+})
+
+export const sessionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.addHook('preHandler', requireUser(ctx))
+
+  app.get('/sessions', {
+    schema: { tags: ['sessions'], security: [{ bearer: [] }], querystring: PageQuery, response: { 200: okPageSchema(SessionItem) } },
+  }, async (request) => {
+    const { page, per_page: perPage } = request.query
+    const { items, total } = await sessions.listSessions(ctx, request.user.id, request.sessionId, page, perPage)
+    return okPage(items, { page, perPage, total })
+  })
+
+  app.delete('/sessions/:id', {
+    schema: {
+      tags: ['sessions'],
+      security: [{ bearer: [] }],
+      params: IdParams,
+      response: { 200: okSchema(Type.Object({ message: Type.String() })) },
+    },
+  }, async (request) => {
+    await sessions.revokeSession(ctx, request.user.id, request.params.id)
+    return ok({ message: 'Session revoked' })
+  })
+}

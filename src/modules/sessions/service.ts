@@ -1,0 +1,88 @@
+/**
+ * Sessions: bearer tokens (and the V1 cookie, which carries the same kind of token).
+ * Tokens are 256-bit random and stored only as SHA-256; lifetime slides by SESSION_TTL_DAYS from
+ * the last activity, which is written at most once a minute per session, never on every request.
+ */
+import type { AppContext } from '../../context.js'
+import type { Db } from '../../db/database.js'
+import type { UserRow } from '../../db/tables.js'
+import { notFound } from '../../http/errors.js'
+import { iso } from '../../lib/time.js'
+import { hashToken, maskToken, newToken } from '../../lib/tokens.js'
+import * as repo from './repo.js'
+
+const TOUCH_INTERVAL_MS = 60_000
+
+export interface SessionInfo {
+  device?: string | null
+  ipAddress?: string | null
+  userAgent?: string | null
+}
+
+export interface Authenticated {
+  user: UserRow
+  sessionId: number
+}
+
+const ttlMs = (ctx: AppContext) => ctx.config.sessionTtlDays * 86_400_000
+
+/** Opens a session for a user; returns the token (the only time it exists in clear). */
+export async function createSession(ctx: AppContext, userId: number, info: SessionInfo): Promise<string> {
+  const token = newToken()
+  await repo.insertSession(ctx.db, {
+    user_id: userId,
+    token_hash: hashToken(token),
+    token_prefix: token.slice(0, 6),
+    device: info.device?.slice(0, 128) ?? null,
+    ip_address: info.ipAddress ?? null,
+    user_agent: info.userAgent?.slice(0, 512) ?? null,
+    created_at: ctx.clock.now(),
+  })
+  return token
+}
+
+/** The user behind a token, or null when the token is unknown, revoked, expired or its user banned. */
+export async function authenticate(ctx: AppContext, token: string): Promise<Authenticated | null> {
+  if (token.length < 20 || token.length > 128) return null
+  const row = await repo.findByTokenHash(ctx.db, hashToken(token))
+  if (!row || row.session_is_active !== 1 || row.is_active !== 1 || row.deleted_at !== null) return null
+  const now = ctx.clock.now()
+  if (row.session_last_activity + ttlMs(ctx) <= now) return null
+  if (now - row.session_last_activity >= TOUCH_INTERVAL_MS) {
+    await repo.touch(ctx.db, row.session_id, row.id, now)
+    row.last_activity = now
+  }
+  const { session_id, session_is_active: _a, session_last_activity: _l, ...user } = row
+  return { user, sessionId: session_id }
+}
+
+export async function listSessions(
+  ctx: AppContext,
+  userId: number,
+  currentSessionId: number | null,
+  page: number,
+  perPage: number,
+) {
+  const { rows, total } = await repo.listActive(ctx.db, userId, ctx.clock.now() - ttlMs(ctx), page, perPage)
+  const items = rows.map((s) => ({
+    id: s.id,
+    session_token: maskToken(s.token_prefix),
+    device: s.device,
+    ip_address: s.ip_address,
+    user_agent: s.user_agent,
+    is_current: s.id === currentSessionId,
+    last_active: iso(s.last_activity),
+    created_at: iso(s.created_at),
+  }))
+  return { items, total }
+}
+
+/** Revokes one of the user's own sessions; 404 for anyone else's or an inactive one. */
+export async function revokeSession(ctx: AppContext, userId: number, sessionId: number): Promise<void> {
+  if (!(await repo.deactivate(ctx.db, userId, sessionId))) throw notFound('Session not found')
+}
+
+/** Revokes every session of a user at once (ban), inside the caller's transaction. */
+export function revokeAllSessions(db: Db, userId: number): Promise<number> {
+  return repo.deactivateAllOfUser(db, userId)
+}

@@ -1,0 +1,78 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/database.js'
+import type { NewUserRow, UserRow, UserUpdate } from '../../db/tables.js'
+
+export function findById(db: Db, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+/** A user by username or email, case-insensitively (served by the lower(...) unique indexes). */
+export function findByLogin(db: Db, login: string): Promise<UserRow | undefined> {
+  const lowered = login.toLowerCase()
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) =>
+      eb.or([eb(sql`lower(username)`, '=', lowered), eb(sql`lower(email)`, '=', lowered)]),
+    )
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+}
+
+export async function usernameTaken(db: Db, username: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where(sql`lower(username)`, '=', username.toLowerCase())
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+export async function emailTaken(db: Db, email: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+export function insertUser(db: Db, user: NewUserRow): Promise<UserRow> {
+  return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow()
+}
+
+export function updateUser(db: Db, id: number, changes: UserUpdate): Promise<UserRow | undefined> {
+  return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
+}
+
+/** A page of users, newest first; `q` matches username or email case-insensitively. */
+export async function listUsers(db: Db, q: string | undefined, page: number, perPage: number) {
+  let query = db.selectFrom('users')
+  if (q) {
+    const pattern = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    query = query.where((eb) =>
+      eb.or([
+        eb(sql`lower(username)`, 'like', sql`${pattern} escape '\\'`),
+        eb(sql`lower(email)`, 'like', sql`${pattern} escape '\\'`),
+      ]),
+    )
+  }
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
+}
+
+export async function countUsers(db: Db) {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('users'),
+      eb.fn.sum<number>(sql`case when is_online = 1 then 1 else 0 end`).as('online'),
+    ])
+    .where('is_active', '=', 1)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return { users: Number(row.users), online: Number(row.online ?? 0) }
+}

@@ -1,0 +1,110 @@
+/** Accounts: the users table's owner. Other modules create and change users only through here. */
+import { hash, verify } from '@node-rs/argon2'
+import type { AppContext } from '../../context.js'
+import type { Db } from '../../db/database.js'
+import { isUniqueViolation } from '../../db/errors.js'
+import type { UserRow } from '../../db/tables.js'
+import { conflict, notFound } from '../../http/errors.js'
+import type { PeerCounters } from './present.js'
+import * as repo from './repo.js'
+
+/** Usernames that would be confused with built-in peers. */
+const RESERVED_USERNAMES = new Set(['saved_messages'])
+
+// argon2id (algorithm 2; the library exports a const enum) at OWASP's minimum: 19 MiB, 2 passes, 1 lane.
+const ARGON2 = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
+
+export const hashPassword = (password: string) => hash(password, ARGON2)
+
+/** A real hash of nothing in particular, verified when a login names no user (equal timing). */
+let decoyHash: Promise<string> | null = null
+
+export async function verifyPassword(passwordHash: string | null, password: string): Promise<boolean> {
+  if (!passwordHash) {
+    decoyHash ??= hashPassword('decoy password for timing')
+    await verify(await decoyHash, password)
+    return false
+  }
+  try {
+    return await verify(passwordHash, password)
+  } catch {
+    return false
+  }
+}
+
+export interface NewAccount {
+  username: string
+  password: string
+  email?: string | null
+  displayName?: string | null
+  isAdmin?: boolean
+}
+
+/** Creates an account; 409 when the username or email is taken (checked again by the unique index). */
+export async function createUser(ctx: AppContext, account: NewAccount): Promise<UserRow> {
+  if (RESERVED_USERNAMES.has(account.username.toLowerCase())) throw conflict('This username is reserved')
+  if (await repo.usernameTaken(ctx.db, account.username)) throw conflict('This username is taken')
+  if (account.email && (await repo.emailTaken(ctx.db, account.email))) {
+    throw conflict('This email is already registered')
+  }
+  const passwordHash = await hashPassword(account.password)
+  try {
+    return await repo.insertUser(ctx.db, {
+      username: account.username,
+      email: account.email ?? null,
+      display_name: account.displayName?.trim() || account.username,
+      password_hash: passwordHash,
+      is_admin: account.isAdmin ? 1 : 0,
+      created_at: ctx.clock.now(),
+    })
+  } catch (error) {
+    // Two registrations raced past the checks above; the unique index decides.
+    if (isUniqueViolation(error)) throw conflict('This username or email is taken')
+    throw error
+  }
+}
+
+export async function getUser(ctx: AppContext, id: number, db: Db = ctx.db): Promise<UserRow> {
+  const user = await repo.findById(db, id)
+  if (!user || user.deleted_at !== null) throw notFound('User not found')
+  return user
+}
+
+export const findByLogin = (ctx: AppContext, login: string) => repo.findByLogin(ctx.db, login)
+export const findById = (ctx: AppContext, id: number) => repo.findById(ctx.db, id)
+export const listUsers = (ctx: AppContext, q: string | undefined, page: number, perPage: number) =>
+  repo.listUsers(ctx.db, q, page, perPage)
+export const countUsers = (ctx: AppContext) => repo.countUsers(ctx.db)
+
+/** Sets fields on a user inside the caller's transaction; 404 when the user does not exist. */
+export async function updateUser(db: Db, id: number, changes: Parameters<typeof repo.updateUser>[2]) {
+  const user = await repo.updateUser(db, id, changes)
+  if (!user) throw notFound('User not found')
+  return user
+}
+
+/** Marks a user offline now (logout). */
+export async function markOffline(ctx: AppContext, userId: number): Promise<void> {
+  await repo.updateUser(ctx.db, userId, { is_online: 0, last_seen: ctx.clock.now() })
+}
+
+/** Creates the admin account, or makes an existing one admin with this password. */
+export async function ensureAdmin(ctx: AppContext, username: string, password: string): Promise<UserRow> {
+  const existing = await repo.findByLogin(ctx.db, username)
+  if (!existing) return createUser(ctx, { username, password, isAdmin: true })
+  const passwordMatches = await verifyPassword(existing.password_hash, password)
+  return updateUser(ctx.db, existing.id, {
+    is_admin: 1,
+    is_active: 1,
+    ...(passwordMatches ? {} : { password_hash: await hashPassword(password) }),
+  })
+}
+
+/**
+ * Counters of the fuller Peer shape. Stories, follows and groups arrive with their modules, which
+ * extend this; until then a user has none of them.
+ */
+export async function countersFor(_ctx: AppContext, _userId: number): Promise<PeerCounters> {
+  // TODO(#4): groups_count from group memberships once groups exist.
+  return { has_story: false, followers_count: 0, following_count: 0, groups_count: 0 }
+}

@@ -1,0 +1,85 @@
+/**
+ * V1 generation helpers: cookie-session pages and JSON helpers. They call the same services as the
+ * bearer API. No V1 page posts a form yet; when one does, it carries a CSRF token.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { AppContext } from '../context.js'
+import { SESSION_COOKIE, cookieToken, optionalUser } from '../http/auth.js'
+import { unauthorized } from '../http/errors.js'
+import { escapeHtml } from '../lib/html.js'
+import { iso } from '../lib/time.js'
+import * as admin from '../modules/admin/service.js'
+import * as auth from '../modules/auth/service.js'
+import * as sessions from '../modules/sessions/service.js'
+import * as users from '../modules/users/service.js'
+import { page } from './layout.js'
+
+export const ADMIN_PANEL_PATH = '/admin'
+
+export const webRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    if ((request.headers.host ?? '').toLowerCase().startsWith('admin.')) return reply.redirect(ADMIN_PANEL_PATH)
+    const stats = await users.countUsers(ctx)
+    return reply.type('text/html; charset=utf-8').send(
+      page(
+        'Tern',
+        `<h1>Tern</h1>
+<p>An open-source messaging server: personal chats, groups, channels, stories, calls and bots.</p>
+<p class="muted">${stats.users} registered ${stats.users === 1 ? 'user' : 'users'}.</p>
+<ul>
+  <li><a href="/docs">API documentation</a> (<a href="/openapi.json">OpenAPI 3</a>)</li>
+  <li>Bearer API at <code>/api.v2/api</code>; real-time gateway at <code>/api.v2/api/ws</code></li>
+  <li><a href="/health">Health</a> · <a href="/stats">Statistics</a></li>
+</ul>`,
+      ),
+    )
+  })
+
+  app.get(ADMIN_PANEL_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const found = await optionalUser(ctx, request)
+    reply.type('text/html; charset=utf-8')
+    if (!found) {
+      return reply.code(401).send(page('Tern admin', '<h1>Tern admin</h1><p>Sign in with an administrator account first.</p>'))
+    }
+    if (found.user.is_admin !== 1) {
+      return reply.code(403).send(page('Tern admin', '<h1>Tern admin</h1><p>Administrators only.</p>'))
+    }
+    const { items, total } = await admin.listUsers(ctx, undefined, 1, 50)
+    const rows = items
+      .map(
+        (u) => `<tr><td>${u.user_id}</td><td>${escapeHtml(u.username)}</td><td>${escapeHtml(u.email ?? '')}</td>` +
+          `<td>${u.is_active ? 'active' : 'banned'}</td><td>${u.is_admin ? 'admin' : ''}</td><td>${escapeHtml(u.created_at)}</td></tr>`,
+      )
+      .join('\n')
+    return reply.send(
+      page(
+        'Tern admin',
+        `<h1>Tern admin</h1>
+<p>Signed in as <strong>${escapeHtml(found.user.username)}</strong>. ${total} users; newest 50 below.
+Moderation actions are in the <a href="/docs">admin API</a> (<code>/api/admin</code>).</p>
+<table><thead><tr><th>id</th><th>username</th><th>email</th><th>state</th><th>role</th><th>created</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+<p class="muted">Rendered ${iso(ctx.clock.now())}. <a href="/logout">Sign out</a></p>`,
+      ),
+    )
+  })
+
+  app.get('/api/get_user_id', {
+    schema: { tags: ['service'], response: { 204: Type.Null() } },
+  }, async (request, reply) => {
+    const found = await optionalUser(ctx, request)
+    if (!found) throw unauthorized('No session')
+    return reply.header('x-user-id', String(found.user.id)).code(204).send(null)
+  })
+
+  app.get('/logout', { schema: { tags: ['service'] } }, async (request, reply) => {
+    const token = cookieToken(request)
+    const found = token ? await sessions.authenticate(ctx, token) : null
+    if (found) await auth.logout(ctx, found.user.id, found.sessionId)
+    reply.clearCookie(SESSION_COOKIE, { path: '/' })
+    return reply.redirect('/')
+  })
+}
