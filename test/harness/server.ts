@@ -11,6 +11,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createContext, type AppContext } from '../../src/context.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import type { Clock } from '../../src/lib/time.js'
 import { ensureAdmin } from '../../src/modules/users/service.js'
 import { Client } from './client.js'
 import { createTestDatabase, tempDir, testRedisUrl, type TestDatabase } from './database.js'
@@ -43,6 +44,8 @@ export interface TestServerOptions {
   env?: Record<string, string>
   /** share another server's database (multi-instance tests); it is not dropped by this server */
   database?: TestDatabase
+  /** control time (session expiry, last_activity); see harness/clock.ts */
+  clock?: Clock
 }
 
 let counter = 0
@@ -64,7 +67,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(testRedisUrl ? { REDIS_URL: testRedisUrl, REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:` } : {}),
     ...options.env,
   })
-  const ctx = createContext(config)
+  const ctx = createContext(config, { clock: options.clock })
   await migrateToLatest(ctx.db)
   const app = await buildApp(ctx)
   await app.listen({ port: 0, host: '127.0.0.1' })
