@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict'
+import path from 'node:path'
+import test from 'node:test'
+import { ConfigError, loadConfig } from './config.js'
+
+test('defaults follow DESIGN §8', () => {
+  const c = loadConfig({})
+  assert.equal(c.port, 3000)
+  assert.equal(c.host, '127.0.0.1')
+  assert.equal(c.publicBaseUrl, 'http://localhost:3000')
+  assert.equal(c.dataDir, path.resolve('./data'))
+  assert.equal(c.databaseUrl, `sqlite:${path.resolve('./data/tern.db')}`)
+  assert.equal(c.dialect, 'sqlite')
+  assert.equal(c.redisUrl, null)
+  assert.equal(c.sessionTtlDays, 30)
+  assert.equal(c.trustProxy, false)
+  assert.deepEqual(c.registerRateLimit, { max: 5, windowMs: 300_000 })
+  assert.equal(c.maxUploadBytes, 52_428_800)
+  assert.equal(c.premiumMaxUploadBytes, 2_147_483_648)
+  assert.deepEqual(c.premiumPlans.map((p) => [p.id, p.price_rub]), [['monthly', 300], ['yearly', 2990]])
+  assert.ok(Object.isFrozen(c))
+})
+
+test('values are parsed and typed', () => {
+  const c = loadConfig({
+    PORT: '8080',
+    DATABASE_URL: 'postgres://u@h/db',
+    TRUST_PROXY: 'true',
+    REGISTER_RATE_LIMIT: '10/60',
+    PUBLIC_BASE_URL: 'https://tern.example/',
+    OAUTH_PROVIDERS: '{"acme": {"issuer": "https://id.acme", "client_id": "c", "client_secret": "s"}}',
+    CORS_ORIGINS: 'https://a.example, https://b.example',
+  })
+  assert.equal(c.port, 8080)
+  assert.equal(c.dialect, 'postgres')
+  assert.equal(c.trustProxy, true)
+  assert.deepEqual(c.registerRateLimit, { max: 10, windowMs: 60_000 })
+  assert.equal(c.publicBaseUrl, 'https://tern.example')
+  assert.equal(c.oauthProviders.acme.clientId, 'c')
+  assert.deepEqual(c.corsOrigins, ['https://a.example', 'https://b.example'])
+})
+
+test('every problem is collected, each naming its variable', () => {
+  try {
+    loadConfig({ PORT: 'abc', DATABASE_URL: 'mysql://x', REDIS_URL: 'http://x', ADMIN_USERNAME: 'boss' })
+    assert.fail('should have thrown')
+  } catch (error) {
+    assert.ok(error instanceof ConfigError)
+    const names = error.problems.map((p) => p.split(':')[0])
+    assert.deepEqual(names.sort(), ['ADMIN_USERNAME/ADMIN_PASSWORD', 'DATABASE_URL', 'PORT', 'REDIS_URL'])
+  }
+})
+
+test('plans must be well-formed', () => {
+  assert.throws(() => loadConfig({ PREMIUM_PLANS: '[{"id": "x"}]' }), /PREMIUM_PLANS/)
+  const c = loadConfig({ PREMIUM_PLANS: '[{"id":"w","title":"Week","months":1,"price_rub":99}]' })
+  assert.equal(c.premiumPlans[0].price_rub, 99)
+})
