@@ -8,9 +8,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { AppContext } from './context.js'
 import { decorateAuth } from './http/auth.js'
-import { errorHandler, notFoundHandler } from './http/errors.js'
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './http/errors.js'
 import { mountRoutes } from './http/mounts.js'
-import { registerRateLimit } from './http/rate-limit.js'
+import { registerRateLimits } from './http/rate-limit.js'
 import { validatorCompiler } from './http/validation.js'
 
 const VERSION = '0.1.0'
@@ -31,6 +31,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     trustProxy: ctx.config.trustProxy,
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors Fastify raises before routing (a bad URL encoding…) and malformed HTTP (oversized
+    // headers…) get the envelope too.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(validatorCompiler)
@@ -39,9 +43,15 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   decorateAuth(app)
 
   await app.register(helmet, {
-    // Swagger UI (at /docs) loads its own scripts and styles from this origin only.
     contentSecurityPolicy: {
-      directives: { 'img-src': ["'self'", 'data:', 'validator.swagger.io'], 'script-src': ["'self'"] },
+      directives: {
+        // Swagger UI (at /docs) loads its own scripts and styles from this origin only.
+        'img-src': ["'self'", 'data:', 'validator.swagger.io'],
+        'script-src': ["'self'"],
+        // Upgrading to https only makes sense where https is served; on a plain-http LAN host the
+        // browser would rewrite every same-origin URL to a port that speaks no TLS.
+        'upgrade-insecure-requests': ctx.config.publicBaseUrl.startsWith('https:') ? [] : null,
+      },
     },
   })
   await app.register(cors, {
@@ -49,7 +59,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     credentials: !ctx.config.corsOrigins.includes('*'),
   })
   await app.register(cookie)
-  await registerRateLimit(app, ctx)
+  const limiters = await registerRateLimits(app, ctx)
 
   await app.register(swagger, {
     openapi: {
@@ -67,6 +77,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
-  await mountRoutes(app, ctx)
+  await mountRoutes(app, ctx, limiters)
   return app
 }

@@ -108,6 +108,28 @@ export function errorHandler(error: FastifyError | AppError | Error, request: Fa
   return reply.code(500).send(errorBody('internal_error', 'Internal server error'))
 }
 
+/** Fastify's pre-routing errors (FST_ERR_BAD_URL, bad content-type header…) → the envelope. */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 400
+  const message = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not validly percent-encoded' : 'Bad request'
+  return reply.code(status).send(errorBody(STATUS_CODES[status] ?? 'validation_error', message))
+}
+
+/** Malformed HTTP that never becomes a request (oversized headers, garbage): an envelope on the raw socket. */
+export function clientErrorHandler(error: Error & { code?: string }, socket: import('node:net').Socket) {
+  if (!socket.writable) return socket.destroy()
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
+  const status = tooLarge ? 431 : 400
+  const body = JSON.stringify(
+    errorBody('validation_error', tooLarge ? 'Request headers are too large' : 'Malformed HTTP request'),
+  )
+  socket.end(
+    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+  )
+}
+
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
   return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`))
 }

@@ -1,6 +1,7 @@
 /** The interface's mount table, in code (DESIGN §3). */
 import type { FastifyInstance } from 'fastify'
 import type { AppContext } from '../context.js'
+import type { RateLimiters } from './rate-limit.js'
 import { adminRoutes } from '../modules/admin/routes.js'
 import { authRoutes } from '../modules/auth/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
@@ -10,13 +11,13 @@ import { webRoutes } from '../web/routes.js'
 /** V2, and the same modules again as the V3 stub. */
 export const API_PREFIXES = ['/api.v2/api', '/api.v3/api'] as const
 
-export async function mountRoutes(app: FastifyInstance, ctx: AppContext) {
+export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiters: RateLimiters) {
   for (const prefix of API_PREFIXES) {
-    await app.register(authRoutes, { ctx, prefix: `${prefix}/auth` })
+    await app.register(authRoutes, { ctx, limiters, prefix: `${prefix}/auth` })
     await app.register(sessionRoutes, { ctx, prefix })
   }
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.
-  await app.register(authRoutes, { ctx, prefix: '/api/auth', cookieSession: true })
+  await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })
   await app.register(adminRoutes, { ctx, prefix: '/api/admin' })
   await app.register(statsRoutes, { ctx })
   await app.register(webRoutes, { ctx })

@@ -1,21 +1,34 @@
 /**
- * Per-route rate limits (@fastify/rate-limit), keyed by client IP (X-Forwarded-For only with
- * TRUST_PROXY). Counters live in-process, or in Redis when REDIS_URL is set so every instance
- * shares them.
+ * Named rate limits (@fastify/rate-limit), keyed by client IP (X-Forwarded-For only with
+ * TRUST_PROXY). Each limit is one limiter shared by every mount of its route, so registering on
+ * V2, V3 and /api/auth draws from the same 5-per-300 s allowance. Counters live in-process, or in
+ * Redis when REDIS_URL is set so every instance shares them.
  */
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import type { RateLimit } from '../config.js'
 import type { AppContext } from '../context.js'
 import { rateLimited } from './errors.js'
 
-export async function registerRateLimit(app: FastifyInstance, ctx: AppContext) {
+export interface RateLimiters {
+  register: onRequestHookHandler
+  login: onRequestHookHandler
+}
+
+export async function registerRateLimits(app: FastifyInstance, ctx: AppContext): Promise<RateLimiters> {
   await app.register(rateLimit, {
     global: false,
     ...(ctx.redis ? { redis: ctx.redis, nameSpace: `${ctx.config.redisPrefix}rate:` } : {}),
     errorResponseBuilder: (_request, context) => rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
   })
+  const limiter = (name: string, limit: RateLimit) =>
+    app.rateLimit({
+      max: limit.max,
+      timeWindow: limit.windowMs,
+      keyGenerator: (request) => `${name}:${request.ip}`,
+    }) as onRequestHookHandler
+  return {
+    register: limiter('register', ctx.config.registerRateLimit),
+    login: limiter('login', ctx.config.loginRateLimit),
+  }
 }
-
-/** Route config for a limit from the configuration. */
-export const rateLimitRoute = (limit: RateLimit) => ({ max: limit.max, timeWindow: limit.windowMs })

@@ -4,12 +4,13 @@ import type { AppContext } from '../../context.js'
 import { SESSION_COOKIE, requireUser } from '../../http/auth.js'
 import { ok, okSchema } from '../../http/envelope.js'
 import { Me } from '../../http/schemas.js'
-import { rateLimitRoute } from '../../http/rate-limit.js'
+import type { RateLimiters } from '../../http/rate-limit.js'
 import * as auth from './service.js'
 import { AuthResult, LoginBody, MessageResult, RegisterBody } from './schemas.js'
 
 export interface AuthRoutesOptions {
   ctx: AppContext
+  limiters: RateLimiters
   /** the V1 mount (/api/auth): login also opens the HttpOnly cookie session used by V1 routes */
   cookieSession?: boolean
 }
@@ -19,7 +20,7 @@ const clientOf = (request: FastifyRequest): auth.ClientInfo => ({
   userAgent: request.headers['user-agent'] ?? null,
 })
 
-export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (app, { ctx, cookieSession }) => {
+export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (app, { ctx, limiters, cookieSession }) => {
   const setCookie = (reply: FastifyReply, token: string) => {
     if (!cookieSession) return
     reply.setCookie(SESSION_COOKIE, token, {
@@ -33,7 +34,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
 
   app.post('/register', {
     schema: { tags: ['auth'], body: RegisterBody, response: { 201: okSchema(AuthResult) } },
-    config: { rateLimit: rateLimitRoute(ctx.config.registerRateLimit) },
+    onRequest: limiters.register,
   }, async (request, reply) => {
     const result = await auth.register(ctx, request.body, clientOf(request))
     setCookie(reply, result.session_token)
@@ -42,7 +43,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
 
   app.post('/login', {
     schema: { tags: ['auth'], body: LoginBody, response: { 200: okSchema(AuthResult) } },
-    config: { rateLimit: rateLimitRoute(ctx.config.loginRateLimit) },
+    onRequest: limiters.login,
   }, async (request, reply) => {
     const result = await auth.login(ctx, request.body, clientOf(request))
     setCookie(reply, result.session_token)

@@ -1,0 +1,350 @@
+/**
+ * Service helpers (interface "Service helpers"; DESIGN §3, §7): /health, /stats, the V1 cookie
+ * session (/api/auth/login, /api/get_user_id, /logout) and the V1 pages (/, /admin).
+ */
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import test from 'node:test'
+import type { TestServer } from '../harness/server.js'
+import { startTestServer, uniqueName } from '../harness/server.js'
+
+const server = await startTestServer()
+const V2 = '/api.v2/api'
+const COOKIE = 'tern_session'
+
+interface RawResponse {
+  status: number
+  headers: http.IncomingHttpHeaders
+  text: string
+}
+
+/** A plain node:http GET, for headers fetch will not send (Host). */
+function rawGet(baseUrl: string, path: string, headers: Record<string, string>): Promise<RawResponse> {
+  const url = new URL(path, baseUrl)
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'GET', headers }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk) => (text += chunk))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** The tern_session Set-Cookie line of a response, or undefined. */
+function sessionCookieLine(headers: Headers): string | undefined {
+  return headers.getSetCookie().find((line) => line.startsWith(`${COOKIE}=`))
+}
+
+/** Cookie attributes, lower-cased names → values ('' for flags). */
+function cookieAttributes(line: string): Map<string, string> {
+  const [, ...parts] = line.split(';')
+  return new Map(
+    parts.map((part) => {
+      const [name, ...value] = part.trim().split('=')
+      return [name.toLowerCase(), value.join('=')] as [string, string]
+    }),
+  )
+}
+
+/** Logs in through the V1 mount; returns the cookie value (the session token) and the Set-Cookie line. */
+async function v1Login(srv: TestServer, login: string, password: string) {
+  const res = await srv.api.post('/api/auth/login', { login, password })
+  assert.equal(res.status, 200, res.text)
+  const line = sessionCookieLine(res.headers)
+  assert.ok(line, `login sets ${COOKIE} (got ${res.headers.getSetCookie().join(' | ')})`)
+  const value = line.slice(COOKIE.length + 1).split(';')[0]
+  return { res, line, value, cookie: `${COOKIE}=${value}` }
+}
+
+// ---------------------------------------------------------------------------------------------
+// /health and /stats
+
+test('GET /health is 200 with status ok at the top level and in data', async () => {
+  const res = await server.api.get('/health')
+  assert.equal(res.status, 200)
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/)
+  assert.equal(res.body.success, true)
+  assert.equal(res.body.status, 'ok')
+  assert.equal(res.body.data.status, 'ok')
+  assert.equal(res.body.data.database, 'ok')
+  assert.deepEqual(Object.keys(res.body).sort(), ['data', 'status', 'success'])
+})
+
+test('GET /health needs no authentication and ignores a bad token', async () => {
+  const res = await server.api.get('/health', { headers: { authorization: 'Bearer not-a-session' } })
+  assert.equal(res.status, 200)
+  assert.equal(res.body.status, 'ok')
+})
+
+test('GET /stats returns public counts, and registering a user increments users', async () => {
+  const before = await server.api.get('/stats')
+  assert.equal(before.status, 200)
+  assert.equal(before.body.success, true)
+  assert.deepEqual(Object.keys(before.body.data).sort(), ['online', 'users'])
+  assert.ok(Number.isInteger(before.body.data.users) && before.body.data.users >= 0)
+  assert.ok(Number.isInteger(before.body.data.online) && before.body.data.online >= 0)
+  await server.registerUser()
+  const after = await server.api.get('/stats')
+  // tests in a file run one after another, so exactly one more
+  assert.equal(after.body.data.users, before.body.data.users + 1)
+})
+
+test('GET /stats counts exactly on a fresh server', async () => {
+  const fresh = await startTestServer()
+  assert.deepEqual((await fresh.api.get('/stats')).body, { success: true, data: { users: 0, online: 0 } })
+  await fresh.registerUser()
+  await fresh.registerUser()
+  assert.deepEqual((await fresh.api.get('/stats')).body, { success: true, data: { users: 2, online: 0 } })
+})
+
+// ---------------------------------------------------------------------------------------------
+// The V1 cookie session
+
+test('POST /api/auth/login sets tern_session: HttpOnly, SameSite=Lax, Path=/, no Secure on http', async () => {
+  const user = await server.registerUser()
+  const { res, line, value } = await v1Login(server, user.username, user.password)
+  assert.equal(value, res.body.data.session_token, 'the cookie carries the session token')
+  const attrs = cookieAttributes(line)
+  assert.ok(attrs.has('httponly'), line)
+  assert.equal(attrs.get('samesite')?.toLowerCase(), 'lax', line)
+  assert.equal(attrs.get('path'), '/', line)
+  assert.ok(!attrs.has('secure'), `no Secure on an http base URL: ${line}`)
+  assert.ok(!attrs.has('domain'), `host-only cookie: ${line}`)
+  assert.equal(attrs.get('max-age'), String(30 * 86_400), `lives as long as the session: ${line}`)
+})
+
+test('with an https PUBLIC_BASE_URL the cookie is Secure', async () => {
+  const secure = await startTestServer({ env: { PUBLIC_BASE_URL: 'https://tern.example' } })
+  const user = await secure.registerUser()
+  const { line } = await v1Login(secure, user.username, user.password)
+  const attrs = cookieAttributes(line)
+  assert.ok(attrs.has('secure'), line)
+  assert.ok(attrs.has('httponly'), line)
+  assert.equal(attrs.get('samesite')?.toLowerCase(), 'lax', line)
+})
+
+test('V2 and V3 logins set no cookie', async () => {
+  const user = await server.registerUser()
+  for (const prefix of [`${V2}/auth`, '/api.v3/api/auth']) {
+    const res = await server.api.post(`${prefix}/login`, { login: user.username, password: user.password })
+    assert.equal(res.status, 200, prefix)
+    assert.deepEqual(res.headers.getSetCookie(), [], prefix)
+  }
+  const reg = await server.api.post(`${V2}/auth/register`, { username: uniqueName(), password: 'long enough' })
+  assert.equal(reg.status, 201)
+  assert.deepEqual(reg.headers.getSetCookie(), [])
+})
+
+test('a failed V1 login sets no cookie', async () => {
+  const user = await server.registerUser()
+  const res = await server.api.post('/api/auth/login', { login: user.username, password: 'wrong password' })
+  assert.equal(res.status, 401)
+  assert.equal(res.body.error.code, 'unauthorized')
+  assert.equal(sessionCookieLine(res.headers), undefined)
+})
+
+test('GET /api/get_user_id with the cookie is 204 with X-User-Id', async () => {
+  const user = await server.registerUser()
+  const { cookie } = await v1Login(server, user.username, user.password)
+  const res = await server.api.get('/api/get_user_id', { headers: { cookie } })
+  assert.equal(res.status, 204)
+  assert.equal(res.headers.get('x-user-id'), String(user.id))
+  assert.equal(res.text, '')
+})
+
+test('GET /api/get_user_id without a session, or with a bogus cookie, is a 401 envelope', async () => {
+  for (const headers of [{}, { cookie: `${COOKIE}=bogus-session-token` }, { cookie: `${COOKIE}=` }, { cookie: 'other=1' }] as Record<string, string>[]) {
+    const res = await server.api.get('/api/get_user_id', { headers })
+    assert.equal(res.status, 401, JSON.stringify(headers))
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/)
+    assert.equal(res.body.success, false)
+    assert.equal(res.body.error.code, 'unauthorized')
+    assert.equal(res.headers.get('x-user-id'), null)
+  }
+})
+
+test('the cookie authenticates safe requests only: POST /api/auth/logout with just the cookie is 401', async () => {
+  const user = await server.registerUser()
+  const { cookie } = await v1Login(server, user.username, user.password)
+  const out = await server.api.post('/api/auth/logout', undefined, { headers: { cookie } })
+  assert.equal(out.status, 401)
+  assert.equal(out.body.error.code, 'unauthorized')
+  const outV2 = await server.api.post(`${V2}/auth/logout`, undefined, { headers: { cookie } })
+  assert.equal(outV2.status, 401)
+  // the session is still alive
+  const still = await server.api.get('/api/get_user_id', { headers: { cookie } })
+  assert.equal(still.status, 204)
+  assert.equal(still.headers.get('x-user-id'), String(user.id))
+})
+
+test('the cookie session reads the bearer API on GET (same session)', async () => {
+  const user = await server.registerUser()
+  const { cookie } = await v1Login(server, user.username, user.password)
+  const me = await server.api.get('/api/auth/me', { headers: { cookie } })
+  assert.equal(me.status, 200)
+  assert.equal(me.body.data.user_id, user.id)
+})
+
+test('a bearer header wins over the cookie', async () => {
+  const a = await server.registerUser()
+  const b = await server.registerUser()
+  const { cookie } = await v1Login(server, a.username, a.password)
+  const res = await b.api.get('/api/get_user_id', { headers: { cookie } })
+  assert.equal(res.status, 204)
+  assert.equal(res.headers.get('x-user-id'), String(b.id))
+})
+
+test('V1 logout with the bearer token ends the session and clears the cookie', async () => {
+  const user = await server.registerUser()
+  const { cookie, value } = await v1Login(server, user.username, user.password)
+  const out = await server.api.as(value).post('/api/auth/logout', undefined, { headers: { cookie } })
+  assert.equal(out.status, 200)
+  const cleared = sessionCookieLine(out.headers)
+  assert.ok(cleared, 'clears the cookie')
+  assert.match(cleared, /^tern_session=;/)
+  assert.equal((await server.api.get('/api/get_user_id', { headers: { cookie } })).status, 401)
+})
+
+// ---------------------------------------------------------------------------------------------
+// GET /logout
+
+function assertClearsCookie(line: string | undefined) {
+  assert.ok(line, 'a Set-Cookie clearing tern_session')
+  assert.match(line, /^tern_session=;/, line)
+  const attrs = cookieAttributes(line)
+  assert.equal(attrs.get('path'), '/', line)
+  const maxAge = attrs.get('max-age')
+  const expires = attrs.get('expires')
+  assert.ok(maxAge === '0' || (expires !== undefined && Date.parse(expires) < Date.now()), `expired: ${line}`)
+}
+
+test('GET /logout ends the cookie session, clears the cookie, marks the user offline and redirects to /', async () => {
+  const user = await server.registerUser()
+  const { cookie } = await v1Login(server, user.username, user.password)
+  const other = await server.api.post(`${V2}/auth/login`, { login: user.username, password: user.password })
+  const watcher = server.api.as(other.body.data.session_token)
+  const before = await watcher.get(`${V2}/auth/me`)
+  assert.equal(before.body.data.last_seen, null)
+
+  const started = Date.now()
+  const res = await server.api.get('/logout', { headers: { cookie } })
+  assert.ok(res.status >= 300 && res.status < 400, `redirect, got ${res.status}`)
+  assert.equal(res.headers.get('location'), '/')
+  assertClearsCookie(sessionCookieLine(res.headers))
+
+  assert.equal((await server.api.get('/api/get_user_id', { headers: { cookie } })).status, 401)
+  const me = await watcher.get(`${V2}/auth/me`)
+  assert.equal(me.status, 200, 'the other (bearer) session survives')
+  assert.equal(me.body.data.is_online, false)
+  assert.ok(me.body.data.last_seen, 'last_seen is set')
+  assert.ok(Date.parse(me.body.data.last_seen) >= started - 5_000, me.body.data.last_seen)
+  assert.ok(Date.parse(me.body.data.last_seen) <= Date.now() + 5_000, me.body.data.last_seen)
+})
+
+test('GET /logout without a cookie, or with a bogus one, still redirects to / and clears the cookie', async () => {
+  for (const headers of [{}, { cookie: `${COOKIE}=bogus` }] as Record<string, string>[]) {
+    const res = await server.api.get('/logout', { headers })
+    assert.ok(res.status >= 300 && res.status < 400, `redirect, got ${res.status}`)
+    assert.equal(res.headers.get('location'), '/')
+    assertClearsCookie(sessionCookieLine(res.headers))
+  }
+})
+
+test('GET /logout ignores a bearer header: only the cookie session ends', async () => {
+  const user = await server.registerUser()
+  const res = await user.api.get('/logout')
+  assert.ok(res.status >= 300 && res.status < 400)
+  assert.equal((await user.api.get(`${V2}/auth/me`)).status, 200, 'a bearer session is not ended by a GET')
+})
+
+// ---------------------------------------------------------------------------------------------
+// Pages
+
+test('GET / is the HTML landing page with links to the docs', async () => {
+  const res = await server.api.get('/')
+  assert.equal(res.status, 200)
+  assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
+  assert.match(res.text, /<title>Tern<\/title>/)
+  assert.match(res.text, /href="\/docs"/)
+  assert.match(res.text, /href="\/openapi.json"/)
+  assert.match(res.text, /\d+ registered users?/)
+})
+
+test('GET / on an admin. host redirects to /admin', async () => {
+  for (const host of ['admin.example.com', 'ADMIN.example.com', `admin.localhost:${new URL(server.url).port}`]) {
+    const res = await rawGet(server.url, '/', { host })
+    assert.ok(res.status >= 300 && res.status < 400, `${host}: ${res.status}`)
+    assert.equal(res.headers.location, '/admin', host)
+  }
+  for (const host of ['example.com', 'notadmin.example.com', 'www.admin.example.com']) {
+    const res = await rawGet(server.url, '/', { host })
+    assert.equal(res.status, 200, host)
+    assert.match(res.headers['content-type'] ?? '', /^text\/html/, host)
+  }
+})
+
+test('GET /admin without a session is a 401 HTML page', async () => {
+  const res = await server.api.get('/admin')
+  assert.equal(res.status, 401)
+  assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
+  assert.match(res.text, /<title>Tern admin<\/title>/)
+  assert.match(res.text, /Sign in/)
+  assert.doesNotMatch(res.text, /<table/)
+})
+
+test('GET /admin with a non-admin cookie is a 403 HTML page without the user list', async () => {
+  const user = await server.registerUser()
+  const { cookie } = await v1Login(server, user.username, user.password)
+  const res = await server.api.get('/admin', { headers: { cookie } })
+  assert.equal(res.status, 403)
+  assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
+  assert.match(res.text, /Administrators only/)
+  assert.doesNotMatch(res.text, /<table/)
+  assert.ok(!res.text.includes(`<td>${user.username}</td>`))
+})
+
+test('GET /admin with a bogus cookie is 401', async () => {
+  const res = await server.api.get('/admin', { headers: { cookie: `${COOKIE}=bogus` } })
+  assert.equal(res.status, 401)
+  assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
+})
+
+test('GET /admin with an admin cookie lists users', async () => {
+  const admin = await server.createAdmin()
+  const listed = await server.registerUser({ email: `${uniqueName('mail')}@example.com` })
+  const { cookie } = await v1Login(server, admin.username, admin.password)
+  const res = await server.api.get('/admin', { headers: { cookie } })
+  assert.equal(res.status, 200)
+  assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
+  assert.match(res.text, new RegExp(`Signed in as <strong>${admin.username}</strong>`))
+  assert.match(res.text, /<table>/)
+  assert.ok(res.text.includes(`<td>${listed.id}</td><td>${listed.username}</td><td>${listed.email}</td><td>active</td>`), 'the new user row')
+  assert.ok(res.text.includes(`<td>${admin.username}</td>`), 'the admin row')
+  assert.match(res.text, new RegExp(`<td>${admin.username}</td><td></td><td>active</td><td>admin</td>`))
+})
+
+test('GET /admin also works with the admin bearer token', async () => {
+  const admin = await server.createAdmin()
+  const res = await admin.api.get('/admin')
+  assert.equal(res.status, 200)
+  assert.ok(res.text.includes(`<strong>${admin.username}</strong>`))
+})
+
+test('GET /admin after /logout is 401 again', async () => {
+  const admin = await server.createAdmin()
+  const { cookie } = await v1Login(server, admin.username, admin.password)
+  assert.equal((await server.api.get('/admin', { headers: { cookie } })).status, 200)
+  await server.api.get('/logout', { headers: { cookie } })
+  assert.equal((await server.api.get('/admin', { headers: { cookie } })).status, 401)
+})
+
+test('HTML pages carry the security headers too', async () => {
+  for (const path of ['/', '/admin']) {
+    const res = await server.api.get(path)
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path)
+    assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'self'/, path)
+  }
+})
