@@ -1,17 +1,8 @@
+import type { Insertable } from 'kysely'
 import type { Db } from '../../db/database.js'
+import type { UserSessionsTable } from '../../db/tables.js'
 
-export function insertSession(
-  db: Db,
-  session: {
-    user_id: number
-    token_hash: string
-    token_prefix: string
-    device: string | null
-    ip_address: string | null
-    user_agent: string | null
-    created_at: number
-  },
-) {
+export function insertSession(db: Db, session: Omit<Insertable<UserSessionsTable>, 'last_activity' | 'is_active'>) {
   return db
     .insertInto('user_sessions')
     .values({ ...session, last_activity: session.created_at })

@@ -19,20 +19,12 @@ export function findByLogin(db: Db, login: string): Promise<UserRow | undefined>
     .executeTakeFirst()
 }
 
-export async function usernameTaken(db: Db, username: string): Promise<boolean> {
+/** Whether a username or email is taken, case-insensitively (served by the lower(...) indexes). */
+export async function isTaken(db: Db, column: 'username' | 'email', value: string): Promise<boolean> {
   const row = await db
     .selectFrom('users')
     .select('id')
-    .where(sql`lower(username)`, '=', username.toLowerCase())
-    .executeTakeFirst()
-  return row !== undefined
-}
-
-export async function emailTaken(db: Db, email: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('users')
-    .select('id')
-    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .where(sql`lower(${sql.ref(column)})`, '=', value.toLowerCase())
     .executeTakeFirst()
   return row !== undefined
 }

@@ -43,8 +43,8 @@ export interface NewAccount {
 /** Creates an account; 409 when the username or email is taken (checked again by the unique index). */
 export async function createUser(ctx: AppContext, account: NewAccount): Promise<UserRow> {
   if (RESERVED_USERNAMES.has(account.username.toLowerCase())) throw conflict('This username is reserved')
-  if (await repo.usernameTaken(ctx.db, account.username)) throw conflict('This username is taken')
-  if (account.email && (await repo.emailTaken(ctx.db, account.email))) {
+  if (await repo.isTaken(ctx.db, 'username', account.username)) throw conflict('This username is taken')
+  if (account.email && (await repo.isTaken(ctx.db, 'email', account.email))) {
     throw conflict('This email is already registered')
   }
   const passwordHash = await hashPassword(account.password)
