@@ -6,7 +6,7 @@
  */
 import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { FastifyRequest, FastifySchemaCompiler } from 'fastify'
 
 function build(options: Options): Ajv {
   const ajv = new Ajv({
@@ -28,3 +28,8 @@ const coercing = build({ coerceTypes: 'array' })
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? strict : coercing).compile(schema)
+
+/** preValidation: a POST whose body fields are all optional may be sent with no body at all. */
+export async function emptyBodyAsObject(request: FastifyRequest): Promise<void> {
+  request.body ??= {}
+}

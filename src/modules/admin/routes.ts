@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.js'
 import { requireAdmin } from '../../http/auth.js'
 import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
 import { AdminUser, IdParams, Nullable, PageQuery, Timestamp } from '../../http/schemas.js'
+import { emptyBodyAsObject } from '../../http/validation.js'
 import * as admin from './service.js'
 
 const UsersQuery = Type.Object(
@@ -35,10 +36,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
     return okPage(items, { page, perPage, total })
   })
 
-  // Routes take a body schema only where they read one; an empty `{}` is accepted either way.
   app.post('/users/:id/ban', {
-    schema: { ...secured, params: IdParams, body: Type.Optional(BanBody), response: { 200: okSchema(AdminUser) } },
-  }, async (request) => ok(await admin.ban(ctx, request.user, request.params.id, request.body?.reason)))
+    schema: { ...secured, params: IdParams, body: BanBody, response: { 200: okSchema(AdminUser) } },
+    preValidation: emptyBodyAsObject,
+  }, async (request) => ok(await admin.ban(ctx, request.user, request.params.id, request.body.reason)))
 
   app.post('/users/:id/unban', {
     schema: { ...secured, params: IdParams, response: { 200: okSchema(AdminUser) } },

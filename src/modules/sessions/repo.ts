@@ -25,10 +25,9 @@ export function findByTokenHash(db: Db, tokenHash: string) {
     .executeTakeFirst()
 }
 
-/** Bumps last_activity of the session and its user (called at most once a minute per session). */
-export async function touch(db: Db, sessionId: number, userId: number, now: number) {
+/** Bumps last_activity of a session (called at most once a minute per session). */
+export async function touch(db: Db, sessionId: number, now: number) {
   await db.updateTable('user_sessions').set({ last_activity: now }).where('id', '=', sessionId).execute()
-  await db.updateTable('users').set({ last_activity: now }).where('id', '=', userId).execute()
 }
 
 /** Active, unexpired sessions of a user, most recently used first. */

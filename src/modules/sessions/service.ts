@@ -9,6 +9,7 @@ import type { UserRow } from '../../db/tables.js'
 import { notFound } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
 import { hashToken, maskToken, newToken } from '../../lib/tokens.js'
+import * as users from '../users/service.js'
 import * as repo from './repo.js'
 
 const TOUCH_INTERVAL_MS = 60_000
@@ -29,6 +30,7 @@ const ttlMs = (ctx: AppContext) => ctx.config.sessionTtlDays * 86_400_000
 /** Opens a session for a user; returns the token (the only time it exists in clear). */
 export async function createSession(ctx: AppContext, userId: number, info: SessionInfo): Promise<string> {
   const token = newToken()
+  const now = ctx.clock.now()
   await repo.insertSession(ctx.db, {
     user_id: userId,
     token_hash: hashToken(token),
@@ -36,8 +38,9 @@ export async function createSession(ctx: AppContext, userId: number, info: Sessi
     device: info.device?.slice(0, 128) ?? null,
     ip_address: info.ipAddress ?? null,
     user_agent: info.userAgent?.slice(0, 512) ?? null,
-    created_at: ctx.clock.now(),
+    created_at: now,
   })
+  await users.touchActivity(ctx.db, userId, now)
   return token
 }
 
@@ -49,7 +52,8 @@ export async function authenticate(ctx: AppContext, token: string): Promise<Auth
   const now = ctx.clock.now()
   if (row.session_last_activity + ttlMs(ctx) <= now) return null
   if (now - row.session_last_activity >= TOUCH_INTERVAL_MS) {
-    await repo.touch(ctx.db, row.session_id, row.id, now)
+    await repo.touch(ctx.db, row.session_id, now)
+    await users.touchActivity(ctx.db, row.id, now)
     row.last_activity = now
   }
   const { session_id, session_is_active: _a, session_last_activity: _l, ...user } = row

@@ -83,6 +83,11 @@ export async function updateUser(db: Db, id: number, changes: Parameters<typeof 
   return user
 }
 
+/** Records that the user was active now (session opened or used). */
+export async function touchActivity(db: Db, userId: number, now: number): Promise<void> {
+  await repo.updateUser(db, userId, { last_activity: now })
+}
+
 /** Marks a user offline now (logout). */
 export async function markOffline(ctx: AppContext, userId: number): Promise<void> {
   await repo.updateUser(ctx.db, userId, { is_online: 0, last_seen: ctx.clock.now() })
