@@ -65,8 +65,86 @@ export interface ModLogsTable {
 }
 export type ModLogRow = Selectable<ModLogsTable>
 
+// chats module
+export interface ChatsTable {
+  id: Generated<number>
+  chat_type: 'personal' | 'group' | 'channel'
+  peer1_id: number | null
+  peer2_id: number | null
+  title: string | null
+  description: string | null
+  avatar: string | null
+  created_by: number | null
+  is_public: Generated<Flag>
+  message_seq: Generated<number>
+  last_message_id: number | null
+  last_message_at: EpochMs | null
+  created_at: EpochMs
+}
+export type ChatRow = Selectable<ChatsTable>
+
+export interface ChatMembersTable {
+  chat_id: number
+  user_id: number
+  role: Generated<string>
+  joined_at: EpochMs
+  read_seq: Generated<number>
+  read_at: EpochMs | null
+}
+
+// messages module
+export interface MessagesTable {
+  id: Generated<number>
+  chat_id: number
+  seq: number
+  sender_id: number
+  receiver_id: number | null
+  content: Generated<string>
+  reply_to_id: number | null
+  forwarded_from: string | null
+  forwarded_from_id: number | null
+  file_path: string | null
+  file_type: string | null
+  file_name: string | null
+  file_size: number | null
+  thumbnail_path: string | null
+  is_encrypted: Generated<Flag>
+  encrypted_content: string | null
+  encryption_key_id: string | null
+  emoji: string | null
+  emoji_file: string | null
+  emoji_size: number | null
+  emoji_count: number | null
+  deleted_for_all: Generated<Flag>
+  edited_at: EpochMs | null
+  scheduled_at: EpochMs | null
+  delivered_at: EpochMs | null
+  client_message_id: string | null
+  created_at: EpochMs
+}
+export type MessageRow = Selectable<MessagesTable>
+export type NewMessageRow = Insertable<MessagesTable>
+
+// realtime: the per-user update log
+export interface UpdateSeqsTable {
+  user_id: number
+  seq: number
+}
+export interface UpdatesTable {
+  user_id: number
+  seq: number
+  type: string
+  data: unknown
+  created_at: EpochMs
+}
+
 export interface Database {
   users: UsersTable
   user_sessions: UserSessionsTable
   mod_logs: ModLogsTable
+  chats: ChatsTable
+  chat_members: ChatMembersTable
+  messages: MessagesTable
+  update_seqs: UpdateSeqsTable
+  updates: UpdatesTable
 }

@@ -4,8 +4,11 @@ import type { AppContext } from '../context.js'
 import type { RateLimiters } from './rate-limit.js'
 import { adminRoutes } from '../modules/admin/routes.js'
 import { authRoutes } from '../modules/auth/routes.js'
+import { chatRoutes } from '../modules/chats/routes.js'
+import { messageRoutes } from '../modules/messages/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
 import { statsRoutes } from '../modules/stats/routes.js'
+import { updatesRoutes } from '../realtime/routes.js'
 import { webRoutes } from '../web/routes.js'
 
 /** V2, and the same modules again as the V3 stub. */
@@ -15,6 +18,9 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
   for (const prefix of API_PREFIXES) {
     await app.register(authRoutes, { ctx, limiters, prefix: `${prefix}/auth` })
     await app.register(sessionRoutes, { ctx, prefix })
+    await app.register(chatRoutes, { ctx, prefix })
+    await app.register(messageRoutes, { ctx, prefix })
+    await app.register(updatesRoutes, { ctx, prefix })
   }
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.
   await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })

@@ -1,7 +1,9 @@
 /** Every migration, in order. Append new ones at the end; never edit a landed one. */
 import type { Migration } from 'kysely'
 import * as usersAndSessions from './2026-11-21T00-00-users-and-sessions.js'
+import * as chatsMessagesUpdates from './2026-11-21T01-00-chats-messages-updates.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
+  '2026-11-21T01-00-chats-messages-updates': chatsMessagesUpdates,
 }

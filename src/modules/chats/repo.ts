@@ -1,0 +1,120 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/database.js'
+
+export function findPersonal(db: Db, peer1: number, peer2: number) {
+  return db.selectFrom('chats').selectAll().where('peer1_id', '=', peer1).where('peer2_id', '=', peer2).executeTakeFirst()
+}
+
+export function insertPersonal(db: Db, peer1: number, peer2: number, now: number) {
+  return db
+    .insertInto('chats')
+    .values({ chat_type: 'personal', peer1_id: peer1, peer2_id: peer2, created_at: now })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export function insertMembers(db: Db, chatId: number, userIds: number[], now: number) {
+  return db
+    .insertInto('chat_members')
+    .values(userIds.map((userId) => ({ chat_id: chatId, user_id: userId, joined_at: now })))
+    .execute()
+}
+
+/** The chat, if `userId` is a member of it. */
+export function findForMember(db: Db, chatId: number, userId: number) {
+  return db
+    .selectFrom('chats as c')
+    .innerJoin('chat_members as m', (j) => j.onRef('m.chat_id', '=', 'c.id').on('m.user_id', '=', userId))
+    .selectAll('c')
+    .select(['m.role', 'm.read_seq'])
+    .where('c.id', '=', chatId)
+    .executeTakeFirst()
+}
+
+export function memberReads(db: Db, chatId: number) {
+  return db.selectFrom('chat_members').select(['user_id', 'read_seq']).where('chat_id', '=', chatId).execute()
+}
+
+/** Takes the chat's next message seq (atomic in both dialects). */
+export async function nextMessageSeq(db: Db, chatId: number, now: number): Promise<number> {
+  const row = await db
+    .updateTable('chats')
+    .set({ message_seq: sql`message_seq + 1`, last_message_at: now })
+    .where('id', '=', chatId)
+    .returning('message_seq')
+    .executeTakeFirstOrThrow()
+  return row.message_seq
+}
+
+export async function setLastMessage(db: Db, chatId: number, messageId: number) {
+  await db.updateTable('chats').set({ last_message_id: messageId }).where('id', '=', chatId).execute()
+}
+
+/** Moves a member's read position forward (never back); returns whether it moved. */
+export async function advanceRead(db: Db, chatId: number, userId: number, seq: number, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('chat_members')
+    .set({ read_seq: seq, read_at: now })
+    .where('chat_id', '=', chatId)
+    .where('user_id', '=', userId)
+    .where('read_seq', '<', seq)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** A user's personal chat list items: the peer, the last message and both read positions. */
+function personalItems(db: Db, userId: number) {
+  return db
+    .selectFrom('chat_members as me')
+    .innerJoin('chats as c', 'c.id', 'me.chat_id')
+    .innerJoin('users as p', (j) =>
+      j.on((eb) =>
+        eb('p.id', '=', eb.case().when('c.peer1_id', '=', userId).then(eb.ref('c.peer2_id')).else(eb.ref('c.peer1_id')).end()),
+      ),
+    )
+    .leftJoin('chat_members as pm', (j) => j.onRef('pm.chat_id', '=', 'c.id').onRef('pm.user_id', '=', 'p.id'))
+    .leftJoin('messages as lm', 'lm.id', 'c.last_message_id')
+    .selectAll('p')
+    .select([
+      'c.id as chat_id',
+      'c.message_seq',
+      'c.created_at as chat_created_at',
+      'c.last_message_at',
+      'me.read_seq as my_read_seq',
+      'pm.read_seq as peer_read_seq',
+      'lm.id as lm_id',
+      'lm.seq as lm_seq',
+      'lm.content as lm_content',
+      'lm.sender_id as lm_sender_id',
+      'lm.created_at as lm_created_at',
+      'lm.deleted_for_all as lm_deleted_for_all',
+    ])
+    .where('me.user_id', '=', userId)
+    .where('c.chat_type', '=', 'personal')
+}
+
+export type PersonalItemRow = NonNullable<Awaited<ReturnType<typeof findPersonalItem>>>
+
+export function findPersonalItem(db: Db, userId: number, chatId: number) {
+  return personalItems(db, userId).where('c.id', '=', chatId).executeTakeFirst()
+}
+
+/** One page of a user's personal chats, most recent activity first. */
+export async function listPersonal(db: Db, userId: number, page: number, perPage: number) {
+  const [rows, count] = await Promise.all([
+    personalItems(db, userId)
+      .orderBy(sql`coalesce(c.last_message_at, c.created_at)`, 'desc')
+      .orderBy('c.id', 'desc')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute(),
+    db
+      .selectFrom('chat_members as me')
+      .innerJoin('chats as c', 'c.id', 'me.chat_id')
+      .where('me.user_id', '=', userId)
+      .where('c.chat_type', '=', 'personal')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
+}

@@ -1,0 +1,41 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { AppContext } from '../context.js'
+import { requireUser } from '../http/auth.js'
+import * as updates from './updates.js'
+
+const UpdatesQuery = Type.Object(
+  {
+    since: Type.Integer({ minimum: 0, default: 0, description: 'the last seq the client has seen' }),
+    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  },
+  { additionalProperties: false },
+)
+
+const UpdateItem = Type.Object({
+  type: Type.String(),
+  seq: Type.Integer(),
+  data: Type.Object({}, { additionalProperties: true }),
+})
+
+const UpdatesResult = Type.Object({
+  success: Type.Literal(true),
+  items: Type.Array(UpdateItem),
+  /** the user's latest seq: when it exceeds the last item's, ask again */
+  seq: Type.Integer(),
+})
+
+export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.addHook('preHandler', requireUser(ctx))
+
+  app.get('/updates', {
+    schema: { tags: ['realtime'], security: [{ bearer: [] }], querystring: UpdatesQuery, response: { 200: UpdatesResult } },
+  }, async (request) => {
+    const [items, seq] = await Promise.all([
+      updates.since(ctx.db, request.user.id, request.query.since, request.query.limit),
+      updates.currentSeq(ctx.db, request.user.id),
+    ])
+    return { success: true as const, items: items as { type: string; seq: number; data: Record<string, unknown> }[], seq }
+  })
+}
+

@@ -1,0 +1,192 @@
+import assert from 'node:assert/strict'
+import test from 'node:test'
+import { startTestServer } from '../harness/server.js'
+
+const server = await startTestServer()
+const V2 = '/api.v2/api'
+
+const MESSAGE_KEYS = [
+  'chat_id', 'client_message_id', 'content', 'edited_at', 'emoji', 'emoji_count', 'emoji_file', 'emoji_size',
+  'emoji_url', 'encrypted_content', 'encryption_key_id', 'file_path', 'file_type', 'file_url', 'forwarded_from',
+  'is_encrypted', 'is_read', 'message_id', 'reactions', 'receiver_id', 'reply_to_id', 'sender_avatar_url',
+  'sender_id', 'sender_username', 'timestamp',
+]
+
+test('send to receiver_id creates the chat and returns the V2 message', async () => {
+  const [alice, bob] = [await server.registerUser(), await server.registerUser()]
+  const res = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'hello bob' })
+  assert.equal(res.status, 200)
+  const m = res.body.data
+  assert.deepEqual(Object.keys(m).sort(), MESSAGE_KEYS)
+  assert.equal(m.content, 'hello bob')
+  assert.equal(m.sender_id, alice.id)
+  assert.equal(m.receiver_id, bob.id)
+  assert.equal(m.sender_username, alice.username)
+  assert.equal(m.is_read, false)
+  assert.deepEqual(m.reactions, {})
+  assert.match(m.timestamp, /Z$/)
+  const chat = await bob.api.post(`${V2}/chat/create`, { user_id: alice.id })
+  assert.equal(chat.body.data.chat_id, m.chat_id)
+  const byChat = await bob.api.post(`${V2}/messages/send`, { chat_id: m.chat_id, content: 'hi alice' })
+  assert.equal(byChat.status, 200)
+  assert.equal(byChat.body.data.receiver_id, alice.id)
+})
+
+test('empty content without emoji or encryption is a validation_error; over-long content too', async () => {
+  const [alice, bob] = [await server.registerUser(), await server.registerUser()]
+  for (const body of [
+    { receiver_id: bob.id, content: '' },
+    { receiver_id: bob.id, content: '   \n ' },
+    { receiver_id: bob.id },
+    { receiver_id: bob.id, content: 'x'.repeat(4097) },
+    { content: 'nobody to send to' },
+    { receiver_id: bob.id, content: 42 },
+  ]) {
+    const res = await alice.api.post(`${V2}/messages/send`, body)
+    assert.equal(res.status, 400, JSON.stringify(body).slice(0, 80))
+    assert.equal(res.body.error.code, 'validation_error')
+  }
+  const emojiOnly = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, emoji: '🔥', emoji_count: 3 })
+  assert.equal(emojiOnly.status, 200)
+  assert.equal(emojiOnly.body.data.emoji, '🔥')
+  assert.equal(emojiOnly.body.data.emoji_count, 3)
+})
+
+test('encryption fields are stored opaque and returned as sent', async () => {
+  const [alice, bob] = [await server.registerUser(), await server.registerUser()]
+  const res = await alice.api.post(`${V2}/messages/send`, {
+    receiver_id: bob.id,
+    is_encrypted: true,
+    encrypted_content: 'b64:AAECAwQ=',
+    encryption_key_id: 'key-7',
+  })
+  assert.equal(res.status, 200)
+  const history = await bob.api.get(`${V2}/chat/history`, { query: { chat_id: res.body.data.chat_id } })
+  const [m] = history.body.items
+  assert.equal(m.is_encrypted, true)
+  assert.equal(m.encrypted_content, 'b64:AAECAwQ=')
+  assert.equal(m.encryption_key_id, 'key-7')
+})
+
+test('a file path that was never uploaded is invalid_file', async () => {
+  const [alice, bob] = [await server.registerUser(), await server.registerUser()]
+  const res = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'see file', file_path: 'ab/cd.png' })
+  assert.equal(res.status, 400)
+  assert.equal(res.body.error.code, 'invalid_file')
+})
+
+test('sending to an unknown user is 404; to a chat I am not in is 404 and writes nothing', async () => {
+  const [alice, bob, eve] = [await server.registerUser(), await server.registerUser(), await server.registerUser()]
+  assert.equal((await alice.api.post(`${V2}/messages/send`, { receiver_id: 88_888_888, content: 'x' })).status, 404)
+  const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'private' })
+  const intrude = await eve.api.post(`${V2}/messages/send`, { chat_id: sent.body.data.chat_id, content: 'let me in' })
+  assert.equal(intrude.status, 404)
+  const history = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: sent.body.data.chat_id } })
+  assert.equal(history.body.items.length, 1)
+})
+
+test('reply_to_id must be a message of the same chat', async () => {
+  const [alice, bob, carol] = [await server.registerUser(), await server.registerUser(), await server.registerUser()]
+  const first = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'question?' })
+  const reply = await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'answer', reply_to_id: first.body.data.message_id })
+  assert.equal(reply.status, 200)
+  assert.equal(reply.body.data.reply_to_id, first.body.data.message_id)
+  const elsewhere = await alice.api.post(`${V2}/messages/send`, { receiver_id: carol.id, content: 'x', reply_to_id: first.body.data.message_id })
+  assert.equal(elsewhere.status, 400)
+  assert.equal(elsewhere.body.error.code, 'validation_error')
+})
+
+test('a retried send with the same client_message_id or Idempotency-Key returns the first message', async () => {
+  const [alice, bob] = [await server.registerUser(), await server.registerUser()]
+  const body = { receiver_id: bob.id, content: 'once', client_message_id: 'c-123' }
+  const results = await Promise.all([1, 2, 3].map(() => alice.api.post(`${V2}/messages/send`, body)))
+  assert.ok(results.every((r) => r.status === 200))
+  assert.equal(new Set(results.map((r) => r.body.data.message_id)).size, 1)
+  const viaHeader = { receiver_id: bob.id, content: 'twice?' }
+  const h1 = await alice.api.post(`${V2}/messages/send`, viaHeader, { headers: { 'idempotency-key': 'k-9' } })
+  const h2 = await alice.api.post(`${V2}/messages/send`, viaHeader, { headers: { 'idempotency-key': 'k-9' } })
+  assert.equal(h1.body.data.message_id, h2.body.data.message_id)
+  const history = await bob.api.get(`${V2}/chat/history`, { query: { chat_id: h1.body.data.chat_id } })
+  assert.equal(history.body.items.length, 2)
+  // The same client id from another sender is a different message.
+  const other = await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'mine', client_message_id: 'c-123' })
+  assert.notEqual(other.body.data.message_id, results[0].body.data.message_id)
+})
+
+test('Saved Messages: sending to myself lands in the saved chat, already read', async () => {
+  const me = await server.registerUser()
+  const res = await me.api.post(`${V2}/messages/send`, { receiver_id: me.id, content: 'note to self' })
+  assert.equal(res.status, 200)
+  assert.equal(res.body.data.is_read, true)
+  const list = await me.api.get(`${V2}/chat_list`)
+  const saved = list.body.items.find((i: any) => i.is_saved)
+  assert.equal(saved.chat_id, res.body.data.chat_id)
+  assert.equal(saved.last_message.content, 'note to self')
+  assert.equal(saved.unread_count, 0)
+})
+
+test('history: page 1 holds the newest, pages and keysets agree, only members may read', async () => {
+  const [alice, bob, eve] = [await server.registerUser(), await server.registerUser(), await server.registerUser()]
+  const ids: number[] = []
+  for (let i = 1; i <= 25; i++) {
+    const sender = i % 2 ? alice : bob
+    const res = await sender.api.post(`${V2}/messages/send`, { receiver_id: sender === alice ? bob.id : alice.id, content: `m${i}` })
+    ids.push(res.body.data.message_id)
+  }
+  const chatId = (await alice.api.post(`${V2}/chat/create`, { user_id: bob.id })).body.data.chat_id
+  const page1 = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId } })
+  assert.equal(page1.status, 200)
+  assert.equal(page1.body.page, 1)
+  assert.equal(page1.body.per_page, 20)
+  assert.equal(page1.body.total, 25)
+  assert.equal(page1.body.pages, 2)
+  assert.deepEqual(page1.body.items.map((m: any) => m.content), Array.from({ length: 20 }, (_, i) => `m${25 - i}`))
+  const page2 = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, page: 2 } })
+  assert.deepEqual(page2.body.items.map((m: any) => m.content), ['m5', 'm4', 'm3', 'm2', 'm1'])
+  const page9 = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, page: 9 } })
+  assert.deepEqual(page9.body.items, [])
+
+  const before = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, before_id: ids[10], limit: 3 } })
+  assert.deepEqual(before.body.items.map((m: any) => m.content), ['m10', 'm9', 'm8'])
+  assert.equal(before.body.page, undefined)
+  const after = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, after_id: ids[20], limit: 3 } })
+  assert.deepEqual(after.body.items.map((m: any) => m.content), ['m24', 'm23', 'm22'])
+  const between = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, after_id: ids[0], before_id: ids[3] } })
+  assert.deepEqual(between.body.items.map((m: any) => m.content), ['m3', 'm2'])
+
+  const outsider = await eve.api.get(`${V2}/chat/history`, { query: { chat_id: chatId } })
+  assert.equal(outsider.status, 404)
+  assert.equal(outsider.body.items, undefined)
+  const foreignAnchor = await alice.api.get(`${V2}/chat/history`, {
+    query: { chat_id: (await alice.api.post(`${V2}/chat/create`, { user_id: eve.id })).body.data.chat_id, before_id: ids[5] },
+  })
+  assert.equal(foreignAnchor.status, 404)
+  for (const query of [{}, { chat_id: 'x' }, { chat_id: chatId, limit: 101 }, { chat_id: chatId, page: 0 }]) {
+    assert.equal((await alice.api.get(`${V2}/chat/history`, { query })).status, 400, JSON.stringify(query))
+  }
+  assert.equal((await server.api.get(`${V2}/chat/history`, { query: { chat_id: chatId } })).status, 401)
+})
+
+test('every send is in both members\' update logs, in order, with per-user seqs', async () => {
+  const [alice, bob] = [await server.registerUser(), await server.registerUser()]
+  const a = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'one' })
+  await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'two' })
+  const bobs = await bob.api.get(`${V2}/updates`, { query: { since: 0 } })
+  assert.equal(bobs.status, 200)
+  assert.deepEqual(bobs.body.items.map((u: any) => [u.type, u.seq, u.data.message.content]), [
+    ['message.new', 1, 'one'],
+    ['message.new', 2, 'two'],
+  ])
+  assert.equal(bobs.body.seq, 2)
+  assert.deepEqual(bobs.body.items[0].data.message, a.body.data)
+  const rest = await bob.api.get(`${V2}/updates`, { query: { since: 1 } })
+  assert.deepEqual(rest.body.items.map((u: any) => u.seq), [2])
+  const limited = await alice.api.get(`${V2}/updates`, { query: { since: 0, limit: 1 } })
+  assert.equal(limited.body.items.length, 1)
+  assert.equal(limited.body.seq, 2)
+  const stranger = await server.registerUser()
+  const none = await stranger.api.get(`${V2}/updates`)
+  assert.deepEqual(none.body.items, [])
+  assert.equal(none.body.seq, 0)
+  assert.equal((await server.api.get(`${V2}/updates`)).status, 401)
+})
