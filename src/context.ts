@@ -4,6 +4,7 @@ import pino, { type Logger } from 'pino'
 import type { Config, Dialect } from './config.js'
 import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
 import { systemClock, type Clock } from './lib/time.js'
+import { createLocalFanout, type Fanout } from './realtime/fanout.js'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -13,6 +14,8 @@ export interface AppContext {
   sqlite: DatabaseHandle['sqlite']
   /** shared Redis connection when REDIS_URL is set (rate limits, fan-out, presence) */
   redis: Redis | null
+  /** hands real-time frames to the instances holding the recipients' sockets */
+  fanout: Fanout
   log: Logger
   clock: Clock
   close(): Promise<void>
@@ -46,15 +49,18 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const log = overrides.log ?? createLogger(config)
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 }) : null
   redis?.on('error', (err) => log.warn({ err }, 'redis connection error'))
+  const fanout = createLocalFanout()
   return {
     config,
     db: database.db,
     dialect: database.dialect,
     sqlite: database.sqlite,
     redis,
+    fanout,
     log,
     clock: overrides.clock ?? systemClock,
     close: async () => {
+      await fanout.close()
       await redis?.quit().catch(() => redis.disconnect())
       await database.close()
     },

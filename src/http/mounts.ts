@@ -8,6 +8,7 @@ import { chatRoutes } from '../modules/chats/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
 import { statsRoutes } from '../modules/stats/routes.js'
+import { registerGateway } from '../realtime/gateway.js'
 import { updatesRoutes } from '../realtime/routes.js'
 import { webRoutes } from '../web/routes.js'
 
@@ -22,6 +23,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(messageRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
+  await registerGateway(app, ctx, API_PREFIXES)
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.
   await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })
   await app.register(adminRoutes, { ctx, prefix: '/api/admin' })

@@ -51,7 +51,7 @@ export async function send(
 
   const now = ctx.clock.now()
   try {
-    return await ctx.db.transaction().execute(async (trx) => {
+    const { message, recorded } = await ctx.db.transaction().execute(async (trx) => {
       const seq = await chats.nextMessageSeq(trx, chat.id, now)
       const row = await repo.insertMessage(trx, {
         chat_id: chat.id,
@@ -73,9 +73,12 @@ export async function send(
       await chats.afterMessage(trx, chat.id, row.id, me.id, seq, now)
       const message = presentMessage(row, me, receiverId === me.id)
       const members = await chats.memberReads(trx, chat.id)
-      await updates.record(trx, members.map((m) => m.user_id), 'message.new', { message }, now)
-      return message
+      const recorded = await updates.record(trx, members.map((m) => m.user_id), 'message.new', { message }, now)
+      return { message, recorded }
     })
+    // After commit: nudge every instance holding a recipient's sockets.
+    ctx.fanout.publish(recorded.map(({ userId, seq }) => ({ userId, frame: { type: 'message.new', seq, data: { message } } })))
+    return message
   } catch (error) {
     // The same client id raced in twice: the unique index kept the first; answer with it.
     if (clientId && isUniqueViolation(error)) {

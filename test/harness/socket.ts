@@ -1,0 +1,78 @@
+/** A WebSocket test client: waits for frames by type, with timeouts. */
+import WebSocket from 'ws'
+
+export interface Frame {
+  type: string
+  seq?: number
+  data: any
+}
+
+export class TestSocket {
+  readonly frames: Frame[] = []
+  private waiters: (() => void)[] = []
+  closed: { code: number; reason: string } | null = null
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (raw) => {
+      this.frames.push(JSON.parse(String(raw)))
+      for (const wake of this.waiters.splice(0)) wake()
+    })
+    ws.on('close', (code, reason) => {
+      this.closed = { code, reason: String(reason) }
+      for (const wake of this.waiters.splice(0)) wake()
+    })
+  }
+
+  /** Connects (token in the Authorization header, or `via: 'query'`) and waits for `ready`. */
+  static async connect(baseUrl: string, token: string, via: 'header' | 'query' = 'header'): Promise<TestSocket> {
+    const url = `${baseUrl.replace(/^http/, 'ws')}/api.v2/api/ws${via === 'query' ? `?token=${encodeURIComponent(token)}` : ''}`
+    const ws = new WebSocket(url, via === 'header' ? { headers: { authorization: `Bearer ${token}` } } : {})
+    // Listen before `open`: the server's first frame can arrive in the same chunk as the upgrade.
+    const socket = new TestSocket(ws)
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve())
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)))
+      ws.once('error', reject)
+    })
+    await socket.next('ready')
+    return socket
+  }
+
+  send(frame: unknown) {
+    this.ws.send(JSON.stringify(frame))
+  }
+
+  /** The next not-yet-taken frame of this type. */
+  async next(type: string, timeoutMs = 3000): Promise<Frame> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const index = this.frames.findIndex((f) => f.type === type)
+      if (index >= 0) return this.frames.splice(index, 1)[0]
+      if (this.closed) throw new Error(`socket closed (${this.closed.code}) while waiting for ${type}`)
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error(`no ${type} frame within ${timeoutMs} ms; have: ${JSON.stringify(this.frames.map((f) => f.type))}`)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left)
+        this.waiters.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
+  }
+
+  /** Waits `ms` and returns (and takes) every frame of this type that arrived. */
+  async drain(type: string, ms = 200): Promise<Frame[]> {
+    await new Promise((resolve) => setTimeout(resolve, ms))
+    const taken = this.frames.filter((f) => f.type === type)
+    this.frames.splice(0, this.frames.length, ...this.frames.filter((f) => f.type !== type))
+    return taken
+  }
+
+  async close() {
+    if (this.closed) return
+    const done = new Promise((resolve) => this.ws.once('close', resolve))
+    this.ws.close()
+    await done
+  }
+}
