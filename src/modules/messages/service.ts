@@ -48,6 +48,8 @@ export async function send(
     }
   }
   const receiverId = chat.chat_type === 'personal' ? (chat.peer1_id === me.id ? chat.peer2_id : chat.peer1_id) : null
+  // A personal chat names its audience on the row itself: no member query on the hot path.
+  const audience = [me.id, receiverId ?? me.id]
 
   const now = ctx.clock.now()
   try {
@@ -72,8 +74,7 @@ export async function send(
       })
       await chats.afterMessage(trx, chat.id, row.id, me.id, seq, now)
       const message = presentMessage(row, me, receiverId === me.id)
-      const members = await chats.memberReads(trx, chat.id)
-      const recorded = await updates.record(trx, members.map((m) => m.user_id), 'message.new', { message }, now)
+      const recorded = await updates.record(trx, audience, 'message.new', { message }, now)
       return { message, recorded }
     })
     // After commit: nudge every instance holding a recipient's sockets.
