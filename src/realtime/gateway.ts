@@ -25,6 +25,8 @@ const REPLAY_BATCH = 500
 class Connection {
   cursor: number | null = null
   syncing = false
+  /** set when another replay pass is needed (a resume or gap arrived during one) */
+  private rerun = false
   alive = true
   private pending: Frame[] = []
 
@@ -72,17 +74,24 @@ class Connection {
     await this.catchUp()
   }
 
-  /** Replays the update log after `from` (or the cursor), then whatever arrived meanwhile. */
+  /**
+   * Replays the update log after `from` (or the cursor), then whatever arrived meanwhile. A resume
+   * or gap that comes in while a replay runs asks for another pass; a batch read before the cursor
+   * moved is discarded and read again from the new cursor.
+   */
   async catchUp(from?: number) {
     if (from !== undefined) this.cursor = from
+    this.rerun = true
     if (this.syncing) return
     this.syncing = true
     try {
-      for (;;) {
+      while (this.rerun) {
+        this.rerun = false
         const batch = await updates.since(this.ctx.db, this.userId, this.cursor ?? 0, REPLAY_BATCH)
+        if (this.rerun) continue
         for (const update of batch) this.send(update)
         if (batch.length > 0) this.cursor = batch[batch.length - 1].seq
-        if (batch.length < REPLAY_BATCH) break
+        if (batch.length === REPLAY_BATCH) this.rerun = true
       }
     } catch (err) {
       this.ctx.log.warn({ err, userId: this.userId }, 'replay failed; closing the socket so the client resumes')
