@@ -4,7 +4,8 @@ import pino, { type Logger } from 'pino'
 import type { Config, Dialect } from './config.js'
 import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
 import { systemClock, type Clock } from './lib/time.js'
-import { createLocalFanout, type Fanout } from './realtime/fanout.js'
+import { createLocalFanout, createRedisFanout, type Fanout } from './realtime/fanout.js'
+import { TypingTracker } from './realtime/typing.js'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -12,10 +13,12 @@ export interface AppContext {
   dialect: Dialect
   /** raw better-sqlite3 handle when on SQLite (hot-path prepared statements), else null */
   sqlite: DatabaseHandle['sqlite']
-  /** shared Redis connection when REDIS_URL is set (rate limits, fan-out, presence) */
+  /** shared Redis connection when REDIS_URL is set (rate limits, presence); fan-out opens its own two */
   redis: Redis | null
-  /** hands real-time frames to the instances holding the recipients' sockets */
+  /** hands real-time frames to the instances holding the recipients' sockets (await `fanout.ready` before serving) */
   fanout: Fanout
+  /** typing indicators with their expiry timers (ephemeral, per instance) */
+  typing: TypingTracker
   log: Logger
   clock: Clock
   close(): Promise<void>
@@ -49,7 +52,8 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   const log = overrides.log ?? createLogger(config)
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 }) : null
   redis?.on('error', (err) => log.warn({ err }, 'redis connection error'))
-  const fanout = createLocalFanout()
+  const fanout = config.redisUrl ? createRedisFanout({ url: config.redisUrl, prefix: config.redisPrefix, log }) : createLocalFanout()
+  const typing = new TypingTracker(fanout)
   return {
     config,
     db: database.db,
@@ -57,9 +61,11 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     sqlite: database.sqlite,
     redis,
     fanout,
+    typing,
     log,
     clock: overrides.clock ?? systemClock,
     close: async () => {
+      typing.close()
       await fanout.close()
       await redis?.quit().catch(() => redis.disconnect())
       await database.close()

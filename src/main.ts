@@ -20,6 +20,8 @@ function readConfig(): Readonly<Config> {
 async function main() {
   const config = readConfig()
   const ctx = createContext(config)
+  // No socket before this instance hears what the others publish.
+  await ctx.fanout.ready
   const applied = await migrateToLatest(ctx.db)
   if (applied.length) ctx.log.info({ migrations: applied }, 'database migrated')
   if (config.adminUsername && config.adminPassword) {

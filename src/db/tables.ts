@@ -119,11 +119,48 @@ export interface MessagesTable {
   edited_at: EpochMs | null
   scheduled_at: EpochMs | null
   delivered_at: EpochMs | null
+  read_at: EpochMs | null
   client_message_id: string | null
   created_at: EpochMs
 }
 export type MessageRow = Selectable<MessagesTable>
 export type NewMessageRow = Insertable<MessagesTable>
+
+export interface MessageHiddenTable {
+  user_id: number
+  message_id: number
+  created_at: EpochMs
+}
+export interface ReactionsTable {
+  message_id: number
+  user_id: number
+  emoji: string
+  created_at: EpochMs
+}
+export interface SavedMessagesTable {
+  id: Generated<number>
+  user_id: number
+  message_id: number
+  saved_at: EpochMs
+}
+export interface ScheduledMessagesTable {
+  id: Generated<number>
+  chat_id: number
+  sender_id: number
+  payload: unknown
+  client_message_id: string | null
+  scheduled_at: EpochMs
+  created_at: EpochMs
+}
+export type ScheduledMessageRow = Selectable<ScheduledMessagesTable>
+
+// blocks module
+export interface BlockedUsersTable {
+  user_id: number
+  blocked_user_id: number
+  reason: string | null
+  created_at: EpochMs
+}
 
 // realtime: the per-user update log
 export interface UpdateSeqsTable {
@@ -145,6 +182,11 @@ export interface Database {
   chats: ChatsTable
   chat_members: ChatMembersTable
   messages: MessagesTable
+  message_hidden: MessageHiddenTable
+  reactions: ReactionsTable
+  saved_messages: SavedMessagesTable
+  scheduled_messages: ScheduledMessagesTable
+  blocked_users: BlockedUsersTable
   update_seqs: UpdateSeqsTable
   updates: UpdatesTable
 }

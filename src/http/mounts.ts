@@ -4,8 +4,11 @@ import type { AppContext } from '../context.js'
 import type { RateLimiters } from './rate-limit.js'
 import { adminRoutes } from '../modules/admin/routes.js'
 import { authRoutes } from '../modules/auth/routes.js'
+import { blockRoutes } from '../modules/blocks/routes.js'
 import { chatRoutes } from '../modules/chats/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
+import { startScheduler } from '../modules/messages/scheduled.js'
+import { savedRoutes } from '../modules/saved/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
 import { statsRoutes } from '../modules/stats/routes.js'
 import { registerGateway } from '../realtime/gateway.js'
@@ -21,9 +24,15 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(sessionRoutes, { ctx, prefix })
     await app.register(chatRoutes, { ctx, prefix })
     await app.register(messageRoutes, { ctx, prefix })
+    await app.register(savedRoutes, { ctx, prefix })
+    await app.register(blockRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
   await registerGateway(app, ctx, API_PREFIXES)
+  // Scheduled messages: every instance ticks; delivery is exactly-once (see scheduled.ts).
+  let scheduler: ReturnType<typeof startScheduler> | null = null
+  app.addHook('onReady', async () => void (scheduler = startScheduler(ctx)))
+  app.addHook('onClose', async () => scheduler?.stop())
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.
   await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })
   await app.register(adminRoutes, { ctx, prefix: '/api/admin' })

@@ -1,8 +1,12 @@
 /**
- * Fan-out: hands frames to whichever instance holds each recipient's sockets. This in-process
- * implementation serves the embedded default (one instance); a Redis one (REDIS_URL) has the same
- * shape. Pub/sub is only a nudge: the update log is the truth, and a gap is repaired by resume.
+ * Fan-out: hands frames to whichever instance holds each recipient's sockets. The in-process
+ * implementation serves the embedded default (one instance); the Redis one (REDIS_URL) lets
+ * several instances share the load. Pub/sub is only a nudge: the update log is the truth, and a
+ * gap is repaired by resume.
  */
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
+import type { Logger } from 'pino'
 
 /** A frame as sent to clients: `seq` is present for logged updates, absent for ephemeral ones. */
 export interface Frame {
@@ -16,14 +20,19 @@ export interface Delivery {
   frame: Frame
 }
 
+type Handler = (deliveries: Delivery[]) => void
+
 export interface Fanout {
+  /** Hands deliveries to every subscriber on every instance; never waits, never throws. */
   publish(deliveries: Delivery[]): void
-  subscribe(handler: (deliveries: Delivery[]) => void): void
+  subscribe(handler: Handler): void
+  /** Resolves once frames published elsewhere reach this instance: await it before serving sockets. */
+  ready: Promise<void>
   close(): Promise<void>
 }
 
 export function createLocalFanout(): Fanout {
-  const handlers: ((deliveries: Delivery[]) => void)[] = []
+  const handlers: Handler[] = []
   return {
     publish(deliveries) {
       if (deliveries.length === 0) return
@@ -32,8 +41,87 @@ export function createLocalFanout(): Fanout {
     subscribe(handler) {
       handlers.push(handler)
     },
+    ready: Promise.resolve(),
     async close() {
       handlers.length = 0
+    },
+  }
+}
+
+/** What travels over the channel: one message per publish() call. */
+interface Envelope {
+  origin: string
+  deliveries: Delivery[]
+}
+
+/**
+ * Fan-out across instances over one Redis pub/sub channel, `${prefix}fanout`. publish() hands the
+ * deliveries to this instance's handlers at once and sends one PUBLISH for the others; each
+ * instance skips its own messages, which it has already delivered. Two connections of its own:
+ * one in subscriber mode cannot publish, and the shared ctx.redis stays free of both roles.
+ */
+export function createRedisFanout(options: { url: string; prefix: string; log: Logger }): Fanout {
+  const { url, log } = options
+  const channel = `${options.prefix}fanout`
+  const origin = randomBytes(8).toString('hex')
+  const handlers: Handler[] = []
+  let closed = false
+
+  // Handlers run inside publish() (a service's commit path) and inside Redis' event emitter:
+  // neither should be broken by a throwing handler.
+  const deliver = (deliveries: Delivery[]) => {
+    for (const handler of handlers) {
+      try {
+        handler(deliveries)
+      } catch (err) {
+        log.warn({ err }, 'fan-out handler failed')
+      }
+    }
+  }
+
+  const connect = (role: string) => {
+    const redis = new Redis(url, { maxRetriesPerRequest: 3 })
+    redis.on('error', (err) => log.warn({ err, role }, 'fan-out redis connection error'))
+    return redis
+  }
+  const publisher = connect('publisher')
+  const subscriber = connect('subscriber')
+
+  subscriber.on('message', (from: string, raw: string) => {
+    if (from !== channel) return
+    let envelope: Envelope
+    try {
+      envelope = JSON.parse(raw)
+    } catch (err) {
+      return log.warn({ err }, 'fan-out message is not JSON; ignored')
+    }
+    if (envelope.origin === origin || !Array.isArray(envelope.deliveries)) return
+    deliver(envelope.deliveries)
+  })
+
+  // ioredis resubscribes by itself after a reconnect; frames published meanwhile are lost, and the
+  // gateway repairs the gap from the update log when the next one arrives.
+  const ready = subscriber.subscribe(channel).then(() => undefined)
+  // Whoever awaits `ready` sees a failure; a process that never does (the CLI) must not crash on it.
+  ready.catch((err) => log.warn({ err, channel }, 'fan-out could not subscribe'))
+
+  return {
+    publish(deliveries) {
+      if (closed || deliveries.length === 0) return
+      deliver(deliveries)
+      const envelope: Envelope = { origin, deliveries }
+      publisher.publish(channel, JSON.stringify(envelope)).catch((err) => {
+        log.warn({ err, count: deliveries.length }, 'fan-out publish failed; other instances catch up from the update log')
+      })
+    },
+    subscribe(handler) {
+      handlers.push(handler)
+    },
+    ready,
+    async close() {
+      closed = true
+      handlers.length = 0
+      await Promise.all([publisher, subscriber].map((redis) => redis.quit().catch(() => redis.disconnect())))
     },
   }
 }

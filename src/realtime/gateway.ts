@@ -15,7 +15,9 @@ import type { AppContext } from '../context.js'
 import { bearerToken } from '../http/auth.js'
 import { unauthorized } from '../http/errors.js'
 import { authenticate } from '../modules/sessions/service.js'
+import { DeliveryMarks } from './delivered.js'
 import type { Frame } from './fanout.js'
+import { Presence } from './presence.js'
 import * as updates from './updates.js'
 
 const MAX_BUFFERED = 1024 * 1024
@@ -34,6 +36,7 @@ class Connection {
     readonly ctx: AppContext,
     readonly userId: number,
     readonly socket: WebSocket,
+    private marks: DeliveryMarks,
   ) {}
 
   send(frame: Frame) {
@@ -43,6 +46,13 @@ class Connection {
       return
     }
     this.socket.send(JSON.stringify(frame))
+    if (frame.type === 'message.new') this.noteDelivery(frame.data)
+  }
+
+  /** A recipient's device was handed a message: the first time stamps delivered_at. */
+  private noteDelivery(data: unknown) {
+    const message = (data as { message?: { message_id?: number; sender_id?: number; delivered_at?: string | null } }).message
+    if (message?.message_id && message.sender_id !== this.userId && !message.delivered_at) this.marks.add(message.message_id)
   }
 
   /** A live frame from fan-out. */
@@ -145,6 +155,10 @@ const inbound: Record<string, (connection: Connection, frame: Record<string, unk
 export async function registerGateway(app: FastifyInstance, ctx: AppContext, prefixes: readonly string[]) {
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } })
   const registry = new Registry()
+  const presence = new Presence(ctx)
+  const marks = new DeliveryMarks(ctx)
+  // One instance alone: nobody can be online from before this start (a crash leaves stale flags).
+  if (!ctx.redis) await ctx.db.updateTable('users').set({ is_online: 0 }).where('is_online', '=', 1).execute()
 
   ctx.fanout.subscribe((deliveries) => {
     for (const { userId, frame } of deliveries) {
@@ -162,9 +176,13 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
       connection.alive = false
       connection.socket.ping()
     }
+    presence.refresh().catch((err) => ctx.log.warn({ err }, 'presence refresh failed'))
   }, HEARTBEAT_MS)
   heartbeat.unref()
-  app.addHook('onClose', async () => clearInterval(heartbeat))
+  app.addHook('onClose', async () => {
+    clearInterval(heartbeat)
+    await marks.flush()
+  })
 
   for (const prefix of prefixes) {
     app.get(`${prefix}/ws`, {
@@ -178,10 +196,13 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
         request.sessionId = found.sessionId
       },
     }, async (socket, request) => {
-      const connection = new Connection(ctx, request.user.id, socket)
+      const connection = new Connection(ctx, request.user.id, socket, marks)
       registry.add(connection)
       socket.on('pong', () => (connection.alive = true))
-      socket.on('close', () => registry.remove(connection))
+      socket.on('close', () => {
+        registry.remove(connection)
+        void presence.disconnected(connection.userId)
+      })
       socket.on('message', (raw) => {
         connection.alive = true
         let frame: Record<string, unknown>
@@ -194,6 +215,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
         if (!handler) return connection.send({ type: 'error', data: { message: `unknown frame type ${String(frame?.type)}` } })
         handler(connection, frame)
       })
+      await presence.connected(connection.userId)
       await connection.start()
     })
   }

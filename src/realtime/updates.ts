@@ -9,6 +9,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import { fromJson } from '../db/json.js'
+import type { Delivery } from './fanout.js'
 
 export interface Update {
   type: string
@@ -56,4 +57,9 @@ export async function since(db: Db, userId: number, after: number, limit: number
 export async function currentSeq(db: Db, userId: number): Promise<number> {
   const row = await db.selectFrom('update_seqs').select('seq').where('user_id', '=', userId).executeTakeFirst()
   return row?.seq ?? 0
+}
+
+/** The live frames of recorded updates, for fan-out after the transaction commits. */
+export function framesOf(recorded: Recorded[], type: string, data: unknown): Delivery[] {
+  return recorded.map(({ userId, seq }) => ({ userId, frame: { type, seq, data } }))
 }

@@ -36,6 +36,12 @@ export interface TestServer {
   registerUser(fields?: { username?: string; password?: string; email?: string; display_name?: string }): Promise<TestUser>
   /** a platform admin, created the way ADMIN_USERNAME/ADMIN_PASSWORD do, then logged in via the API */
   createAdmin(): Promise<TestUser>
+  /**
+   * Stops this server but keeps its database and data dir, then starts a new server on them with
+   * the same options (a process restart). The new server takes over ownership: it drops the
+   * database and removes the data dir when it closes.
+   */
+  restart(): Promise<TestServer>
   close(): Promise<void>
 }
 
@@ -46,6 +52,10 @@ export interface TestServerOptions {
   database?: TestDatabase
   /** control time (session expiry, last_activity); see harness/clock.ts */
   clock?: Clock
+  /** reuse this data directory instead of a fresh one (restart) */
+  dataDir?: string
+  /** drop `database` on close even though it was passed in (restart hands ownership over) */
+  ownsDatabase?: boolean
 }
 
 let counter = 0
@@ -53,8 +63,8 @@ export const uniqueName = (prefix = 'u') =>
   `${prefix}${(++counter).toString(36)}_${randomBytes(4).toString('hex')}`.slice(0, 32)
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const dataDir = tempDir()
-  const ownDatabase = !options.database
+  const dataDir = options.dataDir ?? tempDir()
+  const ownDatabase = !options.database || options.ownsDatabase === true
   const database = options.database ?? (await createTestDatabase(dataDir))
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -68,6 +78,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...options.env,
   })
   const ctx = createContext(config, { clock: options.clock })
+  // As main.ts does: no socket before this instance hears what the others publish.
+  await ctx.fanout.ready
   await migrateToLatest(ctx.db)
   const app = await buildApp(ctx)
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -90,6 +102,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   }
 
   let closed = false
+  const stop = async (keep: boolean) => {
+    if (closed) return false
+    closed = true
+    await app.close()
+    await ctx.close()
+    if (keep) return true
+    if (ownDatabase) await database.drop()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+    return true
+  }
   const server: TestServer = {
     url,
     ctx,
@@ -107,13 +129,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       const token = res.body.data.session_token
       return { id: user.id, username, password, email: null, token, api: api.as(token) }
     },
+    async restart() {
+      if (!(await stop(true))) throw new Error('restart: this server is already closed')
+      return startTestServer({ ...options, database, dataDir, ownsDatabase: ownDatabase })
+    },
     async close() {
-      if (closed) return
-      closed = true
-      await app.close()
-      await ctx.close()
-      if (ownDatabase) await database.drop()
-      fs.rmSync(dataDir, { recursive: true, force: true })
+      await stop(false)
     },
   }
   after(() => server.close())

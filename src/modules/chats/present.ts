@@ -28,7 +28,7 @@ export function presentChatListItem(row: PersonalItemRow, meId: number, now: num
     chat_type: 'personal',
     peer: isSaved ? { ...peer, ...SAVED_MESSAGES, is_online: false, last_seen: null } : peer,
     last_message: lastMessage,
-    unread_count: isSaved ? 0 : Math.max(0, row.message_seq - row.my_read_seq),
+    unread_count: isSaved ? 0 : Math.max(0, row.message_seq - row.my_read_seq - Number(row.deleted_unread)),
     is_saved: isSaved,
   }
 }

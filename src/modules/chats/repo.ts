@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import { sql, type Expression } from 'kysely'
 import type { Db } from '../../db/database.js'
 
 export function findPersonal(db: Db, peer1: number, peer2: number) {
@@ -26,7 +26,7 @@ export function findForMember(db: Db, chatId: number, userId: number) {
     .selectFrom('chats as c')
     .innerJoin('chat_members as m', (j) => j.onRef('m.chat_id', '=', 'c.id').on('m.user_id', '=', userId))
     .selectAll('c')
-    .select(['m.role', 'm.read_seq'])
+    .select(['m.role', 'm.read_seq', 'm.read_at'])
     .where('c.id', '=', chatId)
     .executeTakeFirst()
 }
@@ -50,6 +50,19 @@ export async function setLastMessage(db: Db, chatId: number, messageId: number) 
   await db.updateTable('chats').set({ last_message_id: messageId }).where('id', '=', chatId).execute()
 }
 
+export async function refreshLastMessage(db: Db, chatId: number): Promise<number | null> {
+  const latest = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('chat_id', '=', chatId)
+    .where('deleted_for_all', '=', 0)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  await db.updateTable('chats').set({ last_message_id: latest?.id ?? null }).where('id', '=', chatId).execute()
+  return latest?.id ?? null
+}
+
 /** Moves a member's read position forward (never back); returns whether it moved. */
 export async function advanceRead(db: Db, chatId: number, userId: number, seq: number, now: number): Promise<boolean> {
   const result = await db
@@ -60,6 +73,23 @@ export async function advanceRead(db: Db, chatId: number, userId: number, seq: n
     .where('read_seq', '<', seq)
     .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
+}
+
+/** Deleted-for-all messages after a read position: served by the partial messages_deleted_for_all index. */
+function deletedUnread(chatId: Expression<number>, readSeq: Expression<number>) {
+  return sql<number>`(select count(*) from messages d where d.chat_id = ${chatId} and d.deleted_for_all = 1 and d.seq > ${readSeq})`
+}
+
+/** How many messages of a chat a member has not read (deleted-for-all ones excluded). */
+export async function unreadCount(db: Db, chatId: number, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('chat_members as me')
+    .innerJoin('chats as c', 'c.id', 'me.chat_id')
+    .select(['c.message_seq', 'me.read_seq', (eb) => deletedUnread(eb.ref('c.id'), eb.ref('me.read_seq')).as('deleted_unread')])
+    .where('me.chat_id', '=', chatId)
+    .where('me.user_id', '=', userId)
+    .executeTakeFirst()
+  return row ? Math.max(0, row.message_seq - row.read_seq - Number(row.deleted_unread)) : 0
 }
 
 /** A user's personal chat list items: the peer, the last message and both read positions. */
@@ -88,6 +118,7 @@ function personalItems(db: Db, userId: number) {
       'lm.sender_id as lm_sender_id',
       'lm.created_at as lm_created_at',
       'lm.deleted_for_all as lm_deleted_for_all',
+      (eb) => deletedUnread(eb.ref('c.id'), eb.ref('me.read_seq')).as('deleted_unread'),
     ])
     .where('me.user_id', '=', userId)
     .where('c.chat_type', '=', 'personal')
@@ -117,4 +148,16 @@ export async function listPersonal(db: Db, userId: number, page: number, perPage
       .executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
+}
+
+/** The other members of a user's personal chats (not the user themselves). */
+export async function personalPeers(db: Db, userId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('chat_members as me')
+    .innerJoin('chats as c', 'c.id', 'me.chat_id')
+    .select(['c.peer1_id', 'c.peer2_id'])
+    .where('me.user_id', '=', userId)
+    .where('c.chat_type', '=', 'personal')
+    .execute()
+  return rows.map((r) => (r.peer1_id === userId ? r.peer2_id! : r.peer1_id!)).filter((id) => id !== userId)
 }

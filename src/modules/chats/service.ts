@@ -8,7 +8,24 @@ import * as users from '../users/service.js'
 import { presentChatListItem, type ChatListItem } from './present.js'
 import * as repo from './repo.js'
 
-export type MemberChat = ChatRow & { role: string; read_seq: number }
+export type MemberChat = ChatRow & { role: string; read_seq: number; read_at: number | null }
+
+/** The personal chat of two users, if it exists (either order). */
+export function findPersonal(db: Db, a: number, b: number) {
+  return a < b ? repo.findPersonal(db, a, b) : repo.findPersonal(db, b, a)
+}
+
+/** The other member of a personal chat (`me` for Saved Messages); null for groups and channels. */
+export function otherMember(chat: ChatRow, me: number): number | null {
+  if (chat.chat_type !== 'personal') return null
+  return chat.peer1_id === me ? chat.peer2_id : chat.peer1_id
+}
+
+/** Who gets a chat's events: a personal chat names its two members on the row itself. */
+export async function audience(db: Db, chat: ChatRow): Promise<number[]> {
+  if (chat.chat_type === 'personal') return [...new Set([chat.peer1_id!, chat.peer2_id!])]
+  return (await repo.memberReads(db, chat.id)).map((m) => m.user_id)
+}
 
 /** The personal chat of two users (Saved Messages when they are the same), created on first use. */
 export async function getOrCreatePersonal(ctx: AppContext, me: UserRow, otherId: number): Promise<ChatRow> {
@@ -35,14 +52,26 @@ export async function getOrCreatePersonal(ctx: AppContext, me: UserRow, otherId:
 }
 
 /** The chat if the user is a member; 404 otherwise (outsiders cannot tell it exists). */
-export async function requireMember(ctx: AppContext, userId: number, chatId: number): Promise<MemberChat> {
-  const chat = await repo.findForMember(ctx.db, chatId, userId)
+export async function requireMember(ctx: AppContext, userId: number, chatId: number, db: Db = ctx.db): Promise<MemberChat> {
+  const chat = await repo.findForMember(db, chatId, userId)
   if (!chat) throw notFound('Chat not found')
   return chat
 }
 
 /** Member ids and read positions of a chat. */
 export const memberReads = (db: Db, chatId: number) => repo.memberReads(db, chatId)
+
+/** A member's unread count in a chat (deleted-for-all messages excluded). */
+export const unreadCount = repo.unreadCount
+
+/** Everyone the user has a personal chat with: who hears about their presence. */
+export const personalPeers = repo.personalPeers
+
+/** Moves a member's read position forward (never back); whether it moved. */
+export const advanceRead = repo.advanceRead
+
+/** After a delete for everyone: the chat's last message becomes its newest visible one. */
+export const refreshLastMessage = repo.refreshLastMessage
 
 /** Inside a send's transaction: the chat's next message seq, and the chat's new last activity. */
 export const nextMessageSeq = repo.nextMessageSeq

@@ -1,8 +1,9 @@
-/** Message rows → the V2 Message shape. Pure. */
-import type { MessageRow } from '../../db/tables.js'
+/** Message rows → the interface's message shapes (V2 and the richer helper variant). Pure. */
+import type { MessageRow, ScheduledMessageRow } from '../../db/tables.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import { uploadUrl } from '../users/present.js'
-import type { MessageView } from './schemas.js'
+import type { Draft } from './draft.js'
+import type { MessageView, RichMessageView } from './schemas.js'
 
 export interface Sender {
   username: string
@@ -29,6 +30,8 @@ export function presentMessage(
     file_url: uploadUrl(row.file_path),
     file_type: row.file_type,
     is_read: isRead,
+    read_at: isoOrNull(row.read_at),
+    delivered_at: isoOrNull(row.delivered_at),
     timestamp: iso(row.created_at),
     edited_at: isoOrNull(row.edited_at),
     is_encrypted: row.is_encrypted === 1,
@@ -41,5 +44,84 @@ export function presentMessage(
     emoji_count: row.emoji_count,
     reactions,
     client_message_id: row.client_message_id,
+  }
+}
+
+/** What the replied-to message looks like in the richer shape. */
+export interface ReplyPreview {
+  content: string
+  sender_name: string
+}
+
+/**
+ * The richer helper variant: `id` instead of `message_id`, plus HH:MM (UTC), whether it is mine,
+ * a preview of the replied-to message and, for attachments, size fields.
+ */
+export function presentRich(message: MessageView, row: MessageRow, meId: number, reply: ReplyPreview | null): RichMessageView {
+  const { message_id, ...rest } = message
+  return {
+    id: message_id,
+    ...rest,
+    timestamp_formatted: message.timestamp.slice(11, 16),
+    is_own: row.sender_id === meId,
+    reply_to_content: reply ? reply.content.slice(0, 50) : null,
+    reply_to_sender: reply?.sender_name ?? null,
+    has_attachment: row.file_path !== null,
+    ...(row.file_path !== null
+      ? {
+          file_name: row.file_name,
+          file_size: row.file_size,
+          formatted_size: row.file_size === null ? null : formatSize(row.file_size),
+          thumbnail_path: row.thumbnail_path,
+        }
+      : {}),
+  }
+}
+
+/** 1536 → "1.5 KB". */
+export function formatSize(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB']
+  let value = bytes
+  let unit = 0
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024
+    unit++
+  }
+  const text = unit === 0 ? String(value) : value.toFixed(value < 10 ? 1 : 0).replace(/\.0$/, '')
+  return `${text} ${units[unit]}`
+}
+
+/** A scheduled (pending) message: the V2 shape with its pending id and `scheduled_at`. */
+export function presentPending(row: ScheduledMessageRow, draft: Draft, sender: Sender, receiverId: number | null): MessageView {
+  return {
+    message_id: row.id,
+    chat_id: row.chat_id,
+    sender_id: row.sender_id,
+    receiver_id: receiverId,
+    sender_username: sender.username,
+    sender_avatar_url: uploadUrl(sender.avatar),
+    content: draft.content,
+    reply_to_id: draft.reply_to_id,
+    forwarded_from: null,
+    file_path: null,
+    file_url: null,
+    file_type: null,
+    is_read: false,
+    read_at: null,
+    delivered_at: null,
+    timestamp: iso(row.created_at),
+    edited_at: null,
+    is_encrypted: draft.is_encrypted,
+    encrypted_content: draft.encrypted_content,
+    encryption_key_id: draft.encryption_key_id,
+    emoji: draft.emoji,
+    emoji_file: draft.emoji_file,
+    emoji_url: uploadUrl(draft.emoji_file),
+    emoji_size: draft.emoji_size,
+    emoji_count: draft.emoji_count,
+    reactions: {},
+    client_message_id: row.client_message_id,
+    scheduled_at: iso(row.scheduled_at),
+    is_scheduled: true,
   }
 }

@@ -1,5 +1,6 @@
+import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
-import type { NewMessageRow } from '../../db/tables.js'
+import type { MessageRow, NewMessageRow } from '../../db/tables.js'
 
 export function insertMessage(db: Db, message: NewMessageRow) {
   return db.insertInto('messages').values(message).returningAll().executeTakeFirstOrThrow()
@@ -18,13 +19,19 @@ export function findByClientId(db: Db, senderId: number, clientMessageId: string
     .executeTakeFirst()
 }
 
+export function updateMessage(db: Db, id: number, changes: Partial<Omit<MessageRow, 'id'>>) {
+  return db.updateTable('messages').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+}
+
 /**
- * Visible messages of a chat with seq in (afterSeq, beforeSeq), newest first, with their senders.
+ * Visible messages of a chat with seq in (afterSeq, beforeSeq), newest first, with their senders;
+ * deleted-for-all messages and those `viewerId` deleted for themselves are left out.
  * Seeks on the (chat_id, seq) index, so it costs the same at any depth.
  */
 export function listBySeq(
   db: Db,
   chatId: number,
+  viewerId: number,
   range: { beforeSeq?: number; afterSeq?: number },
   limit: number,
   order: 'asc' | 'desc' = 'desc',
@@ -36,7 +43,104 @@ export function listBySeq(
     .select(['s.username as sender_username', 's.avatar as sender_avatar'])
     .where('m.chat_id', '=', chatId)
     .where('m.deleted_for_all', '=', 0)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('message_hidden as h').select('h.message_id').where('h.user_id', '=', viewerId).whereRef('h.message_id', '=', 'm.id'))),
+    )
   if (range.beforeSeq !== undefined) query = query.where('m.seq', '<', range.beforeSeq)
   if (range.afterSeq !== undefined) query = query.where('m.seq', '>', range.afterSeq)
   return query.orderBy('m.seq', order).limit(limit).execute()
+}
+
+export async function isHidden(db: Db, userId: number, messageId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('message_hidden')
+    .select('message_id')
+    .where('user_id', '=', userId)
+    .where('message_id', '=', messageId)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+export async function hide(db: Db, userId: number, messageId: number, now: number) {
+  await db
+    .insertInto('message_hidden')
+    .values({ user_id: userId, message_id: messageId, created_at: now })
+    .onConflict((oc) => oc.columns(['user_id', 'message_id']).doNothing())
+    .execute()
+}
+
+/** Stamps read_at on the messages others sent in (fromSeq, toSeq] that nobody had read yet. */
+export async function markReadRange(db: Db, chatId: number, readerId: number, fromSeq: number, toSeq: number, now: number) {
+  await db
+    .updateTable('messages')
+    .set({ read_at: now })
+    .where('chat_id', '=', chatId)
+    .where('seq', '>', fromSeq)
+    .where('seq', '<=', toSeq)
+    .where('sender_id', '!=', readerId)
+    .where('read_at', 'is', null)
+    .execute()
+}
+
+/** Stamps delivered_at on the messages among `ids` not delivered before. */
+export async function markDelivered(db: Db, ids: number[], now: number) {
+  if (ids.length === 0) return
+  await db.updateTable('messages').set({ delivered_at: now }).where('id', 'in', ids).where('delivered_at', 'is', null).execute()
+}
+
+export async function setReaction(db: Db, messageId: number, userId: number, emoji: string | null, now: number) {
+  if (emoji === null) {
+    await db.deleteFrom('reactions').where('message_id', '=', messageId).where('user_id', '=', userId).execute()
+    return
+  }
+  await db
+    .insertInto('reactions')
+    .values({ message_id: messageId, user_id: userId, emoji, created_at: now })
+    .onConflict((oc) => oc.columns(['message_id', 'user_id']).doUpdateSet({ emoji, created_at: now }))
+    .execute()
+}
+
+export async function myReaction(db: Db, messageId: number, userId: number): Promise<string | null> {
+  const row = await db
+    .selectFrom('reactions')
+    .select('emoji')
+    .where('message_id', '=', messageId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst()
+  return row?.emoji ?? null
+}
+
+/** emoji → count maps of the given messages (most used first); messages without reactions are absent. */
+export async function reactionsOf(db: Db, messageIds: number[]): Promise<Map<number, Record<string, number>>> {
+  const maps = new Map<number, Record<string, number>>()
+  if (messageIds.length === 0) return maps
+  const rows = await db
+    .selectFrom('reactions')
+    .select(['message_id', 'emoji', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('message_id', 'in', messageIds)
+    .groupBy(['message_id', 'emoji'])
+    .orderBy(sql`count(*)`, 'desc')
+    .orderBy('emoji')
+    .execute()
+  for (const row of rows) {
+    const map = maps.get(row.message_id) ?? {}
+    map[row.emoji] = Number(row.n)
+    maps.set(row.message_id, map)
+  }
+  return maps
+}
+
+/** Content and sender name of replied-to messages, by id (deleted-for-all ones are absent). */
+export async function replyPreviews(db: Db, ids: number[]) {
+  const previews = new Map<number, { content: string; sender_name: string }>()
+  if (ids.length === 0) return previews
+  const rows = await db
+    .selectFrom('messages as m')
+    .innerJoin('users as u', 'u.id', 'm.sender_id')
+    .select(['m.id', 'm.content', 'u.display_name', 'u.username'])
+    .where('m.id', 'in', ids)
+    .where('m.deleted_for_all', '=', 0)
+    .execute()
+  for (const row of rows) previews.set(row.id, { content: row.content, sender_name: row.display_name || row.username })
+  return previews
 }

@@ -2,16 +2,37 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
-import { ok, okItems, okPage, okSchema } from '../../http/envelope.js'
-import { HistoryQuery, MessageView, SendHeaders, SendMessageBody } from './schemas.js'
+import { ok, okItems, okItemsSchema, okPage, okSchema } from '../../http/envelope.js'
+import { IdParams } from '../../http/schemas.js'
+import { emptyBodyAsObject } from '../../http/validation.js'
+import * as actions from './actions.js'
+import {
+  CancelResult,
+  ChatQuery,
+  DeleteOptions,
+  DeleteResult,
+  EditBody,
+  ForwardBody,
+  HistoryQuery,
+  MessageView,
+  ReactionBody,
+  ReactionResult,
+  ReadResult,
+  RichMessageView,
+  ScheduleBody,
+  SendHeaders,
+  SendMessageBody,
+  TypingBody,
+} from './schemas.js'
+import * as scheduled from './scheduled.js'
 import * as messages from './service.js'
 
 const secured = { tags: ['messages'], security: [{ bearer: [] }] }
 
-/** History answers a page (with page fields) or a keyset slice (items only). */
+/** History answers a page (with page fields) or a keyset slice (items only), in either shape. */
 const HistoryResult = Type.Object({
   success: Type.Literal(true),
-  items: Type.Array(MessageView),
+  items: Type.Array(Type.Union([MessageView, RichMessageView])),
   page: Type.Optional(Type.Integer()),
   per_page: Type.Optional(Type.Integer()),
   total: Type.Optional(Type.Integer()),
@@ -32,4 +53,47 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
     if (result.keyset) return okItems(result.items)
     return okPage(result.items, { page: result.page, perPage: result.perPage, total: result.total })
   })
+
+  app.post('/messages/:id/edit', {
+    schema: { ...secured, params: IdParams, body: EditBody, response: { 200: okSchema(MessageView) } },
+  }, async (request) => ok(await actions.edit(ctx, request.user, request.params.id, request.body.content)))
+
+  app.delete('/messages/:id', {
+    schema: { ...secured, params: IdParams, querystring: DeleteOptions, body: DeleteOptions, response: { 200: okSchema(DeleteResult) } },
+    preValidation: emptyBodyAsObject,
+  }, async (request) => {
+    const forAll = request.query.for_all ?? request.body.for_all ?? false
+    return ok(await actions.remove(ctx, request.user, request.params.id, forAll))
+  })
+
+  app.post('/messages/:id/read', {
+    schema: { ...secured, params: IdParams, response: { 200: okSchema(ReadResult) } },
+  }, async (request) => ok(await actions.read(ctx, request.user, request.params.id)))
+
+  app.post('/messages/:id/reaction', {
+    schema: { ...secured, params: IdParams, body: ReactionBody, response: { 200: okSchema(ReactionResult) } },
+  }, async (request) => ok(await actions.react(ctx, request.user, request.params.id, request.body.emoji)))
+
+  app.post('/messages/:id/scheduled', {
+    schema: {
+      ...secured,
+      params: IdParams,
+      body: ScheduleBody,
+      response: { 200: okSchema(Type.Union([MessageView, CancelResult])) },
+    },
+  }, async (request) => ok(await scheduled.update(ctx, request.user, request.params.id, request.body)))
+
+  app.get('/messages/scheduled', {
+    schema: { ...secured, querystring: ChatQuery, response: { 200: okItemsSchema(MessageView) } },
+  }, async (request) => okItems(await scheduled.listPending(ctx, request.user, request.query.chat_id)))
+
+  for (const path of ['/messages/forward', '/forward']) {
+    app.post(path, {
+      schema: { ...secured, body: ForwardBody, response: { 200: okSchema(MessageView) } },
+    }, async (request) => ok(await actions.forward(ctx, request.user, request.body.message_id, request.body.target_chat_id)))
+  }
+
+  app.post('/chat/typing', {
+    schema: { ...secured, body: TypingBody, response: { 200: okSchema(TypingBody) } },
+  }, async (request) => ok(await actions.typing(ctx, request.user, request.body.chat_id, request.body.is_typing)))
 }

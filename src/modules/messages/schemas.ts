@@ -43,6 +43,10 @@ export const MessageView = Type.Object({
   file_url: Nullable(Type.String()),
   file_type: Nullable(Type.String()),
   is_read: Type.Boolean(),
+  /** first time another member read it */
+  read_at: Nullable(Timestamp),
+  /** first time a recipient's device received it */
+  delivered_at: Nullable(Timestamp),
   timestamp: Timestamp,
   edited_at: Nullable(Timestamp),
   is_encrypted: Type.Boolean(),
@@ -55,8 +59,80 @@ export const MessageView = Type.Object({
   emoji_count: Nullable(Type.Integer()),
   reactions: Type.Record(Type.String(), Type.Integer()),
   client_message_id: Nullable(Type.String()),
+  /** pending (scheduled) messages only */
+  scheduled_at: Type.Optional(Timestamp),
+  is_scheduled: Type.Optional(Type.Boolean()),
 })
 export type MessageView = Static<typeof MessageView>
+
+const { message_id: _id, scheduled_at: _s, is_scheduled: _p, ...messageFields } = MessageView.properties
+
+/** The richer helper variant: `id` for `message_id`, plus the materialized reply and attachment fields. */
+export const RichMessageView = Type.Object({
+  id: Type.Integer(),
+  ...messageFields,
+  timestamp_formatted: Type.String({ description: 'HH:MM (UTC)' }),
+  is_own: Type.Boolean(),
+  reply_to_content: Nullable(Type.String()),
+  reply_to_sender: Nullable(Type.String()),
+  has_attachment: Type.Boolean(),
+  file_name: Type.Optional(Nullable(Type.String())),
+  file_size: Type.Optional(Nullable(Type.Integer())),
+  formatted_size: Type.Optional(Nullable(Type.String())),
+  thumbnail_path: Type.Optional(Nullable(Type.String())),
+})
+export type RichMessageView = Static<typeof RichMessageView>
+
+export const EditBody = Type.Object(
+  { content: Type.String({ maxLength: MAX_CONTENT }) },
+  { additionalProperties: false },
+)
+
+export const DeleteOptions = Type.Object(
+  { for_all: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false },
+)
+export const DeleteResult = Type.Object({ message_id: Type.Integer(), deleted_for_all: Type.Boolean() })
+
+export const ReadResult = Type.Object({
+  chat_id: Type.Integer(),
+  message_id: Type.Integer(),
+  read_at: Timestamp,
+  unread_count: Type.Integer(),
+})
+
+export const ReactionBody = Type.Object(
+  { emoji: Nullable(Type.String({ minLength: 1, maxLength: 32 })) },
+  { additionalProperties: false },
+)
+export const ReactionResult = Type.Object({
+  chat_id: Type.Integer(),
+  message_id: Type.Integer(),
+  reactions: Type.Record(Type.String(), Type.Integer()),
+  my_reaction: Nullable(Type.String()),
+})
+
+export const ScheduleBody = Type.Object(
+  {
+    scheduled_at: Type.Optional(Nullable(Timestamp)),
+    cancel: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+export type ScheduleBody = Static<typeof ScheduleBody>
+export const CancelResult = Type.Object({ message_id: Type.Integer(), cancelled: Type.Literal(true) })
+
+export const ForwardBody = Type.Object(
+  { message_id: Id, target_chat_id: Id },
+  { additionalProperties: false },
+)
+
+export const TypingBody = Type.Object(
+  { chat_id: Id, is_typing: Type.Boolean() },
+  { additionalProperties: false },
+)
+
+export const ChatQuery = Type.Object({ chat_id: Id }, { additionalProperties: false })
 
 export const HistoryQuery = Type.Object(
   {
@@ -66,6 +142,7 @@ export const HistoryQuery = Type.Object(
     before_id: Type.Optional(Id),
     after_id: Type.Optional(Id),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    format: Type.Optional(Type.Union([Type.Literal('v2'), Type.Literal('rich')], { errorMessage: 'format must be v2 or rich' })),
   },
   { additionalProperties: false },
 )

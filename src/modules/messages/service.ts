@@ -1,16 +1,26 @@
 /** Sending and reading messages. Events are recorded in the update log in the same transaction. */
 import type { AppContext } from '../../context.js'
+import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
-import type { MessageRow, UserRow } from '../../db/tables.js'
+import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { invalidFile, notFound, validationError } from '../../http/errors.js'
 import * as updates from '../../realtime/updates.js'
+import * as blocks from '../blocks/service.js'
 import * as chats from '../chats/service.js'
-import { presentMessage } from './present.js'
+import { draftFrom, type Draft } from './draft.js'
+import { presentMessage, presentRich, type Sender } from './present.js'
 import * as repo from './repo.js'
-import type { HistoryQuery, MessageView, SendMessageBody } from './schemas.js'
+import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from './schemas.js'
+import * as scheduled from './scheduled.js'
 
 const DEFAULT_PAGE_SIZE = 20
 const DEFAULT_LIMIT = 50
+
+/** What a forward adds to a draft. */
+export interface Origin {
+  forwarded_from: string
+  forwarded_from_id: number
+}
 
 /** Sends a message to a chat the sender belongs to, or to a user (creating the personal chat). */
 export async function send(
@@ -25,15 +35,10 @@ export async function send(
     if (first) return presentSent(ctx, me, first)
   }
 
-  const content = input.content ?? ''
-  if (!content.trim() && !input.file_path && !input.emoji && !input.encrypted_content) {
-    throw validationError('content must not be empty')
-  }
+  const draft = draftFrom(input)
   if (input.chat_id === undefined && input.receiver_id === undefined) {
     throw validationError('chat_id or receiver_id is required')
   }
-  // TODO(#3): scheduled delivery arrives with the scheduler; until then refuse rather than send now.
-  if (input.scheduled_at !== undefined) throw validationError('scheduled_at is not supported yet')
   // TODO(#5): attachments arrive with uploads; no path can have been uploaded before that.
   if (input.file_path !== undefined) throw invalidFile()
 
@@ -41,44 +46,17 @@ export async function send(
     input.chat_id !== undefined
       ? await chats.requireMember(ctx, me.id, input.chat_id)
       : await chats.getOrCreatePersonal(ctx, me, input.receiver_id!)
-  if (input.reply_to_id !== undefined) {
-    const original = await repo.findById(ctx.db, input.reply_to_id)
-    if (!original || original.chat_id !== chat.id || original.deleted_for_all === 1) {
-      throw validationError('reply_to_id must be a message of this chat')
-    }
-  }
-  const receiverId = chat.chat_type === 'personal' ? (chat.peer1_id === me.id ? chat.peer2_id : chat.peer1_id) : null
-  // A personal chat names its audience on the row itself: no member query on the hot path.
-  const audience = [me.id, receiverId ?? me.id]
+  await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
+  if (draft.reply_to_id !== null) await assertReplyTarget(ctx.db, chat.id, draft.reply_to_id)
 
   const now = ctx.clock.now()
+  if (input.scheduled_at !== undefined) {
+    const at = Date.parse(input.scheduled_at)
+    if (at > now) return scheduled.schedule(ctx, me, chat, draft, at, clientId)
+  }
   try {
-    const { message, recorded } = await ctx.db.transaction().execute(async (trx) => {
-      const seq = await chats.nextMessageSeq(trx, chat.id, now)
-      const row = await repo.insertMessage(trx, {
-        chat_id: chat.id,
-        seq,
-        sender_id: me.id,
-        receiver_id: receiverId,
-        content,
-        reply_to_id: input.reply_to_id ?? null,
-        is_encrypted: input.is_encrypted ? 1 : 0,
-        encrypted_content: input.encrypted_content ?? null,
-        encryption_key_id: input.encryption_key_id ?? null,
-        emoji: input.emoji ?? null,
-        emoji_file: input.emoji_file ?? null,
-        emoji_size: input.emoji_size ?? null,
-        emoji_count: input.emoji_count ?? null,
-        client_message_id: clientId,
-        created_at: now,
-      })
-      await chats.afterMessage(trx, chat.id, row.id, me.id, seq, now)
-      const message = presentMessage(row, me, receiverId === me.id)
-      const recorded = await updates.record(trx, audience, 'message.new', { message }, now)
-      return { message, recorded }
-    })
-    // After commit: nudge every instance holding a recipient's sockets.
-    ctx.fanout.publish(recorded.map(({ userId, seq }) => ({ userId, frame: { type: 'message.new', seq, data: { message } } })))
+    const { message, recorded } = await ctx.db.transaction().execute((trx) => writeMessage(trx, chat, me, draft, clientId, null, now))
+    publishNew(ctx, message, recorded)
     return message
   } catch (error) {
     // The same client id raced in twice: the unique index kept the first; answer with it.
@@ -90,16 +68,99 @@ export async function send(
   }
 }
 
-async function presentSent(ctx: AppContext, me: UserRow, row: MessageRow): Promise<MessageView> {
-  const reads = await chats.memberReads(ctx.db, row.chat_id)
-  return presentMessage(row, me, isRead(row, reads))
+export async function assertReplyTarget(db: Db, chatId: number, replyToId: number) {
+  const original = await repo.findById(db, replyToId)
+  if (!original || original.chat_id !== chatId || original.deleted_for_all === 1) {
+    throw validationError('reply_to_id must be a message of this chat')
+  }
 }
 
-/** Read by the receiver: any member other than the sender has read up to it (own chat: always). */
-function isRead(row: MessageRow, reads: { user_id: number; read_seq: number }[]): boolean {
-  if (row.receiver_id === row.sender_id) return true
-  return reads.some((r) => r.user_id !== row.sender_id && r.read_seq >= row.seq)
+/**
+ * Inside a transaction: takes the chat's next seq, inserts the message, moves the chat's last
+ * message and the sender's read position, and logs `message.new` for every member.
+ */
+export async function writeMessage(
+  trx: Db,
+  chat: ChatRow,
+  sender: UserRow,
+  draft: Draft,
+  clientId: string | null,
+  origin: Origin | null,
+  now: number,
+) {
+  const receiverId = chats.otherMember(chat, sender.id)
+  const seq = await chats.nextMessageSeq(trx, chat.id, now)
+  const row = await repo.insertMessage(trx, {
+    chat_id: chat.id,
+    seq,
+    sender_id: sender.id,
+    receiver_id: receiverId,
+    content: draft.content,
+    reply_to_id: draft.reply_to_id,
+    forwarded_from: origin?.forwarded_from ?? null,
+    forwarded_from_id: origin?.forwarded_from_id ?? null,
+    is_encrypted: draft.is_encrypted ? 1 : 0,
+    encrypted_content: draft.encrypted_content,
+    encryption_key_id: draft.encryption_key_id,
+    emoji: draft.emoji,
+    emoji_file: draft.emoji_file,
+    emoji_size: draft.emoji_size,
+    emoji_count: draft.emoji_count,
+    client_message_id: clientId,
+    created_at: now,
+  })
+  await chats.afterMessage(trx, chat.id, row.id, sender.id, seq, now)
+  const message = presentMessage(row, sender, receiverId === sender.id)
+  const recorded = await updates.record(trx, await chats.audience(trx, chat), 'message.new', { message }, now)
+  return { message, recorded }
 }
+
+/** After commit: nudge every instance holding a recipient's sockets. */
+export function publishNew(ctx: AppContext, message: MessageView, recorded: updates.Recorded[]) {
+  ctx.fanout.publish(updates.framesOf(recorded, 'message.new', { message }))
+}
+
+async function presentSent(ctx: AppContext, me: UserRow, row: MessageRow): Promise<MessageView> {
+  return presentOne(ctx.db, row, me)
+}
+
+/**
+ * Read by another member: read_at is stamped on the newly read range whenever a read position
+ * moves, so it answers without looking at members. In Saved Messages everything is read.
+ */
+export function isRead(row: MessageRow): boolean {
+  return row.read_at !== null || row.receiver_id === row.sender_id
+}
+
+/** A message as it is now, reactions included (`db` may be a transaction). */
+export async function presentOne(db: Db, row: MessageRow, sender: Sender) {
+  const reactions = await repo.reactionsOf(db, [row.id])
+  return presentMessage(row, sender, isRead(row), reactions.get(row.id))
+}
+
+type RowWithSender = MessageRow & { sender_username: string; sender_avatar: string | null }
+
+/** Rows that carry their sender's name and avatar, with reactions (one query for all). */
+export async function presentRows(ctx: AppContext, rows: RowWithSender[]): Promise<MessageView[]> {
+  const reactions = await repo.reactionsOf(ctx.db, rows.map((r) => r.id))
+  return rows.map((row) => presentMessage(row, { username: row.sender_username, avatar: row.sender_avatar }, isRead(row), reactions.get(row.id)))
+}
+
+/**
+ * A message the user may act on: in a chat they belong to, not deleted for everyone and not
+ * deleted for themselves. 404 otherwise, so outsiders cannot probe ids.
+ */
+export async function visibleMessage(ctx: AppContext, me: UserRow, messageId: number, allow = { hidden: false }) {
+  const row = await repo.findById(ctx.db, messageId)
+  if (!row || row.deleted_for_all === 1) throw notFound('Message not found')
+  const chat = await chats.requireMember(ctx, me.id, row.chat_id).catch(() => {
+    throw notFound('Message not found')
+  })
+  if (!allow.hidden && (await repo.isHidden(ctx.db, me.id, row.id))) throw notFound('Message not found')
+  return { row, chat }
+}
+
+type HistoryRow = Awaited<ReturnType<typeof repo.listBySeq>>[number]
 
 /**
  * A page of a chat's history, newest first. `page`/`per_page` are translated into a seq range
@@ -107,9 +168,18 @@ function isRead(row: MessageRow, reads: { user_id: number; read_seq: number }[])
  */
 export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery) {
   const chat = await chats.requireMember(ctx, me.id, query.chat_id)
-  const reads = await chats.memberReads(ctx.db, chat.id)
-  const present = (rows: Awaited<ReturnType<typeof repo.listBySeq>>) =>
-    rows.map((row) => presentMessage(row, { username: row.sender_username, avatar: row.sender_avatar }, isRead(row, reads)))
+  const present = async (rows: HistoryRow[]): Promise<(MessageView | RichMessageView)[]> => {
+    const replyIds = [...new Set(rows.flatMap((r) => (r.reply_to_id === null ? [] : [r.reply_to_id])))]
+    const [views, replies] = await Promise.all([
+      presentRows(ctx, rows),
+      query.format === 'rich' ? repo.replyPreviews(ctx.db, replyIds) : Promise.resolve(new Map()),
+    ])
+    if (query.format !== 'rich') return views
+    return views.map((message, i) => {
+      const row = rows[i]
+      return presentRich(message, row, me.id, row.reply_to_id === null ? null : (replies.get(row.reply_to_id) ?? null))
+    })
+  }
 
   const anchorSeq = async (messageId: number) => {
     const anchor = await repo.findById(ctx.db, messageId)
@@ -119,14 +189,14 @@ export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery)
   if (query.before_id !== undefined || query.after_id !== undefined) {
     const limit = query.limit ?? DEFAULT_LIMIT
     if (query.after_id !== undefined) {
-      const rows = await repo.listBySeq(ctx.db, chat.id, {
+      const rows = await repo.listBySeq(ctx.db, chat.id, me.id, {
         afterSeq: await anchorSeq(query.after_id),
         ...(query.before_id !== undefined ? { beforeSeq: await anchorSeq(query.before_id) } : {}),
       }, limit, 'asc')
-      return { keyset: true as const, items: present(rows.reverse()) }
+      return { keyset: true as const, items: await present(rows.reverse()) }
     }
-    const rows = await repo.listBySeq(ctx.db, chat.id, { beforeSeq: await anchorSeq(query.before_id!) }, limit)
-    return { keyset: true as const, items: present(rows) }
+    const rows = await repo.listBySeq(ctx.db, chat.id, me.id, { beforeSeq: await anchorSeq(query.before_id!) }, limit)
+    return { keyset: true as const, items: await present(rows) }
   }
 
   const page = query.page ?? 1
@@ -135,8 +205,9 @@ export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery)
   const rows = await repo.listBySeq(
     ctx.db,
     chat.id,
+    me.id,
     { beforeSeq: top - (page - 1) * perPage + 1, afterSeq: top - page * perPage },
     perPage,
   )
-  return { keyset: false as const, items: present(rows), page, perPage, total: top }
+  return { keyset: false as const, items: await present(rows), page, perPage, total: top }
 }

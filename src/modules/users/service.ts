@@ -72,6 +72,8 @@ export async function getUser(ctx: AppContext, id: number, db: Db = ctx.db): Pro
 
 export const findByLogin = (ctx: AppContext, login: string) => repo.findByLogin(ctx.db, login)
 export const findById = (ctx: AppContext, id: number) => repo.findById(ctx.db, id)
+/** The same, inside a transaction. */
+export const findByIdIn = (db: Db, id: number) => repo.findById(db, id)
 export const listUsers = (ctx: AppContext, q: string | undefined, page: number, perPage: number) =>
   repo.listUsers(ctx.db, q, page, perPage)
 export const countUsers = (ctx: AppContext) => repo.countUsers(ctx.db)

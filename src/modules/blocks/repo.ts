@@ -1,0 +1,55 @@
+import type { Db } from '../../db/database.js'
+
+export async function block(db: Db, userId: number, blockedId: number, reason: string | null, now: number) {
+  await db
+    .insertInto('blocked_users')
+    .values({ user_id: userId, blocked_user_id: blockedId, reason, created_at: now })
+    .onConflict((oc) => oc.columns(['user_id', 'blocked_user_id']).doNothing())
+    .execute()
+}
+
+export async function unblock(db: Db, userId: number, blockedId: number) {
+  await db.deleteFrom('blocked_users').where('user_id', '=', userId).where('blocked_user_id', '=', blockedId).execute()
+}
+
+/** Whether `userId` has blocked `otherId` (a primary-key lookup). */
+export async function hasBlocked(db: Db, userId: number, otherId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('blocked_users')
+    .select('user_id')
+    .where('user_id', '=', userId)
+    .where('blocked_user_id', '=', otherId)
+    .executeTakeFirst()
+  return row !== undefined
+}
+
+/** Everyone `userId` blocked or was blocked by (both directions are indexed). */
+export async function blockedEitherWay(db: Db, userId: number): Promise<Set<number>> {
+  const rows = await db
+    .selectFrom('blocked_users')
+    .select(['user_id', 'blocked_user_id'])
+    .where((eb) => eb.or([eb('user_id', '=', userId), eb('blocked_user_id', '=', userId)]))
+    .execute()
+  return new Set(rows.map((r) => (r.user_id === userId ? r.blocked_user_id : r.user_id)))
+}
+
+export async function listBlocked(db: Db, userId: number, page: number, perPage: number) {
+  const [rows, count] = await Promise.all([
+    db
+      .selectFrom('blocked_users as b')
+      .innerJoin('users as u', 'u.id', 'b.blocked_user_id')
+      .selectAll('u')
+      .where('b.user_id', '=', userId)
+      .orderBy('b.created_at', 'desc')
+      .orderBy('u.id', 'desc')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute(),
+    db
+      .selectFrom('blocked_users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
+}

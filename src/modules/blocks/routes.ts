@@ -1,0 +1,35 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { AppContext } from '../../context.js'
+import { requireUser } from '../../http/auth.js'
+import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
+import { Id, PageQuery, Peer } from '../../http/schemas.js'
+import * as blocks from './service.js'
+
+const secured = { tags: ['blocking'], security: [{ bearer: [] }] }
+
+const BlockBody = Type.Object(
+  { user_id: Id, reason: Type.Optional(Type.String({ maxLength: 500 })) },
+  { additionalProperties: false },
+)
+const BlockState = Type.Object({ user_id: Type.Integer(), is_blocked: Type.Boolean() })
+
+export const blockRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.addHook('preHandler', requireUser(ctx))
+
+  app.post('/block', {
+    schema: { ...secured, body: BlockBody, response: { 200: okSchema(BlockState) } },
+  }, async (request) => ok(await blocks.setBlocked(ctx, request.user, request.body.user_id, true, request.body.reason)))
+
+  app.post('/unblock', {
+    schema: { ...secured, body: BlockBody, response: { 200: okSchema(BlockState) } },
+  }, async (request) => ok(await blocks.setBlocked(ctx, request.user, request.body.user_id, false)))
+
+  app.get('/blocked', {
+    schema: { ...secured, querystring: PageQuery, response: { 200: okPageSchema(Peer) } },
+  }, async (request) => {
+    const { page, per_page: perPage } = request.query
+    const { items, total } = await blocks.list(ctx, request.user, page, perPage)
+    return okPage(items, { page, perPage, total })
+  })
+}

@@ -1,0 +1,44 @@
+/**
+ * Blocking: a blocked user cannot send to, forward to, edit, react in or type into the personal
+ * chat with the blocker, and none of their events reach the blocker; presence is hidden both ways.
+ */
+import type { AppContext } from '../../context.js'
+import type { Db } from '../../db/database.js'
+import type { UserRow } from '../../db/tables.js'
+import { blocked, notFound, validationError } from '../../http/errors.js'
+import * as updates from '../../realtime/updates.js'
+import * as chats from '../chats/service.js'
+import * as users from '../users/service.js'
+import { presentPeer } from '../users/present.js'
+import * as repo from './repo.js'
+
+export const hasBlocked = repo.hasBlocked
+export const blockedEitherWay = repo.blockedEitherWay
+
+/** 403 `blocked` when `recipientId` has blocked `senderId`. */
+export async function assertNotBlocked(db: Db, recipientId: number | null, senderId: number) {
+  if (recipientId === null || recipientId === senderId) return
+  if (await repo.hasBlocked(db, recipientId, senderId)) throw blocked()
+}
+
+export async function setBlocked(ctx: AppContext, me: UserRow, otherId: number, isBlocked: boolean, reason?: string) {
+  if (otherId === me.id) throw validationError('You cannot block yourself')
+  const other = await users.findById(ctx, otherId)
+  if (!other) throw notFound('User not found')
+  const now = ctx.clock.now()
+  const chat = await chats.findPersonal(ctx.db, me.id, otherId)
+  const recorded = await ctx.db.transaction().execute(async (trx) => {
+    if (isBlocked) await repo.block(trx, me.id, otherId, reason ?? null, now)
+    else await repo.unblock(trx, me.id, otherId)
+    // My other devices update the chat's state; the other user is not told.
+    return chat ? updates.record(trx, [me.id], 'chat.updated', { chat_id: chat.id, is_blocked: isBlocked }, now) : []
+  })
+  if (chat) ctx.fanout.publish(updates.framesOf(recorded, 'chat.updated', { chat_id: chat.id, is_blocked: isBlocked }))
+  return { user_id: otherId, is_blocked: isBlocked }
+}
+
+export async function list(ctx: AppContext, me: UserRow, page: number, perPage: number) {
+  const { rows, total } = await repo.listBlocked(ctx.db, me.id, page, perPage)
+  const now = ctx.clock.now()
+  return { items: rows.map((row) => presentPeer(row, now)), total }
+}

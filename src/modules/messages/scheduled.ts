@@ -1,0 +1,160 @@
+/**
+ * Scheduled messages wait in their own table and become real messages when the scheduler delivers
+ * them. Delivery deletes the pending row and writes the message in one transaction, and only the
+ * transaction whose DELETE removed the row goes on: however many instances tick at once, each
+ * pending message is delivered exactly once. The table is durable, so a restart loses nothing.
+ */
+import type { AppContext } from '../../context.js'
+import type { Db } from '../../db/database.js'
+import { fromJson } from '../../db/json.js'
+import type { ChatRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
+import { notFound, validationError } from '../../http/errors.js'
+import * as blocks from '../blocks/service.js'
+import * as chats from '../chats/service.js'
+import * as users from '../users/service.js'
+import type { Draft } from './draft.js'
+import { presentPending } from './present.js'
+import type { MessageView, ScheduleBody } from './schemas.js'
+import { publishNew, writeMessage } from './service.js'
+
+/** How often each instance looks for due messages: delivery lands within this of its time. */
+export const TICK_MS = 250
+const BATCH = 100
+const MAX_AHEAD_MS = 366 * 24 * 3600 * 1000
+
+const draftOf = (row: ScheduledMessageRow) => fromJson<Draft>(row.payload)!
+
+function assertWithinRange(at: number, now: number) {
+  if (at - now > MAX_AHEAD_MS) throw validationError('scheduled_at must be within 366 days')
+}
+
+export async function schedule(
+  ctx: AppContext,
+  me: UserRow,
+  chat: ChatRow,
+  draft: Draft,
+  at: number,
+  clientId: string | null,
+): Promise<MessageView> {
+  const now = ctx.clock.now()
+  assertWithinRange(at, now)
+  const row = await ctx.db
+    .insertInto('scheduled_messages')
+    .values({ chat_id: chat.id, sender_id: me.id, payload: JSON.stringify(draft), client_message_id: clientId, scheduled_at: at, created_at: now })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+  return presentPending(row, draft, me, chats.otherMember(chat, me.id))
+}
+
+/** My pending messages in a chat, soonest first. */
+export async function listPending(ctx: AppContext, me: UserRow, chatId: number): Promise<MessageView[]> {
+  const chat = await chats.requireMember(ctx, me.id, chatId)
+  const rows = await ctx.db
+    .selectFrom('scheduled_messages')
+    .selectAll()
+    .where('sender_id', '=', me.id)
+    .where('chat_id', '=', chat.id)
+    .orderBy('scheduled_at')
+    .orderBy('id')
+    .execute()
+  return rows.map((row) => presentPending(row, draftOf(row), me, chats.otherMember(chat, me.id)))
+}
+
+/** Reschedule (`scheduled_at`), send now (`scheduled_at: null`) or cancel (`cancel: true`) my pending message. */
+export async function update(ctx: AppContext, me: UserRow, pendingId: number, body: ScheduleBody) {
+  const row = await ctx.db
+    .selectFrom('scheduled_messages')
+    .selectAll()
+    .where('id', '=', pendingId)
+    .where('sender_id', '=', me.id)
+    .executeTakeFirst()
+  if (!row) throw notFound('Scheduled message not found')
+
+  if (body.cancel) {
+    await ctx.db.deleteFrom('scheduled_messages').where('id', '=', row.id).execute()
+    return { message_id: row.id, cancelled: true as const }
+  }
+  if (body.scheduled_at === undefined) throw validationError('scheduled_at (or cancel) is required')
+  const now = ctx.clock.now()
+  if (body.scheduled_at !== null && Date.parse(body.scheduled_at) > now) {
+    const at = Date.parse(body.scheduled_at)
+    assertWithinRange(at, now)
+    const moved = await ctx.db
+      .updateTable('scheduled_messages')
+      .set({ scheduled_at: at })
+      .where('id', '=', row.id)
+      .returningAll()
+      .executeTakeFirst()
+    if (!moved) throw notFound('Scheduled message not found')
+    const chat = await chats.requireMember(ctx, me.id, row.chat_id)
+    return presentPending(moved, draftOf(moved), me, chats.otherMember(chat, me.id))
+  }
+  // Now (or a time already past): deliver it here, the same way the scheduler would.
+  const message = await deliver(ctx, row.id, now)
+  if (!message) throw notFound('Scheduled message not found')
+  return message
+}
+
+/**
+ * Delivers one pending message if it is still pending: the DELETE decides who delivers it.
+ * A sender who left the chat, or was blocked meanwhile, has it dropped.
+ */
+export async function deliver(ctx: AppContext, pendingId: number, now: number): Promise<MessageView | null> {
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    const row = await trx.deleteFrom('scheduled_messages').where('id', '=', pendingId).returningAll().executeTakeFirst()
+    if (!row) return null
+    return writePending(ctx, trx, row, now)
+  })
+  if (!result) return null
+  publishNew(ctx, result.message, result.recorded)
+  return result.message
+}
+
+async function writePending(ctx: AppContext, trx: Db, row: ScheduledMessageRow, now: number) {
+  const sender = await users.findByIdIn(trx, row.sender_id)
+  const chat = await chats.requireMember(ctx, row.sender_id, row.chat_id, trx).catch(() => null)
+  if (!sender || sender.is_active !== 1 || !chat) return null
+  const other = chats.otherMember(chat, sender.id)
+  if (other !== null && other !== sender.id && (await blocks.hasBlocked(trx, other, sender.id))) return null
+  const draft = draftOf(row)
+  if (draft.reply_to_id !== null) {
+    const original = await trx.selectFrom('messages').select(['chat_id', 'deleted_for_all']).where('id', '=', draft.reply_to_id).executeTakeFirst()
+    if (!original || original.deleted_for_all === 1) draft.reply_to_id = null
+  }
+  return writeMessage(trx, chat, sender, draft, row.client_message_id, null, now)
+}
+
+/** Every instance runs one: it delivers what is due each tick, oldest first. */
+export function startScheduler(ctx: AppContext) {
+  let running: Promise<void> | null = null
+  let stopped = false
+  const tick = async () => {
+    const now = ctx.clock.now()
+    const due = await ctx.db
+      .selectFrom('scheduled_messages')
+      .select('id')
+      .where('scheduled_at', '<=', now)
+      .orderBy('scheduled_at')
+      .orderBy('id')
+      .limit(BATCH)
+      .execute()
+    for (const { id } of due) {
+      if (stopped) return
+      await deliver(ctx, id, now)
+    }
+  }
+  const timer = setInterval(() => {
+    if (running) return
+    running = tick()
+      .catch((err) => ctx.log.warn({ err }, 'scheduled delivery failed; retrying next tick'))
+      .finally(() => (running = null))
+  }, TICK_MS)
+  timer.unref()
+  return {
+    async stop() {
+      stopped = true
+      clearInterval(timer)
+      await running
+    },
+  }
+}

@@ -1,0 +1,46 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { AppContext } from '../../context.js'
+import { requireUser } from '../../http/auth.js'
+import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
+import { validationError } from '../../http/errors.js'
+import { Id, PageQuery, Timestamp } from '../../http/schemas.js'
+import { emptyBodyAsObject } from '../../http/validation.js'
+import { MessageView } from '../messages/schemas.js'
+import * as saved from './service.js'
+
+const secured = { tags: ['saved'], security: [{ bearer: [] }] }
+
+const SavedBody = Type.Object({ message_id: Id }, { additionalProperties: false })
+const RemoveOptions = Type.Object({ message_id: Type.Optional(Id) }, { additionalProperties: false })
+const SavedMessage = Type.Object({ ...MessageView.properties, saved_at: Timestamp })
+
+export const savedRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.addHook('preHandler', requireUser(ctx))
+
+  app.post('/saved/add', {
+    schema: { ...secured, body: SavedBody, response: { 200: okSchema(Type.Object({ message_id: Type.Integer(), saved_at: Timestamp })) } },
+  }, async (request) => ok(await saved.add(ctx, request.user, request.body.message_id)))
+
+  app.delete('/saved/remove', {
+    schema: {
+      ...secured,
+      querystring: RemoveOptions,
+      body: RemoveOptions,
+      response: { 200: okSchema(Type.Object({ message_id: Type.Integer(), removed: Type.Boolean() })) },
+    },
+    preValidation: emptyBodyAsObject,
+  }, async (request) => {
+    const messageId = request.query.message_id ?? request.body.message_id
+    if (messageId === undefined) throw validationError('message_id is required')
+    return ok(await saved.remove(ctx, request.user, messageId))
+  })
+
+  app.get('/saved', {
+    schema: { ...secured, querystring: PageQuery, response: { 200: okPageSchema(SavedMessage) } },
+  }, async (request) => {
+    const { page, per_page: perPage } = request.query
+    const { items, total } = await saved.list(ctx, request.user, page, perPage)
+    return okPage(items, { page, perPage, total })
+  })
+}

@@ -1,0 +1,109 @@
+/**
+ * Presence from live connections. A user is online while any of their sockets is open on any
+ * instance. Each instance counts its own sockets per user; with Redis, a sorted set per user holds
+ * the instances that have one (scored by an expiry the heartbeat refreshes, so a crashed instance
+ * stops counting within PRESENCE_TTL_MS). Only the first socket anywhere (online) and the last one
+ * (offline, last_seen) change the user row and send `presence` frames to their personal-chat
+ * peers, except where either side blocked the other. Frames are ephemeral (no seq).
+ */
+import { randomBytes } from 'node:crypto'
+import type { AppContext } from '../context.js'
+import { iso } from '../lib/time.js'
+import * as blocks from '../modules/blocks/service.js'
+import * as chats from '../modules/chats/service.js'
+import * as users from '../modules/users/service.js'
+
+export const PRESENCE_TTL_MS = 90_000
+
+export class Presence {
+  private counts = new Map<number, number>()
+  /** per-user chain, so one user's transitions are handled in order */
+  private chains = new Map<number, Promise<void>>()
+  private readonly instance = randomBytes(8).toString('hex')
+
+  constructor(private ctx: AppContext) {}
+
+  /** A socket of `userId` opened here; resolves once the user row says online. */
+  connected(userId: number): Promise<void> {
+    const count = (this.counts.get(userId) ?? 0) + 1
+    this.counts.set(userId, count)
+    if (count > 1) return this.chains.get(userId) ?? Promise.resolve()
+    return this.serialize(userId, async () => {
+      if (await this.join(userId)) await this.announce(userId, true)
+    })
+  }
+
+  /** A socket of `userId` closed here. */
+  disconnected(userId: number): Promise<void> {
+    const count = (this.counts.get(userId) ?? 1) - 1
+    if (count > 0) {
+      this.counts.set(userId, count)
+      return Promise.resolve()
+    }
+    this.counts.delete(userId)
+    return this.serialize(userId, async () => {
+      // a socket that opened again meanwhile keeps the user online
+      if (this.counts.has(userId)) return
+      if (await this.leave(userId)) await this.announce(userId, false)
+    })
+  }
+
+  /** Heartbeat: tell Redis this instance still holds its users. */
+  async refresh() {
+    const redis = this.ctx.redis
+    if (!redis || this.counts.size === 0) return
+    const expiry = Date.now() + PRESENCE_TTL_MS
+    const pipeline = redis.pipeline()
+    for (const userId of this.counts.keys()) pipeline.zadd(this.key(userId), expiry, this.instance)
+    await pipeline.exec()
+  }
+
+  private serialize(userId: number, step: () => Promise<void>): Promise<void> {
+    const next = (this.chains.get(userId) ?? Promise.resolve())
+      .then(step)
+      .catch((err) => this.ctx.log.warn({ err, userId }, 'presence update failed'))
+    this.chains.set(userId, next)
+    void next.then(() => {
+      if (this.chains.get(userId) === next) this.chains.delete(userId)
+    })
+    return next
+  }
+
+  private key(userId: number) {
+    return `${this.ctx.config.redisPrefix}presence:${userId}`
+  }
+
+  /** Whether this instance is the first to hold the user (every instance, with Redis). */
+  private async join(userId: number): Promise<boolean> {
+    const redis = this.ctx.redis
+    if (!redis) return true
+    const now = Date.now()
+    const key = this.key(userId)
+    const result = await redis
+      .multi()
+      .zadd(key, now + PRESENCE_TTL_MS, this.instance)
+      .zremrangebyscore(key, '-inf', now)
+      .zcard(key)
+      .pexpire(key, PRESENCE_TTL_MS)
+      .exec()
+    return Number(result?.[2]?.[1]) === 1
+  }
+
+  /** Whether no instance holds the user any more. */
+  private async leave(userId: number): Promise<boolean> {
+    const redis = this.ctx.redis
+    if (!redis) return true
+    const key = this.key(userId)
+    const result = await redis.multi().zrem(key, this.instance).zremrangebyscore(key, '-inf', Date.now()).zcard(key).exec()
+    return Number(result?.[2]?.[1]) === 0
+  }
+
+  private async announce(userId: number, isOnline: boolean) {
+    const now = this.ctx.clock.now()
+    const user = await users.updateUser(this.ctx.db, userId, isOnline ? { is_online: 1 } : { is_online: 0, last_seen: now })
+    const peers = await chats.personalPeers(this.ctx.db, userId)
+    const hidden = await blocks.blockedEitherWay(this.ctx.db, userId)
+    const data = { user_id: userId, is_online: isOnline, last_seen: user.last_seen === null ? null : iso(user.last_seen) }
+    this.ctx.fanout.publish(peers.filter((id) => !hidden.has(id)).map((peer) => ({ userId: peer, frame: { type: 'presence', data } })))
+  }
+}

@@ -1,0 +1,308 @@
+import assert from 'node:assert/strict'
+import { after, test } from 'node:test'
+import { startTestServer, type TestUser } from '../harness/server.js'
+import { TestSocket, type Frame } from '../harness/socket.js'
+import { sleep, waitFor } from '../harness/wait.js'
+
+const server = await startTestServer()
+const V2 = '/api.v2/api'
+const sockets: TestSocket[] = []
+after(async () => Promise.all(sockets.map((s) => s.close())))
+const connect = async (user: TestUser) => {
+  const socket = await TestSocket.connect(server.url, user.token)
+  sockets.push(socket)
+  return socket
+}
+/** another session (device) of the same user */
+const device = async (user: TestUser) => {
+  const login = await server.api.post(`${V2}/auth/login`, { login: user.username, password: user.password })
+  assert.equal(login.status, 200, login.text)
+  const socket = await TestSocket.connect(server.url, login.body.data.session_token)
+  sockets.push(socket)
+  return socket
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
+const users = (n: number) => Promise.all(Array.from({ length: n }, () => server.registerUser()))
+
+async function send(from: TestUser, to: TestUser, content: string) {
+  const res = await from.api.post(`${V2}/messages/send`, { receiver_id: to.id, content })
+  assert.equal(res.status, 200, res.text)
+  return res.body.data
+}
+async function history(user: TestUser, chatId: number) {
+  const res = await user.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100 } })
+  assert.equal(res.status, 200, res.text)
+  return res.body.items as any[]
+}
+async function updates(user: TestUser) {
+  const res = await user.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })
+  assert.equal(res.status, 200, res.text)
+  return res.body as { items: Frame[]; seq: number }
+}
+async function peerOf(user: TestUser, peerId: number) {
+  const res = await user.api.get(`${V2}/chat_list`, { query: { per_page: 100 } })
+  assert.equal(res.status, 200, res.text)
+  return res.body.items.find((i: any) => i.peer?.user_id === peerId && !i.is_saved)?.peer
+}
+
+/** Every frame this socket got of this type within `ms`, and asserts there were none. */
+async function assertNone(socket: TestSocket, type: string, ms = 300, what = type) {
+  assert.deepEqual(await socket.drain(type, ms), [], `no ${what} frame expected`)
+}
+
+// ---------------------------------------------------------------- message.deleted
+
+test('delete for me: message.deleted reaches all my devices, with seqs, and nothing reaches the peer', async () => {
+  const [alice, bob] = await users(2)
+  const m = await send(alice, bob, 'oops')
+  const [laptop, phone, bobSocket] = [await connect(alice), await device(alice), await connect(bob)]
+  const res = await alice.api.delete(`${V2}/messages/${m.message_id}`)
+  assert.equal(res.status, 200, res.text)
+  for (const socket of [laptop, phone]) {
+    const frame = await socket.next('message.deleted')
+    assert.equal(typeof frame.seq, 'number')
+    assert.deepEqual(frame.data, { chat_id: m.chat_id, message_id: m.message_id, deleted_for_all: false })
+  }
+  await assertNone(bobSocket, 'message.deleted')
+  assert.deepEqual(bobSocket.frames.filter((f) => f.type !== 'presence'), [], 'the peer gets no frame at all')
+})
+
+test('delete for all: every member\'s devices get message.deleted with deleted_for_all true', async () => {
+  const [alice, bob] = await users(2)
+  const m = await send(alice, bob, 'retract')
+  const [laptop, phone, bobSocket] = [await connect(alice), await device(alice), await connect(bob)]
+  await alice.api.delete(`${V2}/messages/${m.message_id}`, { query: { for_all: 'true' } })
+  for (const socket of [laptop, phone, bobSocket]) {
+    const frame = await socket.next('message.deleted')
+    assert.deepEqual(frame.data, { chat_id: m.chat_id, message_id: m.message_id, deleted_for_all: true })
+    assert.equal(typeof frame.seq, 'number')
+  }
+  for (const socket of [laptop, phone, bobSocket]) await assertNone(socket, 'message.deleted', 100, 'second message.deleted')
+})
+
+// ---------------------------------------------------------------- message.edited
+
+test('edit: both members get message.edited with the edited message', async () => {
+  const [alice, bob] = await users(2)
+  const m = await send(alice, bob, 'draft')
+  const [aliceSocket, bobSocket] = [await connect(alice), await connect(bob)]
+  const res = await alice.api.post(`${V2}/messages/${m.message_id}/edit`, { content: 'final' })
+  assert.equal(res.status, 200, res.text)
+  for (const socket of [aliceSocket, bobSocket]) {
+    const frame = await socket.next('message.edited')
+    assert.equal(typeof frame.seq, 'number')
+    assert.equal(frame.data.message.message_id, m.message_id)
+    assert.equal(frame.data.message.chat_id, m.chat_id)
+    assert.equal(frame.data.message.content, 'final')
+    assert.equal(frame.data.message.edited_at, res.body.data.edited_at)
+    assert.match(frame.data.message.edited_at, ISO)
+  }
+})
+
+// ---------------------------------------------------------------- message.read
+
+test('read: the sender sees the receipt live; an older read afterwards sends nothing', async () => {
+  const [alice, bob] = await users(2)
+  const m1 = await send(alice, bob, 'r1')
+  const m2 = await send(alice, bob, 'r2')
+  await send(alice, bob, 'r3')
+  const [aliceSocket, bobSocket] = [await connect(alice), await connect(bob)]
+  const res = await bob.api.post(`${V2}/messages/${m2.message_id}/read`)
+  assert.equal(res.status, 200, res.text)
+  const expected = { chat_id: m1.chat_id, reader_id: bob.id, message_id: m2.message_id, read_at: res.body.data.read_at }
+  for (const socket of [aliceSocket, bobSocket]) {
+    const frame = await socket.next('message.read')
+    assert.equal(typeof frame.seq, 'number')
+    assert.deepEqual(frame.data, expected)
+  }
+  const older = await bob.api.post(`${V2}/messages/${m1.message_id}/read`)
+  assert.equal(older.status, 200, older.text)
+  await assertNone(aliceSocket, 'message.read', 300, 'message.read for an older message')
+  await assertNone(bobSocket, 'message.read', 0, 'message.read for an older message')
+})
+
+// ---------------------------------------------------------------- reaction.updated
+
+test('reaction: both members get reaction.updated with the aggregated map', async () => {
+  const [alice, bob] = await users(2)
+  const m = await send(alice, bob, 'nice')
+  const [aliceSocket, bobSocket] = [await connect(alice), await connect(bob)]
+  await bob.api.post(`${V2}/messages/${m.message_id}/reaction`, { emoji: '🎉' })
+  await alice.api.post(`${V2}/messages/${m.message_id}/reaction`, { emoji: '🎉' })
+  await bob.api.post(`${V2}/messages/${m.message_id}/reaction`, { emoji: null })
+  for (const socket of [aliceSocket, bobSocket]) {
+    const frames = [await socket.next('reaction.updated'), await socket.next('reaction.updated'), await socket.next('reaction.updated')]
+    assert.ok(frames.every((f) => typeof f.seq === 'number'))
+    assert.deepEqual(frames.map((f) => f.data), [
+      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '🎉': 1 } },
+      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '🎉': 2 } },
+      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '🎉': 1 } },
+    ])
+  }
+})
+
+// ---------------------------------------------------------------- typing
+
+test('typing is ephemeral: the peer gets it without seq, the typer\'s devices do not, the log has none', async () => {
+  const [alice, bob] = await users(2)
+  const m = await send(alice, bob, 'hey')
+  const [aliceSocket, aliceOther, bobSocket] = [await connect(alice), await device(alice), await connect(bob)]
+  const bobSeq = (await updates(bob)).seq
+
+  const res = await alice.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: true })
+  assert.equal(res.status, 200, res.text)
+  assert.deepEqual(res.body.data, { chat_id: m.chat_id, is_typing: true })
+  const frame = await bobSocket.next('typing')
+  assert.equal('seq' in frame, false, 'typing frames carry no seq')
+  assert.deepEqual(frame, { type: 'typing', data: { chat_id: m.chat_id, user_id: alice.id, is_typing: true } })
+
+  const stop = await alice.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: false })
+  assert.deepEqual(stop.body.data, { chat_id: m.chat_id, is_typing: false })
+  const stopped = await bobSocket.next('typing')
+  assert.deepEqual(stopped.data, { chat_id: m.chat_id, user_id: alice.id, is_typing: false })
+
+  await assertNone(aliceSocket, 'typing', 200, 'typing echo to the typer')
+  await assertNone(aliceOther, 'typing', 0, 'typing echo to the typer\'s other device')
+  const log = await updates(bob)
+  assert.equal(log.seq, bobSeq, 'typing does not take a seq')
+  assert.ok(log.items.every((u) => u.type !== 'typing'))
+})
+
+test('typing refusals: outsider 404, missing is_typing or chat_id 400; nothing is sent', async () => {
+  const [alice, bob, eve] = await users(3)
+  const m = await send(alice, bob, 'hey')
+  const bobSocket = await connect(bob)
+  for (const [body, status, code] of [
+    [{ chat_id: m.chat_id, is_typing: true }, 404, 'not_found'],
+    [{ chat_id: 987_654_321, is_typing: true }, 404, 'not_found'],
+  ] as const) {
+    const res = await eve.api.post(`${V2}/chat/typing`, body)
+    assert.equal(res.status, status, res.text)
+    assert.equal(res.body.error.code, code)
+  }
+  for (const body of [{ chat_id: m.chat_id }, { is_typing: true }, { chat_id: m.chat_id, is_typing: 'yes' }]) {
+    const res = await alice.api.post(`${V2}/chat/typing`, body)
+    assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`)
+    assert.equal(res.body.error.code, 'validation_error')
+  }
+  assert.equal((await server.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: true })).status, 401)
+  await assertNone(bobSocket, 'typing')
+})
+
+test('typing that is not refreshed turns into is_typing:false after about 5 s', async () => {
+  const [alice, bob] = await users(2)
+  const m = await send(alice, bob, 'hey')
+  const bobSocket = await connect(bob)
+  await alice.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: true })
+  const started = Date.now()
+  assert.equal((await bobSocket.next('typing')).data.is_typing, true)
+  const expired = await bobSocket.next('typing', 9000)
+  const elapsed = Date.now() - started
+  assert.deepEqual(expired, { type: 'typing', data: { chat_id: m.chat_id, user_id: alice.id, is_typing: false } })
+  assert.ok(elapsed >= 4000 && elapsed <= 8000, `expired after ${elapsed} ms`)
+  await assertNone(bobSocket, 'typing', 300, 'a second expiry')
+})
+
+test('a refreshed is_typing:true pushes the expiry back', async () => {
+  const [alice, bob] = await users(2)
+  const m = await send(alice, bob, 'hey')
+  const bobSocket = await connect(bob)
+  await alice.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: true })
+  await bobSocket.next('typing')
+  await sleep(3000)
+  const refreshed = await alice.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: true })
+  assert.equal(refreshed.status, 200, refreshed.text)
+  const refreshedAt = Date.now()
+  // the refresh may or may not be forwarded again; the expiry must count from it
+  const frames: Frame[] = []
+  for (;;) {
+    const frame = await bobSocket.next('typing', 9000)
+    frames.push(frame)
+    if (frame.data.is_typing === false) break
+  }
+  const elapsed = Date.now() - refreshedAt
+  assert.ok(elapsed >= 4000 && elapsed <= 8000, `expired ${elapsed} ms after the refresh (about 5 s expected)`)
+  assert.ok(frames.slice(0, -1).every((f) => f.data.is_typing === true))
+})
+
+// ---------------------------------------------------------------- presence
+
+test('presence: first device online, second device silent, last device closing offline with last_seen', async () => {
+  const [alice, bob, eve] = await users(3)
+  await send(alice, bob, 'we share a chat')
+  const bobSocket = await connect(bob)
+  const eveSocket = await connect(eve)
+  assert.equal((await peerOf(bob, alice.id)).is_online, false)
+
+  const laptop = await TestSocket.connect(server.url, alice.token)
+  sockets.push(laptop)
+  const online = await bobSocket.next('presence')
+  assert.equal('seq' in online, false, 'presence frames carry no seq')
+  assert.equal(online.data.user_id, alice.id)
+  assert.equal(online.data.is_online, true)
+  assert.ok('last_seen' in online.data)
+  assert.equal((await peerOf(bob, alice.id)).is_online, true)
+
+  const phone = await device(alice)
+  await assertNone(bobSocket, 'presence', 300, 'online again for a second device')
+  await phone.close()
+  await assertNone(bobSocket, 'presence', 300, 'offline while one device is still connected')
+  assert.equal((await peerOf(bob, alice.id)).is_online, true)
+
+  await laptop.close()
+  const offline = await bobSocket.next('presence')
+  assert.equal('seq' in offline, false)
+  assert.equal(offline.data.user_id, alice.id)
+  assert.equal(offline.data.is_online, false)
+  assert.match(offline.data.last_seen, ISO)
+  assert.ok(Math.abs(Date.parse(offline.data.last_seen) - Date.now()) < 5000)
+  const peer = await peerOf(bob, alice.id)
+  assert.equal(peer.is_online, false)
+  assert.match(peer.last_seen, ISO)
+
+  assert.deepEqual(
+    eveSocket.frames.filter((f) => f.type === 'presence' && f.data.user_id === alice.id),
+    [],
+    'no presence to users who share no chat',
+  )
+  const log = await updates(bob)
+  assert.ok(log.items.every((u) => u.type !== 'presence'), 'presence is not in the update log')
+})
+
+// ---------------------------------------------------------------- delivered_at
+
+test('delivered_at is set once the recipient\'s socket received message.new', async () => {
+  const [alice, bob] = await users(2)
+  const bobSocket = await connect(bob)
+  const m = await send(alice, bob, 'are you there?')
+  await bobSocket.next('message.new')
+  const delivered = await waitFor(async () => {
+    const [mine] = await history(alice, m.chat_id)
+    return mine.delivered_at === null ? undefined : mine.delivered_at
+  }, { timeoutMs: 1000, message: 'delivered_at set' })
+  assert.match(delivered, ISO)
+  assert.ok(Date.parse(delivered) >= Date.parse(m.timestamp))
+})
+
+test('delivered_at stays null while the recipient is offline (the sender\'s own devices do not count)', async () => {
+  const [alice, bob] = await users(2)
+  const first = await connect(bob)
+  const seq = (await updates(bob)).seq
+  await first.close()
+  const alicePhone = await device(alice)
+  const m = await send(alice, bob, 'while you were out')
+  await alicePhone.next('message.new')
+  await sleep(400)
+  assert.equal((await history(alice, m.chat_id))[0].delivered_at, null)
+
+  const bobSocket = await connect(bob)
+  bobSocket.send({ type: 'resume', seq })
+  const frame = await bobSocket.next('message.new')
+  assert.equal(frame.data.message.message_id, m.message_id)
+  const delivered = await waitFor(async () => {
+    const [mine] = await history(alice, m.chat_id)
+    return mine.delivered_at === null ? undefined : mine.delivered_at
+  }, { timeoutMs: 1000, message: 'delivered_at set after resume' })
+  assert.match(delivered, ISO)
+})

@@ -1,0 +1,127 @@
+/**
+ * Two instances sharing one PostgreSQL database and one Redis: frames published on either reach
+ * sockets on both, once and in order, and resume works across a switch of instance.
+ */
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { after, test } from 'node:test'
+import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
+import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
+import { TestSocket, type Frame } from '../harness/socket.js'
+
+const V2 = '/api.v2/api'
+const skip = testDatabaseUrl && testRedisUrl ? false : 'needs PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL)'
+
+async function startPair() {
+  // One prefix for both, so they share the fan-out channel (the harness gives each server its own).
+  const env = { REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:` }
+  const one = await startTestServer({ env })
+  const two = await startTestServer({ database: one.database, env })
+  return { one, two }
+}
+const pair = skip ? null : await startPair()
+
+/** A test that gets both instances; skipped, with the reason, without PostgreSQL + Redis. */
+function multi(name: string, fn: (one: TestServer, two: TestServer) => Promise<void>) {
+  test(name, { skip }, () => fn(pair!.one, pair!.two))
+}
+
+const sockets: TestSocket[] = []
+after(async () => Promise.all(sockets.map((s) => s.close())))
+const connect = async (server: TestServer, token: string) => {
+  const socket = await TestSocket.connect(server.url, token)
+  sockets.push(socket)
+  return socket
+}
+
+/** Takes `count` message.new frames, then checks that nothing else (no duplicate) follows. */
+async function takeMessages(socket: TestSocket, count: number) {
+  const frames = []
+  for (let i = 0; i < count; i++) frames.push(await socket.next('message.new'))
+  assert.deepEqual(await socket.drain('message.new'), [], 'nothing twice')
+  return frames
+}
+
+/**
+ * The user's message.new updates after `since`, read from the update log through `server`: what
+ * every socket must have received (a chat's creation may log other updates in between).
+ */
+async function loggedMessages(server: TestServer, user: TestUser, since = 0) {
+  const res = await server.api.as(user.token).get(`${V2}/updates`, { query: { since, limit: 1000 } })
+  assert.equal(res.status, 200)
+  return (res.body.items as Frame[]).filter((u) => u.type === 'message.new')
+}
+
+multi('a message sent through one instance reaches the receiver and the sender\'s device on the other', async (one, two) => {
+  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+  const bobOnTwo = await connect(two, bob.token)
+  const bobOnOne = await connect(one, bob.token)
+  const login = await two.api.post(`${V2}/auth/login`, { login: alice.username, password: alice.password })
+  const alicePhoneOnTwo = await connect(two, login.body.data.session_token)
+
+  const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'across instances' })
+  assert.equal(sent.status, 200)
+  const [logged] = await loggedMessages(one, bob)
+  assert.deepEqual(logged.data.message, sent.body.data)
+  const [remote] = await takeMessages(bobOnTwo, 1)
+  const [local] = await takeMessages(bobOnOne, 1)
+  assert.deepEqual(remote, logged, 'the logged update, seq and all, on the other instance')
+  assert.deepEqual(local, logged)
+  const [own] = await takeMessages(alicePhoneOnTwo, 1)
+  assert.deepEqual(own, (await loggedMessages(one, alice))[0])
+  assert.equal(own.data.message.message_id, sent.body.data.message_id)
+})
+
+multi('messages sent alternately through both instances reach sockets on both once each, in order', async (one, two) => {
+  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+  const senders = [alice.api, two.api.as(alice.token)]
+  const receivers = [await connect(two, bob.token), await connect(one, bob.token)]
+  for (let i = 1; i <= 20; i++) {
+    const res = await senders[i % 2].post(`${V2}/messages/send`, { receiver_id: bob.id, content: `n${i}` })
+    assert.equal(res.status, 200)
+  }
+  const logged = await loggedMessages(two, bob)
+  assert.deepEqual(logged.map((u) => u.data.message.content), Array.from({ length: 20 }, (_, i) => `n${i + 1}`))
+  for (const socket of receivers) {
+    const frames = await takeMessages(socket, 20)
+    assert.deepEqual(frames.map((f) => f.seq), logged.map((u) => u.seq))
+    assert.deepEqual(frames, logged)
+  }
+})
+
+multi('resume on the other instance replays exactly what was missed, then continues live', async (one, two) => {
+  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+  const aliceOnTwo = two.api.as(alice.token)
+  const first = await connect(one, bob.token)
+  for (const content of ['seen 1', 'seen 2']) await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content })
+  const seen = await takeMessages(first, 2)
+  const last = seen[1].seq as number
+  await first.close()
+
+  for (const content of ['missed 1', 'missed 2', 'missed 3']) {
+    await aliceOnTwo.post(`${V2}/messages/send`, { receiver_id: bob.id, content })
+  }
+  const missed = await loggedMessages(two, bob, last)
+  assert.deepEqual(missed.map((u) => u.data.message.content), ['missed 1', 'missed 2', 'missed 3'])
+  const second = await connect(two, bob.token)
+  second.send({ type: 'resume', seq: last })
+  assert.deepEqual(await takeMessages(second, 3), missed)
+
+  await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'live via one' })
+  const [live] = await takeMessages(second, 1)
+  assert.equal(live.data.message.content, 'live via one')
+  assert.ok((live.seq as number) > (missed[2].seq as number))
+})
+
+multi('GET updates on one instance returns what was sent through the other', async (one, two) => {
+  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+  const sent = []
+  for (const content of ['logged 1', 'logged 2']) {
+    sent.push((await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content })).body.data)
+  }
+  const res = await two.api.as(bob.token).get(`${V2}/updates`, { query: { since: 0 } })
+  assert.equal(res.status, 200)
+  const messages = (res.body.items as Frame[]).filter((u) => u.type === 'message.new')
+  assert.deepEqual(messages.map((u) => u.data.message), sent)
+  assert.equal(res.body.seq, res.body.items.at(-1).seq)
+})
