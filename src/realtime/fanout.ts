@@ -28,6 +28,8 @@ export interface Fanout {
   subscribe(handler: Handler): void
   /** Resolves once frames published elsewhere reach this instance: await it before serving sockets. */
   ready: Promise<void>
+  /** Called when frames may have been lost (pub/sub reconnected): sockets should catch up from the log. */
+  onResync(handler: () => void): void
   close(): Promise<void>
 }
 
@@ -42,6 +44,9 @@ export function createLocalFanout(): Fanout {
       handlers.push(handler)
     },
     ready: Promise.resolve(),
+    onResync() {
+      // in-process delivery cannot lose frames
+    },
     async close() {
       handlers.length = 0
     },
@@ -80,7 +85,8 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
   }
 
   const connect = (role: string) => {
-    const redis = new Redis(url, { maxRetriesPerRequest: 3 })
+    // named, so an operator (or a test) can tell the fan-out connections apart in CLIENT LIST
+    const redis = new Redis(url, { maxRetriesPerRequest: 3, connectionName: `${options.prefix}fanout:${role}` })
     redis.on('error', (err) => log.warn({ err, role }, 'fan-out redis connection error'))
     return redis
   }
@@ -99,8 +105,15 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
     deliver(envelope.deliveries)
   })
 
-  // ioredis resubscribes by itself after a reconnect; frames published meanwhile are lost, and the
-  // gateway repairs the gap from the update log when the next one arrives.
+  // ioredis resubscribes by itself after a reconnect; frames published meanwhile are lost, so every
+  // reconnect after the first tells the gateway to catch its sockets up from the update log.
+  const resyncHandlers: (() => void)[] = []
+  let connections = 0
+  subscriber.on('ready', () => {
+    if (++connections === 1) return
+    log.warn({ channel }, 'fan-out resubscribed after a reconnect; sockets catch up from the update log')
+    for (const handler of resyncHandlers) handler()
+  })
   const ready = subscriber.subscribe(channel).then(() => undefined)
   // Whoever awaits `ready` sees a failure; a process that never does (the CLI) must not crash on it.
   ready.catch((err) => log.warn({ err, channel }, 'fan-out could not subscribe'))
@@ -118,6 +131,9 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
       handlers.push(handler)
     },
     ready,
+    onResync(handler) {
+      resyncHandlers.push(handler)
+    },
     async close() {
       closed = true
       handlers.length = 0

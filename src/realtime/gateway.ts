@@ -167,6 +167,11 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
     }
   })
 
+  // Frames lost while pub/sub was reconnecting: every socket replays from its cursor.
+  ctx.fanout.onResync(() => {
+    for (const connection of registry.all()) void connection.catchUp()
+  })
+
   const heartbeat = setInterval(() => {
     for (const connection of registry.all()) {
       if (!connection.alive) {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, test } from 'node:test'
+import { Redis } from 'ioredis'
 import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
 import { TestSocket, type Frame } from '../harness/socket.js'
@@ -124,4 +125,25 @@ multi('GET updates on one instance returns what was sent through the other', asy
   const messages = (res.body.items as Frame[]).filter((u) => u.type === 'message.new')
   assert.deepEqual(messages.map((u) => u.data.message), sent)
   assert.equal(res.body.seq, res.body.items.at(-1).seq)
+})
+
+multi('frames published while pub/sub reconnects are replayed from the log once it is back', async (one, two) => {
+  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+  await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'before' })
+  const bobOnTwo = await connect(two, bob.token)
+  // Cut both instances' subscriber connections (they share the prefix); ioredis reconnects by itself.
+  const prefix = (one.ctx.config.redisPrefix)
+  const admin = new Redis(testRedisUrl!)
+  try {
+    const clients = String(await admin.client('LIST')).split('\n').filter((line) => line.includes(`name=${prefix}fanout:subscriber`))
+    assert.equal(clients.length, 2, 'one subscriber per instance')
+    for (const line of clients) await admin.client('KILL', 'ID', /id=(\d+)/.exec(line)![1])
+  } finally {
+    admin.disconnect()
+  }
+  // Sent through instance one while instance two is unsubscribed: the nudge to two is lost.
+  const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'during the cut' })
+  const frame = await bobOnTwo.next('message.new', 5000)
+  assert.equal(frame.data.message.message_id, sent.body.data.message_id)
+  assert.deepEqual(await bobOnTwo.drain('message.new'), [], 'nothing twice')
 })
