@@ -147,3 +147,19 @@ multi('frames published while pub/sub reconnects are replayed from the log once 
   assert.equal(frame.data.message.message_id, sent.body.data.message_id)
   assert.deepEqual(await bobOnTwo.drain('message.new'), [], 'nothing twice')
 })
+
+multi('presence spans instances: online with the first socket anywhere, offline after the last', async (one, two) => {
+  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+  await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'hi' })
+  const bobOnOne = await connect(one, bob.token)
+  const aliceOnTwo = await TestSocket.connect(two.url, alice.token)
+  const online = await bobOnOne.next('presence')
+  assert.deepEqual([online.data.user_id, online.data.is_online, online.seq], [alice.id, true, undefined])
+  const aliceOnOne = await TestSocket.connect(one.url, alice.token)
+  await aliceOnTwo.close()
+  assert.deepEqual(await bobOnOne.drain('presence', 300), [], 'a socket on the other instance keeps her online')
+  await aliceOnOne.close()
+  const offline = await bobOnOne.next('presence')
+  assert.equal(offline.data.is_online, false)
+  assert.ok(offline.data.last_seen)
+})
