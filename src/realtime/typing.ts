@@ -1,7 +1,10 @@
 /**
  * Typing indicators: ephemeral frames (no seq, not in the update log). A "typing" that is not
  * refreshed expires: after TYPING_TTL_MS the server itself tells the recipients it stopped, so a
- * client that vanished mid-sentence does not leave "typing…" on screen forever.
+ * client that vanished mid-sentence does not leave "typing…" on screen forever. The timer lives on
+ * the instance that received the last update: one that sees a newer typing frame for the same
+ * chat and user from another instance (all frames pass through every instance's fan-out) drops
+ * its own timer, so a refresh that lands elsewhere never gets a stale "stopped".
  */
 import type { Fanout } from './fanout.js'
 
@@ -9,13 +12,29 @@ export const TYPING_TTL_MS = 5000
 
 export class TypingTracker {
   private timers = new Map<string, NodeJS.Timeout>()
+  /** the data objects this instance published: local deliveries hand back the same object */
+  private own = new WeakSet<object>()
 
-  constructor(private fanout: Fanout) {}
+  constructor(private fanout: Fanout) {
+    fanout.subscribe((deliveries) => {
+      for (const { frame } of deliveries) {
+        if (frame.type !== 'typing' || this.own.has(frame.data as object)) continue
+        const { chat_id, user_id } = frame.data as { chat_id: number; user_id: number }
+        this.clear(`${chat_id}:${user_id}`)
+      }
+    })
+  }
+
+  private clear(key: string) {
+    const timer = this.timers.get(key)
+    if (!timer) return
+    clearTimeout(timer)
+    this.timers.delete(key)
+  }
 
   set(chatId: number, userId: number, isTyping: boolean, recipients: number[]) {
     const key = `${chatId}:${userId}`
-    clearTimeout(this.timers.get(key))
-    this.timers.delete(key)
+    this.clear(key)
     this.publish(chatId, userId, isTyping, recipients)
     if (!isTyping) return
     const timer = setTimeout(() => {
@@ -28,6 +47,7 @@ export class TypingTracker {
 
   private publish(chatId: number, userId: number, isTyping: boolean, recipients: number[]) {
     const data = { chat_id: chatId, user_id: userId, is_typing: isTyping }
+    this.own.add(data)
     this.fanout.publish(recipients.map((recipient) => ({ userId: recipient, frame: { type: 'typing', data } })))
   }
 

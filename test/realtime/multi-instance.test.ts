@@ -163,3 +163,19 @@ multi('presence spans instances: online with the first socket anywhere, offline 
   assert.equal(offline.data.is_online, false)
   assert.ok(offline.data.last_seen)
 })
+
+multi('a typing refresh through the other instance pushes the expiry back (no stale "stopped")', async (one, two) => {
+  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+  const chatId = (await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'hi' })).body.data.chat_id
+  const bobSocket = await connect(one, bob.token)
+  const started = Date.now()
+  await alice.api.post(`${V2}/chat/typing`, { chat_id: chatId, is_typing: true })
+  assert.equal((await bobSocket.next('typing')).data.is_typing, true)
+  await new Promise((resolve) => setTimeout(resolve, 3000))
+  await two.api.as(alice.token).post(`${V2}/chat/typing`, { chat_id: chatId, is_typing: true })
+  assert.equal((await bobSocket.next('typing')).data.is_typing, true)
+  const stopped = await bobSocket.next('typing', 8000)
+  assert.equal(stopped.data.is_typing, false)
+  const elapsed = Date.now() - started
+  assert.ok(elapsed >= 7500, `expired ${elapsed} ms after the first typing; the refresh at 3 s should hold it to ~8 s`)
+})
