@@ -25,6 +25,29 @@ const NUMERIC_OID = 1700
 pg.types.setTypeParser(INT8_OID, (value) => Number(value))
 pg.types.setTypeParser(NUMERIC_OID, (value) => Number(value))
 
+const STATEMENT_CACHE_SIZE = 500
+
+/**
+ * Kysely prepares every query it runs; preparing costs more than running a small statement, so
+ * prepared statements are kept by SQL text (the app issues a bounded set of shapes; the oldest
+ * are dropped past STATEMENT_CACHE_SIZE). Statements run synchronously, so sharing one is safe.
+ */
+function withStatementCache(sqlite: SQLite.Database) {
+  const cache = new Map<string, SQLite.Statement>()
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = cache.get(sql)
+      if (!statement) {
+        statement = sqlite.prepare(sql)
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!)
+        cache.set(sql, statement)
+      }
+      return statement
+    },
+  }
+}
+
 export function createDatabase(databaseUrl: string): DatabaseHandle {
   if (databaseUrl.startsWith('sqlite:')) {
     const file = sqlitePath(databaseUrl)
@@ -34,7 +57,7 @@ export function createDatabase(databaseUrl: string): DatabaseHandle {
     sqlite.pragma('synchronous = NORMAL')
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
     return { db, dialect: 'sqlite', sqlite, close: () => db.destroy() }
   }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 })
