@@ -306,3 +306,34 @@ test('delivered_at stays null while the recipient is offline (the sender\'s own 
   }, { timeoutMs: 1000, message: 'delivered_at set after resume' })
   assert.match(delivered, ISO)
 })
+
+// ---------------------------------------------------------------- chat.updated
+
+test('chat.updated: deleting the last message for all moves last_message_id back, for both members', async () => {
+  const [alice, bob] = await users(2)
+  const first = await send(alice, bob, 'stays')
+  const last = await send(alice, bob, 'goes')
+  const [aliceSocket, bobSocket] = [await connect(alice), await connect(bob)]
+  await alice.api.delete(`${V2}/messages/${last.message_id}`, { query: { for_all: true } })
+  for (const socket of [aliceSocket, bobSocket]) {
+    const frame = await socket.next('chat.updated')
+    assert.ok(frame.seq! > 0)
+    assert.deepEqual(frame.data, { chat_id: first.chat_id, last_message_id: first.message_id })
+  }
+  // deleting a message that is not the last one changes nothing in the chat
+  const newer = await send(alice, bob, 'newest')
+  await alice.api.delete(`${V2}/messages/${first.message_id}`, { query: { for_all: true } })
+  await assertNone(bobSocket, 'chat.updated')
+  assert.equal(newer.chat_id, first.chat_id)
+})
+
+test('chat.updated: a block and an unblock reach the blocker\'s devices only', async () => {
+  const [alice, bob] = await users(2)
+  const sent = await send(alice, bob, 'hi')
+  const [alicePhone, bobSocket] = [await device(alice), await connect(bob)]
+  assert.equal((await alice.api.post(`${V2}/block`, { user_id: bob.id })).status, 200)
+  assert.deepEqual((await alicePhone.next('chat.updated')).data, { chat_id: sent.chat_id, is_blocked: true })
+  assert.equal((await alice.api.post(`${V2}/unblock`, { user_id: bob.id })).status, 200)
+  assert.deepEqual((await alicePhone.next('chat.updated')).data, { chat_id: sent.chat_id, is_blocked: false })
+  await assertNone(bobSocket, 'chat.updated', 200, 'chat.updated for the blocked user')
+})
