@@ -8,6 +8,7 @@ import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import { sqlitePath, type Dialect } from '../config.js'
+import { statement } from './sqlite-hot.js'
 import type { Database } from './tables.js'
 
 export type Db = Kysely<Database>
@@ -25,27 +26,13 @@ const NUMERIC_OID = 1700
 pg.types.setTypeParser(INT8_OID, (value) => Number(value))
 pg.types.setTypeParser(NUMERIC_OID, (value) => Number(value))
 
-const STATEMENT_CACHE_SIZE = 500
-
 /**
  * Kysely prepares every query it runs; preparing costs more than running a small statement, so
- * prepared statements are kept by SQL text (the app issues a bounded set of shapes; the oldest
- * are dropped past STATEMENT_CACHE_SIZE). Statements run synchronously, so sharing one is safe.
+ * prepared statements are kept by SQL text (see sqlite-hot.ts). Statements run synchronously, so
+ * sharing one is safe.
  */
 function withStatementCache(sqlite: SQLite.Database) {
-  const cache = new Map<string, SQLite.Statement>()
-  return {
-    close: () => sqlite.close(),
-    prepare(sql: string) {
-      let statement = cache.get(sql)
-      if (!statement) {
-        statement = sqlite.prepare(sql)
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!)
-        cache.set(sql, statement)
-      }
-      return statement
-    },
-  }
+  return { close: () => sqlite.close(), prepare: (sql: string) => statement(sqlite, sql) }
 }
 
 export function createDatabase(databaseUrl: string): DatabaseHandle {

@@ -1,12 +1,12 @@
 /** Session and API tokens: 256-bit random, base64url; stored only as their SHA-256. */
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 
 export function newToken(): string {
   return randomBytes(32).toString('base64url')
 }
 
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex')
+  return hash('sha256', token, 'hex')
 }
 
 /** The masked form shown in session lists: the first 6 characters and an ellipsis. */

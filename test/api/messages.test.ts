@@ -190,3 +190,27 @@ test('every send is in both members\' update logs, in order, with per-user seqs'
   assert.equal(none.body.seq, 0)
   assert.equal((await server.api.get(`${V2}/updates`)).status, 401)
 })
+
+test('concurrent sends commit together, yet a failing one fails alone and duplicates collapse', async () => {
+  const [alice, bob, carol] = [await server.registerUser(), await server.registerUser(), await server.registerUser()]
+  const chatId = (await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'start' })).body.data.chat_id
+  const foreign = (await carol.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'elsewhere' })).body.data.message_id
+  // Sent at once, so they share commits: valid sends, bad replies and a retried client id, interleaved.
+  const results = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => {
+      if (i % 10 === 3) return alice.api.post(`${V2}/messages/send`, { chat_id: chatId, content: `bad ${i}`, reply_to_id: foreign })
+      if (i % 10 === 7) return alice.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'retried', client_message_id: 'same-id' })
+      return alice.api.post(`${V2}/messages/send`, { chat_id: chatId, content: `ok ${i}` })
+    }),
+  )
+  const bad = results.filter((_, i) => i % 10 === 3)
+  assert.ok(bad.every((r) => r.status === 400 && r.body.error.code === 'validation_error'))
+  const retried = results.filter((_, i) => i % 10 === 7)
+  assert.ok(retried.every((r) => r.status === 200))
+  assert.equal(new Set(retried.map((r) => r.body.data.message_id)).size, 1, 'one message for one client id')
+  const history = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100 } })
+  const contents = history.body.items.map((m: { content: string }) => m.content)
+  assert.equal(contents.length, 1 + 24 + 1, 'start, 24 valid sends, one retried message')
+  assert.ok(!contents.some((c: string) => c.startsWith('bad')), 'no failed send left anything behind')
+  assert.equal(history.body.total, 26, 'seqs stay contiguous: failed sends took none')
+})

@@ -12,6 +12,7 @@ import { presentMessage, presentRich, type Sender } from './present.js'
 import * as repo from './repo.js'
 import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from './schemas.js'
 import * as scheduled from './scheduled.js'
+import { sendSqlite } from './send-sqlite.js'
 
 const DEFAULT_PAGE_SIZE = 20
 const DEFAULT_LIMIT = 50
@@ -30,17 +31,26 @@ export async function send(
   idempotencyKey?: string,
 ): Promise<MessageView> {
   const clientId = input.client_message_id ?? idempotencyKey ?? null
-  if (clientId) {
-    const first = await repo.findByClientId(ctx.db, me.id, clientId)
-    if (first) return presentSent(ctx, me, first)
-  }
-
   const draft = draftFrom(input)
   if (input.chat_id === undefined && input.receiver_id === undefined) {
     throw validationError('chat_id or receiver_id is required')
   }
   // TODO(#5): attachments arrive with uploads; no path can have been uploaded before that.
   if (input.file_path !== undefined) throw invalidFile()
+
+  const now = ctx.clock.now()
+  const scheduledAt = input.scheduled_at === undefined ? null : Date.parse(input.scheduled_at)
+  if (ctx.sqlite && !(scheduledAt !== null && scheduledAt > now)) {
+    const hot = await sendSqlite(ctx, me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId)
+    if (hot.kind === 'duplicate') return presentSent(ctx, me, hot.row)
+    if (hot.kind === 'sent') {
+      publishNew(ctx, hot.message, hot.recorded)
+      return hot.message
+    }
+  } else if (clientId) {
+    const first = await repo.findByClientId(ctx.db, me.id, clientId)
+    if (first) return presentSent(ctx, me, first)
+  }
 
   const chat =
     input.chat_id !== undefined
@@ -49,11 +59,7 @@ export async function send(
   await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
   if (draft.reply_to_id !== null) await assertReplyTarget(ctx.db, chat.id, draft.reply_to_id)
 
-  const now = ctx.clock.now()
-  if (input.scheduled_at !== undefined) {
-    const at = Date.parse(input.scheduled_at)
-    if (at > now) return scheduled.schedule(ctx, me, chat, draft, at, clientId)
-  }
+  if (scheduledAt !== null && scheduledAt > now) return scheduled.schedule(ctx, me, chat, draft, scheduledAt, clientId)
   try {
     const { message, recorded } = await ctx.db.transaction().execute((trx) => writeMessage(trx, chat, me, draft, clientId, null, now))
     publishNew(ctx, message, recorded)

@@ -1,0 +1,82 @@
+/**
+ * The SQLite hot path: prepared statements run synchronously on the raw better-sqlite3 handle,
+ * for the few requests where Kysely's per-query building and promise hops dominate (auth, send).
+ * Kysely and these statements share one connection, so raw work runs only while holding Kysely's
+ * connection (`exclusive`): never inside someone else's open transaction.
+ */
+import type SQLite from 'better-sqlite3'
+import type { AppContext } from '../context.js'
+
+const STATEMENT_CACHE_SIZE = 500
+const caches = new WeakMap<SQLite.Database, Map<string, SQLite.Statement>>()
+
+/** A prepared statement, kept by SQL text (the oldest are dropped past STATEMENT_CACHE_SIZE). */
+export function statement(sqlite: SQLite.Database, sql: string): SQLite.Statement {
+  let cache = caches.get(sqlite)
+  if (!cache) caches.set(sqlite, (cache = new Map()))
+  let prepared = cache.get(sql)
+  if (!prepared) {
+    prepared = sqlite.prepare(sql)
+    if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!)
+    cache.set(sql, prepared)
+  }
+  return prepared
+}
+
+/** Runs `work` on the raw connection while no Kysely query or transaction can interleave. */
+export function exclusive<T>(ctx: AppContext, work: (sqlite: SQLite.Database) => T): Promise<T> {
+  const sqlite = ctx.sqlite!
+  return ctx.db.connection().execute(async () => work(sqlite))
+}
+
+interface Job {
+  work: (sqlite: SQLite.Database) => unknown
+  resolve(value: unknown): void
+  reject(error: unknown): void
+}
+const queues = new WeakMap<SQLite.Database, Job[]>()
+
+/**
+ * Group commit: writes that arrive in the same event-loop turn run in one transaction, each in its
+ * own savepoint (a job that throws is rolled back alone and rejects alone). A commit writes every
+ * page it dirtied to the WAL, so sharing one between concurrent sends cuts the I/O per message
+ * several times over. Every job's promise settles only after the shared commit.
+ */
+export function batched<T>(ctx: AppContext, work: (sqlite: SQLite.Database) => T): Promise<T> {
+  const sqlite = ctx.sqlite!
+  let queue = queues.get(sqlite)
+  if (!queue) queues.set(sqlite, (queue = []))
+  const promise = new Promise<T>((resolve, reject) => {
+    queue.push({ work, resolve: resolve as (value: unknown) => void, reject })
+  })
+  if (queue.length === 1) setImmediate(() => void runBatch(ctx, sqlite))
+  return promise
+}
+
+async function runBatch(ctx: AppContext, sqlite: SQLite.Database) {
+  const queue = queues.get(sqlite)!
+  await ctx.db.connection().execute(async () => {
+    const jobs = queue.splice(0)
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
+    try {
+      sqlite.transaction(() => {
+        for (const job of jobs) {
+          try {
+            outcomes.push({ ok: true, value: sqlite.transaction(job.work)(sqlite) })
+          } catch (error) {
+            outcomes.push({ ok: false, error })
+          }
+        }
+      })()
+    } catch (error) {
+      // the commit itself failed: nothing of this batch was written
+      for (const job of jobs) job.reject(error)
+      return
+    }
+    jobs.forEach((job, i) => {
+      const outcome = outcomes[i]
+      if (outcome.ok) job.resolve(outcome.value)
+      else job.reject(outcome.error)
+    })
+  })
+}

@@ -1,0 +1,121 @@
+/**
+ * messages/send on SQLite, the hot path: one synchronous pass over prepared statements while
+ * holding the connection: idempotency lookup, membership and block check (one query), reply check,
+ * then the writes (message, chat seq and last message, the sender's read position, the update
+ * log), all in one savepoint of a group commit shared with the sends of the same moment. The same rules as service.ts's general path, which still handles
+ * what is rare: opening a new personal chat, scheduled messages, and PostgreSQL.
+ */
+import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
+import { batched, statement } from '../../db/sqlite-hot.js'
+import type { AppContext } from '../../context.js'
+import { blocked, notFound, validationError } from '../../http/errors.js'
+import type { Recorded } from '../../realtime/updates.js'
+import type { Draft } from './draft.js'
+import { presentMessage } from './present.js'
+import type { MessageView } from './schemas.js'
+
+/** The chat (if I am a member), and whether its other member blocked me. */
+const MEMBER_CHAT = `
+  select c.*, exists(
+    select 1 from blocked_users b
+    where c.chat_type = 'personal' and b.blocked_user_id = :me
+      and b.user_id = case when c.peer1_id = :me then c.peer2_id else c.peer1_id end
+  ) as blocked_me
+  from chats c join chat_members m on m.chat_id = c.id and m.user_id = :me
+  where c.id = :chat`
+
+/** The personal chat of a pair, if it exists and the other user is active; and the block flag. */
+const PAIR_CHAT = `
+  select c.*, exists(
+    select 1 from blocked_users b where b.user_id = :other and b.blocked_user_id = :me
+  ) as blocked_me
+  from chats c join users o on o.id = :other and o.is_active = 1 and o.deleted_at is null
+  where c.peer1_id = :p1 and c.peer2_id = :p2`
+
+const FIND_BY_CLIENT_ID = 'select * from messages where sender_id = ? and client_message_id = ?'
+const REPLY_TARGET = 'select chat_id, deleted_for_all from messages where id = ?'
+const INSERT_MESSAGE = `
+  insert into messages (chat_id, seq, sender_id, receiver_id, content, reply_to_id, is_encrypted,
+    encrypted_content, encryption_key_id, emoji, emoji_file, emoji_size, emoji_count, client_message_id, created_at)
+  values (:chat, (select message_seq + 1 from chats where id = :chat), :sender, :receiver, :content, :reply,
+    :is_encrypted, :encrypted_content, :encryption_key_id, :emoji, :emoji_file, :emoji_size, :emoji_count, :client_id, :now)
+  returning *`
+const UPDATE_CHAT = 'update chats set message_seq = ?, last_message_id = ?, last_message_at = ? where id = ?'
+const ADVANCE_READ = 'update chat_members set read_seq = ?, read_at = ? where chat_id = ? and user_id = ? and read_seq < ?'
+
+const upsertSeqs = (n: number) =>
+  `insert into update_seqs (user_id, seq) values ${Array(n).fill('(?, 1)').join(', ')}
+   on conflict (user_id) do update set seq = update_seqs.seq + 1 returning user_id, seq`
+const insertUpdates = (n: number) =>
+  `insert into updates (user_id, seq, type, data, created_at) values ${Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}`
+
+type ChatWithBlock = ChatRow & { blocked_me: number }
+
+export type HotSend =
+  | { kind: 'sent'; message: MessageView; recorded: Recorded[] }
+  | { kind: 'duplicate'; row: MessageRow }
+  /** a new personal chat (or an inactive receiver): the general path handles it */
+  | { kind: 'general' }
+
+export function sendSqlite(
+  ctx: AppContext,
+  me: UserRow,
+  target: { chatId?: number; receiverId?: number },
+  draft: Draft,
+  clientId: string | null,
+): Promise<HotSend> {
+  const now = ctx.clock.now()
+  return batched(ctx, (sqlite): HotSend => {
+    const get = <T>(sql: string, ...params: unknown[]) => statement(sqlite, sql).get(...params) as T | undefined
+    if (clientId) {
+      const first = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
+      if (first) return { kind: 'duplicate', row: first }
+    }
+    let chat: ChatWithBlock | undefined
+    if (target.chatId !== undefined) {
+      chat = get<ChatWithBlock>(MEMBER_CHAT, { me: me.id, chat: target.chatId })
+      if (!chat) throw notFound('Chat not found')
+    } else {
+      const other = target.receiverId!
+      const [p1, p2] = me.id < other ? [me.id, other] : [other, me.id]
+      chat = get<ChatWithBlock>(PAIR_CHAT, { me: me.id, other, p1, p2 })
+      if (!chat) return { kind: 'general' }
+    }
+    if (chat.blocked_me) throw blocked()
+    if (draft.reply_to_id !== null) {
+      const original = get<{ chat_id: number; deleted_for_all: number }>(REPLY_TARGET, draft.reply_to_id)
+      if (!original || original.chat_id !== chat.id || original.deleted_for_all === 1) {
+        throw validationError('reply_to_id must be a message of this chat')
+      }
+    }
+    const receiverId = chat.chat_type === 'personal' ? (chat.peer1_id === me.id ? chat.peer2_id : chat.peer1_id) : null
+    const audience = chat.chat_type === 'personal' ? [...new Set([me.id, receiverId!])] : null
+    if (!audience) return { kind: 'general' }
+
+    // batched() runs all of this inside a savepoint of the shared transaction: an error rolls back
+    // this send alone
+    const row = statement(sqlite, INSERT_MESSAGE).get({
+      chat: chat.id,
+      sender: me.id,
+      receiver: receiverId,
+      content: draft.content,
+      reply: draft.reply_to_id,
+      is_encrypted: draft.is_encrypted ? 1 : 0,
+      encrypted_content: draft.encrypted_content,
+      encryption_key_id: draft.encryption_key_id,
+      emoji: draft.emoji,
+      emoji_file: draft.emoji_file,
+      emoji_size: draft.emoji_size,
+      emoji_count: draft.emoji_count,
+      client_id: clientId,
+      now,
+    }) as MessageRow
+    statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chat.id)
+    statement(sqlite, ADVANCE_READ).run(row.seq, now, chat.id, me.id, row.seq)
+    const message = presentMessage(row, me, receiverId === me.id)
+    const seqs = statement(sqlite, upsertSeqs(audience.length)).all(...audience) as { user_id: number; seq: number }[]
+    const data = JSON.stringify({ message })
+    statement(sqlite, insertUpdates(seqs.length)).run(...seqs.flatMap((s) => [s.user_id, s.seq, 'message.new', data, now]))
+    return { kind: 'sent', message, recorded: seqs.map((s) => ({ userId: s.user_id, seq: s.seq })) }
+  })
+}
