@@ -1,0 +1,54 @@
+/** Set-up through Tern's real HTTP API (users and chats that the server itself created). */
+
+export const V2 = '/api.v2/api'
+
+export interface BenchUser {
+  id: number
+  username: string
+  token: string
+}
+
+async function call<T>(url: string, init: { method?: string; token?: string; body?: unknown } = {}): Promise<T> {
+  const response = await fetch(url, {
+    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    headers: {
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+    },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${response.status} ${text.slice(0, 300)}`)
+  return JSON.parse(text) as T
+}
+
+export async function register(baseUrl: string, username: string): Promise<BenchUser> {
+  const { data } = await call<{ data: { user: { user_id: number }; session_token: string } }>(`${baseUrl}${V2}/auth/register`, {
+    body: { username, password: 'bench password 1' },
+  })
+  return { id: data.user.user_id, username, token: data.session_token }
+}
+
+/** Registers `count` users named `<prefix>_<i>`, a few at a time (each is an argon2 hash). */
+export async function registerMany(baseUrl: string, prefix: string, count: number): Promise<BenchUser[]> {
+  const users: BenchUser[] = []
+  for (let i = 0; i < count; i += 4) {
+    const batch = Array.from({ length: Math.min(4, count - i) }, (_, j) => register(baseUrl, `${prefix}_${i + j}`))
+    users.push(...(await Promise.all(batch)))
+  }
+  return users
+}
+
+/** The personal chat of `me` and `other`, created through the API; returns its id. */
+export async function openChat(baseUrl: string, me: BenchUser, other: BenchUser): Promise<number> {
+  const { data } = await call<{ data: { chat_id: number } }>(`${baseUrl}${V2}/chat/create`, { token: me.token, body: { user_id: other.id } })
+  return data.chat_id
+}
+
+export async function sendMessage(baseUrl: string, me: BenchUser, chatId: number, content: string): Promise<number> {
+  const { data } = await call<{ data: { message_id: number } }>(`${baseUrl}${V2}/messages/send`, { token: me.token, body: { chat_id: chatId, content } })
+  return data.message_id
+}
+
+/** A message body of typical chat length (about 100 bytes of JSON with the chat id). */
+export const MESSAGE_TEXT = 'Benchmark message: the quick brown fox jumps over the lazy dog, twice.'

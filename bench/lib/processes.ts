@@ -1,0 +1,66 @@
+/**
+ * Child processes of a benchmark: servers pinned to core 0, load generators pinned to core 1
+ * (through taskset when it is installed). Every child is killed by its pid if the run dies.
+ */
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import type { Machine } from './machine.js'
+
+export const ROOT = path.resolve(import.meta.dirname, '../..')
+
+export const SERVER_CORE = 0
+export const LOAD_CORE = 1
+
+const children = new Set<ChildProcess>()
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+})
+
+/** Starts `node <args>` on one core (or unpinned without taskset). */
+export function spawnNode(machine: Machine, core: number, args: string[], env: NodeJS.ProcessEnv, stdio: StdioOptions): ChildProcess {
+  const command = machine.taskset ? [machine.taskset, '-c', String(core), process.execPath] : [process.execPath]
+  const child = spawn(command[0], [...command.slice(1), ...args], { cwd: ROOT, env, stdio })
+  children.add(child)
+  child.once('exit', () => children.delete(child))
+  return child
+}
+
+/** Ends a child: SIGTERM, then SIGKILL if it is still there after `graceMs`. */
+export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
+  await exited
+  clearTimeout(timer)
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** A fresh temporary data directory, removed by `removeDataDir`. */
+export function makeDataDir(name: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `tern-bench-${name}-`))
+}
+
+export function removeDataDir(dir: string) {
+  fs.rmSync(dir, { recursive: true, force: true })
+}
+
+/** Resident set size of a process, from /proc (Linux). */
+export function rssBytes(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(status)
+  if (!match) throw new Error(`no VmRSS for pid ${pid}`)
+  return Number(match[1]) * 1024
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

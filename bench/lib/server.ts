@@ -1,0 +1,89 @@
+/**
+ * The server under test, on core 0 with its own data directory: Tern (the compiled `dist/`, as
+ * `npm start` runs it) or one of the bare baselines in bench/servers/. Output goes to
+ * `<dataDir>/server.log`, shown when the server fails.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { ChildProcess } from 'node:child_process'
+import type { Machine } from './machine.js'
+import { freePort, rssBytes, sleep, SERVER_CORE, spawnNode, stopChild } from './processes.js'
+
+export type ServerKind = 'tern' | 'bare-insert' | 'bare-ws'
+
+const ENTRY: Record<ServerKind, string[]> = {
+  tern: ['dist/src/main.js'],
+  'bare-insert': ['--import', 'tsx', 'bench/servers/bare-insert.ts'],
+  'bare-ws': ['--import', 'tsx', 'bench/servers/bare-ws.ts'],
+}
+
+export interface Server {
+  kind: ServerKind
+  port: number
+  url: string
+  pid: number
+  dataDir: string
+  rss(): number
+  stop(): Promise<void>
+}
+
+/** Tern's log level in benchmarks: its default (`info`, one line per request) unless BENCH_LOG_LEVEL says otherwise. */
+export const TERN_LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'info'
+
+function logTail(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').split('\n').slice(-30).join('\n')
+  } catch {
+    return '(no output)'
+  }
+}
+
+export async function startServer(machine: Machine, kind: ServerKind, dataDir: string): Promise<Server> {
+  const port = await freePort()
+  const logFile = path.join(dataDir, 'server.log')
+  const out = fs.openSync(logFile, 'a')
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: TERN_LOG_LEVEL,
+    // Set-up registers many users from one address; the default 5/300 would refuse them.
+    REGISTER_RATE_LIMIT: '1000000/300',
+    LOGIN_RATE_LIMIT: '1000000/60',
+  }
+  // BENCH_CPU_PROF=<dir>: Tern writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
+  const profile = kind === 'tern' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []
+  const child: ChildProcess = spawnNode(machine, SERVER_CORE, [...profile, ...ENTRY[kind]], env, ['ignore', out, out])
+  fs.closeSync(out)
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${kind} server exited early:\n${logTail(logFile)}`)
+    try {
+      if ((await fetch(`${url}/health`)).ok) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stopChild(child, 0)
+      throw new Error(`${kind} server did not answer /health within 20 s:\n${logTail(logFile)}`)
+    }
+    await sleep(50)
+  }
+  return {
+    kind,
+    port,
+    url,
+    pid: child.pid!,
+    dataDir,
+    rss: () => rssBytes(child.pid!),
+    stop: async () => {
+      await stopChild(child)
+      if (child.exitCode !== 0 && child.signalCode === null) {
+        process.stderr.write(`  (${kind} server exited with code ${child.exitCode}:\n${logTail(logFile)})\n`)
+      }
+    },
+  }
+}

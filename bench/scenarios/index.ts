@@ -1,0 +1,9 @@
+/** Every scenario, in the order `npm run bench` runs them. Later issues append theirs. */
+import type { Scenario } from '../lib/scenario.js'
+import { chatList } from './chat-list.js'
+import { historyDepth } from './history-depth.js'
+import { idleWs } from './idle-ws.js'
+import { sendThroughput } from './send-throughput.js'
+import { wsLatency } from './ws-latency.js'
+
+export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs]

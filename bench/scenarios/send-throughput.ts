@@ -1,0 +1,94 @@
+/**
+ * send-throughput: Tern's POST V2/messages/send against a bare Fastify route doing one SQLite
+ * insert, both saturated by the same closed-loop generator with byte-identical requests; then
+ * Tern's latency under an open-loop load of half its own maximum.
+ */
+import { MESSAGE_TEXT, openChat, registerMany, V2 } from '../lib/api.js'
+import type { RequestSpec } from '../lib/http-client.js'
+import { runLoad } from '../lib/load.js'
+import type { LoadResult } from '../lib/load-engine.js'
+import { makeDataDir, removeDataDir } from '../lib/processes.js'
+import type { Row } from '../lib/report.js'
+import { checkLoad, fmt, type Scenario } from '../lib/scenario.js'
+import { startServer, type Server } from '../lib/server.js'
+import { median } from '../lib/stats.js'
+import type { HttpLoadSpec } from '../load/http.js'
+
+/** sender → receiver pairs, each in its own personal chat */
+const PAIRS = 16
+/** closed-loop connections: enough to keep one server core busy */
+const CONNECTIONS = 32
+/** open-loop connection pool: far more than half-load ever needs in flight */
+const POOL = 64
+
+export const sendThroughput: Scenario = {
+  name: 'send-throughput',
+  summary: 'V2/messages/send max req/s vs a bare Fastify + SQLite insert route (ratio), p99 at half load',
+  async run(ctx) {
+    const ternDir = makeDataDir('send')
+    const bareDir = makeDataDir('send-bare')
+    const servers: Server[] = []
+    try {
+      const tern = await startServer(ctx.machine, 'tern', ternDir)
+      servers.push(tern)
+      const bare = await startServer(ctx.machine, 'bare-insert', bareDir)
+      servers.push(bare)
+
+      const users = await registerMany(tern.url, 'send', PAIRS * 2)
+      const requests: RequestSpec[] = []
+      for (let i = 0; i < PAIRS; i++) {
+        const [sender, receiver] = [users[2 * i], users[2 * i + 1]]
+        requests.push({
+          method: 'POST',
+          path: `${V2}/messages/send`,
+          headers: { authorization: `Bearer ${sender.token}` },
+          body: { chat_id: await openChat(tern.url, sender, receiver), content: MESSAGE_TEXT },
+        })
+      }
+      const load = (server: Server, spec: Partial<HttpLoadSpec>, label: string) =>
+        runLoad<LoadResult>(ctx.machine, 'http', {
+          mode: 'closed',
+          port: server.port,
+          connections: CONNECTIONS,
+          warmupMs: ctx.warmupMs,
+          durationMs: ctx.durationMs,
+          requests,
+          ...spec,
+        }).then((result) => checkLoad(ctx, label, result))
+
+      // Bare and Tern alternate run by run, so drift on the machine hits both alike.
+      const bareMax: number[] = []
+      const ternMax: number[] = []
+      for (let run = 1; run <= ctx.runs; run++) {
+        bareMax.push((await load(bare, {}, 'bare max')).throughput)
+        ternMax.push((await load(tern, {}, 'Tern max')).throughput)
+        ctx.log(`  run ${run}: bare ${fmt(bareMax.at(-1)!)} req/s, Tern ${fmt(ternMax.at(-1)!)} req/s`)
+      }
+
+      const half = Math.round(median(ternMax) / 2)
+      const p50: number[] = []
+      const p99: number[] = []
+      for (let run = 1; run <= ctx.runs; run++) {
+        const result = await load(tern, { mode: 'open', rate: half, connections: POOL }, 'Tern half load')
+        if (result.throughput < half * 0.95) ctx.log(`  warning: only ${fmt(result.throughput)} of ${fmt(half)} req/s completed`)
+        p50.push(result.latency.p50)
+        p99.push(result.latency.p99)
+        ctx.log(`  run ${run} at ${fmt(half)} req/s: p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms`)
+      }
+
+      const scenario = this.name
+      const rows: Row[] = [
+        { scenario, figure: 'bare Fastify + 1 SQLite insert, max', unit: 'req/s', samples: bareMax },
+        { scenario, figure: 'Tern V2/messages/send, max', unit: 'req/s', samples: ternMax },
+        { scenario, figure: 'Tern / bare', unit: 'x', samples: ternMax.map((t, i) => t / bareMax[i]), target: { min: 0.7 } },
+        { scenario, figure: `Tern p50 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p50 },
+        { scenario, figure: `Tern p99 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p99, target: { max: 10 } },
+      ]
+      return rows
+    } finally {
+      for (const server of servers) await server.stop()
+      removeDataDir(ternDir)
+      removeDataDir(bareDir)
+    }
+  },
+}
