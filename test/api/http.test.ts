@@ -467,15 +467,18 @@ test('request logs carry method, URL and status but never passwords, tokens or c
   await exited
   const log = stdout + stderr
 
-  const completed = log.split('\n').filter((line) => line.includes('request completed'))
+  // one line per request, with its method, URL, status and time
+  const completed = log.split('\n').filter((line) => line.includes('request completed')).map((line) => JSON.parse(line))
   assert.ok(completed.length >= 8, `request completed lines (got ${completed.length})`)
-  const incoming = log.split('\n').filter((line) => line.includes('incoming request')).map((line) => JSON.parse(line))
-  const health = incoming.find((entry) => entry.req?.url?.startsWith('/health?token='))
+  assert.ok(!log.includes('incoming request'), 'no second line per request')
+  const health = completed.find((entry) => entry.req?.url?.startsWith('/health?token='))
   assert.ok(health, 'the /health?token= request is logged')
   assert.equal(health.req.method, 'GET')
   assert.equal(health.req.url, '/health?token=[redacted]')
   assert.ok(typeof health.req.ip === 'string' && health.req.ip.length > 0)
   assert.ok(health.reqId ?? health.req.id, 'a request id')
+  assert.equal(health.res.statusCode, 200)
+  assert.equal(typeof health.responseTime, 'number')
 
   for (const [what, secret] of [
     ['password', password],
