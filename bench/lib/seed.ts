@@ -3,7 +3,7 @@
  * through the HTTP API would take hours. Every write keeps the invariants the server relies on:
  * per-chat seqs are contiguous from 1 and `chats.message_seq` is the highest, `last_message_id`
  * and `last_message_at` name the newest message, personal chats have peer1_id < peer2_id and a
- * chat_members row for each side, ids grow with seq, and sessions store the token's SHA-256.
+ * chat_members row for each side (its last_activity_at the chat's last message time), ids grow with seq, and sessions store the token's SHA-256.
  * Seeded history predates the per-user update log (like an imported archive): nothing measured
  * here replays it.
  */
@@ -41,6 +41,7 @@ export function fillHistory(db: SeedDb, chatId: number, total: number, idsOfSeqs
       last = Number(insert.run(chatId, seq, sender, receiver, `${MESSAGE_TEXT} #${seq}`, now - (total - seq) * 1000).lastInsertRowid)
     }
     db.prepare('update chats set message_seq = ?, last_message_id = ?, last_message_at = ? where id = ?').run(total, last, now, chatId)
+    db.prepare('update chat_members set last_activity_at = ? where chat_id = ?').run(now, chatId)
   })()
   const idOf = db.prepare('select id from messages where chat_id = ? and seq = ?').pluck()
   return new Map(idsOfSeqs.map((seq) => [seq, idOf.get(chatId, seq) as number]))
@@ -79,7 +80,7 @@ export function insertPersonalChats(db: SeedDb, ownerId: number, peerIds: number
   const chat = db.prepare(
     "insert into chats (chat_type, peer1_id, peer2_id, message_seq, created_at) values ('personal', ?, ?, 1, ?)",
   )
-  const member = db.prepare('insert into chat_members (chat_id, user_id, joined_at) values (?, ?, ?)')
+  const member = db.prepare('insert into chat_members (chat_id, user_id, joined_at, last_activity_at) values (?, ?, ?, ?)')
   const message = db.prepare('insert into messages (chat_id, seq, sender_id, receiver_id, content, created_at) values (?, 1, ?, ?, ?, ?)')
   const last = db.prepare('update chats set last_message_id = ?, last_message_at = ? where id = ?')
   const now = Date.now()
@@ -87,8 +88,8 @@ export function insertPersonalChats(db: SeedDb, ownerId: number, peerIds: number
     peerIds.forEach((peerId, i) => {
       const at = now - (peerIds.length - i) * 60_000
       const chatId = Number(chat.run(Math.min(ownerId, peerId), Math.max(ownerId, peerId), at).lastInsertRowid)
-      member.run(chatId, ownerId, at)
-      member.run(chatId, peerId, at)
+      member.run(chatId, ownerId, at, at)
+      member.run(chatId, peerId, at, at)
       const messageId = message.run(chatId, peerId, ownerId, `${MESSAGE_TEXT} #${i}`, at).lastInsertRowid
       last.run(messageId, at, chatId)
     })

@@ -90,6 +90,8 @@ export interface ChatMembersTable {
   joined_at: EpochMs
   read_seq: Generated<number>
   read_at: EpochMs | null
+  /** when the chat last had a message (or was created): the chat list's order */
+  last_activity_at: EpochMs | null
 }
 
 // messages module

@@ -3,9 +3,11 @@ import type { Migration } from 'kysely'
 import * as usersAndSessions from './2026-11-21T00-00-users-and-sessions.js'
 import * as chatsMessagesUpdates from './2026-11-21T01-00-chats-messages-updates.js'
 import * as messageActions from './2026-11-21T02-00-message-actions.js'
+import * as chatActivity from './2026-11-21T03-00-chat-activity.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
   '2026-11-21T01-00-chats-messages-updates': chatsMessagesUpdates,
   '2026-11-21T02-00-message-actions': messageActions,
+  '2026-11-21T03-00-chat-activity': chatActivity,
 }

@@ -16,7 +16,7 @@ export function insertPersonal(db: Db, peer1: number, peer2: number, now: number
 export function insertMembers(db: Db, chatId: number, userIds: number[], now: number) {
   return db
     .insertInto('chat_members')
-    .values(userIds.map((userId) => ({ chat_id: chatId, user_id: userId, joined_at: now })))
+    .values(userIds.map((userId) => ({ chat_id: chatId, user_id: userId, joined_at: now, last_activity_at: now })))
     .execute()
 }
 
@@ -61,6 +61,24 @@ export async function refreshLastMessage(db: Db, chatId: number): Promise<number
     .executeTakeFirst()
   await db.updateTable('chats').set({ last_message_id: latest?.id ?? null }).where('id', '=', chatId).execute()
   return latest?.id ?? null
+}
+
+/**
+ * After a message: every member's chat moves to the top of their list, and the sender has read up
+ * to it. One statement over the chat's member rows, so only for chats with a handful of members
+ * (personal chats); large groups need a list order that does not write per member (#4).
+ */
+export async function touchMembers(db: Db, chatId: number, senderId: number, seq: number, now: number) {
+  const advances = sql<boolean>`user_id = ${senderId} and read_seq < ${seq}`
+  await db
+    .updateTable('chat_members')
+    .set({
+      last_activity_at: now,
+      read_seq: sql`case when ${advances} then ${seq} else read_seq end`,
+      read_at: sql`case when ${advances} then ${now} else read_at end`,
+    })
+    .where('chat_id', '=', chatId)
+    .execute()
 }
 
 /** Moves a member's read position forward (never back); returns whether it moved. */
@@ -134,8 +152,9 @@ export function findPersonalItem(db: Db, userId: number, chatId: number) {
 export async function listPersonal(db: Db, userId: number, page: number, perPage: number) {
   const [rows, count] = await Promise.all([
     personalItems(db, userId)
-      .orderBy(sql`coalesce(c.last_message_at, c.created_at)`, 'desc')
-      .orderBy('c.id', 'desc')
+      // served by chat_members_user_activity: a page costs O(page), however many chats
+      .orderBy('me.last_activity_at', 'desc')
+      .orderBy('me.chat_id', 'desc')
       .limit(perPage)
       .offset((page - 1) * perPage)
       .execute(),

@@ -76,10 +76,10 @@ export const refreshLastMessage = repo.refreshLastMessage
 /** Inside a send's transaction: the chat's next message seq, and the chat's new last activity. */
 export const nextMessageSeq = repo.nextMessageSeq
 
-/** Inside a send's transaction: records the new last message; the sender has read up to it. */
+/** Inside a send's transaction: records the new last message, lifts the chat in every member's list; the sender has read up to it. */
 export async function afterMessage(db: Db, chatId: number, messageId: number, senderId: number, seq: number, now: number) {
   await repo.setLastMessage(db, chatId, messageId)
-  await repo.advanceRead(db, chatId, senderId, seq, now)
+  await repo.touchMembers(db, chatId, senderId, seq, now)
 }
 
 export async function createPersonal(ctx: AppContext, me: UserRow, otherId: number): Promise<ChatListItem> {

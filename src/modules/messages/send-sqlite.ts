@@ -41,7 +41,12 @@ const INSERT_MESSAGE = `
     :is_encrypted, :encrypted_content, :encryption_key_id, :emoji, :emoji_file, :emoji_size, :emoji_count, :client_id, :now)
   returning *`
 const UPDATE_CHAT = 'update chats set message_seq = ?, last_message_id = ?, last_message_at = ? where id = ?'
-const ADVANCE_READ = 'update chat_members set read_seq = ?, read_at = ? where chat_id = ? and user_id = ? and read_seq < ?'
+/** chats/repo.ts touchMembers: the chat goes to the top of both lists; the sender has read it */
+const TOUCH_MEMBERS = `
+  update chat_members set last_activity_at = :now,
+    read_seq = case when user_id = :sender and read_seq < :seq then :seq else read_seq end,
+    read_at = case when user_id = :sender and read_seq < :seq then :now else read_at end
+  where chat_id = :chat`
 
 const upsertSeqs = (n: number) =>
   `insert into update_seqs (user_id, seq) values ${Array(n).fill('(?, 1)').join(', ')}
@@ -111,7 +116,7 @@ export function sendSqlite(
       now,
     }) as MessageRow
     statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chat.id)
-    statement(sqlite, ADVANCE_READ).run(row.seq, now, chat.id, me.id, row.seq)
+    statement(sqlite, TOUCH_MEMBERS).run({ now, sender: me.id, seq: row.seq, chat: chat.id })
     const message = presentMessage(row, me, receiverId === me.id)
     const seqs = statement(sqlite, upsertSeqs(audience.length)).all(...audience) as { user_id: number; seq: number }[]
     const data = JSON.stringify({ message })
