@@ -30,6 +30,10 @@ export interface ContextOverrides {
 }
 
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  // Asynchronous stdout: lines written while a write is in flight go out together in the next one,
+  // instead of one blocking write syscall per line (a visible share of a small request's cost).
+  // Flushed at exit.
+  const destination = pino.destination({ dest: 1, sync: false })
   return pino({
     level: config.logLevel,
     // Credentials never reach the log, wherever they appear.
@@ -44,7 +48,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
       ],
       censor: '[redacted]',
     },
-  })
+  }, destination)
 }
 
 export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {
