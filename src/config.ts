@@ -66,6 +66,8 @@ export interface Config {
   /** password logins per window per client IP */
   loginRateLimit: RateLimit
   premiumPlans: PremiumPlan[]
+  /** updates kept per user in the update log; a resume from further back gets a `reset` */
+  updateLogKeep: number
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
   /** allowed CORS origins; `*` allows any origin (without credentials) */
   corsOrigins: string[]
@@ -205,6 +207,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     registerRateLimit: rate('REGISTER_RATE_LIMIT', '5/300'),
     loginRateLimit: rate('LOGIN_RATE_LIMIT', '30/60'),
     premiumPlans: json('PREMIUM_PLANS', DEFAULT_PLANS, checkPlans),
+    updateLogKeep: int('UPDATE_LOG_KEEP', 10_000, 10, 100_000_000),
     logLevel,
     corsOrigins: (read('CORS_ORIGINS') ?? '')
       .split(',')

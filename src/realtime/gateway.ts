@@ -99,6 +99,12 @@ class Connection {
         this.rerun = false
         const batch = await updates.since(this.ctx.db, this.userId, this.cursor ?? 0, REPLAY_BATCH)
         if (this.rerun) continue
+        // Seqs are contiguous, so a hole before the batch means the log was pruned past the cursor:
+        // the client must reload its state (chat list, open histories), then the stream goes on.
+        const expected = (this.cursor ?? 0) + 1
+        if (batch.length > 0 && batch[0].seq > expected) {
+          this.send({ type: 'reset', data: { missed_from: expected, missed_to: batch[0].seq - 1 } })
+        }
         for (const update of batch) this.send(update)
         if (batch.length > 0) this.cursor = batch[batch.length - 1].seq
         if (batch.length === REPLAY_BATCH) this.rerun = true

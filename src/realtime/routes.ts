@@ -23,6 +23,8 @@ const UpdatesResult = Type.Object({
   items: Type.Array(UpdateItem),
   /** the user's latest seq: when it exceeds the last item's, ask again */
   seq: Type.Integer(),
+  /** true when updates after `since` were pruned: reload state (chat list, histories), then go on */
+  reset: Type.Boolean(),
 })
 
 export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
@@ -31,11 +33,13 @@ export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   app.get('/updates', {
     schema: { tags: ['realtime'], security: [{ bearer: [] }], querystring: UpdatesQuery, response: { 200: UpdatesResult } },
   }, async (request) => {
-    const [items, seq] = await Promise.all([
+    const [items, seq, oldest] = await Promise.all([
       updates.since(ctx.db, request.user.id, request.query.since, request.query.limit),
       updates.currentSeq(ctx.db, request.user.id),
+      updates.oldestSeq(ctx.db, request.user.id),
     ])
-    return { success: true as const, items: items as { type: string; seq: number; data: Record<string, unknown> }[], seq }
+    const reset = oldest !== null && oldest > request.query.since + 1
+    return { success: true as const, items: items as { type: string; seq: number; data: Record<string, unknown> }[], seq, reset }
   })
 }
 

@@ -22,8 +22,28 @@ export interface Recorded {
   seq: number
 }
 
+/**
+ * Retention: every time a user's seq passes a multiple of keep/10, their updates older than the
+ * newest `keep` are deleted (a range on the primary key; amortized O(1) per update, no sweep). A
+ * client resuming from before the oldest kept update is told to `reset` (see `since`).
+ */
+export const pruneStep = (keep: number) => Math.max(1, Math.floor(keep / 10))
+
+/** Which of the new seqs trigger a prune, and up to which seq it deletes. */
+export function prunes(recorded: Recorded[], keep: number): Recorded[] {
+  const step = pruneStep(keep)
+  return recorded.filter((r) => r.seq % step === 0 && r.seq > keep).map((r) => ({ userId: r.userId, seq: r.seq - keep }))
+}
+
 /** Appends one update for each of `userIds` (deduplicated); returns each recipient's new seq. */
-export async function record(db: Db, userIds: number[], type: string, data: unknown, now: number): Promise<Recorded[]> {
+export async function record(
+  db: Db,
+  userIds: number[],
+  type: string,
+  data: unknown,
+  now: number,
+  keep: number,
+): Promise<Recorded[]> {
   const recipients = [...new Set(userIds)]
   if (recipients.length === 0) return []
   const seqs = await db
@@ -37,7 +57,17 @@ export async function record(db: Db, userIds: number[], type: string, data: unkn
     .insertInto('updates')
     .values(seqs.map((s) => ({ user_id: s.user_id, seq: s.seq, type, data: json, created_at: now })))
     .execute()
-  return seqs.map((s) => ({ userId: s.user_id, seq: s.seq }))
+  const recorded = seqs.map((s) => ({ userId: s.user_id, seq: s.seq }))
+  for (const cut of prunes(recorded, keep)) {
+    await db.deleteFrom('updates').where('user_id', '=', cut.userId).where('seq', '<=', cut.seq).execute()
+  }
+  return recorded
+}
+
+/** The user's oldest kept seq (null when the log is empty). */
+export async function oldestSeq(db: Db, userId: number): Promise<number | null> {
+  const row = await db.selectFrom('updates').select('seq').where('user_id', '=', userId).orderBy('seq').limit(1).executeTakeFirst()
+  return row?.seq ?? null
 }
 
 /** Updates after `since`, oldest first, at most `limit`. */

@@ -33,7 +33,7 @@ export async function edit(ctx: AppContext, me: UserRow, messageId: number, cont
   const { message, recorded } = await ctx.db.transaction().execute(async (trx) => {
     const updated = await repo.updateMessage(trx, row.id, { content, edited_at: now })
     const message = await presentOne(trx, updated, me)
-    return { message, recorded: await updates.record(trx, audience, 'message.edited', { message }, now) }
+    return { message, recorded: await updates.record(trx, audience, 'message.edited', { message }, now, ctx.config.updateLogKeep) }
   })
   ctx.fanout.publish(updates.framesOf(recorded, 'message.edited', { message }))
   return message
@@ -48,7 +48,7 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
   if (!forAll) {
     const recorded = await ctx.db.transaction().execute(async (trx) => {
       await repo.hide(trx, me.id, row.id, now)
-      return updates.record(trx, [me.id], 'message.deleted', event, now)
+      return updates.record(trx, [me.id], 'message.deleted', event, now, ctx.config.updateLogKeep)
     })
     ctx.fanout.publish(updates.framesOf(recorded, 'message.deleted', event))
     return { message_id: row.id, deleted_for_all: false }
@@ -66,10 +66,10 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
       emoji: null,
       emoji_file: null,
     })
-    const deleted = updates.framesOf(await updates.record(trx, audience, 'message.deleted', event, now), 'message.deleted', event)
+    const deleted = updates.framesOf(await updates.record(trx, audience, 'message.deleted', event, now, ctx.config.updateLogKeep), 'message.deleted', event)
     if (chat.last_message_id !== row.id) return deleted
     const changed = { chat_id: chat.id, last_message_id: await chats.refreshLastMessage(trx, chat.id) }
-    return [...deleted, ...updates.framesOf(await updates.record(trx, audience, 'chat.updated', changed, now), 'chat.updated', changed)]
+    return [...deleted, ...updates.framesOf(await updates.record(trx, audience, 'chat.updated', changed, now, ctx.config.updateLogKeep), 'chat.updated', changed)]
   })
   ctx.fanout.publish(frames)
   return { message_id: row.id, deleted_for_all: true }
@@ -85,7 +85,7 @@ export async function read(ctx: AppContext, me: UserRow, messageId: number) {
     const moved = await chats.advanceRead(trx, chat.id, me.id, row.seq, now)
     if (!moved) return { moved, recorded: [], event }
     await repo.markReadRange(trx, chat.id, me.id, chat.read_seq, row.seq, now)
-    return { moved, recorded: await updates.record(trx, recipients, 'message.read', event, now), event }
+    return { moved, recorded: await updates.record(trx, recipients, 'message.read', event, now, ctx.config.updateLogKeep), event }
   })
   ctx.fanout.publish(updates.framesOf(recorded, 'message.read', event))
   return {
@@ -106,7 +106,7 @@ export async function react(ctx: AppContext, me: UserRow, messageId: number, emo
     await repo.setReaction(trx, row.id, me.id, emoji, now)
     const reactions = (await repo.reactionsOf(trx, [row.id])).get(row.id) ?? {}
     const event = { chat_id: chat.id, message_id: row.id, reactions }
-    return { event, recorded: await updates.record(trx, audience, 'reaction.updated', event, now) }
+    return { event, recorded: await updates.record(trx, audience, 'reaction.updated', event, now, ctx.config.updateLogKeep) }
   })
   ctx.fanout.publish(updates.framesOf(recorded, 'reaction.updated', event))
   return { ...event, my_reaction: emoji }
@@ -137,7 +137,7 @@ export async function forward(ctx: AppContext, me: UserRow, messageId: number, t
     emoji_count: row.emoji_count,
   }
   const now = ctx.clock.now()
-  const { message, recorded } = await ctx.db.transaction().execute((trx) => writeMessage(trx, target, me, draft, null, origin, now))
+  const { message, recorded } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, target, me, draft, null, origin, now))
   publishNew(ctx, message, recorded)
   return message
 }

@@ -121,7 +121,7 @@ async function writePending(ctx: AppContext, trx: Db, row: ScheduledMessageRow, 
     const original = await trx.selectFrom('messages').select(['chat_id', 'deleted_for_all']).where('id', '=', draft.reply_to_id).executeTakeFirst()
     if (!original || original.deleted_for_all === 1) draft.reply_to_id = null
   }
-  return writeMessage(trx, chat, sender, draft, row.client_message_id, null, now)
+  return writeMessage(ctx, trx, chat, sender, draft, row.client_message_id, null, now)
 }
 
 /** Every instance runs one: it delivers what is due each tick, oldest first. */

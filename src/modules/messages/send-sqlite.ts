@@ -9,7 +9,7 @@ import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement } from '../../db/sqlite-hot.js'
 import type { AppContext } from '../../context.js'
 import { blocked, notFound, validationError } from '../../http/errors.js'
-import type { Recorded } from '../../realtime/updates.js'
+import { prunes, type Recorded } from '../../realtime/updates.js'
 import type { Draft } from './draft.js'
 import { presentMessage } from './present.js'
 import type { MessageView } from './schemas.js'
@@ -47,6 +47,8 @@ const TOUCH_MEMBERS = `
     read_seq = case when user_id = :sender and read_seq < :seq then :seq else read_seq end,
     read_at = case when user_id = :sender and read_seq < :seq then :now else read_at end
   where chat_id = :chat`
+
+const PRUNE = 'delete from updates where user_id = ? and seq <= ?'
 
 const upsertSeqs = (n: number) =>
   `insert into update_seqs (user_id, seq) values ${Array(n).fill('(?, 1)').join(', ')}
@@ -121,6 +123,8 @@ export function sendSqlite(
     const seqs = statement(sqlite, upsertSeqs(audience.length)).all(...audience) as { user_id: number; seq: number }[]
     const data = JSON.stringify({ message })
     statement(sqlite, insertUpdates(seqs.length)).run(...seqs.flatMap((s) => [s.user_id, s.seq, 'message.new', data, now]))
-    return { kind: 'sent', message, recorded: seqs.map((s) => ({ userId: s.user_id, seq: s.seq })) }
+    const recorded = seqs.map((s) => ({ userId: s.user_id, seq: s.seq }))
+    for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
+    return { kind: 'sent', message, recorded }
   })
 }

@@ -61,7 +61,7 @@ export async function send(
 
   if (scheduledAt !== null && scheduledAt > now) return scheduled.schedule(ctx, me, chat, draft, scheduledAt, clientId)
   try {
-    const { message, recorded } = await ctx.db.transaction().execute((trx) => writeMessage(trx, chat, me, draft, clientId, null, now))
+    const { message, recorded } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, chat, me, draft, clientId, null, now))
     publishNew(ctx, message, recorded)
     return message
   } catch (error) {
@@ -86,6 +86,7 @@ export async function assertReplyTarget(db: Db, chatId: number, replyToId: numbe
  * message and the sender's read position, and logs `message.new` for every member.
  */
 export async function writeMessage(
+  ctx: AppContext,
   trx: Db,
   chat: ChatRow,
   sender: UserRow,
@@ -117,7 +118,7 @@ export async function writeMessage(
   })
   await chats.afterMessage(trx, chat.id, row.id, sender.id, seq, now)
   const message = presentMessage(row, sender, receiverId === sender.id)
-  const recorded = await updates.record(trx, await chats.audience(trx, chat), 'message.new', { message }, now)
+  const recorded = await updates.record(trx, await chats.audience(trx, chat), 'message.new', { message }, now, ctx.config.updateLogKeep)
   return { message, recorded }
 }
 
