@@ -1,37 +1,14 @@
 import assert from 'node:assert/strict'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
+import { history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
 import { sleep } from '../harness/wait.js'
 
 const server = await startTestServer()
-const V2 = '/api.v2/api'
-const sockets: TestSocket[] = []
-after(async () => Promise.all(sockets.map((s) => s.close())))
-const connect = async (user: TestUser) => {
-  const socket = await TestSocket.connect(server.url, user.token)
-  sockets.push(socket)
-  return socket
-}
-
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
-const users = (n: number) => Promise.all(Array.from({ length: n }, () => server.registerUser()))
-
-async function send(from: TestUser, to: TestUser, content: string) {
-  const res = await from.api.post(`${V2}/messages/send`, { receiver_id: to.id, content })
-  assert.equal(res.status, 200, res.text)
-  return res.body.data
-}
-async function contents(user: TestUser, chatId: number) {
-  const res = await user.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100 } })
-  assert.equal(res.status, 200, res.text)
-  return res.body.items.map((m: any) => m.content)
-}
-async function updates(user: TestUser) {
-  const res = await user.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })
-  assert.equal(res.status, 200, res.text)
-  return res.body
-}
+const connect = (user: TestUser) => TestSocket.connect(server.url, user.token)
+const users = (n: number) => registerUsers(server, n)
+const contents = async (user: TestUser, chatId: number) => (await history(user, chatId)).map((m) => m.content)
 const block = (me: TestUser, userId: number) => me.api.post(`${V2}/block`, { user_id: userId })
 const unblock = (me: TestUser, userId: number) => me.api.post(`${V2}/unblock`, { user_id: userId })
 const blocked = async (me: TestUser, query: Record<string, number> = {}) => {

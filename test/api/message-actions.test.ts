@@ -1,29 +1,11 @@
 import assert from 'node:assert/strict'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
+import { history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
 
 const server = await startTestServer()
-const V2 = '/api.v2/api'
-const sockets: TestSocket[] = []
-after(async () => Promise.all(sockets.map((s) => s.close())))
-
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
-
-const users = (n: number, fields: { display_name?: string }[] = []) =>
-  Promise.all(Array.from({ length: n }, (_, i) => server.registerUser(fields[i] ?? {})))
-
-async function send(from: TestUser, to: TestUser, content: string, extra: Record<string, unknown> = {}) {
-  const res = await from.api.post(`${V2}/messages/send`, { receiver_id: to.id, content, ...extra })
-  assert.equal(res.status, 200, res.text)
-  return res.body.data
-}
-
-async function history(user: TestUser, chatId: number, query: Record<string, string | number> = {}) {
-  const res = await user.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100, ...query } })
-  assert.equal(res.status, 200, res.text)
-  return res.body.items as any[]
-}
+const users = (n: number, fields: { display_name?: string }[] = []) => registerUsers(server, n, fields)
 
 const contents = async (user: TestUser, chatId: number) => (await history(user, chatId)).map((m) => m.content)
 
@@ -33,11 +15,6 @@ async function chatItem(user: TestUser, chatId: number) {
   return res.body.items.find((i: any) => i.chat_id === chatId)
 }
 
-async function updates(user: TestUser) {
-  const res = await user.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })
-  assert.equal(res.status, 200, res.text)
-  return res.body as { items: { type: string; seq: number; data: any }[]; seq: number }
-}
 const updatesOf = async (user: TestUser, type: string) => (await updates(user)).items.filter((u) => u.type === type)
 const seqOf = async (user: TestUser) => (await updates(user)).seq
 
@@ -449,7 +426,6 @@ test('history format=rich: id, timestamp_formatted, is_own, reply and forward fi
 test('an outsider gets 404 and no data for every action on a chat, and never sees its events', async () => {
   const [alice, bob, eve] = await users(3)
   const eveSocket = await TestSocket.connect(server.url, eve.token)
-  sockets.push(eveSocket)
   const m = await send(alice, bob, 'members only')
   const chatId = m.chat_id
   const eveChat = await createChat(eve, alice)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
 import type { Client } from '../harness/client.js'
 import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
@@ -9,13 +9,7 @@ import { sleep } from '../harness/wait.js'
 
 const server = await startTestServer()
 const V2 = '/api.v2/api'
-const sockets: TestSocket[] = []
-after(async () => Promise.all(sockets.map((s) => s.close())))
-const connect = async (url: string, token: string) => {
-  const socket = await TestSocket.connect(url, token)
-  sockets.push(socket)
-  return socket
-}
+const connect = (url: string, token: string) => TestSocket.connect(url, token)
 
 const DAY = 24 * 60 * 60 * 1000
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString()

@@ -1,5 +1,12 @@
 /** A WebSocket test client: waits for frames by type, with timeouts. */
+import { after } from 'node:test'
 import WebSocket from 'ws'
+
+/** Every socket a test file opened; all are closed when the file ends. */
+const opened = new Set<TestSocket>()
+after(async () => {
+  await Promise.all([...opened].map((socket) => socket.close()))
+})
 
 export interface Frame {
   type: string
@@ -23,12 +30,13 @@ export class TestSocket {
     })
   }
 
-  /** Connects (token in the Authorization header, or `via: 'query'`) and waits for `ready`. */
+  /** Connects (token in the Authorization header, or `via: 'query'`) and waits for `ready`; closed at the end of the test file. */
   static async connect(baseUrl: string, token: string, via: 'header' | 'query' = 'header'): Promise<TestSocket> {
     const url = `${baseUrl.replace(/^http/, 'ws')}/api.v2/api/ws${via === 'query' ? `?token=${encodeURIComponent(token)}` : ''}`
     const ws = new WebSocket(url, via === 'header' ? { headers: { authorization: `Bearer ${token}` } } : {})
     // Listen before `open`: the server's first frame can arrive in the same chunk as the upgrade.
     const socket = new TestSocket(ws)
+    opened.add(socket)
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve())
       ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)))

@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
 import { startTestServer } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
 
 const server = await startTestServer()
 const V2 = '/api.v2/api'
-const sockets: TestSocket[] = []
-after(async () => Promise.all(sockets.map((s) => s.close())))
-const connect = async (token: string, via: 'header' | 'query' = 'header') => {
-  const socket = await TestSocket.connect(server.url, token, via)
-  sockets.push(socket)
-  return socket
-}
+const connect = (token: string, via: 'header' | 'query' = 'header') => TestSocket.connect(server.url, token, via)
 
 test('a message reaches the receiver and the sender\'s other device, with their own seqs', async () => {
   const [alice, bob] = [await server.registerUser(), await server.registerUser()]

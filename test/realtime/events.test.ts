@@ -1,45 +1,19 @@
 import assert from 'node:assert/strict'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
+import { history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket, type Frame } from '../harness/socket.js'
 import { sleep, waitFor } from '../harness/wait.js'
 
 const server = await startTestServer()
-const V2 = '/api.v2/api'
-const sockets: TestSocket[] = []
-after(async () => Promise.all(sockets.map((s) => s.close())))
-const connect = async (user: TestUser) => {
-  const socket = await TestSocket.connect(server.url, user.token)
-  sockets.push(socket)
-  return socket
-}
+const connect = (user: TestUser) => TestSocket.connect(server.url, user.token)
 /** another session (device) of the same user */
 const device = async (user: TestUser) => {
   const login = await server.api.post(`${V2}/auth/login`, { login: user.username, password: user.password })
   assert.equal(login.status, 200, login.text)
-  const socket = await TestSocket.connect(server.url, login.body.data.session_token)
-  sockets.push(socket)
-  return socket
+  return TestSocket.connect(server.url, login.body.data.session_token)
 }
-
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
-const users = (n: number) => Promise.all(Array.from({ length: n }, () => server.registerUser()))
-
-async function send(from: TestUser, to: TestUser, content: string) {
-  const res = await from.api.post(`${V2}/messages/send`, { receiver_id: to.id, content })
-  assert.equal(res.status, 200, res.text)
-  return res.body.data
-}
-async function history(user: TestUser, chatId: number) {
-  const res = await user.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100 } })
-  assert.equal(res.status, 200, res.text)
-  return res.body.items as any[]
-}
-async function updates(user: TestUser) {
-  const res = await user.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })
-  assert.equal(res.status, 200, res.text)
-  return res.body as { items: Frame[]; seq: number }
-}
+const users = (n: number) => registerUsers(server, n)
 async function peerOf(user: TestUser, peerId: number) {
   const res = await user.api.get(`${V2}/chat_list`, { query: { per_page: 100 } })
   assert.equal(res.status, 200, res.text)
@@ -236,7 +210,6 @@ test('presence: first device online, second device silent, last device closing o
   assert.equal((await peerOf(bob, alice.id)).is_online, false)
 
   const laptop = await TestSocket.connect(server.url, alice.token)
-  sockets.push(laptop)
   const online = await bobSocket.next('presence')
   assert.equal('seq' in online, false, 'presence frames carry no seq')
   assert.equal(online.data.user_id, alice.id)

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
 import { Redis } from 'ioredis'
 import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
@@ -27,13 +27,7 @@ function multi(name: string, fn: (one: TestServer, two: TestServer) => Promise<v
   test(name, { skip }, () => fn(pair!.one, pair!.two))
 }
 
-const sockets: TestSocket[] = []
-after(async () => Promise.all(sockets.map((s) => s.close())))
-const connect = async (server: TestServer, token: string) => {
-  const socket = await TestSocket.connect(server.url, token)
-  sockets.push(socket)
-  return socket
-}
+const connect = (server: TestServer, token: string) => TestSocket.connect(server.url, token)
 
 /** Takes `count` message.new frames, then checks that nothing else (no duplicate) follows. */
 async function takeMessages(socket: TestSocket, count: number) {

@@ -1,13 +1,11 @@
 /** The update log keeps the newest UPDATE_LOG_KEEP updates per user; older resumes are told to reset. */
 import assert from 'node:assert/strict'
-import { after, test } from 'node:test'
+import { test } from 'node:test'
 import { startTestServer } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
 
 const server = await startTestServer({ env: { UPDATE_LOG_KEEP: '10' } })
 const V2 = '/api.v2/api'
-const sockets: TestSocket[] = []
-after(async () => Promise.all(sockets.map((s) => s.close())))
 
 test('only the newest updates are kept; GET updates says reset when the asked range was pruned', async () => {
   const [alice, bob] = [await server.registerUser(), await server.registerUser()]
@@ -26,7 +24,6 @@ test('a WebSocket resume from a pruned seq gets a reset frame, then everything k
   const [alice, bob] = [await server.registerUser(), await server.registerUser()]
   for (let i = 1; i <= 15; i++) await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `n${i}` })
   const socket = await TestSocket.connect(server.url, bob.token)
-  sockets.push(socket)
   socket.send({ type: 'resume', seq: 2 })
   const reset = await socket.next('reset')
   assert.deepEqual(reset.data, { missed_from: 3, missed_to: 5 })

@@ -1,0 +1,37 @@
+/** Small request helpers shared by the messaging test files; each asserts success. */
+import assert from 'node:assert/strict'
+import type { TestServer, TestUser } from './server.js'
+
+export const V2 = '/api.v2/api'
+export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
+
+export interface Update {
+  type: string
+  seq: number
+  data: any
+}
+
+/** `n` new users, with optional registration fields each. */
+export const registerUsers = (server: TestServer, n: number, fields: { display_name?: string }[] = []) =>
+  Promise.all(Array.from({ length: n }, (_, i) => server.registerUser(fields[i] ?? {})))
+
+/** Sends to a user (opening the personal chat); returns the message. */
+export async function send(from: TestUser, to: TestUser, content: string, extra: Record<string, unknown> = {}) {
+  const res = await from.api.post(`${V2}/messages/send`, { receiver_id: to.id, content, ...extra })
+  assert.equal(res.status, 200, res.text)
+  return res.body.data
+}
+
+/** Up to 100 messages of a chat, newest first. */
+export async function history(user: TestUser, chatId: number, query: Record<string, string | number> = {}) {
+  const res = await user.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100, ...query } })
+  assert.equal(res.status, 200, res.text)
+  return res.body.items as any[]
+}
+
+/** The user's whole update log and latest seq. */
+export async function updates(user: TestUser) {
+  const res = await user.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })
+  assert.equal(res.status, 200, res.text)
+  return res.body as { items: Update[]; seq: number }
+}
