@@ -27,7 +27,7 @@ export interface Recorded {
  * newest `keep` are deleted (a range on the primary key; amortized O(1) per update, no sweep). A
  * client resuming from before the oldest kept update is told to `reset` (see `since`).
  */
-export const pruneStep = (keep: number) => Math.max(1, Math.floor(keep / 10))
+const pruneStep = (keep: number) => Math.max(1, Math.floor(keep / 10))
 
 /** Which of the new seqs trigger a prune, and up to which seq it deletes. */
 export function prunes(recorded: Recorded[], keep: number): Recorded[] {

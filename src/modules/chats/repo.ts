@@ -31,8 +31,8 @@ export function findForMember(db: Db, chatId: number, userId: number) {
     .executeTakeFirst()
 }
 
-export function memberReads(db: Db, chatId: number) {
-  return db.selectFrom('chat_members').select(['user_id', 'read_seq']).where('chat_id', '=', chatId).execute()
+export function memberIds(db: Db, chatId: number) {
+  return db.selectFrom('chat_members').select('user_id').where('chat_id', '=', chatId).execute()
 }
 
 /** Takes the chat's next message seq (atomic in both dialects). */

@@ -24,7 +24,7 @@ export function otherMember(chat: ChatRow, me: number): number | null {
 /** Who gets a chat's events: a personal chat names its two members on the row itself. */
 export async function audience(db: Db, chat: ChatRow): Promise<number[]> {
   if (chat.chat_type === 'personal') return [...new Set([chat.peer1_id!, chat.peer2_id!])]
-  return (await repo.memberReads(db, chat.id)).map((m) => m.user_id)
+  return (await repo.memberIds(db, chat.id)).map((m) => m.user_id)
 }
 
 /** The personal chat of two users (Saved Messages when they are the same), created on first use. */
@@ -57,9 +57,6 @@ export async function requireMember(ctx: AppContext, userId: number, chatId: num
   if (!chat) throw notFound('Chat not found')
   return chat
 }
-
-/** Member ids and read positions of a chat. */
-export const memberReads = (db: Db, chatId: number) => repo.memberReads(db, chatId)
 
 /** A member's unread count in a chat (deleted-for-all messages excluded). */
 export const unreadCount = repo.unreadCount

@@ -39,17 +39,18 @@ export async function send(
   if (input.file_path !== undefined) throw invalidFile()
 
   const now = ctx.clock.now()
-  const scheduledAt = input.scheduled_at === undefined ? null : Date.parse(input.scheduled_at)
-  if (ctx.sqlite && !(scheduledAt !== null && scheduledAt > now)) {
+  // a time already past sends at once
+  const holdUntil = input.scheduled_at !== undefined && Date.parse(input.scheduled_at) > now ? Date.parse(input.scheduled_at) : null
+  if (ctx.sqlite && holdUntil === null) {
     const hot = await sendSqlite(ctx, me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId)
-    if (hot.kind === 'duplicate') return presentSent(ctx, me, hot.row)
+    if (hot.kind === 'duplicate') return presentOne(ctx.db, hot.row, me)
     if (hot.kind === 'sent') {
       publishNew(ctx, hot.message, hot.recorded)
       return hot.message
     }
   } else if (clientId) {
     const first = await repo.findByClientId(ctx.db, me.id, clientId)
-    if (first) return presentSent(ctx, me, first)
+    if (first) return presentOne(ctx.db, first, me)
   }
 
   const chat =
@@ -59,7 +60,7 @@ export async function send(
   await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
   if (draft.reply_to_id !== null) await assertReplyTarget(ctx.db, chat.id, draft.reply_to_id)
 
-  if (scheduledAt !== null && scheduledAt > now) return scheduled.schedule(ctx, me, chat, draft, scheduledAt, clientId)
+  if (holdUntil !== null) return scheduled.schedule(ctx, me, chat, draft, holdUntil, clientId)
   try {
     const { message, recorded } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, chat, me, draft, clientId, null, now))
     publishNew(ctx, message, recorded)
@@ -68,13 +69,13 @@ export async function send(
     // The same client id raced in twice: the unique index kept the first; answer with it.
     if (clientId && isUniqueViolation(error)) {
       const first = await repo.findByClientId(ctx.db, me.id, clientId)
-      if (first) return presentSent(ctx, me, first)
+      if (first) return presentOne(ctx.db, first, me)
     }
     throw error
   }
 }
 
-export async function assertReplyTarget(db: Db, chatId: number, replyToId: number) {
+async function assertReplyTarget(db: Db, chatId: number, replyToId: number) {
   const original = await repo.findById(db, replyToId)
   if (!original || original.chat_id !== chatId || original.deleted_for_all === 1) {
     throw validationError('reply_to_id must be a message of this chat')
@@ -125,10 +126,6 @@ export async function writeMessage(
 /** After commit: nudge every instance holding a recipient's sockets. */
 export function publishNew(ctx: AppContext, message: MessageView, recorded: updates.Recorded[]) {
   ctx.fanout.publish(updates.framesOf(recorded, 'message.new', { message }))
-}
-
-async function presentSent(ctx: AppContext, me: UserRow, row: MessageRow): Promise<MessageView> {
-  return presentOne(ctx.db, row, me)
 }
 
 /**

@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict'
+import test from 'node:test'
+import type { MessageRow } from '../../db/tables.js'
+import { formatSize, presentMessage, presentRich } from './present.js'
+
+test('formatSize: bytes, then one decimal under 10 units, whole numbers above', () => {
+  assert.equal(formatSize(0), '0 B')
+  assert.equal(formatSize(1023), '1023 B')
+  assert.equal(formatSize(1536), '1.5 KB')
+  assert.equal(formatSize(10 * 1024 * 1024), '10 MB')
+  assert.equal(formatSize(3 * 1024 ** 3), '3 GB')
+})
+
+const row: MessageRow = {
+  id: 7, chat_id: 3, seq: 2, sender_id: 1, receiver_id: 2, content: 'see attached', reply_to_id: 5,
+  forwarded_from: null, forwarded_from_id: null, file_path: 'ab/cd.pdf', file_type: 'document', file_name: 'cd.pdf',
+  file_size: 2_621_440, thumbnail_path: null, is_encrypted: 0, encrypted_content: null, encryption_key_id: null,
+  emoji: null, emoji_file: null, emoji_size: null, emoji_count: null, deleted_for_all: 0, edited_at: null,
+  scheduled_at: null, delivered_at: null, read_at: null, client_message_id: null, created_at: Date.UTC(2026, 10, 21, 9, 5),
+}
+
+test('the richer shape: id, HH:MM, is_own, a 50-character reply preview and attachment fields', () => {
+  const v2 = presentMessage(row, { username: 'alice', avatar: null }, false)
+  const rich = presentRich(v2, row, 1, { content: 'x'.repeat(80), sender_name: 'Bob' })
+  assert.equal(rich.id, 7)
+  assert.equal('message_id' in rich, false)
+  assert.equal(rich.timestamp_formatted, '09:05')
+  assert.equal(rich.is_own, true)
+  assert.equal(rich.reply_to_content, 'x'.repeat(50))
+  assert.equal(rich.reply_to_sender, 'Bob')
+  assert.equal(rich.has_attachment, true)
+  assert.equal(rich.file_url, '/uploads/ab/cd.pdf')
+  assert.equal(rich.formatted_size, '2.5 MB')
+  assert.equal(presentRich(v2, row, 2, null).is_own, false)
+})
