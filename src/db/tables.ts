@@ -80,6 +80,17 @@ export interface ChatsTable {
   last_message_id: number | null
   last_message_at: EpochMs | null
   created_at: EpochMs
+  /** groups and channels: the current owner (created_by keeps the creator) */
+  owner_id: number | null
+  member_count: Generated<number>
+  /** the last member position handed out (join order) */
+  join_seq: Generated<number>
+  /** the last seq of the chat's own event log (groups and channels) */
+  event_seq: Generated<number>
+  is_verified: Generated<Flag>
+  is_forum: Generated<Flag>
+  /** the permanent invite link's code */
+  invite_code: string | null
 }
 export type ChatRow = Selectable<ChatsTable>
 
@@ -90,8 +101,49 @@ export interface ChatMembersTable {
   joined_at: EpochMs
   read_seq: Generated<number>
   read_at: EpochMs | null
-  /** when the chat last had a message (or was created): the chat list's order */
+  /** personal chats: when the chat last had a message (or was created), the chat list's order */
   last_activity_at: EpochMs | null
+  /** join order inside the chat (members pages) */
+  position: number
+}
+
+export interface MemberBucketsTable {
+  chat_id: number
+  bucket: number
+  members: number
+}
+export interface ChatEventsTable {
+  chat_id: number
+  seq: number
+  type: string
+  data: unknown
+  created_at: EpochMs
+}
+export interface InviteLinksTable {
+  id: Generated<number>
+  chat_id: number
+  code: string
+  created_by: number | null
+  uses: Generated<number>
+  usage_limit: number | null
+  expires_at: EpochMs | null
+  revoked_at: EpochMs | null
+  created_at: EpochMs
+}
+export type InviteLinkRow = Selectable<InviteLinksTable>
+export interface GroupTopicsTable {
+  id: Generated<number>
+  chat_id: number
+  title: string
+  icon_emoji_id: string | null
+  created_by: number | null
+  created_at: EpochMs
+}
+export interface ChannelBindsTable {
+  id: Generated<number>
+  channel_id: number
+  group_id: number
+  created_at: EpochMs
 }
 
 // messages module
@@ -124,6 +176,7 @@ export interface MessagesTable {
   read_at: EpochMs | null
   client_message_id: string | null
   created_at: EpochMs
+  topic_id: number | null
 }
 export type MessageRow = Selectable<MessagesTable>
 export type NewMessageRow = Insertable<MessagesTable>
@@ -177,12 +230,18 @@ export interface UpdatesTable {
   created_at: EpochMs
 }
 
+
 export interface Database {
   users: UsersTable
   user_sessions: UserSessionsTable
   mod_logs: ModLogsTable
   chats: ChatsTable
   chat_members: ChatMembersTable
+  member_buckets: MemberBucketsTable
+  chat_events: ChatEventsTable
+  invite_links: InviteLinksTable
+  group_topics: GroupTopicsTable
+  channel_binds: ChannelBindsTable
   messages: MessagesTable
   message_hidden: MessageHiddenTable
   reactions: ReactionsTable

@@ -5,7 +5,9 @@ import type { RateLimiters } from './rate-limit.js'
 import { adminRoutes } from '../modules/admin/routes.js'
 import { authRoutes } from '../modules/auth/routes.js'
 import { blockRoutes } from '../modules/blocks/routes.js'
+import { channelRoutes } from '../modules/channels/routes.js'
 import { chatRoutes } from '../modules/chats/routes.js'
+import { groupRoutes } from '../modules/groups/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
 import { startScheduler } from '../modules/messages/scheduled.js'
 import { savedRoutes } from '../modules/saved/routes.js'
@@ -24,6 +26,8 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(sessionRoutes, { ctx, prefix })
     await app.register(chatRoutes, { ctx, prefix })
     await app.register(messageRoutes, { ctx, prefix })
+    await app.register(groupRoutes, { ctx, prefix })
+    await app.register(channelRoutes, { ctx, prefix })
     await app.register(savedRoutes, { ctx, prefix })
     await app.register(blockRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })

@@ -8,17 +8,21 @@ import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 
-/** A frame as sent to clients: `seq` is present for logged updates, absent for ephemeral ones. */
+/**
+ * A frame as sent to clients. `seq` is the user's update seq (per-user log); `chat_id` +
+ * `chat_seq` place a group or channel event in that chat's own log. Ephemeral frames (typing,
+ * presence) carry neither seq.
+ */
 export interface Frame {
   type: string
   seq?: number
+  chat_id?: number
+  chat_seq?: number
   data: unknown
 }
 
-export interface Delivery {
-  userId: number
-  frame: Frame
-}
+/** To every socket of one user, or to every socket subscribed to one group or channel. */
+export type Delivery = { userId: number; frame: Frame } | { chatId: number; frame: Frame }
 
 type Handler = (deliveries: Delivery[]) => void
 

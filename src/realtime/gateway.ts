@@ -1,12 +1,14 @@
 /**
  * The real-time gateway: GET /api.v2/api/ws (DESIGN §4).
  *
- * Each connection keeps a cursor, the last update seq it delivered. Live frames that continue the
- * cursor go straight out; older ones are skipped; a gap (a frame pub/sub lost, or frames that
- * overtook a replay) triggers a catch-up from the update log. `{"type":"resume","seq":N}` moves
- * the cursor to N and replays everything after it. So every update reaches every device once and
- * in order, across reconnects. A socket whose send buffer passes MAX_BUFFERED (a slow client) is
- * dropped and resumes later; pings drop dead connections.
+ * Each connection follows the user's update log (frames with `seq`) and the own log of each group
+ * and channel the user belongs to (frames with `chat_id` + `chat_seq`), one cursor per stream.
+ * Live frames that continue a cursor go straight out; older ones are skipped; a gap (a frame
+ * pub/sub lost, or frames that overtook a replay) triggers a catch-up from that log.
+ * `{"type":"resume","seq":N,"chats":{"<id>":M}}` moves the cursors and replays everything after
+ * them. So every update reaches every device once and in order, across reconnects, and a channel
+ * post is one row for any number of subscribers. A socket whose send buffer passes MAX_BUFFERED (a
+ * slow client) is dropped and resumes later; pings drop dead connections.
  */
 import websocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -18,76 +20,64 @@ import { authenticate } from '../modules/sessions/service.js'
 import { DeliveryMarks } from './delivered.js'
 import type { Frame } from './fanout.js'
 import { Presence } from './presence.js'
+import * as chatLog from './chat-log.js'
 import * as updates from './updates.js'
 
 const MAX_BUFFERED = 1024 * 1024
 const HEARTBEAT_MS = 30_000
 const REPLAY_BATCH = 500
 
-class Connection {
+/**
+ * One ordered stream of logged frames: the user's updates (by `seq`) or one group's or channel's
+ * events (by `chat_seq`). Live frames that continue the cursor go straight out; older ones are
+ * skipped; a gap (a frame pub/sub lost, or frames that overtook a replay) triggers a catch-up from
+ * the log. A resume moves the cursor and replays everything after it.
+ */
+class Stream {
   cursor: number | null = null
-  syncing = false
+  private syncing = false
   /** set when another replay pass is needed (a resume or gap arrived during one) */
   private rerun = false
-  alive = true
   private pending: Frame[] = []
 
   constructor(
-    readonly ctx: AppContext,
-    readonly userId: number,
-    readonly socket: WebSocket,
-    private marks: DeliveryMarks,
+    private readonly io: {
+      seqOf: (frame: Frame) => number
+      load: (after: number, limit: number) => Promise<Frame[]>
+      emit: (frame: Frame, text?: string) => void
+      /** the log was pruned past the cursor: the client must reload what this stream covers */
+      reset: (missedFrom: number, missedTo: number) => void
+      fail: (err: unknown) => void
+    },
   ) {}
 
-  send(frame: Frame) {
-    if (this.socket.readyState !== this.socket.OPEN) return
-    if (this.socket.bufferedAmount > MAX_BUFFERED) {
-      this.socket.close(4008, 'too slow: reconnect and resume')
-      return
-    }
-    this.socket.send(JSON.stringify(frame))
-    if (frame.type === 'message.new') this.noteDelivery(frame.data)
-  }
-
-  /** A recipient's device was handed a message: the first time stamps delivered_at. */
-  private noteDelivery(data: unknown) {
-    const message = (data as { message?: { message_id?: number; sender_id?: number; delivered_at?: string | null } }).message
-    if (message?.message_id && message.sender_id !== this.userId && !message.delivered_at) this.marks.add(message.message_id)
-  }
-
-  /** A live frame from fan-out. */
-  deliver(frame: Frame) {
-    if (frame.seq === undefined) return this.send(frame)
+  deliver(frame: Frame, text?: string) {
     if (this.syncing) return void this.pending.push(frame)
-    if (this.cursor === null || frame.seq === this.cursor + 1) {
-      this.cursor = frame.seq
-      return this.send(frame)
+    const seq = this.io.seqOf(frame)
+    if (this.cursor === null || seq === this.cursor + 1) {
+      this.cursor = seq
+      return this.io.emit(frame, text)
     }
-    if (frame.seq <= this.cursor) return
+    if (seq <= this.cursor) return
     void this.catchUp()
   }
 
-  /**
-   * Opens the stream at the user's current seq (or where a `resume` that raced in put it), says
-   * `ready`, then delivers whatever arrived meanwhile.
-   */
-  async start() {
+  /** Holds live frames while `position` finds where the stream starts (unless a resume already set it). */
+  async open<T>(position: () => Promise<{ seq: number; value: T }>): Promise<T> {
     this.syncing = true
-    let seq: number
     try {
-      seq = await updates.currentSeq(this.ctx.db, this.userId)
+      const { seq, value } = await position()
+      this.cursor ??= seq
+      return value
     } finally {
       this.syncing = false
     }
-    this.cursor ??= seq
-    this.send({ type: 'ready', data: { user_id: this.userId, seq } })
-    await this.catchUp()
   }
 
   /**
-   * Replays the update log after `from` (or the cursor), then whatever arrived meanwhile. A resume
-   * or gap that comes in while a replay runs asks for another pass; a batch read before the cursor
-   * moved is discarded and read again from the new cursor.
+   * Replays the log after `from` (or the cursor), then whatever arrived meanwhile. A resume or gap
+   * that comes in while a replay runs asks for another pass; a batch read before the cursor moved
+   * is discarded and read again from the new cursor.
    */
   async catchUp(from?: number) {
     if (from !== undefined) this.cursor = from
@@ -97,21 +87,17 @@ class Connection {
     try {
       while (this.rerun) {
         this.rerun = false
-        const batch = await updates.since(this.ctx.db, this.userId, this.cursor ?? 0, REPLAY_BATCH)
+        const batch = await this.io.load(this.cursor ?? 0, REPLAY_BATCH)
         if (this.rerun) continue
-        // Seqs are contiguous, so a hole before the batch means the log was pruned past the cursor:
-        // the client must reload its state (chat list, open histories), then the stream goes on.
+        // Seqs are contiguous, so a hole before the batch means the log was pruned past the cursor.
         const expected = (this.cursor ?? 0) + 1
-        if (batch.length > 0 && batch[0].seq > expected) {
-          this.send({ type: 'reset', data: { missed_from: expected, missed_to: batch[0].seq - 1 } })
-        }
-        for (const update of batch) this.send(update)
-        if (batch.length > 0) this.cursor = batch[batch.length - 1].seq
+        if (batch.length > 0 && this.io.seqOf(batch[0]) > expected) this.io.reset(expected, this.io.seqOf(batch[0]) - 1)
+        for (const frame of batch) this.io.emit(frame)
+        if (batch.length > 0) this.cursor = this.io.seqOf(batch[batch.length - 1])
         if (batch.length === REPLAY_BATCH) this.rerun = true
       }
     } catch (err) {
-      this.ctx.log.warn({ err, userId: this.userId }, 'replay failed; closing the socket so the client resumes')
-      this.socket.close(1011, 'replay failed')
+      this.io.fail(err)
     } finally {
       this.syncing = false
     }
@@ -121,22 +107,183 @@ class Connection {
   }
 }
 
-/** Where each user's live connections are, on this instance. */
+type MemberEvent = { chat_id?: number; user_id?: number; chat_seq?: number }
+
+/**
+ * A socket: the user's own stream plus one stream per group or channel they belong to. Streams of
+ * chats join and leave with the user's own `member.joined` / `member.left` updates.
+ */
+class Connection {
+  alive = true
+  readonly user: Stream
+  readonly chats = new Map<number, Stream>()
+  /** chat frames that arrived before the chat streams existed */
+  private early: Frame[] | null = []
+  /** chat cursors a `resume` named before the chat streams existed */
+  private resumeChats = new Map<number, number>()
+
+  constructor(
+    readonly ctx: AppContext,
+    readonly userId: number,
+    readonly socket: WebSocket,
+    private marks: DeliveryMarks,
+    private registry: Registry,
+  ) {
+    this.user = new Stream({
+      seqOf: (frame) => frame.seq!,
+      load: (after, limit) => updates.since(ctx.db, userId, after, limit),
+      emit: (frame) => this.onUserFrame(frame),
+      reset: (from, to) => this.send({ type: 'reset', data: { missed_from: from, missed_to: to } }),
+      fail: (err) => this.fail(err),
+    })
+  }
+
+  send(frame: Frame, text?: string) {
+    if (this.socket.readyState !== this.socket.OPEN) return
+    if (this.socket.bufferedAmount > MAX_BUFFERED) {
+      this.socket.close(4008, 'too slow: reconnect and resume')
+      return
+    }
+    this.socket.send(text ?? JSON.stringify(frame))
+  }
+
+  private fail(err: unknown) {
+    this.ctx.log.warn({ err, userId: this.userId }, 'replay failed; closing the socket so the client resumes')
+    this.socket.close(1011, 'replay failed')
+  }
+
+  private onUserFrame(frame: Frame) {
+    this.send(frame)
+    if (frame.type === 'message.new') return this.noteDelivery(frame.data)
+    const data = frame.data as MemberEvent
+    if (data?.user_id !== this.userId || typeof data.chat_id !== 'number') return
+    if (frame.type === 'member.joined') this.joinChat(data.chat_id, data.chat_seq ?? 0)
+    else if (frame.type === 'member.left') this.leaveChat(data.chat_id)
+  }
+
+  /** A recipient's device was handed a message: the first time stamps delivered_at. */
+  private noteDelivery(data: unknown) {
+    const message = (data as { message?: { message_id?: number; sender_id?: number; delivered_at?: string | null } }).message
+    if (message?.message_id && message.sender_id !== this.userId && !message.delivered_at) this.marks.add(message.message_id)
+  }
+
+  /** Starts following a chat's log from `cursor`. */
+  joinChat(chatId: number, cursor: number) {
+    if (this.chats.has(chatId)) return
+    const stream = new Stream({
+      seqOf: (frame) => frame.chat_seq!,
+      load: (after, limit) => chatLog.since(this.ctx.db, chatId, after, limit),
+      emit: (frame, text) => this.send(frame, text),
+      reset: (from, to) => this.send({ type: 'reset', data: { chat_id: chatId, missed_from: from, missed_to: to } }),
+      fail: (err) => this.fail(err),
+    })
+    stream.cursor = this.resumeChats.get(chatId) ?? cursor
+    this.chats.set(chatId, stream)
+    this.registry.subscribe(this, chatId)
+    if (this.resumeChats.delete(chatId)) void stream.catchUp()
+  }
+
+  leaveChat(chatId: number) {
+    if (!this.chats.delete(chatId)) return
+    this.registry.unsubscribe(this, chatId)
+  }
+
+  /** A live frame for the user. */
+  deliverUser(frame: Frame) {
+    if (frame.seq === undefined) return this.send(frame)
+    this.user.deliver(frame)
+  }
+
+  /** A live frame of a group or channel (serialized once for all its subscribers: `text`). */
+  deliverChat(frame: Frame, text?: string) {
+    if (this.early) return void this.early.push(frame)
+    const stream = this.chats.get(frame.chat_id!)
+    if (!stream) return
+    if (frame.chat_seq !== undefined) return stream.deliver(frame, text)
+    // ephemeral (typing): not back to the member who caused it
+    if ((frame.data as MemberEvent)?.user_id !== this.userId) this.send(frame, text)
+  }
+
+  /** `{"type":"resume","seq":N,"chats":{"<chat_id>":M}}`: replays after N, and after M in each chat named. */
+  resume(seq: number | undefined, chats: Map<number, number>) {
+    for (const [chatId, cursor] of chats) {
+      const stream = this.chats.get(chatId)
+      if (stream) void stream.catchUp(cursor)
+      else if (this.early) this.resumeChats.set(chatId, cursor)
+    }
+    if (seq !== undefined) void this.user.catchUp(seq)
+  }
+
+  /** Every stream replays from its cursor (frames may have been lost). */
+  resync() {
+    void this.user.catchUp()
+    for (const stream of this.chats.values()) void stream.catchUp()
+  }
+
+  /**
+   * Opens the user's stream at their current seq (or where a `resume` that raced in put it) and a
+   * stream for each of their groups and channels at its current chat seq, says `ready` with those
+   * positions, then delivers whatever arrived meanwhile.
+   */
+  async start() {
+    await this.user.open(async () => {
+      const [seq, memberships] = await Promise.all([
+        updates.currentSeq(this.ctx.db, this.userId),
+        chatLog.memberships(this.ctx.db, this.userId),
+      ])
+      for (const { chat_id, event_seq } of memberships) this.joinChat(chat_id, event_seq)
+      this.send({
+        type: 'ready',
+        data: { user_id: this.userId, seq, chats: Object.fromEntries(memberships.map((m) => [m.chat_id, m.event_seq])) },
+      })
+      const early = this.early ?? []
+      this.early = null
+      this.registry.started(this)
+      for (const frame of early) this.deliverChat(frame)
+      return { seq, value: undefined }
+    })
+    await this.user.catchUp()
+  }
+}
+
+/** Where live connections are, on this instance: by user, and by the groups and channels they follow. */
 class Registry {
   private byUser = new Map<number, Set<Connection>>()
+  private byChat = new Map<number, Set<Connection>>()
+  /** connections still loading their chats: they see every chat frame meanwhile */
+  readonly starting = new Set<Connection>()
 
   add(connection: Connection) {
     let set = this.byUser.get(connection.userId)
     if (!set) this.byUser.set(connection.userId, (set = new Set()))
     set.add(connection)
+    this.starting.add(connection)
+  }
+  started(connection: Connection) {
+    this.starting.delete(connection)
   }
   remove(connection: Connection) {
     const set = this.byUser.get(connection.userId)
     set?.delete(connection)
     if (set?.size === 0) this.byUser.delete(connection.userId)
+    this.starting.delete(connection)
+    for (const chatId of connection.chats.keys()) this.unsubscribe(connection, chatId)
+  }
+  subscribe(connection: Connection, chatId: number) {
+    let set = this.byChat.get(chatId)
+    if (!set) this.byChat.set(chatId, (set = new Set()))
+    set.add(connection)
+  }
+  unsubscribe(connection: Connection, chatId: number) {
+    const set = this.byChat.get(chatId)
+    set?.delete(connection)
+    if (set?.size === 0) this.byChat.delete(chatId)
   }
   of(userId: number) {
     return this.byUser.get(userId)
+  }
+  ofChat(chatId: number) {
+    return this.byChat.get(chatId)
   }
   all() {
     return [...this.byUser.values()].flatMap((set) => [...set])
@@ -151,9 +298,25 @@ function socketToken(request: FastifyRequest): string | null {
 /** Inbound frames: one small handler per type. */
 const inbound: Record<string, (connection: Connection, frame: Record<string, unknown>) => void> = {
   resume: (connection, frame) => {
-    const seq = Number(frame.seq)
-    if (!Number.isInteger(seq) || seq < 0) return connection.send({ type: 'error', data: { message: 'resume needs an integer seq ≥ 0' } })
-    void connection.catchUp(seq)
+    const cursor = (value: unknown) => (Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : null)
+    const seq = frame.seq === undefined && frame.chats !== undefined ? undefined : cursor(frame.seq)
+    const chats = new Map<number, number>()
+    const named = frame.chats ?? {}
+    const valid =
+      seq !== null &&
+      typeof named === 'object' &&
+      !Array.isArray(named) &&
+      Object.entries(named as Record<string, unknown>).every(([id, at]) => {
+        const chatId = Number(id)
+        const chatSeq = cursor(at)
+        if (!Number.isSafeInteger(chatId) || chatId < 1 || chatSeq === null) return false
+        chats.set(chatId, chatSeq)
+        return true
+      })
+    if (!valid) {
+      return connection.send({ type: 'error', data: { message: 'resume needs seq (an integer ≥ 0) and/or chats ({chat_id: chat_seq})' } })
+    }
+    connection.resume(seq, chats)
   },
   ping: (connection) => connection.send({ type: 'pong', data: {} }),
 }
@@ -167,15 +330,25 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
   if (!ctx.redis) await ctx.db.updateTable('users').set({ is_online: 0 }).where('is_online', '=', 1).execute()
 
   ctx.fanout.subscribe((deliveries) => {
-    for (const { userId, frame } of deliveries) {
-      const connections = registry.of(userId)
-      if (connections) for (const connection of connections) connection.deliver(frame)
+    for (const delivery of deliveries) {
+      if ('userId' in delivery) {
+        const connections = registry.of(delivery.userId)
+        if (connections) for (const connection of connections) connection.deliverUser(delivery.frame)
+        continue
+      }
+      // one serialization for every subscriber of the chat
+      const connections = registry.ofChat(delivery.chatId)
+      if (connections) {
+        const text = JSON.stringify(delivery.frame)
+        for (const connection of connections) connection.deliverChat(delivery.frame, text)
+      }
+      for (const connection of registry.starting) connection.deliverChat(delivery.frame)
     }
   })
 
-  // Frames lost while pub/sub was reconnecting: every socket replays from its cursor.
+  // Frames lost while pub/sub was reconnecting: every stream of every socket replays from its cursor.
   ctx.fanout.onResync(() => {
-    for (const connection of registry.all()) void connection.catchUp()
+    for (const connection of registry.all()) connection.resync()
   })
 
   const heartbeat = setInterval(() => {
@@ -207,7 +380,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
         request.sessionId = found.sessionId
       },
     }, async (socket, request) => {
-      const connection = new Connection(ctx, request.user.id, socket, marks)
+      const connection = new Connection(ctx, request.user.id, socket, marks, registry)
       registry.add(connection)
       socket.on('pong', () => (connection.alive = true))
       socket.on('close', () => {

@@ -2,6 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
 import { requireUser } from '../http/auth.js'
+import { validationError } from '../http/errors.js'
+import { requireReader } from '../modules/chats/service.js'
+import * as chatLog from './chat-log.js'
 import * as updates from './updates.js'
 
 const UpdatesQuery = Type.Object(
@@ -27,6 +30,23 @@ const UpdatesResult = Type.Object({
   reset: Type.Boolean(),
 })
 
+const ChatUpdatesQuery = Type.Object(
+  {
+    chat_id: Type.Integer({ minimum: 1 }),
+    since: Type.Integer({ minimum: 0, default: 0, description: 'the last chat_seq the client has seen in this chat' }),
+    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  },
+  { additionalProperties: false },
+)
+
+const ChatUpdatesResult = Type.Object({
+  success: Type.Literal(true),
+  items: Type.Array(Type.Object({ type: Type.String(), chat_id: Type.Integer(), chat_seq: Type.Integer(), data: Type.Object({}, { additionalProperties: true }) })),
+  /** the chat's latest chat_seq */
+  chat_seq: Type.Integer(),
+  reset: Type.Boolean(),
+})
+
 export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preHandler', requireUser(ctx))
 
@@ -41,5 +61,16 @@ export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
     const reset = oldest !== null && oldest > request.query.since + 1
     return { success: true as const, items: items as { type: string; seq: number; data: Record<string, unknown> }[], seq, reset }
   })
-}
 
+  /** A group's or channel's own event log (DESIGN §4): what a member missed in that chat. */
+  app.get('/chat/updates', {
+    schema: { tags: ['realtime'], security: [{ bearer: [] }], querystring: ChatUpdatesQuery, response: { 200: ChatUpdatesResult } },
+  }, async (request) => {
+    const { chat_id: chatId, since, limit } = request.query
+    const chat = await requireReader(ctx, request.user.id, chatId)
+    if (chat.chat_type === 'personal') throw validationError('A personal chat has no log of its own: use GET updates')
+    const [items, oldest] = await Promise.all([chatLog.since(ctx.db, chat.id, since, limit), chatLog.oldestSeq(ctx.db, chat.id)])
+    const reset = oldest !== null && oldest > since + 1
+    return { success: true as const, items: items as { type: string; chat_id: number; chat_seq: number; data: Record<string, unknown> }[], chat_seq: chat.event_seq, reset }
+  })
+}

@@ -6,7 +6,11 @@
  * chat and user from another instance (all frames pass through every instance's fan-out) drops
  * its own timer, so a refresh that lands elsewhere never gets a stale "stopped".
  */
+import type { ChatRow } from '../db/tables.js'
+import { ephemeralToChat } from './events.js'
 import type { Fanout } from './fanout.js'
+
+type ChatRef = Pick<ChatRow, 'id' | 'chat_type' | 'peer1_id' | 'peer2_id'>
 
 export const TYPING_TTL_MS = 5000
 
@@ -32,23 +36,24 @@ export class TypingTracker {
     this.timers.delete(key)
   }
 
-  set(chatId: number, userId: number, isTyping: boolean, recipients: number[]) {
-    const key = `${chatId}:${userId}`
+  /** The chat's other members (every subscriber of a group) hear that `userId` is typing. */
+  set(chat: ChatRef, userId: number, isTyping: boolean) {
+    const key = `${chat.id}:${userId}`
     this.clear(key)
-    this.publish(chatId, userId, isTyping, recipients)
+    this.publish(chat, userId, isTyping)
     if (!isTyping) return
     const timer = setTimeout(() => {
       this.timers.delete(key)
-      this.publish(chatId, userId, false, recipients)
+      this.publish(chat, userId, false)
     }, TYPING_TTL_MS)
     timer.unref()
     this.timers.set(key, timer)
   }
 
-  private publish(chatId: number, userId: number, isTyping: boolean, recipients: number[]) {
-    const data = { chat_id: chatId, user_id: userId, is_typing: isTyping }
+  private publish(chat: ChatRef, userId: number, isTyping: boolean) {
+    const data = { chat_id: chat.id, user_id: userId, is_typing: isTyping }
     this.own.add(data)
-    this.fanout.publish(recipients.map((recipient) => ({ userId: recipient, frame: { type: 'typing', data } })))
+    this.fanout.publish(ephemeralToChat(chat, 'typing', data, userId))
   }
 
   close() {

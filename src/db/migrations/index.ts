@@ -4,10 +4,12 @@ import * as usersAndSessions from './2026-11-21T00-00-users-and-sessions.js'
 import * as chatsMessagesUpdates from './2026-11-21T01-00-chats-messages-updates.js'
 import * as messageActions from './2026-11-21T02-00-message-actions.js'
 import * as chatActivity from './2026-11-21T03-00-chat-activity.js'
+import * as groupsChannels from './2026-11-21T04-00-groups-channels.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
   '2026-11-21T01-00-chats-messages-updates': chatsMessagesUpdates,
   '2026-11-21T02-00-message-actions': messageActions,
   '2026-11-21T03-00-chat-activity': chatActivity,
+  '2026-11-21T04-00-groups-channels': groupsChannels,
 }

@@ -1,6 +1,15 @@
 import { sql, type Expression } from 'kysely'
 import type { Db } from '../../db/database.js'
 
+export function findById(db: Db, chatId: number) {
+  return db.selectFrom('chats').selectAll().where('id', '=', chatId).executeTakeFirst()
+}
+
+export async function topicInChat(db: Db, topicId: number, chatId: number): Promise<boolean> {
+  const row = await db.selectFrom('group_topics').select('id').where('id', '=', topicId).where('chat_id', '=', chatId).executeTakeFirst()
+  return row !== undefined
+}
+
 export function findPersonal(db: Db, peer1: number, peer2: number) {
   return db.selectFrom('chats').selectAll().where('peer1_id', '=', peer1).where('peer2_id', '=', peer2).executeTakeFirst()
 }
@@ -13,11 +22,13 @@ export function insertPersonal(db: Db, peer1: number, peer2: number, now: number
     .executeTakeFirstOrThrow()
 }
 
-export function insertMembers(db: Db, chatId: number, userIds: number[], now: number) {
-  return db
+/** A new personal chat's one or two members (groups and channels add theirs through members.ts). */
+export async function insertPersonalMembers(db: Db, chatId: number, userIds: number[], now: number) {
+  await db
     .insertInto('chat_members')
-    .values(userIds.map((userId) => ({ chat_id: chatId, user_id: userId, joined_at: now, last_activity_at: now })))
+    .values(userIds.map((userId, i) => ({ chat_id: chatId, user_id: userId, joined_at: now, last_activity_at: now, position: i + 1 })))
     .execute()
+  await db.updateTable('chats').set({ member_count: userIds.length, join_seq: userIds.length }).where('id', '=', chatId).execute()
 }
 
 /** The chat, if `userId` is a member of it. */
@@ -129,6 +140,7 @@ function personalItems(db: Db, userId: number) {
       'c.created_at as chat_created_at',
       'c.last_message_at',
       'me.read_seq as my_read_seq',
+      'me.last_activity_at as my_activity_at',
       'pm.read_seq as peer_read_seq',
       'lm.id as lm_id',
       'lm.seq as lm_seq',
@@ -180,3 +192,52 @@ export async function personalPeers(db: Db, userId: number): Promise<number[]> {
     .execute()
   return rows.map((r) => (r.peer1_id === userId ? r.peer2_id! : r.peer1_id!)).filter((id) => id !== userId)
 }
+
+/** When a group or channel was last active for a member: its last message, or their joining if later. */
+const groupActivity = sql<number>`case when c.last_message_at > me.joined_at then c.last_message_at else me.joined_at end`
+
+/**
+ * A user's groups and channels for the chat list, most recent activity first, at most `limit`.
+ * Their order comes from the chat row (no per-member write on a message), so this reads all of
+ * the user's group and channel memberships: O(groups joined), not O(chats).
+ */
+export async function listGroups(db: Db, userId: number, limit: number) {
+  const base = db
+    .selectFrom('chat_members as me')
+    .innerJoin('chats as c', 'c.id', 'me.chat_id')
+    .where('me.user_id', '=', userId)
+    .where('c.chat_type', '<>', 'personal')
+  const [rows, count] = await Promise.all([
+    base
+      .leftJoin('messages as lm', 'lm.id', 'c.last_message_id')
+      .leftJoin('users as ls', 'ls.id', 'lm.sender_id')
+      .select([
+        'c.id as chat_id',
+        'c.chat_type',
+        'c.title',
+        'c.avatar',
+        'c.message_seq',
+        'c.event_seq',
+        'c.is_verified',
+        'me.role',
+        'me.read_seq as my_read_seq',
+        'lm.id as lm_id',
+        'lm.seq as lm_seq',
+        'lm.content as lm_content',
+        'lm.sender_id as lm_sender_id',
+        'lm.created_at as lm_created_at',
+        'lm.deleted_for_all as lm_deleted_for_all',
+        'lm.read_at as lm_read_at',
+        'ls.username as lm_sender_username',
+        groupActivity.as('activity_at'),
+        (eb) => deletedUnread(eb.ref('c.id'), eb.ref('me.read_seq')).as('deleted_unread'),
+      ])
+      .orderBy(groupActivity, 'desc')
+      .orderBy('c.id', 'desc')
+      .limit(limit)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ])
+  return { rows: rows.map((r) => ({ ...r, activity_at: Number(r.activity_at) })), total: Number(count.n) }
+}
+export type GroupItemRow = Awaited<ReturnType<typeof listGroups>>['rows'][number]

@@ -5,17 +5,37 @@ export const LastMessage = Type.Object({
   message_id: Type.Integer(),
   content: Type.String(),
   sender_id: Type.Integer(),
+  /** group and channel items */
+  sender_username: Type.Optional(Type.String()),
   timestamp: Timestamp,
   is_read: Type.Boolean(),
 })
 
+/** A group's or channel's summary in a chat list item. */
+const GroupSummary = Type.Object({ group_id: Type.Integer(), name: Type.String(), avatar_url: Nullable(Type.String()) })
+const ChannelSummary = Type.Object({
+  channel_id: Type.Integer(),
+  name: Type.String(),
+  avatar_url: Nullable(Type.String()),
+  is_verified: Type.Boolean(),
+})
+
+/**
+ * The interface's chat list item: personal items carry `peer` (and `is_saved`), group items a
+ * `group` and channel items a `channel` object. Group and channel items add `my_role` and
+ * `chat_seq`, the chat's event log position to resume from (DESIGN §4).
+ */
 export const ChatListItem = Type.Object({
   chat_id: Type.Integer(),
-  chat_type: Type.Literal('personal'),
-  peer: Peer,
+  chat_type: Type.Union([Type.Literal('personal'), Type.Literal('group'), Type.Literal('channel')]),
+  peer: Type.Optional(Peer),
+  group: Type.Optional(GroupSummary),
+  channel: Type.Optional(ChannelSummary),
   last_message: Nullable(LastMessage),
   unread_count: Type.Integer(),
-  is_saved: Type.Boolean(),
+  is_saved: Type.Optional(Type.Boolean()),
+  my_role: Type.Optional(Type.String()),
+  chat_seq: Type.Optional(Type.Integer()),
 })
 
 export const CreateChatBody = Type.Object({ user_id: Id }, { additionalProperties: false })

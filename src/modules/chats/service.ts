@@ -3,12 +3,16 @@ import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, UserRow } from '../../db/tables.js'
-import { notFound } from '../../http/errors.js'
+import { forbidden, notFound, validationError } from '../../http/errors.js'
 import * as users from '../users/service.js'
-import { presentChatListItem, type ChatListItem } from './present.js'
+import * as members from './members.js'
+import { can } from './permissions.js'
+import { presentChatListItem, presentGroupListItem, type ChatListItem } from './present.js'
 import * as repo from './repo.js'
 
 export type MemberChat = ChatRow & { role: string; read_seq: number; read_at: number | null }
+/** A chat the user may read: as a member, or (role null) a public group or channel they are not in. */
+export type ReaderChat = ChatRow & { role: string | null; read_seq: number | null; read_at: number | null }
 
 /** The personal chat of two users, if it exists (either order). */
 export function findPersonal(db: Db, a: number, b: number) {
@@ -39,7 +43,7 @@ export async function getOrCreatePersonal(ctx: AppContext, me: UserRow, otherId:
   try {
     return await ctx.db.transaction().execute(async (trx) => {
       const chat = await repo.insertPersonal(trx, peer1, peer2, ctx.clock.now())
-      await repo.insertMembers(trx, chat.id, peer1 === peer2 ? [peer1] : [peer1, peer2], chat.created_at)
+      await repo.insertPersonalMembers(trx, chat.id, peer1 === peer2 ? [peer1] : [peer1, peer2], chat.created_at)
       return chat
     })
   } catch (error) {
@@ -58,6 +62,31 @@ export async function requireMember(ctx: AppContext, userId: number, chatId: num
   return chat
 }
 
+/**
+ * The chat if the user may read it: a member, or anyone for a public group or channel (like a
+ * public Telegram channel's preview). 404 otherwise.
+ */
+export async function requireReader(ctx: AppContext, userId: number, chatId: number): Promise<ReaderChat> {
+  const member = await repo.findForMember(ctx.db, chatId, userId)
+  if (member) return member
+  const chat = await repo.findById(ctx.db, chatId)
+  if (!chat || chat.chat_type === 'personal' || chat.is_public !== 1) throw notFound('Chat not found')
+  return { ...chat, role: null, read_seq: null, read_at: null }
+}
+
+/** 403 unless the member may write here: in a channel, only its owner and admins publish. */
+export function assertCanPost(chat: ChatRow & { role?: string | null }) {
+  if (chat.chat_type !== 'personal' && !can(chat, chat.role ?? '', 'post')) throw forbidden('Only the owner or an admin can post in this channel')
+}
+
+/** 400 unless the topic is one of this group's. */
+export async function assertTopic(db: Db, chat: ChatRow, topicId: number) {
+  if (!(await repo.topicInChat(db, topicId, chat.id))) throw validationError('topic_id must be a topic of this group')
+}
+
+/** A member's role in a chat, null for outsiders. */
+export const roleOf = members.roleOf
+
 /** A member's unread count in a chat (deleted-for-all messages excluded). */
 export const unreadCount = repo.unreadCount
 
@@ -73,10 +102,15 @@ export const refreshLastMessage = repo.refreshLastMessage
 /** Inside a send's transaction: the chat's next message seq, and the chat's new last activity. */
 export const nextMessageSeq = repo.nextMessageSeq
 
-/** Inside a send's transaction: records the new last message, lifts the chat in every member's list; the sender has read up to it. */
-export async function afterMessage(db: Db, chatId: number, messageId: number, senderId: number, seq: number, now: number) {
-  await repo.setLastMessage(db, chatId, messageId)
-  await repo.touchMembers(db, chatId, senderId, seq, now)
+/**
+ * Inside a send's transaction: records the new last message; the sender has read up to it. A
+ * personal chat also moves to the top of both members' lists (their member rows); a group's or
+ * channel's place in the list is its own last_message_at, so nothing is written per member.
+ */
+export async function afterMessage(db: Db, chat: ChatRow, messageId: number, senderId: number, seq: number, now: number) {
+  await repo.setLastMessage(db, chat.id, messageId)
+  if (chat.chat_type === 'personal') await repo.touchMembers(db, chat.id, senderId, seq, now)
+  else await repo.advanceRead(db, chat.id, senderId, seq, now)
 }
 
 export async function createPersonal(ctx: AppContext, me: UserRow, otherId: number): Promise<ChatListItem> {
@@ -86,10 +120,24 @@ export async function createPersonal(ctx: AppContext, me: UserRow, otherId: numb
   return presentChatListItem(item, me.id, ctx.clock.now())
 }
 
-/** The user's chat list, most recent activity first; Saved Messages is always there. */
+/**
+ * The user's chat list, most recent activity first; Saved Messages is always there. Personal
+ * chats come from the member activity index (O(page)); groups and channels from their own last
+ * message time, over the user's group and channel memberships; the two are merged.
+ */
 export async function list(ctx: AppContext, me: UserRow, page: number, perPage: number) {
   await getOrCreatePersonal(ctx, me, me.id)
-  const { rows, total } = await repo.listPersonal(ctx.db, me.id, page, perPage)
+  const upTo = page * perPage
   const now = ctx.clock.now()
-  return { items: rows.map((row) => presentChatListItem(row, me.id, now)), total }
+  const groups = await repo.listGroups(ctx.db, me.id, upTo)
+  if (groups.total === 0) {
+    const { rows, total } = await repo.listPersonal(ctx.db, me.id, page, perPage)
+    return { items: rows.map((row) => presentChatListItem(row, me.id, now)), total }
+  }
+  const personal = await repo.listPersonal(ctx.db, me.id, 1, upTo)
+  const merged = [
+    ...personal.rows.map((row) => ({ at: row.my_activity_at ?? 0, id: row.chat_id, item: () => presentChatListItem(row, me.id, now) })),
+    ...groups.rows.map((row) => ({ at: row.activity_at, id: row.chat_id, item: () => presentGroupListItem(row, me.id) })),
+  ].sort((a, b) => b.at - a.at || b.id - a.id)
+  return { items: merged.slice(upTo - perPage, upTo).map((entry) => entry.item()), total: personal.total + groups.total }
 }

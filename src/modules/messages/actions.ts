@@ -6,21 +6,21 @@ import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { forbidden, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
-import * as updates from '../../realtime/updates.js'
+import type { Delivery } from '../../realtime/fanout.js'
+import { isPersonal, logChat, logUsers } from '../../realtime/events.js'
 import * as blocks from '../blocks/service.js'
+import { can } from '../chats/permissions.js'
 import * as chats from '../chats/service.js'
 import * as users from '../users/service.js'
 import type { Draft } from './draft.js'
 import * as repo from './repo.js'
 import type { MessageView } from './schemas.js'
-import { presentOne, publishNew, visibleMessage, writeMessage, type Origin } from './service.js'
+import { presentOne, readableMessage, visibleMessage, writeMessage, type Origin } from './service.js'
 
-/** Members who may hear about my action in this chat: in a personal chat, not a peer who blocked me. */
-async function listeners(ctx: AppContext, chat: chats.MemberChat, me: number): Promise<number[]> {
-  const audience = await chats.audience(ctx.db, chat)
+/** In a personal chat, whether the peer blocked me: then my reads and typing do not reach them. */
+async function peerBlockedMe(ctx: AppContext, chat: chats.MemberChat, me: number): Promise<boolean> {
   const other = chats.otherMember(chat, me)
-  if (other !== null && other !== me && (await blocks.hasBlocked(ctx.db, other, me))) return audience.filter((id) => id !== other)
-  return audience
+  return other !== null && other !== me && (await blocks.hasBlocked(ctx.db, other, me))
 }
 
 export async function edit(ctx: AppContext, me: UserRow, messageId: number, content: string): Promise<MessageView> {
@@ -28,35 +28,41 @@ export async function edit(ctx: AppContext, me: UserRow, messageId: number, cont
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   if (row.sender_id !== me.id) throw forbidden('Only the sender can edit a message')
   await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
-  const audience = await chats.audience(ctx.db, chat)
   const now = ctx.clock.now()
-  const { message, recorded } = await ctx.db.transaction().execute(async (trx) => {
+  const { message, deliveries } = await ctx.db.transaction().execute(async (trx) => {
     const updated = await repo.updateMessage(trx, row.id, { content, edited_at: now })
     const message = await presentOne(trx, updated, me)
-    return { message, recorded: await updates.record(trx, audience, 'message.edited', { message }, now, ctx.config.updateLogKeep) }
+    return { message, deliveries: await logChat(ctx, trx, chat, 'message.edited', { message }, now) }
   })
-  ctx.fanout.publish(updates.framesOf(recorded, 'message.edited', { message }))
+  ctx.fanout.publish(deliveries)
   return message
 }
 
-/** Delete for me (hidden from my history only), or for everyone (the sender only). */
+/**
+ * Delete for me (hidden from my history only), or for everyone: the sender, or in a group or
+ * channel an owner or admin whose rank is above the sender's (the permission table).
+ */
 export async function remove(ctx: AppContext, me: UserRow, messageId: number, forAll: boolean) {
   // Deleting for me twice is fine: the second time finds the message already hidden.
   const { row, chat } = await visibleMessage(ctx, me, messageId, { hidden: !forAll })
   const now = ctx.clock.now()
   const event = { chat_id: chat.id, message_id: row.id, deleted_for_all: forAll }
   if (!forAll) {
-    const recorded = await ctx.db.transaction().execute(async (trx) => {
+    const deliveries = await ctx.db.transaction().execute(async (trx) => {
       await repo.hide(trx, me.id, row.id, now)
-      return updates.record(trx, [me.id], 'message.deleted', event, now, ctx.config.updateLogKeep)
+      return logUsers(ctx, trx, [me.id], 'message.deleted', event, now)
     })
-    ctx.fanout.publish(updates.framesOf(recorded, 'message.deleted', event))
+    ctx.fanout.publish(deliveries)
     return { message_id: row.id, deleted_for_all: false }
   }
 
-  if (row.sender_id !== me.id) throw forbidden('Only the sender can delete a message for everyone')
+  if (row.sender_id !== me.id) {
+    const senderRole = isPersonal(chat) ? null : await chats.roleOf(ctx.db, chat.id, row.sender_id)
+    if (isPersonal(chat) || !can(chat, chat.role, 'delete_others', senderRole ?? 'member')) {
+      throw forbidden('Only the sender, or an admin above them, can delete a message for everyone')
+    }
+  }
   await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
-  const audience = await chats.audience(ctx.db, chat)
   const frames = await ctx.db.transaction().execute(async (trx) => {
     // The text goes too: "deleted for everyone" means nobody can read it any more, here included.
     await repo.updateMessage(trx, row.id, {
@@ -66,28 +72,32 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
       emoji: null,
       emoji_file: null,
     })
-    const deleted = updates.framesOf(await updates.record(trx, audience, 'message.deleted', event, now, ctx.config.updateLogKeep), 'message.deleted', event)
+    const deleted = await logChat(ctx, trx, chat, 'message.deleted', event, now)
     if (chat.last_message_id !== row.id) return deleted
     const changed = { chat_id: chat.id, last_message_id: await chats.refreshLastMessage(trx, chat.id) }
-    return [...deleted, ...updates.framesOf(await updates.record(trx, audience, 'chat.updated', changed, now, ctx.config.updateLogKeep), 'chat.updated', changed)]
+    return [...deleted, ...(await logChat(ctx, trx, chat, 'chat.updated', changed, now))]
   })
   ctx.fanout.publish(frames)
   return { message_id: row.id, deleted_for_all: true }
 }
 
-/** Reads everything up to this message in its chat; tells every member once the position moves. */
+/**
+ * Reads everything up to this message in its chat. Once the position moves, `message.read` goes to
+ * both members of a personal chat; in a group or channel only to the reader's own devices (their
+ * unread count), not to every member.
+ */
 export async function read(ctx: AppContext, me: UserRow, messageId: number) {
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   const now = ctx.clock.now()
-  const recipients = await listeners(ctx, chat, me.id)
-  const { moved, recorded, event } = await ctx.db.transaction().execute(async (trx) => {
+  const recipients = isPersonal(chat) && !(await peerBlockedMe(ctx, chat, me.id)) ? await chats.audience(ctx.db, chat) : [me.id]
+  const { moved, deliveries } = await ctx.db.transaction().execute(async (trx) => {
     const event = { chat_id: chat.id, reader_id: me.id, message_id: row.id, read_at: iso(now) }
     const moved = await chats.advanceRead(trx, chat.id, me.id, row.seq, now)
-    if (!moved) return { moved, recorded: [], event }
+    if (!moved) return { moved, deliveries: [] as Delivery[] }
     await repo.markReadRange(trx, chat.id, me.id, chat.read_seq, row.seq, now)
-    return { moved, recorded: await updates.record(trx, recipients, 'message.read', event, now, ctx.config.updateLogKeep), event }
+    return { moved, deliveries: await logUsers(ctx, trx, recipients, 'message.read', event, now) }
   })
-  ctx.fanout.publish(updates.framesOf(recorded, 'message.read', event))
+  ctx.fanout.publish(deliveries)
   return {
     chat_id: chat.id,
     message_id: row.id,
@@ -100,22 +110,22 @@ export async function read(ctx: AppContext, me: UserRow, messageId: number) {
 export async function react(ctx: AppContext, me: UserRow, messageId: number, emoji: string | null) {
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
-  const audience = await chats.audience(ctx.db, chat)
   const now = ctx.clock.now()
-  const { event, recorded } = await ctx.db.transaction().execute(async (trx) => {
+  const { event, deliveries } = await ctx.db.transaction().execute(async (trx) => {
     await repo.setReaction(trx, row.id, me.id, emoji, now)
     const reactions = (await repo.reactionsOf(trx, [row.id])).get(row.id) ?? {}
     const event = { chat_id: chat.id, message_id: row.id, reactions }
-    return { event, recorded: await updates.record(trx, audience, 'reaction.updated', event, now, ctx.config.updateLogKeep) }
+    return { event, deliveries: await logChat(ctx, trx, chat, 'reaction.updated', event, now) }
   })
-  ctx.fanout.publish(updates.framesOf(recorded, 'reaction.updated', event))
+  ctx.fanout.publish(deliveries)
   return { ...event, my_reaction: emoji }
 }
 
 /** Copies a message I can see into another chat of mine, naming its original sender. */
 export async function forward(ctx: AppContext, me: UserRow, messageId: number, targetChatId: number): Promise<MessageView> {
-  const { row } = await visibleMessage(ctx, me, messageId)
+  const { row } = await readableMessage(ctx, me, messageId)
   const target = await chats.requireMember(ctx, me.id, targetChatId)
+  chats.assertCanPost(target)
   await blocks.assertNotBlocked(ctx.db, chats.otherMember(target, me.id), me.id)
   // A forward of a forward still names the first sender.
   let origin: Origin
@@ -135,17 +145,22 @@ export async function forward(ctx: AppContext, me: UserRow, messageId: number, t
     emoji_file: row.emoji_file,
     emoji_size: row.emoji_size,
     emoji_count: row.emoji_count,
+    topic_id: null,
   }
   const now = ctx.clock.now()
-  const { message, recorded } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, target, me, draft, null, origin, now))
-  publishNew(ctx, message, recorded)
+  const { message, deliveries } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, target, me, draft, null, origin, now))
+  ctx.fanout.publish(deliveries)
   return message
 }
 
-/** Typing is ephemeral: a frame to the other members, not logged; it expires on its own. */
+/**
+ * Typing is ephemeral: a frame to the other members, not logged; it expires on its own. Not in a
+ * channel (only its owner and admins write there, and subscribers do not see who is typing a
+ * post); not to a peer who blocked me.
+ */
 export async function typing(ctx: AppContext, me: UserRow, chatId: number, isTyping: boolean) {
   const chat = await chats.requireMember(ctx, me.id, chatId)
-  const recipients = (await listeners(ctx, chat, me.id)).filter((id) => id !== me.id)
-  ctx.typing.set(chat.id, me.id, isTyping, recipients)
+  if (chat.chat_type === 'channel') throw forbidden('Nobody types in a channel')
+  if (!(await peerBlockedMe(ctx, chat, me.id))) ctx.typing.set(chat, me.id, isTyping)
   return { chat_id: chat.id, is_typing: isTyping }
 }

@@ -12,6 +12,8 @@ export interface Draft {
   emoji_file: string | null
   emoji_size: number | null
   emoji_count: number | null
+  /** a forum topic of the group */
+  topic_id: number | null
 }
 
 /** 400 when there is nothing to send: no text, attachment, emoji or encrypted payload. */
@@ -30,5 +32,6 @@ export function draftFrom(input: SendMessageBody): Draft {
     emoji_file: input.emoji_file ?? null,
     emoji_size: input.emoji_size ?? null,
     emoji_count: input.emoji_count ?? null,
+    topic_id: input.topic_id ?? null,
   }
 }

@@ -44,6 +44,7 @@ export function presentMessage(
     emoji_count: row.emoji_count,
     reactions,
     client_message_id: row.client_message_id,
+    topic_id: row.topic_id,
   }
 }
 
@@ -121,6 +122,7 @@ export function presentPending(row: ScheduledMessageRow, draft: Draft, sender: S
     emoji_count: draft.emoji_count,
     reactions: {},
     client_message_id: row.client_message_id,
+    topic_id: draft.topic_id ?? null,
     scheduled_at: iso(row.scheduled_at),
     is_scheduled: true,
   }

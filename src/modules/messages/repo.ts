@@ -32,7 +32,7 @@ export function listBySeq(
   db: Db,
   chatId: number,
   viewerId: number,
-  range: { beforeSeq?: number; afterSeq?: number },
+  range: { beforeSeq?: number; afterSeq?: number; topicId?: number; offset?: number },
   limit: number,
   order: 'asc' | 'desc' = 'desc',
 ) {
@@ -41,14 +41,16 @@ export function listBySeq(
     .innerJoin('users as s', 's.id', 'm.sender_id')
     .selectAll('m')
     .select(['s.username as sender_username', 's.avatar as sender_avatar'])
-    .where('m.chat_id', '=', chatId)
+    // a topic's messages seek on messages_topic_seq (topic_id, seq); the topic is of this chat
+    .where(range.topicId !== undefined ? 'm.topic_id' : 'm.chat_id', '=', range.topicId ?? chatId)
     .where('m.deleted_for_all', '=', 0)
     .where(({ not, exists, selectFrom }) =>
       not(exists(selectFrom('message_hidden as h').select('h.message_id').where('h.user_id', '=', viewerId).whereRef('h.message_id', '=', 'm.id'))),
     )
   if (range.beforeSeq !== undefined) query = query.where('m.seq', '<', range.beforeSeq)
   if (range.afterSeq !== undefined) query = query.where('m.seq', '>', range.afterSeq)
-  return query.orderBy('m.seq', order).limit(limit).execute()
+  query = query.orderBy('m.seq', order).limit(limit)
+  return (range.offset ? query.offset(range.offset) : query).execute()
 }
 
 export async function isHidden(db: Db, userId: number, messageId: number): Promise<boolean> {
@@ -143,4 +145,15 @@ export async function replyPreviews(db: Db, ids: number[]) {
     .execute()
   for (const row of rows) previews.set(row.id, { content: row.content, sender_name: row.display_name || row.username })
   return previews
+}
+
+/** How many visible messages a forum topic holds. */
+export async function countTopic(db: Db, topicId: number): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('topic_id', '=', topicId)
+    .where('deleted_for_all', '=', 0)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
 }

@@ -15,7 +15,8 @@ import * as users from '../users/service.js'
 import type { Draft } from './draft.js'
 import { presentPending } from './present.js'
 import type { MessageView, ScheduleBody } from './schemas.js'
-import { publishNew, writeMessage } from './service.js'
+import { writeMessage } from './service.js'
+import { can } from '../chats/permissions.js'
 
 /** How often each instance looks for due messages: delivery lands within this of its time. */
 export const TICK_MS = 250
@@ -106,14 +107,15 @@ export async function deliver(ctx: AppContext, pendingId: number, now: number): 
     return writePending(ctx, trx, row, now)
   })
   if (!result) return null
-  publishNew(ctx, result.message, result.recorded)
+  ctx.fanout.publish(result.deliveries)
   return result.message
 }
 
 async function writePending(ctx: AppContext, trx: Db, row: ScheduledMessageRow, now: number) {
   const sender = await users.findByIdIn(trx, row.sender_id)
   const chat = await chats.requireMember(ctx, row.sender_id, row.chat_id, trx).catch(() => null)
-  if (!sender || sender.is_active !== 1 || !chat) return null
+  // a sender who left, was banned or lost the right to post meanwhile: the message is dropped
+  if (!sender || sender.is_active !== 1 || !chat || (chat.chat_type !== 'personal' && !can(chat, chat.role, 'post'))) return null
   const other = chats.otherMember(chat, sender.id)
   if (other !== null && other !== sender.id && (await blocks.hasBlocked(trx, other, sender.id))) return null
   const draft = draftOf(row)

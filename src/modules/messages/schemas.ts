@@ -19,6 +19,8 @@ export const SendMessageBody = Type.Object(
     emoji_file: Type.Optional(Type.String({ maxLength: 255 })),
     emoji_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1024 })),
     emoji_count: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    /** a topic of a forum group */
+    topic_id: Type.Optional(Id),
   },
   { additionalProperties: false },
 )
@@ -59,6 +61,8 @@ export const MessageView = Type.Object({
   emoji_count: Nullable(Type.Integer()),
   reactions: Type.Record(Type.String(), Type.Integer()),
   client_message_id: Nullable(Type.String()),
+  /** the forum topic, in a group in forum mode */
+  topic_id: Nullable(Type.Integer()),
   /** pending (scheduled) messages only */
   scheduled_at: Type.Optional(Timestamp),
   is_scheduled: Type.Optional(Type.Boolean()),
@@ -141,6 +145,8 @@ export const HistoryQuery = Type.Object(
     per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
     before_id: Type.Optional(Id),
     after_id: Type.Optional(Id),
+    /** one forum topic's messages */
+    topic_id: Type.Optional(Id),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
     format: Type.Optional(Type.Union([Type.Literal('v2'), Type.Literal('rich')], { errorMessage: 'format must be v2 or rich' })),
   },

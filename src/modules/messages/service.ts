@@ -1,9 +1,11 @@
-/** Sending and reading messages. Events are recorded in the update log in the same transaction. */
+/** Sending and reading messages. Events are logged in the same transaction as the change. */
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { invalidFile, notFound, validationError } from '../../http/errors.js'
+import { logChat } from '../../realtime/events.js'
+import type { Delivery } from '../../realtime/fanout.js'
 import * as updates from '../../realtime/updates.js'
 import * as blocks from '../blocks/service.js'
 import * as chats from '../chats/service.js'
@@ -45,7 +47,7 @@ export async function send(
     const hot = await sendSqlite(ctx, me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId)
     if (hot.kind === 'duplicate') return presentOne(ctx.db, hot.row, me)
     if (hot.kind === 'sent') {
-      publishNew(ctx, hot.message, hot.recorded)
+      ctx.fanout.publish(updates.framesOf(hot.recorded, 'message.new', { message: hot.message }))
       return hot.message
     }
   } else if (clientId) {
@@ -57,13 +59,15 @@ export async function send(
     input.chat_id !== undefined
       ? await chats.requireMember(ctx, me.id, input.chat_id)
       : await chats.getOrCreatePersonal(ctx, me, input.receiver_id!)
+  chats.assertCanPost(chat)
   await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
   if (draft.reply_to_id !== null) await assertReplyTarget(ctx.db, chat.id, draft.reply_to_id)
+  if (draft.topic_id !== null) await chats.assertTopic(ctx.db, chat, draft.topic_id)
 
   if (holdUntil !== null) return scheduled.schedule(ctx, me, chat, draft, holdUntil, clientId)
   try {
-    const { message, recorded } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, chat, me, draft, clientId, null, now))
-    publishNew(ctx, message, recorded)
+    const { message, deliveries } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, chat, me, draft, clientId, null, now))
+    ctx.fanout.publish(deliveries)
     return message
   } catch (error) {
     // The same client id raced in twice: the unique index kept the first; answer with it.
@@ -84,7 +88,8 @@ async function assertReplyTarget(db: Db, chatId: number, replyToId: number) {
 
 /**
  * Inside a transaction: takes the chat's next seq, inserts the message, moves the chat's last
- * message and the sender's read position, and logs `message.new` for every member.
+ * message and the sender's read position, and logs `message.new` for every member (a group's or
+ * channel's once, in its own log). Returns the deliveries to publish after commit.
  */
 export async function writeMessage(
   ctx: AppContext,
@@ -115,17 +120,13 @@ export async function writeMessage(
     emoji_size: draft.emoji_size,
     emoji_count: draft.emoji_count,
     client_message_id: clientId,
+    topic_id: draft.topic_id ?? null,
     created_at: now,
   })
-  await chats.afterMessage(trx, chat.id, row.id, sender.id, seq, now)
+  await chats.afterMessage(trx, chat, row.id, sender.id, seq, now)
   const message = presentMessage(row, sender, receiverId === sender.id)
-  const recorded = await updates.record(trx, await chats.audience(trx, chat), 'message.new', { message }, now, ctx.config.updateLogKeep)
-  return { message, recorded }
-}
-
-/** After commit: nudge every instance holding a recipient's sockets. */
-export function publishNew(ctx: AppContext, message: MessageView, recorded: updates.Recorded[]) {
-  ctx.fanout.publish(updates.framesOf(recorded, 'message.new', { message }))
+  const deliveries: Delivery[] = await logChat(ctx, trx, chat, 'message.new', { message }, now)
+  return { message, deliveries }
 }
 
 /**
@@ -164,6 +165,17 @@ export async function visibleMessage(ctx: AppContext, me: UserRow, messageId: nu
   return { row, chat }
 }
 
+/** A message the user may read (and so forward): visible to a member, or a post of a public group or channel. */
+export async function readableMessage(ctx: AppContext, me: UserRow, messageId: number) {
+  const row = await repo.findById(ctx.db, messageId)
+  if (!row || row.deleted_for_all === 1) throw notFound('Message not found')
+  await chats.requireReader(ctx, me.id, row.chat_id).catch(() => {
+    throw notFound('Message not found')
+  })
+  if (await repo.isHidden(ctx.db, me.id, row.id)) throw notFound('Message not found')
+  return { row }
+}
+
 type HistoryRow = Awaited<ReturnType<typeof repo.listBySeq>>[number]
 
 /**
@@ -171,7 +183,7 @@ type HistoryRow = Awaited<ReturnType<typeof repo.listBySeq>>[number]
  * (never an OFFSET), `before_id`/`after_id` + `limit` are keysets; both seek on (chat_id, seq).
  */
 export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery) {
-  const chat = await chats.requireMember(ctx, me.id, query.chat_id)
+  const chat = await chats.requireReader(ctx, me.id, query.chat_id)
   const present = async (rows: HistoryRow[]): Promise<(MessageView | RichMessageView)[]> => {
     const replyIds = [...new Set(rows.flatMap((r) => (r.reply_to_id === null ? [] : [r.reply_to_id])))]
     const [views, replies] = await Promise.all([
@@ -185,6 +197,8 @@ export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery)
     })
   }
 
+  if (query.topic_id !== undefined) await chats.assertTopic(ctx.db, chat, query.topic_id)
+  const topic = query.topic_id !== undefined ? { topicId: query.topic_id } : {}
   const anchorSeq = async (messageId: number) => {
     const anchor = await repo.findById(ctx.db, messageId)
     if (!anchor || anchor.chat_id !== chat.id) throw notFound('Message not found in this chat')
@@ -194,17 +208,24 @@ export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery)
     const limit = query.limit ?? DEFAULT_LIMIT
     if (query.after_id !== undefined) {
       const rows = await repo.listBySeq(ctx.db, chat.id, me.id, {
+        ...topic,
         afterSeq: await anchorSeq(query.after_id),
         ...(query.before_id !== undefined ? { beforeSeq: await anchorSeq(query.before_id) } : {}),
       }, limit, 'asc')
       return { keyset: true as const, items: await present(rows.reverse()) }
     }
-    const rows = await repo.listBySeq(ctx.db, chat.id, me.id, { beforeSeq: await anchorSeq(query.before_id!) }, limit)
+    const rows = await repo.listBySeq(ctx.db, chat.id, me.id, { ...topic, beforeSeq: await anchorSeq(query.before_id!) }, limit)
     return { keyset: true as const, items: await present(rows) }
   }
 
   const page = query.page ?? 1
   const perPage = query.per_page ?? query.limit ?? DEFAULT_PAGE_SIZE
+  if (query.topic_id !== undefined) {
+    // A topic's seqs have holes (the chat's other messages), so its pages use an offset over the
+    // topic index; keysets (before_id) stay constant-cost.
+    const rows = await repo.listBySeq(ctx.db, chat.id, me.id, { topicId: query.topic_id, offset: (page - 1) * perPage }, perPage)
+    return { keyset: false as const, items: await present(rows), page, perPage, total: await repo.countTopic(ctx.db, query.topic_id) }
+  }
   const top = chat.message_seq
   const rows = await repo.listBySeq(
     ctx.db,

@@ -1,0 +1,134 @@
+/** Channels (V2): one-way broadcast chats on top of chats/community.ts. */
+import type { AppContext } from '../../context.js'
+import type { UserRow } from '../../db/tables.js'
+import { conflict, forbidden, notFound, validationError } from '../../http/errors.js'
+import { iso } from '../../lib/time.js'
+import { logChat } from '../../realtime/events.js'
+import * as adminRepo from '../admin/repo.js'
+import * as community from '../chats/community.js'
+import * as members from '../chats/members.js'
+import { can } from '../chats/permissions.js'
+import type { ChatView } from '../groups/repo.js'
+import * as groupsRepo from '../groups/repo.js'
+import { visibleInvite } from '../groups/present.js'
+import { presentPeer, uploadUrl } from '../users/present.js'
+import type { Channel, CreateChannelBody } from './schemas.js'
+
+const link = (ctx: AppContext) => (code: string) => community.inviteLink(ctx, 'channel', code)
+
+function present(ctx: AppContext, chat: ChatView, staff?: { id: number; username: string; role: string }[]): Channel {
+  return {
+    channel_id: chat.id,
+    name: chat.title ?? '',
+    description: chat.description ?? '',
+    avatar_url: uploadUrl(chat.avatar),
+    owner_id: chat.owner_id,
+    owner_username: chat.owner_username,
+    is_public: chat.is_public === 1,
+    invite_link: visibleInvite(chat, link(ctx)),
+    subscriber_count: chat.member_count,
+    ...(staff ? { is_subscribed: chat.my_role !== null, admins: staff.map((s) => ({ user_id: s.id, username: s.username, role: s.role })) } : {}),
+    created_at: iso(chat.created_at),
+    is_verified: chat.is_verified === 1,
+    discussion_group_id: chat.discussion_group_id,
+    my_role: chat.my_role,
+    chat_seq: chat.event_seq,
+  }
+}
+
+/** The full Channel shape: with `is_subscribed` and `admins` (owner first). */
+async function full(ctx: AppContext, chat: ChatView) {
+  return present(ctx, chat, await members.staff(ctx.db, chat.id))
+}
+
+/** The create response: the Channel shape without is_subscribed and admins. */
+export async function create(ctx: AppContext, me: UserRow, input: CreateChannelBody) {
+  return present(ctx, await community.create(ctx, me, 'channel', input, true))
+}
+
+export async function get(ctx: AppContext, me: UserRow, channelId: number) {
+  return full(ctx, await community.view(ctx, me, channelId, 'channel'))
+}
+
+/** Subscribers in join order: anyone for a public channel, only its owner and admins for a private one. */
+export async function subscriberPage(ctx: AppContext, me: UserRow, channelId: number, page: number, perPage: number) {
+  const chat = await community.view(ctx, me, channelId, 'channel')
+  if (chat.is_public !== 1 && !can(chat, chat.my_role ?? '', 'list_private_members')) throw forbidden('Only the owner and admins see who subscribes to a private channel')
+  const rows = await members.page(ctx.db, chat.id, page, perPage)
+  const now = ctx.clock.now()
+  return {
+    items: rows.map((row) => ({ ...presentPeer(row, now), role: row.role, joined_at: iso(row.joined_at) })),
+    total: chat.member_count,
+  }
+}
+
+/** Subscribes to a public channel by id, or to any channel through its invite code or link. */
+export async function subscribe(ctx: AppContext, me: UserRow, input: { channel_id?: number; code?: string }) {
+  if (input.code !== undefined) {
+    const invite = await community.findInvite(ctx, input.code)
+    if (input.channel_id !== undefined && input.channel_id !== invite.chat_id) throw validationError('The invite link is not for this channel')
+    return full(ctx, await community.join(ctx, me, invite.chat_id, invite, 'channel'))
+  }
+  if (input.channel_id === undefined) throw validationError('channel_id or code is required')
+  return full(ctx, await community.join(ctx, me, input.channel_id, null, 'channel'))
+}
+
+export const unsubscribe = (ctx: AppContext, me: UserRow, channelId: number) => community.leave(ctx, me, channelId, 'channel')
+
+export async function edit(ctx: AppContext, me: UserRow, channelId: number, changes: Parameters<typeof community.edit>[4]) {
+  return full(ctx, await community.edit(ctx, me, channelId, 'channel', changes))
+}
+
+/** A subscriber becomes an admin (may post), or an admin a subscriber again: the owner's call. */
+export const addAdmin = (ctx: AppContext, me: UserRow, channelId: number, userId: number) => community.setAdmin(ctx, me, channelId, userId, 'channel', true)
+export const removeAdmin = (ctx: AppContext, me: UserRow, channelId: number, userId: number) => community.setAdmin(ctx, me, channelId, userId, 'channel', false)
+export const removeSubscriber = (ctx: AppContext, me: UserRow, channelId: number, userId: number) => community.removeMember(ctx, me, channelId, userId, 'channel')
+
+export async function transfer(ctx: AppContext, me: UserRow, channelId: number, userId: number) {
+  return full(ctx, await community.transfer(ctx, me, channelId, userId, 'channel'))
+}
+
+export const createInvite = (ctx: AppContext, me: UserRow, channelId: number, options: { expires_at?: string; usage_limit?: number }) =>
+  community.createInvite(ctx, me, channelId, 'channel', options)
+export const revokeInvite = (ctx: AppContext, me: UserRow, channelId: number, code: string) => community.revokeInvite(ctx, me, channelId, 'channel', code)
+
+/** Platform admins mark a channel verified; a ModLog row is written in the same transaction. */
+export async function verify(ctx: AppContext, me: UserRow, channelId: number) {
+  if (me.is_admin !== 1) throw forbidden('Only platform admins verify channels')
+  const now = ctx.clock.now()
+  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+    const chat = await groupsRepo.findView(trx, channelId, me.id)
+    if (!chat || chat.chat_type !== 'channel') throw notFound('Channel not found')
+    await groupsRepo.updateChat(trx, chat.id, { is_verified: 1 })
+    await adminRepo.insertModLog(trx, { admin_id: me.id, action: 'channel.verify', target_id: chat.id, details: { title: chat.title }, created_at: now })
+    return logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, is_verified: true }, now)
+  })
+  ctx.fanout.publish(deliveries)
+  const chat = await groupsRepo.findView(ctx.db, channelId, me.id)
+  return full(ctx, chat!)
+}
+
+/**
+ * Binds a discussion group to the channel (ChannelBind): the channel's owner, who must also be an
+ * owner or admin of the group. One group per channel; binding again replaces it.
+ */
+export async function bindGroup(ctx: AppContext, me: UserRow, channelId: number, groupId: number | null) {
+  const now = ctx.clock.now()
+  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+    const channel = await community.view(ctx, me, channelId, 'channel', trx)
+    if (channel.my_role === null) throw notFound('Channel not found')
+    if (!can(channel, channel.my_role, 'bind')) throw forbidden('Only the channel owner binds a discussion group')
+    await trx.deleteFrom('channel_binds').where('channel_id', '=', channel.id).execute()
+    if (groupId !== null) {
+      const group = await community.view(ctx, me, groupId, 'group', trx)
+      if (group.my_role === null) throw notFound('Group not found')
+      if (!can(group, group.my_role, 'edit_info')) throw forbidden('You must be an owner or admin of the group')
+      await trx.insertInto('channel_binds').values({ channel_id: channel.id, group_id: group.id, created_at: now }).execute()
+    } else if (channel.discussion_group_id === null) {
+      throw conflict('No discussion group is bound')
+    }
+    return logChat(ctx, trx, channel, 'chat.updated', { chat_id: channel.id, discussion_group_id: groupId }, now)
+  })
+  ctx.fanout.publish(deliveries)
+  return get(ctx, me, channelId)
+}

@@ -1,0 +1,340 @@
+/**
+ * What groups and channels share: creation, the shapes' data, membership changes with their
+ * events, metadata edits and invite links. Each change runs in one transaction that first locks
+ * the chat row, so concurrent role changes, joins and leaves of one chat apply one at a time and
+ * every check sees the state it changes.
+ *
+ * Events: a membership change is logged once in the chat's own log (every member hears it) and in
+ * the affected user's own update log, with the chat seq it happened at, so each of that user's
+ * sockets starts or stops following the chat from exactly there.
+ */
+import { randomBytes } from 'node:crypto'
+import { sql } from 'kysely'
+import type { AppContext } from '../../context.js'
+import type { Db } from '../../db/database.js'
+import type { ChatRow, InviteLinkRow, UserRow } from '../../db/tables.js'
+import { conflict, forbidden, notFound, validationError } from '../../http/errors.js'
+import { iso } from '../../lib/time.js'
+import { logChat, logUsers } from '../../realtime/events.js'
+import type { Delivery } from '../../realtime/fanout.js'
+import * as users from '../users/service.js'
+import * as groupsRepo from '../groups/repo.js'
+import { resolveAvatar } from './avatar.js'
+import * as members from './members.js'
+import { can, memberRole, type Action } from './permissions.js'
+
+export type CommunityType = 'group' | 'channel'
+
+const NOUN: Record<CommunityType, string> = { group: 'Group', channel: 'Channel' }
+
+export const newInviteCode = () => randomBytes(16).toString('base64url')
+
+/** The invite link of a code: {base}/join/<code> for groups, {base}/channel/<code> for channels. */
+export function inviteLink(ctx: AppContext, type: string, code: string) {
+  return `${ctx.config.publicBaseUrl.replace(/\/+$/, '')}/${type === 'channel' ? 'channel' : 'join'}/${code}`
+}
+
+/** A code from the code itself or from a whole invite link. */
+export function codeOf(input: string) {
+  const path = input.trim().split(/[?#]/)[0].replace(/\/+$/, '')
+  return path.slice(path.lastIndexOf('/') + 1)
+}
+
+/** Serializes membership changes of one chat (a row lock in PostgreSQL; SQLite has one writer). */
+async function lockChat(trx: Db, chatId: number) {
+  await trx.updateTable('chats').set({ join_seq: sql`join_seq` }).where('id', '=', chatId).execute()
+}
+
+/**
+ * The group or channel as the caller may see it: a member sees it; anyone sees a public one;
+ * otherwise 404, so outsiders cannot tell a private chat exists.
+ */
+export async function view(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType, db: Db = ctx.db) {
+  const chat = await groupsRepo.findView(db, chatId, me.id)
+  if (!chat || chat.chat_type !== type || (chat.my_role === null && chat.is_public !== 1)) throw notFound(`${NOUN[type]} not found`)
+  return chat
+}
+
+/** Inside a change: the chat (locked) and my role in it; 404 unless I am a member, 403 unless my role allows `action`. */
+async function authorize(ctx: AppContext, trx: Db, me: UserRow, chatId: number, type: CommunityType, action: Action | null, target?: string) {
+  await lockChat(trx, chatId)
+  const chat = await view(ctx, me, chatId, type, trx)
+  if (chat.my_role === null) throw notFound(`${NOUN[type]} not found`)
+  if (action && !can(chat, chat.my_role, action, target)) throw forbidden(`Your role (${chat.my_role}) does not allow this`)
+  return chat as typeof chat & { my_role: string }
+}
+
+/** Logs a membership change in the chat's log and in the user's own. */
+async function membershipEvent(
+  ctx: AppContext,
+  trx: Db,
+  chat: Pick<ChatRow, 'id' | 'chat_type' | 'peer1_id' | 'peer2_id'>,
+  type: 'member.joined' | 'member.left',
+  userId: number,
+  role: string | null,
+  now: number,
+): Promise<Delivery[]> {
+  const data = { chat_id: chat.id, user_id: userId, role }
+  const inChat = await logChat(ctx, trx, chat, type, data, now)
+  const chatSeq = inChat[0]?.frame.chat_seq
+  const own = await logUsers(ctx, trx, [userId], type, { ...data, chat_type: chat.chat_type, chat_seq: chatSeq }, now)
+  // the user's own frame first: their sockets start (or stop) following the chat from it
+  return [...own, ...inChat]
+}
+
+async function requireActiveUser(ctx: AppContext, userId: number, db: Db = ctx.db) {
+  const user = await users.findByIdIn(db, userId)
+  if (!user || user.is_active !== 1 || user.deleted_at !== null) throw notFound('User not found')
+  return user
+}
+
+export interface CreateInput {
+  title: string
+  description?: string
+  avatar?: string | null
+  is_public?: boolean
+  member_ids?: number[]
+}
+
+/** Creates a group or channel owned by `me`, with its permanent invite link and any first members. */
+export async function create(ctx: AppContext, me: UserRow, type: CommunityType, input: CreateInput, isPublicByDefault: boolean) {
+  const avatar = await resolveAvatar(ctx, me.id, input.avatar ?? null)
+  const others = (input.member_ids ?? []).filter((id) => id !== me.id)
+  for (const id of others) await requireActiveUser(ctx, id)
+  const now = ctx.clock.now()
+  const { chatId, deliveries } = await ctx.db.transaction().execute(async (trx) => {
+    const code = newInviteCode()
+    const chat = await groupsRepo.insertChat(trx, {
+      chat_type: type,
+      title: input.title.trim(),
+      description: input.description ?? '',
+      avatar,
+      is_public: (input.is_public ?? isPublicByDefault) ? 1 : 0,
+      owner: me.id,
+      code,
+      now,
+    })
+    await groupsRepo.insertInvite(trx, { chat_id: chat.id, code, created_by: me.id, usage_limit: null, expires_at: null, now })
+    const deliveries: Delivery[] = []
+    for (const [userId, role] of [[me.id, 'owner'], ...others.map((id) => [id, memberRole(chat)])] as [number, string][]) {
+      await members.add(trx, chat.id, userId, role, now)
+      deliveries.push(...(await membershipEvent(ctx, trx, chat, 'member.joined', userId, role, now)))
+    }
+    return { chatId: chat.id, deliveries }
+  })
+  ctx.fanout.publish(deliveries)
+  return view(ctx, me, chatId, type)
+}
+
+/** Adds `userId` (an owner's or admin's action in a group). */
+export async function addMember(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType) {
+  const now = ctx.clock.now()
+  const { deliveries, role } = await ctx.db.transaction().execute(async (trx) => {
+    const chat = await authorize(ctx, trx, me, chatId, type, 'add_member')
+    await requireActiveUser(ctx, userId, trx)
+    if ((await members.roleOf(trx, chat.id, userId)) !== null) throw conflict('Already a member')
+    const role = memberRole(chat)
+    await members.add(trx, chat.id, userId, role, now)
+    return { deliveries: await membershipEvent(ctx, trx, chat, 'member.joined', userId, role, now), role }
+  })
+  ctx.fanout.publish(deliveries)
+  return { chat_id: chatId, user_id: userId, role }
+}
+
+/** Removes another member: an owner or admin ranking above them. */
+export async function removeMember(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType) {
+  if (userId === me.id) throw validationError('To leave, use leave')
+  const now = ctx.clock.now()
+  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+    const chat = await authorize(ctx, trx, me, chatId, type, null)
+    const target = await members.roleOf(trx, chat.id, userId)
+    if (target === null) throw notFound('Not a member')
+    if (!can(chat, chat.my_role, 'remove_member', target)) throw forbidden(`Your role (${chat.my_role}) cannot remove a ${target}`)
+    await members.remove(trx, chat.id, userId)
+    return membershipEvent(ctx, trx, chat, 'member.left', userId, null, now)
+  })
+  ctx.fanout.publish(deliveries)
+  return { chat_id: chatId, user_id: userId, role: null }
+}
+
+/** Makes a member an admin (`admin`) or an admin a plain member again: the owner's call. */
+export async function setAdmin(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType, admin: boolean) {
+  const now = ctx.clock.now()
+  const { deliveries, role } = await ctx.db.transaction().execute(async (trx) => {
+    const chat = await authorize(ctx, trx, me, chatId, type, null)
+    if (chat.my_role !== 'owner') throw forbidden('Only the owner can promote or demote')
+    const target = await members.roleOf(trx, chat.id, userId)
+    if (target === null) throw notFound('Not a member')
+    if (admin && target !== memberRole(chat)) throw conflict(`Already ${target === 'owner' ? 'the owner' : 'an admin'}`)
+    if (!admin && target !== 'admin') throw conflict('Not an admin')
+    if (!can(chat, chat.my_role, admin ? 'promote' : 'demote', target)) throw forbidden('Not allowed')
+    const role = admin ? 'admin' : memberRole(chat)
+    await members.setRole(trx, chat.id, userId, role)
+    return { deliveries: await logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, user_id: userId, role }, now), role }
+  })
+  ctx.fanout.publish(deliveries)
+  return { chat_id: chatId, user_id: userId, role }
+}
+
+/** Hands the owner role to another member; the old owner becomes an admin. */
+export async function transfer(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType) {
+  if (userId === me.id) throw validationError('You already own it')
+  const now = ctx.clock.now()
+  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+    const chat = await authorize(ctx, trx, me, chatId, type, 'transfer')
+    if ((await members.roleOf(trx, chat.id, userId)) === null) throw notFound('Not a member')
+    return handOver(ctx, trx, chat, userId, me.id, now)
+  })
+  ctx.fanout.publish(deliveries)
+  return view(ctx, me, chatId, type)
+}
+
+/** The owner role moves to `heir`; the previous owner, if staying, becomes an admin. */
+async function handOver(ctx: AppContext, trx: Db, chat: ChatRow, heir: number, previous: number, now: number, previousStays = true) {
+  await members.setRole(trx, chat.id, heir, 'owner')
+  await groupsRepo.updateChat(trx, chat.id, { owner_id: heir })
+  const deliveries = await logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, owner_id: heir, user_id: heir, role: 'owner' }, now)
+  if (!previousStays) return deliveries
+  await members.setRole(trx, chat.id, previous, 'admin')
+  return [...deliveries, ...(await logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, user_id: previous, role: 'admin' }, now))]
+}
+
+/**
+ * Leaves. An owner leaving hands ownership to the longest-standing admin, else (in a group) the
+ * longest-standing member; a channel needs an admin to inherit it. The last one out dissolves it.
+ */
+export async function leave(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType) {
+  const now = ctx.clock.now()
+  const { deliveries, dissolved } = await ctx.db.transaction().execute(async (trx) => {
+    const chat = await authorize(ctx, trx, me, chatId, type, null)
+    const deliveries: Delivery[] = []
+    if (chat.my_role === 'owner') {
+      const heir =
+        (await members.eldest(trx, chat.id, 'admin', me.id)) ??
+        (type === 'group' ? await members.eldest(trx, chat.id, memberRole(chat), me.id) : undefined)
+      if (heir) deliveries.push(...(await handOver(ctx, trx, chat, heir.user_id, me.id, now, false)))
+      else if (chat.member_count > 1) throw conflict('Make someone an admin or transfer the channel before leaving it')
+    }
+    await members.remove(trx, chat.id, me.id)
+    if (chat.member_count <= 1) {
+      await groupsRepo.deleteChat(trx, chat.id)
+      // nobody is left to hear the chat's log; my own devices still learn I left
+      return { deliveries: await logUsers(ctx, trx, [me.id], 'member.left', { chat_id: chat.id, user_id: me.id, role: null, chat_type: chat.chat_type, chat_seq: chat.event_seq + 1, dissolved: true }, now), dissolved: true }
+    }
+    deliveries.push(...(await membershipEvent(ctx, trx, chat, 'member.left', me.id, null, now)))
+    return { deliveries, dissolved: false }
+  })
+  ctx.fanout.publish(deliveries)
+  return { chat_id: chatId, left: true, dissolved }
+}
+
+/** Joins a public chat, or any chat through one of its invite links (one use, taken atomically). */
+export async function join(ctx: AppContext, me: UserRow, chatId: number, invite: InviteLinkRow | null, type: CommunityType) {
+  const now = ctx.clock.now()
+  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+    await lockChat(trx, chatId)
+    const chat = await groupsRepo.findView(trx, chatId, me.id)
+    if (!chat || chat.chat_type !== type || (!invite && chat.is_public !== 1)) throw notFound(`${NOUN[type]} not found`)
+    if (chat.my_role !== null) throw conflict('Already a member')
+    if (invite && !(await groupsRepo.takeInviteUse(trx, invite.id, now))) throw forbidden(inviteRefusal(invite, now))
+    const role = memberRole(chat)
+    await members.add(trx, chat.id, me.id, role, now)
+    return membershipEvent(ctx, trx, chat, 'member.joined', me.id, role, now)
+  })
+  ctx.fanout.publish(deliveries)
+  return view(ctx, me, chatId, type)
+}
+
+function inviteRefusal(invite: InviteLinkRow, now: number) {
+  if (invite.revoked_at !== null) return 'This invite link was revoked'
+  if (invite.expires_at !== null && invite.expires_at <= now) return 'This invite link has expired'
+  return 'This invite link has reached its usage limit'
+}
+
+/** The invite behind a code or link, and its chat; 404 for unknown codes. */
+export async function findInvite(ctx: AppContext, input: string) {
+  const invite = await groupsRepo.findInvite(ctx.db, codeOf(input))
+  if (!invite) throw notFound('Invite link not found')
+  return invite
+}
+
+/** Title, description, avatar or forum mode: an owner's or admin's edit, told to every member. */
+export async function edit(
+  ctx: AppContext,
+  me: UserRow,
+  chatId: number,
+  type: CommunityType,
+  changes: { title?: string; description?: string; avatar?: string | null; is_forum?: boolean },
+) {
+  const avatar = changes.avatar === undefined ? undefined : await resolveAvatar(ctx, me.id, changes.avatar)
+  const now = ctx.clock.now()
+  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+    const chat = await authorize(ctx, trx, me, chatId, type, 'edit_info')
+    const stored = {
+      ...(changes.title !== undefined ? { title: changes.title.trim() } : {}),
+      ...(changes.description !== undefined ? { description: changes.description } : {}),
+      ...(avatar !== undefined ? { avatar } : {}),
+      ...(changes.is_forum !== undefined ? { is_forum: changes.is_forum ? 1 : 0 } : {}),
+    }
+    await groupsRepo.updateChat(trx, chat.id, stored)
+    const event = {
+      chat_id: chat.id,
+      ...(stored.title !== undefined ? { title: stored.title } : {}),
+      ...(stored.description !== undefined ? { description: stored.description } : {}),
+      ...(avatar !== undefined ? { avatar_url: avatar === null ? null : `/uploads/${avatar}` } : {}),
+      ...(changes.is_forum !== undefined ? { is_forum: changes.is_forum } : {}),
+    }
+    return logChat(ctx, trx, chat, 'chat.updated', event, now)
+  })
+  ctx.fanout.publish(deliveries)
+  return view(ctx, me, chatId, type)
+}
+
+export function presentInvite(ctx: AppContext, type: string, invite: InviteLinkRow, primaryCode: string | null) {
+  return {
+    code: invite.code,
+    invite_link: inviteLink(ctx, type, invite.code),
+    uses: invite.uses,
+    expires_at: invite.expires_at === null ? null : iso(invite.expires_at),
+    usage_limit: invite.usage_limit,
+    is_revoked: invite.revoked_at !== null,
+    is_primary: invite.code === primaryCode,
+    created_at: iso(invite.created_at),
+  }
+}
+
+/** A new invite link with an optional expiry and usage limit (owner or admin). */
+export async function createInvite(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType, options: { expires_at?: string; usage_limit?: number }) {
+  const now = ctx.clock.now()
+  const expiresAt = options.expires_at === undefined ? null : Date.parse(options.expires_at)
+  if (expiresAt !== null && expiresAt <= now) throw validationError('expires_at must be in the future')
+  const invite = await ctx.db.transaction().execute(async (trx) => {
+    const chat = await authorize(ctx, trx, me, chatId, type, 'invite_links')
+    return groupsRepo.insertInvite(trx, { chat_id: chat.id, code: newInviteCode(), created_by: me.id, usage_limit: options.usage_limit ?? null, expires_at: expiresAt, now })
+  })
+  return presentInvite(ctx, type, invite, null)
+}
+
+/** Revokes a link; revoking the permanent link replaces it with a new one (as in Telegram). */
+export async function revokeInvite(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType, input: string) {
+  const code = codeOf(input)
+  const now = ctx.clock.now()
+  const { invite, primary } = await ctx.db.transaction().execute(async (trx) => {
+    const chat = await authorize(ctx, trx, me, chatId, type, 'invite_links')
+    if (!(await groupsRepo.revokeInvite(trx, chat.id, code, now))) throw notFound('No active invite link with this code here')
+    let primary = chat.invite_code
+    if (code === chat.invite_code) {
+      primary = newInviteCode()
+      await groupsRepo.insertInvite(trx, { chat_id: chat.id, code: primary, created_by: me.id, usage_limit: null, expires_at: null, now })
+      await trx.updateTable('chats').set({ invite_code: primary }).where('id', '=', chat.id).execute()
+    }
+    return { invite: (await groupsRepo.findInvite(trx, code))!, primary }
+  })
+  return presentInvite(ctx, type, invite, primary)
+}
+
+export async function listInvites(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType) {
+  const chat = await view(ctx, me, chatId, type)
+  if (chat.my_role === null || !can(chat, chat.my_role, 'invite_links')) throw forbidden('Only the owner and admins see invite links')
+  return (await groupsRepo.listInvites(ctx.db, chat.id)).map((invite) => presentInvite(ctx, type, invite, chat.invite_code))
+}

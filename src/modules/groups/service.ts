@@ -1,0 +1,85 @@
+/** Groups (V2): the group-specific parts on top of chats/community.ts. */
+import type { AppContext } from '../../context.js'
+import type { UserRow } from '../../db/tables.js'
+import { forbidden, notFound, validationError } from '../../http/errors.js'
+import { iso } from '../../lib/time.js'
+import { logChat } from '../../realtime/events.js'
+import * as community from '../chats/community.js'
+import * as members from '../chats/members.js'
+import { can } from '../chats/permissions.js'
+import { presentPeer } from '../users/present.js'
+import { presentGroup } from './present.js'
+import * as repo from './repo.js'
+import type { CreateGroupBody } from './schemas.js'
+
+const link = (ctx: AppContext) => (code: string) => community.inviteLink(ctx, 'group', code)
+
+export async function create(ctx: AppContext, me: UserRow, input: CreateGroupBody) {
+  return presentGroup(await community.create(ctx, me, 'group', input, false), link(ctx))
+}
+
+export async function info(ctx: AppContext, me: UserRow, chatId: number) {
+  return presentGroup(await community.view(ctx, me, chatId, 'group'), link(ctx))
+}
+
+/** A page of members in join order, with roles: members of the group (anyone for a public one). */
+export async function memberPage(ctx: AppContext, me: UserRow, chatId: number, page: number, perPage: number) {
+  const chat = await community.view(ctx, me, chatId, 'group')
+  const rows = await members.page(ctx.db, chat.id, page, perPage)
+  const now = ctx.clock.now()
+  return {
+    items: rows.map((row) => ({ ...presentPeer(row, now), role: row.role, joined_at: iso(row.joined_at) })),
+    total: chat.member_count,
+  }
+}
+
+export const addMember = (ctx: AppContext, me: UserRow, chatId: number, userId: number) => community.addMember(ctx, me, chatId, userId, 'group')
+export const removeMember = (ctx: AppContext, me: UserRow, chatId: number, userId: number) => community.removeMember(ctx, me, chatId, userId, 'group')
+export const promote = (ctx: AppContext, me: UserRow, chatId: number, userId: number) => community.setAdmin(ctx, me, chatId, userId, 'group', true)
+export const demote = (ctx: AppContext, me: UserRow, chatId: number, userId: number) => community.setAdmin(ctx, me, chatId, userId, 'group', false)
+export const leave = (ctx: AppContext, me: UserRow, chatId: number) => community.leave(ctx, me, chatId, 'group')
+
+export async function transfer(ctx: AppContext, me: UserRow, chatId: number, userId: number) {
+  return presentGroup(await community.transfer(ctx, me, chatId, userId, 'group'), link(ctx))
+}
+
+export async function edit(ctx: AppContext, me: UserRow, chatId: number, changes: Parameters<typeof community.edit>[4]) {
+  return presentGroup(await community.edit(ctx, me, chatId, 'group', changes), link(ctx))
+}
+
+export const createInvite = (ctx: AppContext, me: UserRow, chatId: number, options: { expires_at?: string; usage_limit?: number }) =>
+  community.createInvite(ctx, me, chatId, 'group', options)
+export const revokeInvite = (ctx: AppContext, me: UserRow, chatId: number, code: string) => community.revokeInvite(ctx, me, chatId, 'group', code)
+export const listInvites = (ctx: AppContext, me: UserRow, chatId: number) => community.listInvites(ctx, me, chatId, 'group')
+
+/** Resolves an invite code (or link) of a group and joins it. */
+export async function joinByInvite(ctx: AppContext, me: UserRow, code: string) {
+  const invite = await community.findInvite(ctx, code)
+  const chat = await repo.findView(ctx.db, invite.chat_id, me.id)
+  if (!chat || chat.chat_type !== 'group') throw notFound('Invite link not found')
+  return presentGroup(await community.join(ctx, me, chat.id, invite, 'group'), link(ctx))
+}
+
+function presentTopic(row: { id: number; chat_id: number; title: string; icon_emoji_id: string | null; created_at: number }) {
+  return { topic_id: row.id, chat_id: row.chat_id, title: row.title, icon_emoji_id: row.icon_emoji_id, created_at: iso(row.created_at) }
+}
+
+/** A forum topic (owner or admin, forum mode on); members send to it with messages/send `topic_id`. */
+export async function createTopic(ctx: AppContext, me: UserRow, chatId: number, title: string, iconEmojiId: string | null) {
+  const now = ctx.clock.now()
+  const { topic, deliveries } = await ctx.db.transaction().execute(async (trx) => {
+    const chat = await community.view(ctx, me, chatId, 'group', trx)
+    if (chat.my_role === null) throw notFound('Group not found')
+    if (!can(chat, chat.my_role, 'create_topic')) throw forbidden('Only the owner and admins create topics')
+    if (chat.is_forum !== 1) throw validationError('Turn forum mode on first (groups/set-forum)')
+    const topic = presentTopic(await repo.insertTopic(trx, { chat_id: chat.id, title: title.trim(), icon_emoji_id: iconEmojiId, created_by: me.id, now }))
+    return { topic, deliveries: await logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, topic }, now) }
+  })
+  ctx.fanout.publish(deliveries)
+  return topic
+}
+
+export async function listTopics(ctx: AppContext, me: UserRow, chatId: number) {
+  const chat = await community.view(ctx, me, chatId, 'group')
+  return (await repo.listTopics(ctx.db, chat.id)).map(presentTopic)
+}
