@@ -78,9 +78,9 @@ export function insertSessions(db: SeedDb, userIds: number[]): string[] {
  */
 export function insertPersonalChats(db: SeedDb, ownerId: number, peerIds: number[]) {
   const chat = db.prepare(
-    "insert into chats (chat_type, peer1_id, peer2_id, message_seq, created_at) values ('personal', ?, ?, 1, ?)",
+    "insert into chats (chat_type, peer1_id, peer2_id, message_seq, member_count, join_seq, created_at) values ('personal', ?, ?, 1, 2, 2, ?)",
   )
-  const member = db.prepare('insert into chat_members (chat_id, user_id, joined_at, last_activity_at) values (?, ?, ?, ?)')
+  const member = db.prepare('insert into chat_members (chat_id, user_id, joined_at, last_activity_at, position) values (?, ?, ?, ?, ?)')
   const message = db.prepare('insert into messages (chat_id, seq, sender_id, receiver_id, content, created_at) values (?, 1, ?, ?, ?, ?)')
   const last = db.prepare('update chats set last_message_id = ?, last_message_at = ? where id = ?')
   const now = Date.now()
@@ -88,10 +88,45 @@ export function insertPersonalChats(db: SeedDb, ownerId: number, peerIds: number
     peerIds.forEach((peerId, i) => {
       const at = now - (peerIds.length - i) * 60_000
       const chatId = Number(chat.run(Math.min(ownerId, peerId), Math.max(ownerId, peerId), at).lastInsertRowid)
-      member.run(chatId, ownerId, at, at)
-      member.run(chatId, peerId, at, at)
+      member.run(chatId, ownerId, at, at, 1)
+      member.run(chatId, peerId, at, at, 2)
       const messageId = message.run(chatId, peerId, ownerId, `${MESSAGE_TEXT} #${i}`, at).lastInsertRowid
       last.run(messageId, at, chatId)
     })
+  })()
+}
+
+/** Members per bucket of positions, as chats/members.ts keeps them. */
+const BUCKET = 1024
+
+/**
+ * A group or channel owned by `ownerId` with `memberIds` as members (subscribers), in that join
+ * order: member rows with positions, the bucket counts, member_count and join_seq, a permanent
+ * invite code. Returns the chat id.
+ */
+export function insertCommunity(db: SeedDb, type: 'group' | 'channel', title: string, ownerId: number, memberIds: number[]): number {
+  const now = Date.now()
+  const plain = type === 'channel' ? 'subscriber' : 'member'
+  return db.transaction(() => {
+    const count = memberIds.length + 1
+    const chatId = Number(
+      db
+        .prepare(
+          `insert into chats (chat_type, title, description, created_by, owner_id, is_public, member_count, join_seq, invite_code, last_message_at, created_at)
+           values (?, ?, '', ?, ?, 1, ?, ?, ?, ?, ?)`,
+        )
+        .run(type, title, ownerId, ownerId, count, count, randomBytes(16).toString('base64url'), now, now).lastInsertRowid,
+    )
+    const member = db.prepare('insert into chat_members (chat_id, user_id, role, joined_at, last_activity_at, position) values (?, ?, ?, ?, ?, ?)')
+    const buckets = new Map<number, number>()
+    ;[ownerId, ...memberIds].forEach((userId, i) => {
+      const position = i + 1
+      member.run(chatId, userId, i === 0 ? 'owner' : plain, now, now, position)
+      const bucket = Math.floor(position / BUCKET)
+      buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1)
+    })
+    const bucket = db.prepare('insert into member_buckets (chat_id, bucket, members) values (?, ?, ?)')
+    for (const [b, members] of buckets) bucket.run(chatId, b, members)
+    return chatId
   })()
 }

@@ -1,9 +1,12 @@
 /** Every scenario, in the order `npm run bench` runs them. Later issues append theirs. */
 import type { Scenario } from '../lib/scenario.js'
+import { channelFanout } from './channel-fanout.js'
+import { channels } from './channels.js'
 import { chatList } from './chat-list.js'
 import { historyDepth } from './history-depth.js'
 import { idleWs } from './idle-ws.js'
 import { sendThroughput } from './send-throughput.js'
+import { upload } from './upload.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs]
+export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload]
