@@ -48,8 +48,11 @@ export function createDatabase(databaseUrl: string): DatabaseHandle {
     return { db, dialect: 'sqlite', sqlite, close: () => db.destroy() }
   }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 })
-  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  // A client that loses its connection (a PostgreSQL restart, a terminated backend) must not crash
+  // the process: idle ones are replaced by the pool; one checked out between two queries of a
+  // transaction fails its next query, which the caller sees as an ordinary error.
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   return { db, dialect: 'postgres', sqlite: null, close: () => db.destroy() }
 }

@@ -226,6 +226,15 @@ class Connection {
    * positions, then delivers whatever arrived meanwhile.
    */
   async start() {
+    try {
+      await this.open()
+    } catch (err) {
+      return this.fail(err)
+    }
+    await this.user.catchUp()
+  }
+
+  private async open() {
     await this.user.open(async () => {
       const [seq, memberships] = await Promise.all([
         updates.currentSeq(this.ctx.db, this.userId),
@@ -242,7 +251,6 @@ class Connection {
       for (const frame of early) this.deliverChat(frame)
       return { seq, value: undefined }
     })
-    await this.user.catchUp()
   }
 }
 

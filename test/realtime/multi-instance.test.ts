@@ -173,3 +173,44 @@ multi('a typing refresh through the other instance pushes the expiry back (no st
   const elapsed = Date.now() - started
   assert.ok(elapsed >= 7500, `expired ${elapsed} ms after the first typing; the refresh at 3 s should hold it to ~8 s`)
 })
+
+multi('a group post made through one instance reaches members on both; a member resumes the group on the other', async (one, two) => {
+  const [owner, member] = [await one.registerUser(), await one.registerUser()]
+  const created = await one.api.as(owner.token).post(`${V2}/groups/create`, { title: 'Across', member_ids: [member.id] })
+  assert.equal(created.status, 200, created.text)
+  const chatId = created.body.data.group_id
+  const onTwo = await connect(two, member.token)
+  const onOne = await connect(one, member.token)
+  const sent = await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'to the group' })
+  assert.equal(sent.status, 200, sent.text)
+  const [remote] = await takeMessages(onTwo, 1)
+  const [local] = await takeMessages(onOne, 1)
+  assert.equal(remote.data.message.content, 'to the group')
+  assert.deepEqual(remote, local, 'the same chat event, chat_seq and all, on both instances')
+  const cursor = (remote as { chat_seq?: number }).chat_seq!
+  await onTwo.close()
+
+  // missed while away, posted through both instances; the member comes back on the other one
+  await two.api.as(owner.token).post(`${V2}/messages/send`, { chat_id: chatId, content: 'missed via two' })
+  await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'missed via one' })
+  await takeMessages(onOne, 2)
+  const back = await connect(one, member.token)
+  back.send({ type: 'resume', chats: { [chatId]: cursor } })
+  const replayed = await takeMessages(back, 2)
+  assert.deepEqual(replayed.map((f) => f.data.message.content), ['missed via two', 'missed via one'])
+  await two.api.as(owner.token).post(`${V2}/messages/send`, { chat_id: chatId, content: 'live' })
+  assert.equal((await takeMessages(back, 1))[0].data.message.content, 'live')
+})
+
+multi('someone added to a group through one instance follows it at once on a socket held by the other', async (one, two) => {
+  const [owner, newcomer] = [await one.registerUser(), await one.registerUser()]
+  const created = await owner.api.post(`${V2}/groups/create`, { title: 'Growing' })
+  const chatId = created.body.data.group_id
+  const socket = await connect(two, newcomer.token)
+  const added = await owner.api.post(`${V2}/groups/add-member`, { chat_id: chatId, user_id: newcomer.id })
+  assert.equal(added.status, 200, added.text)
+  const joined = await socket.next('member.joined')
+  assert.equal(joined.data.user_id, newcomer.id)
+  await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'welcome' })
+  assert.equal((await takeMessages(socket, 1))[0].data.message.content, 'welcome')
+})

@@ -35,3 +35,24 @@ test('a WebSocket resume from a pruned seq gets a reset frame, then everything k
   for (let i = 0; i < 3; i++) await socket.next('message.new')
   assert.deepEqual(await socket.drain('reset', 200), [])
 })
+
+test("a group's own log keeps its newest events too: a chat resume from before them gets a reset naming the chat", async () => {
+  const [owner, member] = [await server.registerUser(), await server.registerUser()]
+  const created = await owner.api.post(`${V2}/groups/create`, { title: 'Busy', member_ids: [member.id] })
+  const chatId = created.body.data.group_id
+  // creation logged two member.joined events (seqs 1 and 2); 13 posts take it to 15
+  for (let i = 1; i <= 13; i++) await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: `g${i}` })
+  const log = await member.api.get(`${V2}/chat/updates`, { query: { chat_id: chatId, since: 0 } })
+  assert.equal(log.status, 200, log.text)
+  assert.deepEqual(log.body.items.map((u: { chat_seq: number }) => u.chat_seq), [6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+  assert.equal(log.body.reset, true)
+  assert.equal(log.body.chat_seq, 15)
+
+  const socket = await TestSocket.connect(server.url, member.token)
+  socket.send({ type: 'resume', chats: { [chatId]: 2 } })
+  const reset = await socket.next('reset')
+  assert.deepEqual(reset.data, { chat_id: chatId, missed_from: 3, missed_to: 5 })
+  const replayed = [] as number[]
+  for (let i = 0; i < 10; i++) replayed.push((await socket.next('message.new') as { chat_seq?: number }).chat_seq!)
+  assert.deepEqual(replayed, [6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+})
