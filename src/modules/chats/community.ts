@@ -335,6 +335,8 @@ export async function revokeInvite(ctx: AppContext, me: UserRow, chatId: number,
 
 export async function listInvites(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType) {
   const chat = await view(ctx, me, chatId, type)
-  if (chat.my_role === null || !can(chat, chat.my_role, 'invite_links')) throw forbidden('Only the owner and admins see invite links')
+  // as for every change: someone outside the chat gets 404, even for a public one
+  if (chat.my_role === null) throw notFound(`${NOUN[type]} not found`)
+  if (!can(chat, chat.my_role, 'invite_links')) throw forbidden('Only the owner and admins see invite links')
   return (await groupsRepo.listInvites(ctx.db, chat.id)).map((invite) => presentInvite(ctx, type, invite, chat.invite_code))
 }
