@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
-import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
+import { ok, okItems, okItemsSchema, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
 import { InviteLink, MemberChange } from '../groups/schemas.js'
 import {
   BindBody,
@@ -80,6 +80,9 @@ export const channelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
 
   app.post('/channels/invite-link/revoke', { schema: { ...secured, body: ChannelRevokeBody, response: { 200: okSchema(InviteLink) } } }, async (request) =>
     ok(await channels.revokeInvite(ctx, request.user, request.body.channel_id, request.body.code)))
+
+  app.get('/channels/invite-links', { schema: { ...secured, querystring: ChannelIdQuery, response: { 200: okItemsSchema(InviteLink) } } }, async (request) =>
+    okItems(await channels.listInvites(ctx, request.user, request.query.channel_id)))
 
   app.post('/channels/bind-group', { schema: { ...secured, body: BindBody, response: ChannelResponse } }, async (request) =>
     ok(await channels.bindGroup(ctx, request.user, request.body.channel_id, request.body.group_id)))

@@ -91,6 +91,7 @@ export async function transfer(ctx: AppContext, me: UserRow, channelId: number, 
 export const createInvite = (ctx: AppContext, me: UserRow, channelId: number, options: { expires_at?: string; usage_limit?: number }) =>
   community.createInvite(ctx, me, channelId, 'channel', options)
 export const revokeInvite = (ctx: AppContext, me: UserRow, channelId: number, code: string) => community.revokeInvite(ctx, me, channelId, 'channel', code)
+export const listInvites = (ctx: AppContext, me: UserRow, channelId: number) => community.listInvites(ctx, me, channelId, 'channel')
 
 /** Platform admins mark a channel verified; a ModLog row is written in the same transaction. */
 export async function verify(ctx: AppContext, me: UserRow, channelId: number) {

@@ -266,6 +266,12 @@ export async function edit(
   type: CommunityType,
   changes: { title?: string; description?: string; avatar?: string | null; is_forum?: boolean },
 ) {
+  if (changes.avatar !== undefined) {
+    // who may edit is answered before what they sent (checked again, locked, below)
+    const current = await view(ctx, me, chatId, type)
+    if (current.my_role === null) throw notFound(`${NOUN[type]} not found`)
+    if (!can(current, current.my_role, 'edit_info')) throw forbidden(`Your role (${current.my_role}) does not allow this`)
+  }
   const avatar = changes.avatar === undefined ? undefined : await resolveAvatar(ctx, me.id, changes.avatar)
   const now = ctx.clock.now()
   const deliveries = await ctx.db.transaction().execute(async (trx) => {

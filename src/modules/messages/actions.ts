@@ -27,6 +27,8 @@ export async function edit(ctx: AppContext, me: UserRow, messageId: number, cont
   if (!content.trim()) throw validationError('content must not be empty')
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   if (row.sender_id !== me.id) throw forbidden('Only the sender can edit a message')
+  // an admin who lost the role can no longer change what the channel shows
+  if (chat.chat_type === 'channel' && !can(chat, chat.role, 'post')) throw forbidden('Only the owner and admins edit channel posts')
   await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
   const now = ctx.clock.now()
   const { message, deliveries } = await ctx.db.transaction().execute(async (trx) => {
