@@ -17,6 +17,9 @@ test('defaults follow DESIGN §8', () => {
   assert.deepEqual(c.registerRateLimit, { max: 5, windowMs: 300_000 })
   assert.equal(c.maxUploadBytes, 52_428_800)
   assert.equal(c.premiumMaxUploadBytes, 2_147_483_648)
+  assert.equal(c.uploadDir, path.resolve('./data/uploads'))
+  assert.equal(c.uploadSessionTtlSeconds, 86_400)
+  assert.equal(c.uploadSweepIntervalSeconds, 600)
   assert.deepEqual(c.premiumPlans.map((p) => [p.id, p.price_rub]), [['monthly', 300], ['yearly', 2990]])
   assert.ok(Object.isFrozen(c))
 })
@@ -49,6 +52,13 @@ test('every problem is collected, each naming its variable', () => {
     const names = error.problems.map((p) => p.split(':')[0])
     assert.deepEqual(names.sort(), ['ADMIN_USERNAME/ADMIN_PASSWORD', 'DATABASE_URL', 'PORT', 'REDIS_URL'])
   }
+})
+
+test('upload caps and the upload directory follow DATA_DIR and the variables', () => {
+  const c = loadConfig({ DATA_DIR: '/srv/tern', MAX_UPLOAD_BYTES: '1024', PREMIUM_MAX_UPLOAD_BYTES: '4096', UPLOAD_SESSION_TTL_SECONDS: '60' })
+  assert.deepEqual([c.maxUploadBytes, c.premiumMaxUploadBytes, c.uploadSessionTtlSeconds], [1024, 4096, 60])
+  assert.equal(c.uploadDir, '/srv/tern/uploads')
+  assert.throws(() => loadConfig({ MAX_UPLOAD_BYTES: '0' }), /MAX_UPLOAD_BYTES/)
 })
 
 test('plans must be well-formed', () => {

@@ -59,8 +59,16 @@ export interface Config {
   webhookAllowPrivate: boolean
   storyLifetimeSeconds: number
   storyCleanupIntervalSeconds: number
+  /** upload cap in bytes for everyone */
   maxUploadBytes: number
+  /** upload cap in bytes for premium users */
   premiumMaxUploadBytes: number
+  /** directory of uploaded files (`<DATA_DIR>/uploads`) */
+  uploadDir: string
+  /** seconds an unfinished chunked or tus upload is kept (chunked: since its last chunk; tus: since it began) */
+  uploadSessionTtlSeconds: number
+  /** seconds between sweeps that remove expired unfinished uploads */
+  uploadSweepIntervalSeconds: number
   /** registrations per window per client IP */
   registerRateLimit: RateLimit
   /** password logins per window per client IP */
@@ -204,6 +212,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
     maxUploadBytes: int('MAX_UPLOAD_BYTES', 52_428_800, 1, Number.MAX_SAFE_INTEGER),
     premiumMaxUploadBytes: int('PREMIUM_MAX_UPLOAD_BYTES', 2_147_483_648, 1, Number.MAX_SAFE_INTEGER),
+    uploadDir: path.join(dataDir, 'uploads'),
+    uploadSessionTtlSeconds: int('UPLOAD_SESSION_TTL_SECONDS', 86_400, 1, 30 * 86_400),
+    uploadSweepIntervalSeconds: int('UPLOAD_SWEEP_INTERVAL_SECONDS', 600, 1, 86_400),
     registerRateLimit: rate('REGISTER_RATE_LIMIT', '5/300'),
     loginRateLimit: rate('LOGIN_RATE_LIMIT', '30/60'),
     premiumPlans: json('PREMIUM_PLANS', DEFAULT_PLANS, checkPlans),

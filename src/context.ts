@@ -6,6 +6,8 @@ import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
 import { systemClock, type Clock } from './lib/time.js'
 import { createLocalFanout, createRedisFanout, type Fanout } from './realtime/fanout.js'
 import { TypingTracker } from './realtime/typing.js'
+import { LocalStorage } from './storage/local.js'
+import type { Storage } from './storage/storage.js'
 
 export interface AppContext {
   config: Readonly<Config>
@@ -19,6 +21,8 @@ export interface AppContext {
   fanout: Fanout
   /** typing indicators with their expiry timers (ephemeral, per instance) */
   typing: TypingTracker
+  /** uploaded files (local directory; object storage can be put behind the same interface) */
+  storage: Storage
   log: Logger
   clock: Clock
   close(): Promise<void>
@@ -66,6 +70,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     redis,
     fanout,
     typing,
+    storage: new LocalStorage(config.uploadDir),
     log,
     clock: overrides.clock ?? systemClock,
     close: async () => {

@@ -230,6 +230,49 @@ export interface UpdatesTable {
   created_at: EpochMs
 }
 
+// files module
+export type FileType = 'image' | 'video' | 'audio' | 'document'
+export type PreviewSize = 'big' | 'medium' | 'none'
+/** stored bytes, once per SHA-256 */
+export interface FileObjectsTable {
+  hash: string
+  storage_key: string
+  size: number
+  mime_type: string
+  ext: string
+  file_type: FileType
+  width: number | null
+  height: number | null
+  thumbnail_key: string | null
+  preview_size: PreviewSize
+  created_at: EpochMs
+}
+export type FileObjectRow = Selectable<FileObjectsTable>
+export interface FileUploadsTable {
+  id: Generated<number>
+  owner_id: number
+  hash: string
+  path: string
+  thumbnail_path: string | null
+  original_name: string
+  size: number
+  mime_type: string
+  /** `chunked:<session id>` or `tus:<upload id>` */
+  source: string | null
+  created_at: EpochMs
+}
+export type FileUploadRow = Selectable<FileUploadsTable>
+export interface UploadSessionsTable {
+  id: string
+  owner_id: number
+  file_name: string
+  size: number
+  mime_type: string
+  part_key: string
+  expires_at: EpochMs
+  created_at: EpochMs
+}
+export type UploadSessionRow = Selectable<UploadSessionsTable>
 
 export interface Database {
   users: UsersTable
@@ -250,4 +293,7 @@ export interface Database {
   blocked_users: BlockedUsersTable
   update_seqs: UpdateSeqsTable
   updates: UpdatesTable
+  file_objects: FileObjectsTable
+  file_uploads: FileUploadsTable
+  upload_sessions: UploadSessionsTable
 }

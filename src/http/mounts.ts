@@ -8,6 +8,7 @@ import { blockRoutes } from '../modules/blocks/routes.js'
 import { channelRoutes } from '../modules/channels/routes.js'
 import { chatRoutes } from '../modules/chats/routes.js'
 import { groupRoutes } from '../modules/groups/routes.js'
+import { fileRoutes } from '../modules/files/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
 import { startScheduler } from '../modules/messages/scheduled.js'
 import { savedRoutes } from '../modules/saved/routes.js'
@@ -40,6 +41,8 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.
   await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })
   await app.register(adminRoutes, { ctx, prefix: '/api/admin' })
+  // Files and uploads: unversioned, /files/* and /uploads/* (tus at /uploads/tus).
+  await app.register(fileRoutes, { ctx })
   await app.register(statsRoutes, { ctx })
   await app.register(webRoutes, { ctx })
 }

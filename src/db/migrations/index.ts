@@ -5,6 +5,7 @@ import * as chatsMessagesUpdates from './2026-11-21T01-00-chats-messages-updates
 import * as messageActions from './2026-11-21T02-00-message-actions.js'
 import * as chatActivity from './2026-11-21T03-00-chat-activity.js'
 import * as groupsChannels from './2026-11-21T04-00-groups-channels.js'
+import * as files from './2026-11-21T05-00-files.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T02-00-message-actions': messageActions,
   '2026-11-21T03-00-chat-activity': chatActivity,
   '2026-11-21T04-00-groups-channels': groupsChannels,
+  '2026-11-21T05-00-files': files,
 }

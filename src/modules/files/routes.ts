@@ -1,0 +1,146 @@
+/** `/files/*` and `/uploads/*` (DESIGN §3): uploads, downloads, chunked and tus resumable uploads. */
+import multipart from '@fastify/multipart'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { AppContext } from '../../context.js'
+import { requireUser } from '../../http/auth.js'
+import { ok, okSchema } from '../../http/envelope.js'
+import { notFound, validationError } from '../../http/errors.js'
+import { IdParams } from '../../http/schemas.js'
+import * as chunked from './chunked.js'
+import { CompleteUploadBody, FileView, SessionParams, StartUploadBody, UploadSessionView } from './schemas.js'
+import { sendFile } from './serve.js'
+import * as files from './service.js'
+import { createTusServer, handOver, TUS_PATH } from './tus.js'
+
+const tags = ['files']
+const secured = { tags, security: [{ bearer: [] }] }
+const multipartLimits = { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 4, fieldSize: 256, parts: 5 }
+
+/** A multipart request's single file part, named `name`; 400 when there is none. */
+async function filePart(request: FastifyRequest, name: string) {
+  if (!request.isMultipart()) throw validationError(`Send multipart/form-data with a "${name}" part`)
+  const part = await request.file({ limits: multipartLimits, throwFileSizeLimit: false })
+  if (!part || part.fieldname !== name) throw validationError(`The multipart body needs a "${name}" file part`)
+  return part
+}
+
+/** A plain field that came before the file part. */
+function field(fields: Record<string, unknown>, name: string): string {
+  const value = fields[name] as { type?: string; value?: unknown } | undefined
+  if (value?.type !== 'field' || typeof value.value !== 'string') throw validationError(`${name} is required (a field before the "chunk" part)`)
+  return value.value
+}
+
+/** A client that drops the connection mid-upload is not a server error (and hears nothing back). */
+async function receive<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (request.raw.destroyed && !request.raw.complete) throw validationError('The upload was interrupted before its end')
+    throw error
+  }
+}
+
+/**
+ * An upload refused mid-stream is answered at once, and the connection closed: the rest of the
+ * body is never read, let alone stored.
+ */
+async function closeAfterRefusedUpload(request: FastifyRequest, reply: FastifyReply) {
+  if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close')
+}
+
+export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  await app.register(multipart)
+  // tus bodies stay streams for the tus server to read.
+  app.addContentTypeParser('application/offset+octet-stream', (_request, _payload, done) => done(null))
+  app.addHook('onSend', closeAfterRefusedUpload)
+  const user = requireUser(ctx)
+  const tus = createTusServer(ctx)
+
+  app.post('/files/upload', {
+    schema: { ...secured, consumes: ['multipart/form-data'], description: 'multipart/form-data with a `file` part', response: { 200: okSchema(FileView) } },
+    preHandler: user,
+  }, async (request) => {
+    const part = await filePart(request, 'file')
+    return ok(await receive(request, () => files.upload(ctx, request.user, part.file, part.filename)))
+  })
+
+  app.get('/files/:id', {
+    schema: { ...secured, params: IdParams, description: 'the bytes: uploader or a member of a chat where the file was sent' },
+    preHandler: user,
+  }, async (request, reply) => sendFile(ctx, request, reply, await files.readable(ctx, request.user, request.params.id), 'private, no-cache'))
+
+  app.post('/uploads/multipart', {
+    schema: {
+      ...secured,
+      description: 'JSON `{file_name, size, mime_type}` starts a session; multipart fields `session_id`, `offset` then a `chunk` part append',
+      body: { content: { 'application/json': { schema: StartUploadBody }, 'multipart/form-data': { schema: {} } } },
+      response: { 200: okSchema(UploadSessionView) },
+    },
+    preHandler: user,
+  }, async (request) => {
+    if (!request.isMultipart()) return ok(await chunked.start(ctx, request.user, request.body as StartUploadBody))
+    const part = await filePart(request, 'chunk')
+    const offset = field(part.fields, 'offset')
+    if (!/^\d{1,15}$/.test(offset)) throw validationError('offset must be a non-negative integer')
+    const sessionId = field(part.fields, 'session_id')
+    return ok(await receive(request, () => chunked.receiveChunk(ctx, request.user, sessionId, Number(offset), part.file)))
+  })
+
+  app.get('/uploads/multipart/:session_id', {
+    schema: { ...secured, params: SessionParams, response: { 200: okSchema(UploadSessionView) } },
+    preHandler: user,
+  }, async (request) => ok(await chunked.status(ctx, request.user, request.params.session_id)))
+
+  app.post('/uploads/complete', {
+    schema: { ...secured, body: CompleteUploadBody, response: { 200: okSchema(FileView) } },
+    preHandler: user,
+  }, async (request) => ok(await chunked.complete(ctx, request.user, request.body.session_id, request.body.hash)))
+
+  app.get('/uploads/tus/:id/file', {
+    schema: { ...secured, params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: okSchema(FileView) } },
+    preHandler: user,
+  }, async (request) => {
+    const file = await files.finished(ctx, request.user, `tus:${request.params.id}`)
+    if (!file) throw notFound('No finished tus upload with this id')
+    return ok(file)
+  })
+
+  const toTus = async (request: FastifyRequest, reply: FastifyReply) => {
+    handOver(request.raw, request.user)
+    reply.hijack()
+    await tus.handle(request.raw, reply.raw).catch((err) => {
+      request.log.error({ err }, 'tus request failed')
+      reply.raw.destroy()
+    })
+  }
+  for (const url of [TUS_PATH, `${TUS_PATH}/*`]) {
+    app.route({ method: ['POST', 'HEAD', 'PATCH', 'DELETE'], url, schema: { hide: true }, preHandler: user, handler: toTus })
+    app.route({ method: 'OPTIONS', url, schema: { hide: true }, handler: toTus })
+  }
+
+  app.get('/uploads/*', {
+    schema: { tags, description: 'an uploaded file (or its thumbnail) by its path; the random path is the permission' },
+  }, async (request, reply) => {
+    const path = (request.params as { '*': string })['*']
+    return sendFile(ctx, request, reply, await files.served(ctx, path), 'private, max-age=31536000, immutable')
+  })
+
+  // Every instance sweeps the expired unfinished uploads of its own uploads directory.
+  let timer: NodeJS.Timeout | null = null
+  let sweeping: Promise<unknown> | null = null
+  app.addHook('onReady', async () => {
+    timer = setInterval(() => {
+      sweeping ??= Promise.all([chunked.sweepExpired(ctx), tus.cleanUpExpiredUploads()])
+        .catch((err) => ctx.log.warn({ err }, 'upload sweep failed'))
+        .finally(() => (sweeping = null))
+    }, ctx.config.uploadSweepIntervalSeconds * 1000)
+    timer.unref()
+  })
+  app.addHook('onClose', async () => {
+    if (timer) clearInterval(timer)
+    await sweeping
+  })
+}

@@ -1,0 +1,85 @@
+/**
+ * The tus 1.0 resumable-upload protocol at `/uploads/tus` (@tus/server with @tus/file-store), so
+ * tus-js-client, Uppy and other standard clients work unchanged. Fastify authenticates the request
+ * (Bearer) and hands the raw request over; an upload belongs to its creator (stored in its
+ * metadata) and its size is held to the creator's cap. When the last byte arrives the upload becomes
+ * a normal file: the final response carries `Tern-File-Id` and `Tern-File-Path`, and
+ * `GET /uploads/tus/{id}/file` finds it later. The tus copy is removed once the response is out.
+ *
+ * tus writes through its own file store into the `tus/` area of the uploads directory; a deployment
+ * on object storage would swap in @tus/s3-store here.
+ */
+import type { IncomingMessage } from 'node:http'
+import path from 'node:path'
+import { FileStore } from '@tus/file-store'
+import { EVENTS, Server, type Upload } from '@tus/server'
+import type { AppContext } from '../../context.js'
+import type { UserRow } from '../../db/tables.js'
+import { AppError } from '../../http/errors.js'
+import { capFor, upload as storeUpload } from './service.js'
+
+export const TUS_PATH = '/uploads/tus'
+const OWNER = 'tern_owner'
+
+/** The authenticated user of each request handed to tus (set by the Fastify route). */
+const callers = new WeakMap<IncomingMessage, UserRow>()
+
+export function handOver(raw: IncomingMessage, user: UserRow | null) {
+  if (user) callers.set(raw, user)
+}
+
+function callerOf(req: Request): UserRow | undefined {
+  const raw = (req as unknown as { runtime?: { node?: { req: IncomingMessage } } }).runtime?.node?.req
+  return raw ? callers.get(raw) : undefined
+}
+
+const notFound = { status_code: 404, body: 'Upload not found\n' }
+
+export function createTusServer(ctx: AppContext): Server {
+  const store = new FileStore({
+    directory: path.join(ctx.config.uploadDir, 'tus'),
+    expirationPeriodInMilliseconds: ctx.config.uploadSessionTtlSeconds * 1000,
+  })
+  const server: Server = new Server({
+    path: TUS_PATH,
+    datastore: store,
+    relativeLocation: true,
+    respectForwardedHeaders: ctx.config.trustProxy,
+    // Same origins as the rest of the API (none by default).
+    allowedOrigins: ctx.config.corsOrigins.includes('*') ? undefined : ctx.config.corsOrigins,
+    exposedHeaders: ['Tern-File-Id', 'Tern-File-Path'],
+    maxSize: (req) => {
+      const user = callerOf(req)
+      return user ? capFor(ctx, user) : ctx.config.maxUploadBytes
+    },
+    async onUploadCreate(req, upload) {
+      return { metadata: { ...upload.metadata, [OWNER]: String(callerOf(req)!.id) } }
+    },
+    async onIncomingRequest(req, id) {
+      if (req.method === 'POST' || req.method === 'OPTIONS') return
+      const upload = await store.getUpload(id).catch(() => null)
+      if (upload && upload.metadata?.[OWNER] !== String(callerOf(req)?.id)) throw notFound
+    },
+    async onUploadFinish(req, upload) {
+      const file = await finish(ctx, callerOf(req)!, upload)
+      return { headers: { 'Tern-File-Id': String(file.id), 'Tern-File-Path': file.path } }
+    },
+  })
+  server.on(EVENTS.POST_FINISH, (_req, _res, upload) => {
+    store.remove(upload.id).catch((err) => ctx.log.warn({ err, upload: upload.id }, 'could not remove a finished tus upload'))
+  })
+  return server
+}
+
+/** Streams the finished tus upload into an ordinary file (hashed, deduplicated, thumbnailed). */
+async function finish(ctx: AppContext, user: UserRow, upload: Upload) {
+  const opened = await ctx.storage.open(`tus/${upload.id}`)
+  if (!opened) throw notFound
+  try {
+    const name = upload.metadata?.filename ?? upload.metadata?.name ?? undefined
+    return await storeUpload(ctx, user, opened.stream, name, `tus:${upload.id}`)
+  } catch (error) {
+    if (error instanceof AppError) throw { status_code: error.statusCode, body: `${error.message}\n` }
+    throw error
+  }
+}
