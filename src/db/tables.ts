@@ -177,6 +177,7 @@ export interface MessagesTable {
   client_message_id: string | null
   created_at: EpochMs
   topic_id: number | null
+  preview_size: string | null
 }
 export type MessageRow = Selectable<MessagesTable>
 export type NewMessageRow = Insertable<MessagesTable>

@@ -229,10 +229,7 @@ test('GET /files/{id}: the uploader and members of a chat where it was sent; 404
   const bytes = bytesOf(5000, 'shared')
   const file = await upload(server, alice, bytes, 'report.bin')
   assert.equal((await get(bob, `/files/${file.id}`)).status, 404, 'not sent yet')
-  // messages/send does not take file_path yet (it belongs to the messages module); the harness
-  // writes the sent message's file_path as that send would.
-  const message = await send(alice, bob, 'the report')
-  await server.ctx.db.updateTable('messages').set({ file_path: file.path }).where('id', '=', message.message_id).execute()
+  const message = await send(alice, bob, 'the report', { file_path: file.path })
 
   const asBob = await get(bob, `/files/${file.id}`)
   assert.equal(asBob.status, 200)

@@ -4,6 +4,9 @@ import { dialectOf, id, ref, timestamp } from './columns.js'
 export async function up(db: Kysely<any>): Promise<void> {
   const d = dialectOf(db)
 
+  // a message's attachment: how big a preview its image gets (big, medium or none)
+  await db.schema.alterTable('messages').addColumn('preview_size', 'text').execute()
+
   // Stored bytes, once per content (SHA-256): identical uploads share one object and one thumbnail.
   await db.schema
     .createTable('file_objects')
@@ -63,5 +66,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('messages_file_path').execute()
+  await db.schema.alterTable('messages').dropColumn('preview_size').execute()
   for (const table of ['upload_sessions', 'file_uploads', 'file_objects']) await db.schema.dropTable(table).execute()
 }

@@ -148,6 +148,18 @@ export async function forward(ctx: AppContext, me: UserRow, messageId: number, t
     emoji_size: row.emoji_size,
     emoji_count: row.emoji_count,
     topic_id: null,
+    attachment:
+      row.file_path === null
+        ? null
+        : {
+            file_path: row.file_path,
+            file_type: row.file_type ?? 'document',
+            file_name: row.file_name ?? '',
+            file_size: row.file_size ?? 0,
+            thumbnail_path: row.thumbnail_path,
+            preview_size: (row.preview_size ?? 'none') as 'none',
+            mime_type: '',
+          },
   }
   const now = ctx.clock.now()
   const { message, deliveries } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, target, me, draft, null, origin, now))

@@ -1,6 +1,7 @@
 /** The message fields a send carries, validated once and stored as sent (scheduled ones as JSON). */
 import { validationError } from '../../http/errors.js'
 import type { SendMessageBody } from './schemas.js'
+import type { Attachment } from '../files/service.js'
 
 export interface Draft {
   content: string
@@ -14,6 +15,8 @@ export interface Draft {
   emoji_count: number | null
   /** a forum topic of the group */
   topic_id: number | null
+  /** an uploaded file (resolved by the send, never taken from the client as is) */
+  attachment?: Attachment | null
 }
 
 /** 400 when there is nothing to send: no text, attachment, emoji or encrypted payload. */

@@ -84,6 +84,7 @@ export const RichMessageView = Type.Object({
   file_size: Type.Optional(Nullable(Type.Integer())),
   formatted_size: Type.Optional(Nullable(Type.String())),
   thumbnail_path: Type.Optional(Nullable(Type.String())),
+  preview_size: Type.Optional(Nullable(Type.String())),
 })
 export type RichMessageView = Static<typeof RichMessageView>
 

@@ -3,7 +3,8 @@ import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
-import { invalidFile, notFound, validationError } from '../../http/errors.js'
+import { notFound, validationError } from '../../http/errors.js'
+import * as files from '../files/service.js'
 import { logChat } from '../../realtime/events.js'
 import type { Delivery } from '../../realtime/fanout.js'
 import * as updates from '../../realtime/updates.js'
@@ -37,13 +38,13 @@ export async function send(
   if (input.chat_id === undefined && input.receiver_id === undefined) {
     throw validationError('chat_id or receiver_id is required')
   }
-  // TODO(#5): attachments arrive with uploads; no path can have been uploaded before that.
-  if (input.file_path !== undefined) throw invalidFile()
+  // only a file this sender uploaded (400 invalid_file otherwise); its stored facts, not the client's
+  if (input.file_path !== undefined) draft.attachment = await files.requireUploaded(ctx, me.id, input.file_path)
 
   const now = ctx.clock.now()
   // a time already past sends at once
   const holdUntil = input.scheduled_at !== undefined && Date.parse(input.scheduled_at) > now ? Date.parse(input.scheduled_at) : null
-  if (ctx.sqlite && holdUntil === null) {
+  if (ctx.sqlite && holdUntil === null && !draft.attachment) {
     const hot = await sendSqlite(ctx, me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId)
     if (hot.kind === 'duplicate') return presentOne(ctx.db, hot.row, me)
     if (hot.kind === 'sent') {
@@ -121,6 +122,12 @@ export async function writeMessage(
     emoji_count: draft.emoji_count,
     client_message_id: clientId,
     topic_id: draft.topic_id ?? null,
+    file_path: draft.attachment?.file_path ?? null,
+    file_type: draft.attachment?.file_type ?? null,
+    file_name: draft.attachment?.file_name ?? null,
+    file_size: draft.attachment?.file_size ?? null,
+    thumbnail_path: draft.attachment?.thumbnail_path ?? null,
+    preview_size: draft.attachment?.preview_size ?? null,
     created_at: now,
   })
   await chats.afterMessage(trx, chat, row.id, sender.id, seq, now)
