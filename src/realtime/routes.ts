@@ -3,6 +3,7 @@ import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
 import { requireUser } from '../http/auth.js'
 import { validationError } from '../http/errors.js'
+import { Id } from '../http/schemas.js'
 import { requireReader } from '../modules/chats/service.js'
 import * as chatLog from './chat-log.js'
 import * as updates from './updates.js'
@@ -32,7 +33,7 @@ const UpdatesResult = Type.Object({
 
 const ChatUpdatesQuery = Type.Object(
   {
-    chat_id: Type.Integer({ minimum: 1 }),
+    chat_id: Id,
     since: Type.Integer({ minimum: 0, default: 0, description: 'the last chat_seq the client has seen in this chat' }),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   },

@@ -250,7 +250,7 @@ test('events: members get message.new, member.joined/left and chat.updated; an a
   await say(owner, group.group_id, 'after removal')
   assert.equal((await memberWs.next('message.new')).data.message.content, 'after removal')
   assert.deepEqual(await newcomerWs.drain('message.new', 300), [], 'a removed member hears nothing more')
-  await ownerWs.drain('message.new', 0)
+  assert.equal((await ownerWs.next('message.new')).data.message.content, 'ping', "the sender's own socket gets its post too")
 })
 
 test('catch-up after a reconnect: resume with the chat cursor replays what was missed, once and in order', async () => {
@@ -298,10 +298,16 @@ test('forum topics: created by admins in forum mode; messages carry topic_id and
   assert.deepEqual((await history(member, group.group_id, { topic_id: topic.topic_id })).map((m) => m.content), ['north face'])
   assert.deepEqual((await history(member, group.group_id)).map((m) => m.content), ['general chat', 'crampons', 'north face'])
 
+  // a topic of another group, or none at all, is refused and nothing is sent
   const foreign = await createGroup(owner)
-  const wrong = await member.api.post(`${V2}/messages/send`, { chat_id: group.group_id, content: 'x', topic_id: 999999 })
-  assert.equal(wrong.status, 400)
-  assert.ok(foreign.group_id)
+  await ok(await owner.api.post(`${V2}/groups/set-forum`, { chat_id: foreign.group_id, is_forum: true }))
+  const foreignTopic = await ok(await owner.api.post(`${V2}/groups/topics/create`, { chat_id: foreign.group_id, title: 'Elsewhere' }))
+  for (const topicId of [foreignTopic.topic_id, 999999]) {
+    const wrong = await member.api.post(`${V2}/messages/send`, { chat_id: group.group_id, content: 'x', topic_id: topicId })
+    assert.equal(wrong.status, 400, wrong.text)
+    assert.equal(wrong.body.error.code, 'validation_error')
+  }
+  assert.equal((await history(member, group.group_id)).length, 3)
 })
 
 test('bad input gets validation errors in the envelope', async () => {

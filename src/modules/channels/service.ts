@@ -2,7 +2,6 @@
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { conflict, forbidden, notFound, validationError } from '../../http/errors.js'
-import { iso } from '../../lib/time.js'
 import { logChat } from '../../realtime/events.js'
 import * as adminRepo from '../admin/repo.js'
 import * as community from '../chats/community.js'
@@ -10,31 +9,11 @@ import * as members from '../chats/members.js'
 import { can } from '../chats/permissions.js'
 import type { ChatView } from '../groups/repo.js'
 import * as groupsRepo from '../groups/repo.js'
-import { visibleInvite } from '../groups/present.js'
-import { presentPeer, uploadUrl } from '../users/present.js'
-import type { Channel, CreateChannelBody } from './schemas.js'
+import { presentChannel, type Staff } from './present.js'
+import type { CreateChannelBody } from './schemas.js'
 
 const link = (ctx: AppContext) => (code: string) => community.inviteLink(ctx, 'channel', code)
-
-function present(ctx: AppContext, chat: ChatView, staff?: { id: number; username: string; role: string }[]): Channel {
-  return {
-    channel_id: chat.id,
-    name: chat.title ?? '',
-    description: chat.description ?? '',
-    avatar_url: uploadUrl(chat.avatar),
-    owner_id: chat.owner_id,
-    owner_username: chat.owner_username,
-    is_public: chat.is_public === 1,
-    invite_link: visibleInvite(chat, link(ctx)),
-    subscriber_count: chat.member_count,
-    ...(staff ? { is_subscribed: chat.my_role !== null, admins: staff.map((s) => ({ user_id: s.id, username: s.username, role: s.role })) } : {}),
-    created_at: iso(chat.created_at),
-    is_verified: chat.is_verified === 1,
-    discussion_group_id: chat.discussion_group_id,
-    my_role: chat.my_role,
-    chat_seq: chat.event_seq,
-  }
-}
+const present = (ctx: AppContext, chat: ChatView, staff?: Staff[]) => presentChannel(chat, link(ctx), staff)
 
 /** The full Channel shape: with `is_subscribed` and `admins` (owner first). */
 async function full(ctx: AppContext, chat: ChatView) {
@@ -54,12 +33,7 @@ export async function get(ctx: AppContext, me: UserRow, channelId: number) {
 export async function subscriberPage(ctx: AppContext, me: UserRow, channelId: number, page: number, perPage: number) {
   const chat = await community.view(ctx, me, channelId, 'channel')
   if (chat.is_public !== 1 && !can(chat, chat.my_role ?? '', 'list_private_members')) throw forbidden('Only the owner and admins see who subscribes to a private channel')
-  const rows = await members.page(ctx.db, chat.id, page, perPage)
-  const now = ctx.clock.now()
-  return {
-    items: rows.map((row) => ({ ...presentPeer(row, now), role: row.role, joined_at: iso(row.joined_at) })),
-    total: chat.member_count,
-  }
+  return community.memberPage(ctx, chat, page, perPage)
 }
 
 /** Subscribes to a public channel by id, or to any channel through its invite code or link. */

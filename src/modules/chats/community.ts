@@ -17,6 +17,7 @@ import { conflict, forbidden, notFound, validationError } from '../../http/error
 import { iso } from '../../lib/time.js'
 import { logChat, logUsers } from '../../realtime/events.js'
 import type { Delivery } from '../../realtime/fanout.js'
+import { presentPeer } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as groupsRepo from '../groups/repo.js'
 import { resolveAvatar } from './avatar.js'
@@ -53,6 +54,16 @@ export async function view(ctx: AppContext, me: UserRow, chatId: number, type: C
   const chat = await groupsRepo.findView(db, chatId, me.id)
   if (!chat || chat.chat_type !== type || (chat.my_role === null && chat.is_public !== 1)) throw notFound(`${NOUN[type]} not found`)
   return chat
+}
+
+/** A page of members in join order: their Peer shape with role and join time. */
+export async function memberPage(ctx: AppContext, chat: { id: number; member_count: number }, page: number, perPage: number) {
+  const rows = await members.page(ctx.db, chat.id, page, perPage)
+  const now = ctx.clock.now()
+  return {
+    items: rows.map((row) => ({ ...presentPeer(row, now), role: row.role, joined_at: iso(row.joined_at) })),
+    total: chat.member_count,
+  }
 }
 
 /** Inside a change: the chat (locked) and my role in it; 404 unless I am a member, 403 unless my role allows `action`. */

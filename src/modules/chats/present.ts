@@ -9,6 +9,10 @@ export type ChatListItem = Static<typeof ChatListItemSchema>
 
 export const SAVED_MESSAGES = { username: 'saved_messages', display_name: 'Saved Messages' }
 
+/** Messages past my read position, less the deleted-for-all ones among them. */
+const unread = (row: { message_seq: number; my_read_seq: number; deleted_unread: unknown }) =>
+  Math.max(0, row.message_seq - row.my_read_seq - Number(row.deleted_unread))
+
 export function presentChatListItem(row: PersonalItemRow, meId: number, now: number): ChatListItem {
   const isSaved = row.id === meId
   const peer = presentPeer(row, now)
@@ -28,7 +32,7 @@ export function presentChatListItem(row: PersonalItemRow, meId: number, now: num
     chat_type: 'personal',
     peer: isSaved ? { ...peer, ...SAVED_MESSAGES, is_online: false, last_seen: null } : peer,
     last_message: lastMessage,
-    unread_count: isSaved ? 0 : Math.max(0, row.message_seq - row.my_read_seq - Number(row.deleted_unread)),
+    unread_count: isSaved ? 0 : unread(row),
     is_saved: isSaved,
   }
 }
@@ -55,7 +59,7 @@ export function presentGroupListItem(row: GroupItemRow, meId: number): ChatListI
       ? { channel: { channel_id: row.chat_id, ...summary, is_verified: row.is_verified === 1 } }
       : { group: { group_id: row.chat_id, ...summary } }),
     last_message: lastMessage,
-    unread_count: Math.max(0, row.message_seq - row.my_read_seq - Number(row.deleted_unread)),
+    unread_count: unread(row),
     my_role: row.role,
     chat_seq: row.event_seq,
   }

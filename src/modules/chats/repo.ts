@@ -42,10 +42,6 @@ export function findForMember(db: Db, chatId: number, userId: number) {
     .executeTakeFirst()
 }
 
-export function memberIds(db: Db, chatId: number) {
-  return db.selectFrom('chat_members').select('user_id').where('chat_id', '=', chatId).execute()
-}
-
 /** Takes the chat's next message seq (atomic in both dialects). */
 export async function nextMessageSeq(db: Db, chatId: number, now: number): Promise<number> {
   const row = await db

@@ -25,12 +25,6 @@ export function otherMember(chat: ChatRow, me: number): number | null {
   return chat.peer1_id === me ? chat.peer2_id : chat.peer1_id
 }
 
-/** Who gets a chat's events: a personal chat names its two members on the row itself. */
-export async function audience(db: Db, chat: ChatRow): Promise<number[]> {
-  if (chat.chat_type === 'personal') return [...new Set([chat.peer1_id!, chat.peer2_id!])]
-  return (await repo.memberIds(db, chat.id)).map((m) => m.user_id)
-}
-
 /** The personal chat of two users (Saved Messages when they are the same), created on first use. */
 export async function getOrCreatePersonal(ctx: AppContext, me: UserRow, otherId: number): Promise<ChatRow> {
   if (otherId !== me.id) {

@@ -5,9 +5,7 @@ import { forbidden, notFound, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
 import { logChat } from '../../realtime/events.js'
 import * as community from '../chats/community.js'
-import * as members from '../chats/members.js'
 import { can } from '../chats/permissions.js'
-import { presentPeer } from '../users/present.js'
 import { presentGroup } from './present.js'
 import * as repo from './repo.js'
 import type { CreateGroupBody } from './schemas.js'
@@ -24,13 +22,7 @@ export async function info(ctx: AppContext, me: UserRow, chatId: number) {
 
 /** A page of members in join order, with roles: members of the group (anyone for a public one). */
 export async function memberPage(ctx: AppContext, me: UserRow, chatId: number, page: number, perPage: number) {
-  const chat = await community.view(ctx, me, chatId, 'group')
-  const rows = await members.page(ctx.db, chat.id, page, perPage)
-  const now = ctx.clock.now()
-  return {
-    items: rows.map((row) => ({ ...presentPeer(row, now), role: row.role, joined_at: iso(row.joined_at) })),
-    total: chat.member_count,
-  }
+  return community.memberPage(ctx, await community.view(ctx, me, chatId, 'group'), page, perPage)
 }
 
 export const addMember = (ctx: AppContext, me: UserRow, chatId: number, userId: number) => community.addMember(ctx, me, chatId, userId, 'group')

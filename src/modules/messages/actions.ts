@@ -7,7 +7,7 @@ import type { UserRow } from '../../db/tables.js'
 import { forbidden, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
 import type { Delivery } from '../../realtime/fanout.js'
-import { isPersonal, logChat, logUsers } from '../../realtime/events.js'
+import { isPersonal, logChat, logUsers, personalMembers } from '../../realtime/events.js'
 import * as blocks from '../blocks/service.js'
 import { can } from '../chats/permissions.js'
 import * as chats from '../chats/service.js'
@@ -91,7 +91,7 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
 export async function read(ctx: AppContext, me: UserRow, messageId: number) {
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   const now = ctx.clock.now()
-  const recipients = isPersonal(chat) && !(await peerBlockedMe(ctx, chat, me.id)) ? await chats.audience(ctx.db, chat) : [me.id]
+  const recipients = isPersonal(chat) && !(await peerBlockedMe(ctx, chat, me.id)) ? personalMembers(chat) : [me.id]
   const { moved, deliveries } = await ctx.db.transaction().execute(async (trx) => {
     const event = { chat_id: chat.id, reader_id: me.id, message_id: row.id, read_at: iso(now) }
     const moved = await chats.advanceRead(trx, chat.id, me.id, row.seq, now)

@@ -3,12 +3,13 @@
  * holding the connection: idempotency lookup, membership and block check (one query), reply check,
  * then the writes (message, chat seq and last message, the sender's read position, the update
  * log), all in one savepoint of a group commit shared with the sends of the same moment. The same rules as service.ts's general path, which still handles
- * what is rare: opening a new personal chat, scheduled messages, and PostgreSQL.
+ * the rest: opening a new personal chat, groups and channels, attachments, scheduled messages, and PostgreSQL.
  */
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement } from '../../db/sqlite-hot.js'
 import type { AppContext } from '../../context.js'
 import { blocked, notFound, validationError } from '../../http/errors.js'
+import { personalMembers } from '../../realtime/events.js'
 import { prunes, type Recorded } from '../../realtime/updates.js'
 import type { Draft } from './draft.js'
 import { presentMessage } from './present.js'
@@ -88,6 +89,8 @@ export function sendSqlite(
       chat = get<ChatWithBlock>(PAIR_CHAT, { me: me.id, other, p1, p2 })
       if (!chat) return { kind: 'general' }
     }
+    // groups and channels log to their own chat log and check roles: the general path
+    if (chat.chat_type !== 'personal') return { kind: 'general' }
     if (chat.blocked_me) throw blocked()
     if (draft.reply_to_id !== null) {
       const original = get<{ chat_id: number; deleted_for_all: number }>(REPLY_TARGET, draft.reply_to_id)
@@ -95,9 +98,8 @@ export function sendSqlite(
         throw validationError('reply_to_id must be a message of this chat')
       }
     }
-    const receiverId = chat.chat_type === 'personal' ? (chat.peer1_id === me.id ? chat.peer2_id : chat.peer1_id) : null
-    const audience = chat.chat_type === 'personal' ? [...new Set([me.id, receiverId!])] : null
-    if (!audience) return { kind: 'general' }
+    const receiverId = chat.peer1_id === me.id ? chat.peer2_id : chat.peer1_id
+    const audience = personalMembers(chat)
 
     // batched() runs all of this inside a savepoint of the shared transaction: an error rolls back
     // this send alone
