@@ -1,16 +1,16 @@
 /** buildApp(ctx): the Fastify instance with plugins, error handling and every mount. Never listens. */
 import cookie from '@fastify/cookie'
 import cors from '@fastify/cors'
-import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { AppContext } from './context.js'
 import { decorateAuth } from './http/auth.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './http/errors.js'
 import { mountRoutes } from './http/mounts.js'
 import { registerRateLimits } from './http/rate-limit.js'
+import { applySecurityHeaders } from './http/security-headers.js'
 import { validatorCompiler } from './http/validation.js'
 
 const VERSION = '0.1.0'
@@ -25,9 +25,24 @@ const serializers = {
   }),
 }
 
+/**
+ * One log line per request, written when the response finishes ('request completed', or 'request
+ * errored' at error level); Fastify's separate 'incoming request' line is not written. Logging is
+ * a visible share of a small request's cost.
+ */
+class RequestLog extends LogController {
+  override incomingRequest() {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply) {
+    const line = { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }
+    if (error) reply.log.error({ ...line, err: error }, 'request errored')
+    else reply.log.info(line, 'request completed')
+  }
+}
+
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.log.child({}, { serializers }) as FastifyBaseLogger,
+    logController: new RequestLog(),
     trustProxy: ctx.config.trustProxy,
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
@@ -35,37 +50,24 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // headers…) get the envelope too.
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
-    // One log line per request (below), not Fastify's two: logging is a visible share of a
-    // small request's cost.
-    disableRequestLogging: true,
   }).withTypeProvider<TypeBoxTypeProvider>()
-
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed')
-  })
 
   app.setValidatorCompiler(validatorCompiler)
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
   decorateAuth(app)
 
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      directives: {
-        // Swagger UI (at /docs) loads its own scripts and styles from this origin only.
-        'img-src': ["'self'", 'data:', 'validator.swagger.io'],
-        'script-src': ["'self'"],
-        // Upgrading to https only makes sense where https is served; on a plain-http LAN host the
-        // browser would rewrite every same-origin URL to a port that speaks no TLS.
-        'upgrade-insecure-requests': ctx.config.publicBaseUrl.startsWith('https:') ? [] : null,
-      },
-    },
-  })
-  await app.register(cors, {
-    origin: ctx.config.corsOrigins.includes('*') ? '*' : ctx.config.corsOrigins.length ? ctx.config.corsOrigins : false,
-    credentials: !ctx.config.corsOrigins.includes('*'),
-  })
-  await app.register(cookie)
+  applySecurityHeaders(app, ctx.config.publicBaseUrl)
+  // Without CORS_ORIGINS no origin gets cross-origin access: no CORS headers, no preflight route.
+  if (ctx.config.corsOrigins.length) {
+    await app.register(cors, {
+      origin: ctx.config.corsOrigins.includes('*') ? '*' : ctx.config.corsOrigins,
+      credentials: !ctx.config.corsOrigins.includes('*'),
+    })
+  }
+  // Cookies are set by the V1 login and web pages (onSend); the one cookie read, the V1 session,
+  // is parsed only when a request has no bearer token (http/auth.ts), not on every request.
+  await app.register(cookie, { hook: false })
   const limiters = await registerRateLimits(app, ctx)
 
   await app.register(swagger, {

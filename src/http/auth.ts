@@ -34,8 +34,26 @@ export function bearerToken(request: FastifyRequest): string | null {
   return null
 }
 
+/** The V1 session cookie, parsed from the Cookie header only when asked for. */
 export function cookieToken(request: FastifyRequest): string | null {
-  return request.cookies?.[SESSION_COOKIE] ?? null
+  const header = request.headers.cookie
+  return header ? cookieValue(header, SESSION_COOKIE) : null
+}
+
+/** One cookie's value from a Cookie header (RFC 6265: `name=value` pairs split by `;`), or null. */
+export function cookieValue(header: string, name: string): string | null {
+  for (const pair of header.split(';')) {
+    const eq = pair.indexOf('=')
+    if (eq < 0 || pair.slice(0, eq).trim() !== name) continue
+    let value = pair.slice(eq + 1).trim()
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1)
+    try {
+      return decodeURIComponent(value)
+    } catch {
+      return value
+    }
+  }
+  return null
 }
 
 function requestToken(request: FastifyRequest): string | null {
