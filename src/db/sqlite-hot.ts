@@ -37,10 +37,15 @@ interface Job {
 const queues = new WeakMap<SQLite.Database, Job[]>()
 
 /**
- * Group commit: writes that arrive in the same event-loop turn run in one transaction, each in its
- * own savepoint (a job that throws is rolled back alone and rejects alone). A commit writes every
- * page it dirtied to the WAL, so sharing one between concurrent sends cuts the I/O per message
- * several times over. Every job's promise settles only after the shared commit.
+ * Group commit: writes that arrive in the same event-loop turn run in one transaction. A commit
+ * writes every page it dirtied to the WAL, so sharing one between concurrent sends cuts the I/O
+ * per message several times over. Every job's promise settles only after the shared commit.
+ *
+ * A job that throws must not take the others down with it. The batch first runs every job
+ * straight through (a savepoint per job costs as much as a small insert); if one throws, the whole
+ * transaction rolls back and the batch runs again with each job in its own savepoint, so the
+ * failing job is rolled back alone and rejects alone. `work` may therefore run twice: it must act
+ * only on the database it is given and on nothing else.
  */
 export function batched<T>(ctx: AppContext, work: (sqlite: SQLite.Database) => T): Promise<T> {
   const sqlite = ctx.sqlite!
@@ -53,21 +58,18 @@ export function batched<T>(ctx: AppContext, work: (sqlite: SQLite.Database) => T
   return promise
 }
 
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
+
+/** Thrown out of the optimistic pass to roll it back when a job failed. */
+const JOB_FAILED = Symbol('job failed')
+
 async function runBatch(ctx: AppContext, sqlite: SQLite.Database) {
   const queue = queues.get(sqlite)!
   await ctx.db.connection().execute(async () => {
     const jobs = queue.splice(0)
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = []
+    let outcomes: Outcome[]
     try {
-      sqlite.transaction(() => {
-        for (const job of jobs) {
-          try {
-            outcomes.push({ ok: true, value: sqlite.transaction(job.work)(sqlite) })
-          } catch (error) {
-            outcomes.push({ ok: false, error })
-          }
-        }
-      })()
+      outcomes = straight(sqlite, jobs) ?? isolated(sqlite, jobs)
     } catch (error) {
       // the commit itself failed: nothing of this batch was written
       for (const job of jobs) job.reject(error)
@@ -79,4 +81,39 @@ async function runBatch(ctx: AppContext, sqlite: SQLite.Database) {
       else job.reject(outcome.error)
     })
   })
+}
+
+/** Every job in one transaction without savepoints; null (and nothing written) if one threw. */
+function straight(sqlite: SQLite.Database, jobs: Job[]): Outcome[] | null {
+  const outcomes: Outcome[] = []
+  try {
+    sqlite.transaction(() => {
+      for (const job of jobs) {
+        try {
+          outcomes.push({ ok: true, value: job.work(sqlite) })
+        } catch {
+          throw JOB_FAILED
+        }
+      }
+    })()
+  } catch (error) {
+    if (error === JOB_FAILED) return null
+    throw error
+  }
+  return outcomes
+}
+
+/** Every job in its own savepoint of one transaction: a job that throws is rolled back alone. */
+function isolated(sqlite: SQLite.Database, jobs: Job[]): Outcome[] {
+  const outcomes: Outcome[] = []
+  sqlite.transaction(() => {
+    for (const job of jobs) {
+      try {
+        outcomes.push({ ok: true, value: sqlite.transaction(job.work)(sqlite) })
+      } catch (error) {
+        outcomes.push({ ok: false, error })
+      }
+    }
+  })()
+  return outcomes
 }

@@ -6,6 +6,7 @@ import * as messageActions from './2026-11-21T02-00-message-actions.js'
 import * as chatActivity from './2026-11-21T03-00-chat-activity.js'
 import * as groupsChannels from './2026-11-21T04-00-groups-channels.js'
 import * as files from './2026-11-21T05-00-files.js'
+import * as sendPath from './2026-11-21T06-00-send-path.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T03-00-chat-activity': chatActivity,
   '2026-11-21T04-00-groups-channels': groupsChannels,
   '2026-11-21T05-00-files': files,
+  '2026-11-21T06-00-send-path': sendPath,
 }

@@ -2,8 +2,9 @@
  * messages/send on SQLite, the hot path: one synchronous pass over prepared statements while
  * holding the connection: idempotency lookup, membership and block check (one query), reply check,
  * then the writes (message, chat seq and last message, the sender's read position, the update
- * log), all in one savepoint of a group commit shared with the sends of the same moment. The same rules as service.ts's general path, which still handles
- * the rest: opening a new personal chat, groups and channels, attachments, scheduled messages, and PostgreSQL.
+ * log), in a group commit shared with the sends of the same moment (db/sqlite-hot.ts). The same
+ * rules as service.ts's general path, which still handles the rest: opening a new personal chat,
+ * groups and channels, attachments, topics, scheduled messages, and PostgreSQL.
  */
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement } from '../../db/sqlite-hot.js'
@@ -17,7 +18,7 @@ import type { MessageView } from './schemas.js'
 
 /** The chat (if I am a member), and whether its other member blocked me. */
 const MEMBER_CHAT = `
-  select c.*, exists(
+  select c.id, c.chat_type, c.peer1_id, c.peer2_id, c.message_seq, exists(
     select 1 from blocked_users b
     where c.chat_type = 'personal' and b.blocked_user_id = :me
       and b.user_id = case when c.peer1_id = :me then c.peer2_id else c.peer1_id end
@@ -27,7 +28,7 @@ const MEMBER_CHAT = `
 
 /** The personal chat of a pair, if it exists and the other user is active; and the block flag. */
 const PAIR_CHAT = `
-  select c.*, exists(
+  select c.id, c.chat_type, c.peer1_id, c.peer2_id, c.message_seq, exists(
     select 1 from blocked_users b where b.user_id = :other and b.blocked_user_id = :me
   ) as blocked_me
   from chats c join users o on o.id = :other and o.is_active = 1 and o.deleted_at is null
@@ -38,9 +39,7 @@ const REPLY_TARGET = 'select chat_id, deleted_for_all from messages where id = ?
 const INSERT_MESSAGE = `
   insert into messages (chat_id, seq, sender_id, receiver_id, content, reply_to_id, is_encrypted,
     encrypted_content, encryption_key_id, emoji, emoji_file, emoji_size, emoji_count, client_message_id, created_at)
-  values (:chat, (select message_seq + 1 from chats where id = :chat), :sender, :receiver, :content, :reply,
-    :is_encrypted, :encrypted_content, :encryption_key_id, :emoji, :emoji_file, :emoji_size, :emoji_count, :client_id, :now)
-  returning *`
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 const UPDATE_CHAT = 'update chats set message_seq = ?, last_message_id = ?, last_message_at = ? where id = ?'
 /** chats/repo.ts touchMembers: the chat goes to the top of both lists; the sender has read it */
 const TOUCH_MEMBERS = `
@@ -56,8 +55,11 @@ const upsertSeqs = (n: number) =>
    on conflict (user_id) do update set seq = update_seqs.seq + 1 returning user_id, seq`
 const insertUpdates = (n: number) =>
   `insert into updates (user_id, seq, type, data, created_at) values ${Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}`
+/** a personal chat has one recipient (Saved Messages) or two */
+const UPSERT_SEQS = [upsertSeqs(1), upsertSeqs(2)]
+const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
 
-type ChatWithBlock = ChatRow & { blocked_me: number }
+type HotChat = Pick<ChatRow, 'id' | 'chat_type' | 'peer1_id' | 'peer2_id' | 'message_seq'> & { blocked_me: number }
 
 export type HotSend =
   | { kind: 'sent'; message: MessageView; recorded: Recorded[] }
@@ -72,6 +74,8 @@ export function sendSqlite(
   draft: Draft,
   clientId: string | null,
 ): Promise<HotSend> {
+  // topics exist only in groups, attachments have their own checks: the general path says so
+  if (draft.topic_id !== null || draft.attachment) return Promise.resolve({ kind: 'general' })
   const now = ctx.clock.now()
   return batched(ctx, (sqlite): HotSend => {
     const get = <T>(sql: string, ...params: unknown[]) => statement(sqlite, sql).get(...params) as T | undefined
@@ -79,14 +83,14 @@ export function sendSqlite(
       const first = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
       if (first) return { kind: 'duplicate', row: first }
     }
-    let chat: ChatWithBlock | undefined
+    let chat: HotChat | undefined
     if (target.chatId !== undefined) {
-      chat = get<ChatWithBlock>(MEMBER_CHAT, { me: me.id, chat: target.chatId })
+      chat = get<HotChat>(MEMBER_CHAT, { me: me.id, chat: target.chatId })
       if (!chat) throw notFound('Chat not found')
     } else {
       const other = target.receiverId!
       const [p1, p2] = me.id < other ? [me.id, other] : [other, me.id]
-      chat = get<ChatWithBlock>(PAIR_CHAT, { me: me.id, other, p1, p2 })
+      chat = get<HotChat>(PAIR_CHAT, { me: me.id, other, p1, p2 })
       if (!chat) return { kind: 'general' }
     }
     // groups and channels log to their own chat log and check roles: the general path
@@ -98,17 +102,26 @@ export function sendSqlite(
         throw validationError('reply_to_id must be a message of this chat')
       }
     }
-    const receiverId = chat.peer1_id === me.id ? chat.peer2_id : chat.peer1_id
+    const receiverId = chat.peer1_id === me.id ? chat.peer2_id! : chat.peer1_id!
     const audience = personalMembers(chat)
 
-    // batched() runs all of this inside a savepoint of the shared transaction: an error rolls back
-    // this send alone
-    const row = statement(sqlite, INSERT_MESSAGE).get({
-      chat: chat.id,
-      sender: me.id,
-      receiver: receiverId,
+    // The row as the database now holds it, built here rather than read back (RETURNING * costs
+    // as much as the insert itself).
+    const row: MessageRow = {
+      id: 0,
+      chat_id: chat.id,
+      seq: chat.message_seq + 1,
+      sender_id: me.id,
+      receiver_id: receiverId,
       content: draft.content,
-      reply: draft.reply_to_id,
+      reply_to_id: draft.reply_to_id,
+      forwarded_from: null,
+      forwarded_from_id: null,
+      file_path: null,
+      file_type: null,
+      file_name: null,
+      file_size: null,
+      thumbnail_path: null,
       is_encrypted: draft.is_encrypted ? 1 : 0,
       encrypted_content: draft.encrypted_content,
       encryption_key_id: draft.encryption_key_id,
@@ -116,15 +129,29 @@ export function sendSqlite(
       emoji_file: draft.emoji_file,
       emoji_size: draft.emoji_size,
       emoji_count: draft.emoji_count,
-      client_id: clientId,
-      now,
-    }) as MessageRow
+      deleted_for_all: 0,
+      edited_at: null,
+      scheduled_at: null,
+      delivered_at: null,
+      read_at: null,
+      client_message_id: clientId,
+      created_at: now,
+      topic_id: null,
+      preview_size: null,
+    }
+    row.id = Number(
+      statement(sqlite, INSERT_MESSAGE).run(
+        row.chat_id, row.seq, row.sender_id, row.receiver_id, row.content, row.reply_to_id, row.is_encrypted,
+        row.encrypted_content, row.encryption_key_id, row.emoji, row.emoji_file, row.emoji_size, row.emoji_count,
+        row.client_message_id, row.created_at,
+      ).lastInsertRowid,
+    )
     statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chat.id)
     statement(sqlite, TOUCH_MEMBERS).run({ now, sender: me.id, seq: row.seq, chat: chat.id })
     const message = presentMessage(row, me, receiverId === me.id)
-    const seqs = statement(sqlite, upsertSeqs(audience.length)).all(...audience) as { user_id: number; seq: number }[]
+    const seqs = statement(sqlite, UPSERT_SEQS[audience.length - 1]).all(...audience) as { user_id: number; seq: number }[]
     const data = JSON.stringify({ message })
-    statement(sqlite, insertUpdates(seqs.length)).run(...seqs.flatMap((s) => [s.user_id, s.seq, 'message.new', data, now]))
+    statement(sqlite, INSERT_UPDATES[seqs.length - 1]).run(...seqs.flatMap((s) => [s.user_id, s.seq, 'message.new', data, now]))
     const recorded = seqs.map((s) => ({ userId: s.user_id, seq: s.seq }))
     for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
     return { kind: 'sent', message, recorded }
