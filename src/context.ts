@@ -15,6 +15,8 @@ export interface AppContext {
   dialect: Dialect
   /** raw better-sqlite3 handle when on SQLite (hot-path prepared statements), else null */
   sqlite: DatabaseHandle['sqlite']
+  /** query-only second SQLite connection for hot reads of committed data, else null */
+  sqliteReader: DatabaseHandle['reader']
   /** shared Redis connection when REDIS_URL is set (rate limits, presence); fan-out opens its own two */
   redis: Redis | null
   /** hands real-time frames to the instances holding the recipients' sockets (await `fanout.ready` before serving) */
@@ -67,6 +69,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     db: database.db,
     dialect: database.dialect,
     sqlite: database.sqlite,
+    sqliteReader: database.reader,
     redis,
     fanout,
     typing,

@@ -18,6 +18,12 @@ export interface DatabaseHandle {
   dialect: Dialect
   /** the raw better-sqlite3 connection (sqlite only), for statements that must be prepared once */
   sqlite: SQLite.Database | null
+  /**
+   * A second, query-only connection to the same file (sqlite only). It sees committed data only
+   * and never waits for Kysely's connection, so hot reads that need no transaction (who a token
+   * belongs to) run on it synchronously, even while a transaction holds the main connection.
+   */
+  reader: SQLite.Database | null
   close(): Promise<void>
 }
 
@@ -45,7 +51,14 @@ export function createDatabase(databaseUrl: string): DatabaseHandle {
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
-    return { db, dialect: 'sqlite', sqlite, close: () => db.destroy() }
+    const reader = new SQLite(file)
+    reader.pragma('query_only = ON')
+    reader.pragma('busy_timeout = 5000')
+    const close = async () => {
+      reader.close()
+      await db.destroy()
+    }
+    return { db, dialect: 'sqlite', sqlite, reader, close }
   }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 })
   // A client that loses its connection (a PostgreSQL restart, a terminated backend) must not crash
@@ -54,5 +67,5 @@ export function createDatabase(databaseUrl: string): DatabaseHandle {
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect: 'postgres', sqlite: null, close: () => db.destroy() }
+  return { db, dialect: 'postgres', sqlite: null, reader: null, close: () => db.destroy() }
 }

@@ -1,8 +1,9 @@
 /**
  * The SQLite hot path: prepared statements run synchronously on the raw better-sqlite3 handle,
- * for the few requests where Kysely's per-query building and promise hops dominate (auth, send).
+ * for the few requests where Kysely's per-query building and promise hops dominate (send).
  * Kysely and these statements share one connection, so raw work runs only while holding Kysely's
- * connection (`exclusive`): never inside someone else's open transaction.
+ * connection (`batched`): never inside someone else's open transaction. Reads that need no
+ * transaction use the query-only second connection instead (AppContext.sqliteReader).
  */
 import type SQLite from 'better-sqlite3'
 import type { AppContext } from '../context.js'
@@ -21,12 +22,6 @@ export function statement(sqlite: SQLite.Database, sql: string): SQLite.Statemen
     cache.set(sql, prepared)
   }
   return prepared
-}
-
-/** Runs `work` on the raw connection while no Kysely query or transaction can interleave. */
-export function exclusive<T>(ctx: AppContext, work: (sqlite: SQLite.Database) => T): Promise<T> {
-  const sqlite = ctx.sqlite!
-  return ctx.db.connection().execute(async () => work(sqlite))
 }
 
 interface Job {

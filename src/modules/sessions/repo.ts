@@ -1,7 +1,7 @@
 import type { Insertable } from 'kysely'
-import type { AppContext } from '../../context.js'
+import type SQLite from 'better-sqlite3'
 import type { Db } from '../../db/database.js'
-import { exclusive, statement } from '../../db/sqlite-hot.js'
+import { statement } from '../../db/sqlite-hot.js'
 import type { UserSessionsTable } from '../../db/tables.js'
 
 export function insertSession(db: Db, session: Omit<Insertable<UserSessionsTable>, 'last_activity' | 'is_active'>) {
@@ -30,9 +30,12 @@ export function findByTokenHash(db: Db, tokenHash: string) {
 const BY_TOKEN_HASH = `select u.*, s.id as session_id, s.is_active as session_is_active, s.last_activity as session_last_activity
   from user_sessions s join users u on u.id = s.user_id where s.token_hash = ?`
 
-/** findByTokenHash on SQLite's hot path: every authenticated request runs it. */
-export function findByTokenHashHot(ctx: AppContext, tokenHash: string) {
-  return exclusive(ctx, (sqlite) => statement(sqlite, BY_TOKEN_HASH).get(tokenHash) as SessionWithUser | undefined)
+/**
+ * findByTokenHash on SQLite's hot path: every authenticated request runs it, synchronously on the
+ * query-only connection (committed sessions only, no wait for the main connection).
+ */
+export function findByTokenHashHot(reader: SQLite.Database, tokenHash: string) {
+  return statement(reader, BY_TOKEN_HASH).get(tokenHash) as SessionWithUser | undefined
 }
 export type SessionWithUser = NonNullable<Awaited<ReturnType<typeof findByTokenHash>>>
 

@@ -48,7 +48,7 @@ export async function createSession(ctx: AppContext, userId: number, info: Sessi
 export async function authenticate(ctx: AppContext, token: string): Promise<Authenticated | null> {
   if (token.length < 20 || token.length > 128) return null
   const hash = hashToken(token)
-  const row = ctx.sqlite ? await repo.findByTokenHashHot(ctx, hash) : await repo.findByTokenHash(ctx.db, hash)
+  const row = ctx.sqliteReader ? repo.findByTokenHashHot(ctx.sqliteReader, hash) : await repo.findByTokenHash(ctx.db, hash)
   if (!row || row.session_is_active !== 1 || row.is_active !== 1 || row.deleted_at !== null) return null
   const now = ctx.clock.now()
   if (row.session_last_activity + ttlMs(ctx) <= now) return null
