@@ -8,6 +8,7 @@ import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import { sqlitePath, type Dialect } from '../config.js'
+import { startCheckpointer } from './checkpointer.js'
 import { statement } from './sqlite-hot.js'
 import type { Database } from './tables.js'
 
@@ -54,7 +55,9 @@ export function createDatabase(databaseUrl: string): DatabaseHandle {
     const reader = new SQLite(file)
     reader.pragma('query_only = ON')
     reader.pragma('busy_timeout = 5000')
+    const checkpointer = startCheckpointer(sqlite, file)
     const close = async () => {
+      await checkpointer.close()
       reader.close()
       await db.destroy()
     }
