@@ -36,10 +36,18 @@ export interface ContextOverrides {
 }
 
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  // Asynchronous stdout: lines written while a write is in flight go out together in the next one,
-  // instead of one blocking write syscall per line (a visible share of a small request's cost).
-  // Flushed at exit.
-  const destination = pino.destination({ dest: 1, sync: false })
+  // Asynchronous, buffered stdout: lines are gathered up to 4 KiB (or 1 s) and written together,
+  // instead of one write syscall per line, a visible share of a small request's cost. pino
+  // flushes the buffer when the process exits, also on a crash; only a SIGKILL can lose its last
+  // second of lines.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 })
+  setInterval(() => {
+    try {
+      destination.flush()
+    } catch {
+      // closed or mid-write: the next tick or exit flushes
+    }
+  }, 1000).unref()
   return pino({
     level: config.logLevel,
     // Credentials never reach the log, wherever they appear.

@@ -2,7 +2,7 @@ import type { Insertable } from 'kysely'
 import type SQLite from 'better-sqlite3'
 import type { Db } from '../../db/database.js'
 import { statement } from '../../db/sqlite-hot.js'
-import type { UserSessionsTable } from '../../db/tables.js'
+import type { UserRow, UserSessionsTable } from '../../db/tables.js'
 
 export function insertSession(db: Db, session: Omit<Insertable<UserSessionsTable>, 'last_activity' | 'is_active'>) {
   return db
@@ -12,9 +12,17 @@ export function insertSession(db: Db, session: Omit<Insertable<UserSessionsTable
     .executeTakeFirstOrThrow()
 }
 
+/** A session, by token hash, with its user. */
+export interface SessionWithUser {
+  sessionId: number
+  sessionIsActive: number
+  sessionLastActivity: number
+  user: UserRow
+}
+
 /** The session and its user, in one round trip, by token hash. */
-export function findByTokenHash(db: Db, tokenHash: string) {
-  return db
+export async function findByTokenHash(db: Db, tokenHash: string): Promise<SessionWithUser | undefined> {
+  const row = await db
     .selectFrom('user_sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
     .selectAll('u')
@@ -25,19 +33,29 @@ export function findByTokenHash(db: Db, tokenHash: string) {
     ])
     .where('s.token_hash', '=', tokenHash)
     .executeTakeFirst()
+  if (!row) return undefined
+  const { session_id, session_is_active, session_last_activity, ...user } = row
+  return { sessionId: session_id, sessionIsActive: session_is_active, sessionLastActivity: session_last_activity, user }
 }
 
-const BY_TOKEN_HASH = `select u.*, s.id as session_id, s.is_active as session_is_active, s.last_activity as session_last_activity
-  from user_sessions s join users u on u.id = s.user_id where s.token_hash = ?`
+const SESSION_BY_TOKEN_HASH = 'select id, user_id, is_active, last_activity from user_sessions where token_hash = ?'
+const USER_BY_ID = 'select * from users where id = ?'
 
 /**
  * findByTokenHash on SQLite's hot path: every authenticated request runs it, synchronously on the
- * query-only connection (committed sessions only, no wait for the main connection).
+ * query-only connection (committed sessions only, no wait for the main connection). Two indexed
+ * reads: the user row comes out whole, where splitting it off a joined row (object rest) cost as
+ * much as both reads.
  */
-export function findByTokenHashHot(reader: SQLite.Database, tokenHash: string) {
-  return statement(reader, BY_TOKEN_HASH).get(tokenHash) as SessionWithUser | undefined
+export function findByTokenHashHot(reader: SQLite.Database, tokenHash: string): SessionWithUser | undefined {
+  const session = statement(reader, SESSION_BY_TOKEN_HASH).get(tokenHash) as
+    | { id: number; user_id: number; is_active: number; last_activity: number }
+    | undefined
+  if (!session) return undefined
+  const user = statement(reader, USER_BY_ID).get(session.user_id) as UserRow | undefined
+  if (!user) return undefined
+  return { sessionId: session.id, sessionIsActive: session.is_active, sessionLastActivity: session.last_activity, user }
 }
-export type SessionWithUser = NonNullable<Awaited<ReturnType<typeof findByTokenHash>>>
 
 /** Bumps last_activity of a session (called at most once a minute per session). */
 export async function touch(db: Db, sessionId: number, now: number) {

@@ -48,17 +48,18 @@ export async function createSession(ctx: AppContext, userId: number, info: Sessi
 export async function authenticate(ctx: AppContext, token: string): Promise<Authenticated | null> {
   if (token.length < 20 || token.length > 128) return null
   const hash = hashToken(token)
-  const row = ctx.sqliteReader ? repo.findByTokenHashHot(ctx.sqliteReader, hash) : await repo.findByTokenHash(ctx.db, hash)
-  if (!row || row.session_is_active !== 1 || row.is_active !== 1 || row.deleted_at !== null) return null
+  const found = ctx.sqliteReader ? repo.findByTokenHashHot(ctx.sqliteReader, hash) : await repo.findByTokenHash(ctx.db, hash)
+  if (!found) return null
+  const { user } = found
+  if (found.sessionIsActive !== 1 || user.is_active !== 1 || user.deleted_at !== null) return null
   const now = ctx.clock.now()
-  if (row.session_last_activity + ttlMs(ctx) <= now) return null
-  if (now - row.session_last_activity >= TOUCH_INTERVAL_MS) {
-    await repo.touch(ctx.db, row.session_id, now)
-    await users.touchActivity(ctx.db, row.id, now)
-    row.last_activity = now
+  if (found.sessionLastActivity + ttlMs(ctx) <= now) return null
+  if (now - found.sessionLastActivity >= TOUCH_INTERVAL_MS) {
+    await repo.touch(ctx.db, found.sessionId, now)
+    await users.touchActivity(ctx.db, user.id, now)
+    user.last_activity = now
   }
-  const { session_id, session_is_active: _a, session_last_activity: _l, ...user } = row
-  return { user, sessionId: session_id }
+  return { user, sessionId: found.sessionId }
 }
 
 export async function listSessions(
