@@ -26,7 +26,7 @@ export async function append(db: Db, chatId: number, type: string, data: unknown
     .returning('event_seq')
     .executeTakeFirstOrThrow()
   await db.insertInto('chat_events').values({ chat_id: chatId, seq, type, data: JSON.stringify(data), created_at: now }).execute()
-  // the same amortized retention as the per-user log: a range delete every keep/10 events
+  // the same amortized retention as the per-user log: a short range delete every keep/100 events
   for (const cut of prunes([{ userId: chatId, seq }], keep)) {
     await db.deleteFrom('chat_events').where('chat_id', '=', chatId).where('seq', '<=', cut.seq).execute()
   }

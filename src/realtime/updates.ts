@@ -23,19 +23,24 @@ export interface Recorded {
 }
 
 /**
- * Retention: every time a user's seq passes a multiple of keep/10, their updates older than the
+ * Retention: every time a log's seq passes a multiple of keep/100, its updates older than the
  * newest `keep` are deleted (a range on the primary key; amortized O(1) per update, no sweep). A
  * client resuming from before the oldest kept update is told to `reset` (see `since`).
+ *
+ * Small steps keep each delete short (100 rows for the default 10,000), and the multiple is offset
+ * by the log's owner, so users whose seqs advance together (the two sides of a busy chat) do not
+ * all prune in the same commit: the work is spread evenly instead of stalling one moment.
  */
-const pruneStep = (keep: number) => Math.max(1, Math.floor(keep / 10))
+const pruneStep = (keep: number) => Math.max(1, Math.floor(keep / 100))
 
 /** Which of the new seqs trigger a prune, and up to which seq it deletes. */
 export function prunes(recorded: Recorded[], keep: number): Recorded[] {
   const step = pruneStep(keep)
-  return recorded.filter((r) => r.seq % step === 0 && r.seq > keep).map((r) => ({ userId: r.userId, seq: r.seq - keep }))
+  return recorded
+    .filter((r) => (r.seq + r.userId) % step === 0 && r.seq > keep)
+    .map((r) => ({ userId: r.userId, seq: r.seq - keep }))
 }
 
-/** Appends one update for each of `userIds` (deduplicated); returns each recipient's new seq. */
 export async function record(
   db: Db,
   userIds: number[],
