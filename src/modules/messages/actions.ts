@@ -12,10 +12,10 @@ import * as blocks from '../blocks/service.js'
 import { can } from '../chats/permissions.js'
 import * as chats from '../chats/service.js'
 import * as users from '../users/service.js'
-import type { Draft } from './draft.js'
+import type { Draft, Origin } from './draft.js'
 import * as repo from './repo.js'
 import type { MessageView } from './schemas.js'
-import { presentOne, readableMessage, visibleMessage, writeMessage, type Origin } from './service.js'
+import { presentOne, readableMessage, visibleMessage, writeMessage } from './service.js'
 
 /** In a personal chat, whether the peer blocked me: then my reads and typing do not reach them. */
 async function peerBlockedMe(ctx: AppContext, chat: chats.MemberChat, me: number): Promise<boolean> {

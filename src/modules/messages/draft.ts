@@ -1,5 +1,6 @@
 /** The message fields a send carries, validated once and stored as sent (scheduled ones as JSON). */
 import { validationError } from '../../http/errors.js'
+import type { NewMessageRow } from '../../db/tables.js'
 import type { SendMessageBody } from './schemas.js'
 import type { Attachment } from '../files/service.js'
 
@@ -36,5 +37,52 @@ export function draftFrom(input: SendMessageBody): Draft {
     emoji_size: input.emoji_size ?? null,
     emoji_count: input.emoji_count ?? null,
     topic_id: input.topic_id ?? null,
+  }
+}
+
+/** What a forward adds to a draft. */
+export interface Origin {
+  forwarded_from: string
+  forwarded_from_id: number
+}
+
+/** Where a draft is being written: the chat, its next seq, who sends to whom, and when. */
+export interface Placement {
+  chatId: number
+  seq: number
+  senderId: number
+  receiverId: number | null
+  clientId: string | null
+  origin: Origin | null
+  now: number
+}
+
+/** The columns of the new message row: the one mapping from a draft, for both send paths. */
+export function messageValues(draft: Draft, at: Placement): Required<Omit<NewMessageRow, 'id' | 'deleted_for_all' | 'edited_at' | 'scheduled_at' | 'delivered_at' | 'read_at'>> {
+  return {
+    chat_id: at.chatId,
+    seq: at.seq,
+    sender_id: at.senderId,
+    receiver_id: at.receiverId,
+    content: draft.content,
+    reply_to_id: draft.reply_to_id,
+    forwarded_from: at.origin?.forwarded_from ?? null,
+    forwarded_from_id: at.origin?.forwarded_from_id ?? null,
+    is_encrypted: draft.is_encrypted ? 1 : 0,
+    encrypted_content: draft.encrypted_content,
+    encryption_key_id: draft.encryption_key_id,
+    emoji: draft.emoji,
+    emoji_file: draft.emoji_file,
+    emoji_size: draft.emoji_size,
+    emoji_count: draft.emoji_count,
+    client_message_id: at.clientId,
+    topic_id: draft.topic_id ?? null,
+    file_path: draft.attachment?.file_path ?? null,
+    file_type: draft.attachment?.file_type ?? null,
+    file_name: draft.attachment?.file_name ?? null,
+    file_size: draft.attachment?.file_size ?? null,
+    thumbnail_path: draft.attachment?.thumbnail_path ?? null,
+    preview_size: draft.attachment?.preview_size ?? null,
+    created_at: at.now,
   }
 }

@@ -12,7 +12,7 @@ import type { AppContext } from '../../context.js'
 import { blocked, notFound, validationError } from '../../http/errors.js'
 import { personalMembers } from '../../realtime/events.js'
 import { prunes, type Recorded } from '../../realtime/updates.js'
-import type { Draft } from './draft.js'
+import { messageValues, type Draft } from './draft.js'
 import { presentMessage } from './present.js'
 import type { MessageView } from './schemas.js'
 
@@ -109,35 +109,12 @@ export function sendSqlite(
     // as much as the insert itself).
     const row: MessageRow = {
       id: 0,
-      chat_id: chat.id,
-      seq: chat.message_seq + 1,
-      sender_id: me.id,
-      receiver_id: receiverId,
-      content: draft.content,
-      reply_to_id: draft.reply_to_id,
-      forwarded_from: null,
-      forwarded_from_id: null,
-      file_path: null,
-      file_type: null,
-      file_name: null,
-      file_size: null,
-      thumbnail_path: null,
-      is_encrypted: draft.is_encrypted ? 1 : 0,
-      encrypted_content: draft.encrypted_content,
-      encryption_key_id: draft.encryption_key_id,
-      emoji: draft.emoji,
-      emoji_file: draft.emoji_file,
-      emoji_size: draft.emoji_size,
-      emoji_count: draft.emoji_count,
+      ...messageValues(draft, { chatId: chat.id, seq: chat.message_seq + 1, senderId: me.id, receiverId, clientId, origin: null, now }),
       deleted_for_all: 0,
       edited_at: null,
       scheduled_at: null,
       delivered_at: null,
       read_at: null,
-      client_message_id: clientId,
-      created_at: now,
-      topic_id: null,
-      preview_size: null,
     }
     row.id = Number(
       statement(sqlite, INSERT_MESSAGE).run(

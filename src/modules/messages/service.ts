@@ -10,7 +10,7 @@ import type { Delivery } from '../../realtime/fanout.js'
 import * as updates from '../../realtime/updates.js'
 import * as blocks from '../blocks/service.js'
 import * as chats from '../chats/service.js'
-import { draftFrom, type Draft } from './draft.js'
+import { draftFrom, messageValues, type Draft, type Origin } from './draft.js'
 import { presentMessage, presentRich, type Sender } from './present.js'
 import * as repo from './repo.js'
 import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from './schemas.js'
@@ -19,12 +19,6 @@ import { sendSqlite } from './send-sqlite.js'
 
 const DEFAULT_PAGE_SIZE = 20
 const DEFAULT_LIMIT = 50
-
-/** What a forward adds to a draft. */
-export interface Origin {
-  forwarded_from: string
-  forwarded_from_id: number
-}
 
 /** Sends a message to a chat the sender belongs to, or to a user (creating the personal chat). */
 export async function send(
@@ -104,32 +98,10 @@ export async function writeMessage(
 ) {
   const receiverId = chats.otherMember(chat, sender.id)
   const seq = await chats.nextMessageSeq(trx, chat.id, now)
-  const row = await repo.insertMessage(trx, {
-    chat_id: chat.id,
-    seq,
-    sender_id: sender.id,
-    receiver_id: receiverId,
-    content: draft.content,
-    reply_to_id: draft.reply_to_id,
-    forwarded_from: origin?.forwarded_from ?? null,
-    forwarded_from_id: origin?.forwarded_from_id ?? null,
-    is_encrypted: draft.is_encrypted ? 1 : 0,
-    encrypted_content: draft.encrypted_content,
-    encryption_key_id: draft.encryption_key_id,
-    emoji: draft.emoji,
-    emoji_file: draft.emoji_file,
-    emoji_size: draft.emoji_size,
-    emoji_count: draft.emoji_count,
-    client_message_id: clientId,
-    topic_id: draft.topic_id ?? null,
-    file_path: draft.attachment?.file_path ?? null,
-    file_type: draft.attachment?.file_type ?? null,
-    file_name: draft.attachment?.file_name ?? null,
-    file_size: draft.attachment?.file_size ?? null,
-    thumbnail_path: draft.attachment?.thumbnail_path ?? null,
-    preview_size: draft.attachment?.preview_size ?? null,
-    created_at: now,
-  })
+  const row = await repo.insertMessage(
+    trx,
+    messageValues(draft, { chatId: chat.id, seq, senderId: sender.id, receiverId, clientId, origin, now }),
+  )
   await chats.afterMessage(trx, chat, row.id, sender.id, seq, now)
   const message = presentMessage(row, sender, receiverId === sender.id)
   const deliveries: Delivery[] = await logChat(ctx, trx, chat, 'message.new', { message }, now)
