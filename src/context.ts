@@ -3,6 +3,7 @@ import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
 import type { Config, Dialect } from './config.js'
 import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
+import { AuthCache } from './modules/sessions/auth-cache.js'
 import { systemClock, type Clock } from './lib/time.js'
 import { createLocalFanout, createRedisFanout, type Fanout } from './realtime/fanout.js'
 import { TypingTracker } from './realtime/typing.js'
@@ -17,6 +18,8 @@ export interface AppContext {
   sqlite: DatabaseHandle['sqlite']
   /** query-only second SQLite connection for hot reads of committed data, else null */
   sqliteReader: DatabaseHandle['reader']
+  /** who each token belongs to, in memory (SQLite only; modules/sessions/auth-cache.ts) */
+  authCache: AuthCache | null
   /** shared Redis connection when REDIS_URL is set (rate limits, presence); fan-out opens its own two */
   redis: Redis | null
   /** hands real-time frames to the instances holding the recipients' sockets (await `fanout.ready` before serving) */
@@ -78,6 +81,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     dialect: database.dialect,
     sqlite: database.sqlite,
     sqliteReader: database.reader,
+    authCache: database.sqlite && database.reader ? new AuthCache(database.sqlite, database.reader) : null,
     redis,
     fanout,
     typing,

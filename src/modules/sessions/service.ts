@@ -48,16 +48,17 @@ export async function createSession(ctx: AppContext, userId: number, info: Sessi
 export async function authenticate(ctx: AppContext, token: string): Promise<Authenticated | null> {
   if (token.length < 20 || token.length > 128) return null
   const hash = hashToken(token)
-  const found = ctx.sqliteReader ? repo.findByTokenHashHot(ctx.sqliteReader, hash) : await repo.findByTokenHash(ctx.db, hash)
+  const found = ctx.authCache ? ctx.authCache.find(hash) : await repo.findByTokenHash(ctx.db, hash)
   if (!found) return null
-  const { user } = found
+  let { user } = found
   if (found.sessionIsActive !== 1 || user.is_active !== 1 || user.deleted_at !== null) return null
   const now = ctx.clock.now()
   if (found.sessionLastActivity + ttlMs(ctx) <= now) return null
   if (now - found.sessionLastActivity >= TOUCH_INTERVAL_MS) {
     await repo.touch(ctx.db, found.sessionId, now)
     await users.touchActivity(ctx.db, user.id, now)
-    user.last_activity = now
+    // the found row may be the auth cache's shared, frozen one (the touch above has dropped it)
+    user = { ...user, last_activity: now }
   }
   return { user, sessionId: found.sessionId }
 }
