@@ -6,12 +6,25 @@ import test from 'node:test'
 import SQLite from 'better-sqlite3'
 import { startCheckpointer } from './checkpointer.js'
 
+/** The test's stand-in for Kysely's connection: one holder at a time, the rest queue. */
+function mutex() {
+  let tail = Promise.resolve()
+  return <T>(during: () => Promise<T>): Promise<T> => {
+    const run = tail.then(during)
+    tail = run.then(
+      () => {},
+      () => {},
+    )
+    return run
+  }
+}
+
 test('the worker checkpoints the WAL into the database file while the main connection never does', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tern-ckpt-'))
   const file = path.join(dir, 'x.db')
   const sqlite = new SQLite(file)
   sqlite.pragma('journal_mode = WAL')
-  const checkpointer = startCheckpointer(sqlite, file)
+  const checkpointer = startCheckpointer(sqlite, file, mutex())
   try {
     assert.equal(sqlite.pragma('wal_autocheckpoint', { simple: true }), 0)
     sqlite.exec('create table t (id integer primary key, v text)')
@@ -25,6 +38,38 @@ test('the worker checkpoints the WAL into the database file while the main conne
     const deadline = Date.now() + 5000
     while (fs.statSync(file).size < 4 * 1024 * 1024 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
     assert.ok(fs.statSync(file).size >= 4 * 1024 * 1024, 'the worker copied the pages into the database file')
+  } finally {
+    await checkpointer.close()
+    sqlite.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('under writes that never stop, the WAL still starts over instead of growing with everything written', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tern-ckpt-'))
+  const file = path.join(dir, 'x.db')
+  const sqlite = new SQLite(file)
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.exec('create table t (id integer primary key, v text)')
+  const exclusive = mutex()
+  // pause for a restart once the WAL holds 256 pages (1 MiB)
+  const checkpointer = startCheckpointer(sqlite, file, exclusive, { intervalMs: 20, restartFrames: 256 })
+  const walSize = () => fs.statSync(`${file}-wal`).size
+  try {
+    await checkpointer.ready
+    const insert = sqlite.prepare('insert into t (v) values (?)')
+    let largestWal = 0
+    // 48 MiB in small commits, back to back through the same gate as every writer
+    for (let i = 0; i < 12288; i++) {
+      await exclusive(async () => {
+        insert.run('x'.repeat(4000))
+      })
+      largestWal = Math.max(largestWal, walSize())
+      if (i % 16 === 0) await new Promise((resolve) => setImmediate(resolve))
+    }
+    assert.equal((sqlite.prepare('select count(*) as n from t').get() as { n: number }).n, 12288)
+    assert.ok(largestWal < 24 * 1024 * 1024, `the WAL was rewound and reused (largest ${(largestWal / 1048576).toFixed(1)} MiB of 48 MiB written)`)
   } finally {
     await checkpointer.close()
     sqlite.close()

@@ -5,6 +5,15 @@
  * checkpoints; a worker thread with its own connection runs a PASSIVE checkpoint (which never
  * blocks writers or readers) every CHECKPOINT_INTERVAL_MS. If the worker dies, the main connection
  * takes automatic checkpoints back, so the WAL can never grow without bound.
+ *
+ * A passive checkpoint alone never lets the WAL start over under steady writes: SQLite rewinds the
+ * WAL only when a write begins while every frame is already copied back, and the main connection
+ * commits again while each checkpoint runs. So once the WAL holds RESTART_FRAMES, the worker runs
+ * passes back to back until one finds almost nothing new, then asks for a pause: the main thread
+ * takes Kysely's connection (so no write of any path can start; the event loop runs on), the
+ * worker copies the few frames written since its last pass, and the first write after the pause
+ * rewinds the WAL (and cuts the file back to WAL_SIZE_LIMIT). The pause lasts one small
+ * checkpoint and its sync, once per RESTART_FRAMES of writes.
  */
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
@@ -13,16 +22,59 @@ import type SQLite from 'better-sqlite3'
 const CHECKPOINT_INTERVAL_MS = 200
 /** a WAL file left bigger than this by a burst is cut back to it when SQLite next resets it */
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024
+/**
+ * WAL frames (pages) after which writes pause briefly so that the WAL can start over: 32 MiB of
+ * 4 KiB pages, below WAL_SIZE_LIMIT, so that in steady use the file is reused, not cut and regrown
+ */
+const RESTART_FRAMES = 8192
+/** catch-up passes before a pause run until one finds at most this many new frames */
+const SETTLED_FRAMES = 64
+/** a pause the worker does not end within this is ended by the main thread */
+const PAUSE_LIMIT_MS = 1000
 
-/** The worker, as CommonJS source (an eval worker runs the same way under tsx and from dist/). */
+/**
+ * The worker, as CommonJS source (an eval worker runs the same way under tsx and from dist/).
+ * Messages: worker → main 'ready' (connection open), 'pause' (the WAL is long: stop writing) and
+ * 'resume' (caught up);
+ * main → worker 'paused' (no write can start now) and 'close'.
+ */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const SQLite = require(workerData.driver)
 const db = new SQLite(workerData.file)
 db.pragma('wal_autocheckpoint = 0')
 const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)')
-const timer = setInterval(() => checkpoint.run(), workerData.intervalMs)
-parentPort.on('message', () => {
+let pausing = false
+// until the first write after a pause rewinds it, the WAL still reports its old length
+let pausedAt = -1
+const timer = setInterval(() => {
+  if (pausing) return
+  let { log } = checkpoint.get()
+  if (log < workerData.restartFrames || log === pausedAt) return
+  // Each pass copies what was written during the one before, so a few passes in a row leave only
+  // a moment's frames for the pass that runs while writes wait.
+  for (let pass = 0; pass < 8; pass++) {
+    const before = log
+    log = checkpoint.get().log
+    if (log - before <= workerData.settledFrames) break
+  }
+  pausing = true
+  pausedAt = log
+  parentPort.postMessage('pause')
+}, workerData.intervalMs)
+parentPort.postMessage('ready')
+parentPort.on('message', (message) => {
+  if (message === 'paused') {
+    try {
+      checkpoint.get()
+    } catch {
+      // busy or failing: the WAL starts over another time
+    } finally {
+      pausing = false
+      parentPort.postMessage('resume')
+    }
+    return
+  }
   clearInterval(timer)
   db.close()
   parentPort.close()
@@ -30,28 +82,71 @@ parentPort.on('message', () => {
 `
 
 export interface Checkpointer {
+  /** settles once the worker has its connection open (or has failed) */
+  ready: Promise<void>
   close(): Promise<void>
 }
 
-export function startCheckpointer(sqlite: SQLite.Database, file: string): Checkpointer {
+/**
+ * Starts the worker for a connection. `exclusive` runs a function while no write can start on that
+ * connection (in Tern: while holding Kysely's only connection, which the hot path's group commits
+ * take too).
+ */
+export function startCheckpointer(
+  sqlite: SQLite.Database,
+  file: string,
+  exclusive: (during: () => Promise<void>) => Promise<void>,
+  tuning: { intervalMs?: number; restartFrames?: number } = {},
+): Checkpointer {
   sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`)
   sqlite.pragma('wal_autocheckpoint = 0')
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file, intervalMs: CHECKPOINT_INTERVAL_MS },
+    workerData: {
+      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      file,
+      intervalMs: tuning.intervalMs ?? CHECKPOINT_INTERVAL_MS,
+      restartFrames: tuning.restartFrames ?? RESTART_FRAMES,
+      settledFrames: SETTLED_FRAMES,
+    },
   })
   // the process may exit without close(): an interrupted checkpoint is safe (SQLite is crash-safe)
   worker.unref()
   let closing = false
   let running = true
+  /** ends the current pause (the worker caught up, died, or took too long) */
+  let endPause: (() => void) | null = null
+  let markReady!: () => void
+  const ready = new Promise<void>((resolve) => (markReady = resolve))
+  worker.on('message', (message) => {
+    if (message === 'ready') markReady()
+    if (message === 'resume') endPause?.()
+    if (message !== 'pause' || closing) return
+    void exclusive(
+      () =>
+        new Promise<void>((resolve) => {
+          const timeout = setTimeout(() => endPause?.(), PAUSE_LIMIT_MS)
+          endPause = () => {
+            clearTimeout(timeout)
+            endPause = null
+            resolve()
+          }
+          if (!running) endPause()
+          else worker.postMessage('paused')
+        }),
+    ).catch(() => {})
+  })
   // an error or exit before close(): back to SQLite's own checkpoints
   const fallBack = () => {
     running = false
+    markReady()
+    endPause?.()
     if (!closing && sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000')
   }
   worker.on('error', fallBack)
   worker.on('exit', fallBack)
   return {
+    ready,
     async close() {
       closing = true
       if (!running) return

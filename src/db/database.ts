@@ -55,7 +55,7 @@ export function createDatabase(databaseUrl: string): DatabaseHandle {
     const reader = new SQLite(file)
     reader.pragma('query_only = ON')
     reader.pragma('busy_timeout = 5000')
-    const checkpointer = startCheckpointer(sqlite, file)
+    const checkpointer = startCheckpointer(sqlite, file, (during) => db.connection().execute(during))
     const close = async () => {
       await checkpointer.close()
       reader.close()
