@@ -39,11 +39,12 @@ export interface ContextOverrides {
 }
 
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  // Asynchronous, buffered stdout: lines are gathered up to 4 KiB (or 1 s) and written together,
-  // instead of one write syscall per line, a visible share of a small request's cost. pino
-  // flushes the buffer when the process exits, also on a crash; only a SIGKILL can lose its last
-  // second of lines.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 })
+  // Asynchronous, buffered stdout: lines are gathered up to 32 KiB (or 1 s) and written together,
+  // instead of one write per line. Each write is handed to a libuv pool thread, which wakes up on
+  // the server's core and preempts the event loop: at 4 KiB that cost ~11 µs per request at a
+  // moderate send rate. pino flushes the buffer when the process exits, also on a crash; only a
+  // SIGKILL can lose its last second of lines.
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 32 * 1024, maxWrite: 64 * 1024 })
   setInterval(() => {
     try {
       destination.flush()
