@@ -16,8 +16,6 @@ export interface AppContext {
   dialect: Dialect
   /** raw better-sqlite3 handle when on SQLite (hot-path prepared statements), else null */
   sqlite: DatabaseHandle['sqlite']
-  /** query-only second SQLite connection for hot reads of committed data, else null */
-  sqliteReader: DatabaseHandle['reader']
   /** who each token belongs to, in memory (SQLite only; modules/sessions/auth-cache.ts) */
   authCache: AuthCache | null
   /** shared Redis connection when REDIS_URL is set (rate limits, presence); fan-out opens its own two */
@@ -81,7 +79,6 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     db: database.db,
     dialect: database.dialect,
     sqlite: database.sqlite,
-    sqliteReader: database.reader,
     authCache: database.sqlite && database.reader ? new AuthCache(database.sqlite, database.reader) : null,
     redis,
     fanout,

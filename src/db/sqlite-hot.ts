@@ -3,7 +3,8 @@
  * for the few requests where Kysely's per-query building and promise hops dominate (send).
  * Kysely and these statements share one connection, so raw work runs only while holding Kysely's
  * connection (`batched`): never inside someone else's open transaction. Reads that need no
- * transaction use the query-only second connection instead (AppContext.sqliteReader).
+ * transaction use the query-only second connection instead (DatabaseHandle.reader, read by the
+ * auth cache).
  */
 import type SQLite from 'better-sqlite3'
 import type { AppContext } from '../context.js'

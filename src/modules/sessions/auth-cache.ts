@@ -15,7 +15,6 @@
  * Only SQLite has one: on PostgreSQL several instances write, and every request reads.
  */
 import type SQLite from 'better-sqlite3'
-import type { UserRow } from '../../db/tables.js'
 import { findByTokenHashHot, type SessionWithUser } from './repo.js'
 
 const MAX_ENTRIES = 20_000
@@ -125,7 +124,7 @@ export class AuthCache {
       hashes.delete(oldest)
       if (hashes.size === 0) this.byUser.delete(entry.user.id)
     }
-    Object.freeze(found.user satisfies UserRow)
+    Object.freeze(found.user)
     Object.freeze(found)
     this.entries.set(tokenHash, found)
     let hashes = this.byUser.get(found.user.id)
