@@ -4,6 +4,7 @@ import pino, { type Logger } from 'pino'
 import type { Config, Dialect } from './config.js'
 import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
 import { AuthCache } from './modules/sessions/auth-cache.js'
+import { LineBatch } from './lib/log-lines.js'
 import { systemClock, type Clock } from './lib/time.js'
 import { createLocalFanout, createRedisFanout, type Fanout } from './realtime/fanout.js'
 import { TypingTracker } from './realtime/typing.js'
@@ -37,19 +38,12 @@ export interface ContextOverrides {
 }
 
 export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  // Asynchronous, buffered stdout: lines are gathered up to 32 KiB (or 1 s) and written together,
-  // instead of one write per line. Each write is handed to a libuv pool thread, which wakes up on
-  // the server's core and preempts the event loop: at 4 KiB that cost ~11 µs per request at a
-  // moderate send rate. pino flushes the buffer when the process exits, also on a crash; only a
-  // SIGKILL can lose its last second of lines.
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 32 * 1024, maxWrite: 64 * 1024 })
-  setInterval(() => {
-    try {
-      destination.flush()
-    } catch {
-      // closed or mid-write: the next tick or exit flushes
-    }
-  }, 1000).unref()
+  // Asynchronous, batched stdout (lib/log-lines.ts): lines are gathered up to 32 KiB (or 1 s) and
+  // written together. They are flushed synchronously when the process exits, also on a crash;
+  // only a SIGKILL can lose the last second of lines.
+  const sink = pino.destination({ dest: 1, sync: false, minLength: 0, maxWrite: 1024 * 1024 })
+  const destination = LineBatch.flushedOnExit(sink)
+  setInterval(() => destination.drain(), 1000).unref()
   return pino({
     level: config.logLevel,
     // Credentials never reach the log, wherever they appear.
