@@ -69,7 +69,10 @@ test('under writes that never stop, the WAL still starts over instead of growing
       if (i % 16 === 0) await new Promise((resolve) => setImmediate(resolve))
     }
     assert.equal((sqlite.prepare('select count(*) as n from t').get() as { n: number }).n, 12288)
-    assert.ok(largestWal < 24 * 1024 * 1024, `the WAL was rewound and reused (largest ${(largestWal / 1048576).toFixed(1)} MiB of 48 MiB written)`)
+    // Each commit writes ~3 pages, so without rewinds the WAL ends near 150 MiB. With them it peaks
+    // at what the writer adds between two pauses: 4-10 MiB on a slow machine, ~40 MiB where a
+    // commit takes 20 us and the worker's 20 ms interval lets thousands through.
+    assert.ok(largestWal < 64 * 1024 * 1024, `the WAL was rewound and reused (largest ${(largestWal / 1048576).toFixed(1)} MiB of 48 MiB written)`)
   } finally {
     await checkpointer.close()
     sqlite.close()

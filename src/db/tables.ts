@@ -227,7 +227,9 @@ export interface UpdatesTable {
   user_id: number
   seq: number
   type: string
-  data: unknown
+  /** the event's data; null when `message_id` names the message instead (a personal message.new) */
+  data: unknown | null
+  message_id: number | null
   created_at: EpochMs
 }
 

@@ -22,10 +22,22 @@ export function personalMembers(chat: ChatRef): number[] {
   return [...new Set([chat.peer1_id!, chat.peer2_id!])]
 }
 
-/** Logs one event of a chat for everyone in it; returns the live deliveries. */
-export async function logChat(ctx: AppContext, db: Db, chat: ChatRef, type: string, data: unknown, now: number): Promise<Delivery[]> {
+/**
+ * Logs one event of a chat for everyone in it; returns the live deliveries. An event about one
+ * message (`message.new`) may name it: the members' logs then keep a reference to the message,
+ * not a copy of `data` (a chat's own log keeps the copy: one row, whatever the member count).
+ */
+export async function logChat(
+  ctx: AppContext,
+  db: Db,
+  chat: ChatRef,
+  type: string,
+  data: unknown,
+  now: number,
+  about: updates.MessageRef | null = null,
+): Promise<Delivery[]> {
   if (isPersonal(chat)) {
-    const recorded = await updates.record(db, personalMembers(chat), type, data, now, ctx.config.updateLogKeep)
+    const recorded = await updates.record(db, personalMembers(chat), type, data, now, ctx.config.updateLogKeep, about)
     return updates.framesOf(recorded, type, data)
   }
   return [chatLog.deliveryOf(await chatLog.append(db, chat.id, type, data, now, ctx.config.updateLogKeep))]

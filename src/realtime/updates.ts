@@ -5,10 +5,18 @@
  * their `seq` with one atomic upsert (serialized per user in both dialects) and writes one row per
  * recipient. A client that has seen seq N asks for everything after N and gets it in order,
  * exactly once, whatever pub/sub dropped.
+ *
+ * A personal chat's `message.new` is kept as a reference to the message (`message_id`, no data):
+ * a copy per recipient was most of what a send wrote. Read back, it is the message as it is now,
+ * so a client that catches up sees the current text, reactions and read state, and then the later
+ * events (edited, deleted, ...) that led there.
  */
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import { fromJson } from '../db/json.js'
+import { isRead, presentMessage } from '../modules/messages/present.js'
+import { reactionsOf } from '../modules/messages/repo.js'
+import type { MessageView } from '../modules/messages/schemas.js'
 import type { Delivery } from './fanout.js'
 
 export interface Update {
@@ -41,6 +49,11 @@ export function prunes(recorded: Recorded[], keep: number): Recorded[] {
     .map((r) => ({ userId: r.userId, seq: r.seq - keep }))
 }
 
+/** An update that is about one message, logged as a reference to it (see `since`). */
+export interface MessageRef {
+  messageId: number
+}
+
 export async function record(
   db: Db,
   userIds: number[],
@@ -48,6 +61,7 @@ export async function record(
   data: unknown,
   now: number,
   keep: number,
+  about: MessageRef | null = null,
 ): Promise<Recorded[]> {
   const recipients = [...new Set(userIds)]
   if (recipients.length === 0) return []
@@ -57,10 +71,11 @@ export async function record(
     .onConflict((oc) => oc.column('user_id').doUpdateSet({ seq: sql`update_seqs.seq + 1` }))
     .returning(['user_id', 'seq'])
     .execute()
-  const json = JSON.stringify(data)
+  const json = about ? null : JSON.stringify(data)
+  const messageId = about?.messageId ?? null
   await db
     .insertInto('updates')
-    .values(seqs.map((s) => ({ user_id: s.user_id, seq: s.seq, type, data: json, created_at: now })))
+    .values(seqs.map((s) => ({ user_id: s.user_id, seq: s.seq, type, data: json, message_id: messageId, created_at: now })))
     .execute()
   const recorded = seqs.map((s) => ({ userId: s.user_id, seq: s.seq }))
   for (const cut of prunes(recorded, keep)) {
@@ -79,13 +94,41 @@ export async function oldestSeq(db: Db, userId: number): Promise<number | null> 
 export async function since(db: Db, userId: number, after: number, limit: number): Promise<Update[]> {
   const rows = await db
     .selectFrom('updates')
-    .select(['seq', 'type', 'data'])
+    .select(['seq', 'type', 'data', 'message_id'])
     .where('user_id', '=', userId)
     .where('seq', '>', after)
     .orderBy('seq')
     .limit(limit)
     .execute()
-  return rows.map((r) => ({ type: r.type, seq: r.seq, data: fromJson(r.data) }))
+  const referenced = rows.flatMap((r) => (r.data === null && r.message_id !== null ? [r.message_id] : []))
+  const messages = referenced.length > 0 ? await messagesByIds(db, referenced) : new Map<number, MessageView>()
+  return rows.map((r) => {
+    if (r.data !== null || r.message_id === null) return { type: r.type, seq: r.seq, data: fromJson(r.data) }
+    const message = messages.get(r.message_id)
+    // gone with its chat or its sender's account: the client learns that it is gone
+    if (!message) return { type: 'message.deleted', seq: r.seq, data: { chat_id: null, message_id: r.message_id, deleted_for_all: true } }
+    return { type: r.type, seq: r.seq, data: { message } }
+  })
+}
+
+/** Referenced messages as they are now (edits, reactions and read state included). */
+async function messagesByIds(db: Db, ids: number[]): Promise<Map<number, MessageView>> {
+  const unique = [...new Set(ids)]
+  const [rows, reactions] = await Promise.all([
+    db
+      .selectFrom('messages as m')
+      .innerJoin('users as u', 'u.id', 'm.sender_id')
+      .selectAll('m')
+      .select(['u.username as sender_username', 'u.avatar as sender_avatar'])
+      .where('m.id', 'in', unique)
+      .execute(),
+    reactionsOf(db, unique),
+  ])
+  const views = new Map<number, MessageView>()
+  for (const row of rows) {
+    views.set(row.id, presentMessage(row, { username: row.sender_username, avatar: row.sender_avatar }, isRead(row), reactions.get(row.id)))
+  }
+  return views
 }
 
 /** The user's latest seq (0 before any update). */

@@ -7,6 +7,7 @@ import * as chatActivity from './2026-11-21T03-00-chat-activity.js'
 import * as groupsChannels from './2026-11-21T04-00-groups-channels.js'
 import * as files from './2026-11-21T05-00-files.js'
 import * as sendPath from './2026-11-21T06-00-send-path.js'
+import * as updateRefs from './2026-11-21T07-00-update-refs.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T04-00-groups-channels': groupsChannels,
   '2026-11-21T05-00-files': files,
   '2026-11-21T06-00-send-path': sendPath,
+  '2026-11-21T07-00-update-refs': updateRefs,
 }

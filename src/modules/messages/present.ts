@@ -10,6 +10,14 @@ export interface Sender {
   avatar: string | null
 }
 
+/**
+ * Read by another member: read_at is stamped on the newly read range whenever a read position
+ * moves, so it answers without looking at members. In Saved Messages everything is read.
+ */
+export function isRead(row: MessageRow): boolean {
+  return row.read_at !== null || row.receiver_id === row.sender_id
+}
+
 export function presentMessage(
   row: MessageRow,
   sender: Sender,

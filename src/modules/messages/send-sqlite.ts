@@ -2,9 +2,10 @@
  * messages/send on SQLite, the hot path: one synchronous pass over prepared statements while
  * holding the connection: idempotency lookup, membership and block check (one query), reply check,
  * then the writes (message, chat seq and last message, the sender's read position, the update
- * log), in a group commit shared with the sends of the same moment (db/sqlite-hot.ts). The same
- * rules as service.ts's general path, which still handles the rest: opening a new personal chat,
- * groups and channels, attachments, topics, scheduled messages, and PostgreSQL.
+ * log, where message.new is a reference to the message rather than a copy of it), in a group
+ * commit shared with the sends of the same moment (db/sqlite-hot.ts). The same rules as
+ * service.ts's general path, which still handles the rest: opening a new personal chat, groups and
+ * channels, attachments, topics, scheduled messages, and PostgreSQL.
  */
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement } from '../../db/sqlite-hot.js'
@@ -53,8 +54,9 @@ const PRUNE = 'delete from updates where user_id = ? and seq <= ?'
 const upsertSeqs = (n: number) =>
   `insert into update_seqs (user_id, seq) values ${Array(n).fill('(?, 1)').join(', ')}
    on conflict (user_id) do update set seq = update_seqs.seq + 1 returning user_id, seq`
+/** message.new, logged as a reference to the message (realtime/updates.ts renders it when read) */
 const insertUpdates = (n: number) =>
-  `insert into updates (user_id, seq, type, data, created_at) values ${Array(n).fill('(?, ?, ?, ?, ?)').join(', ')}`
+  `insert into updates (user_id, seq, type, message_id, created_at) values ${Array(n).fill("(?, ?, 'message.new', ?, ?)").join(', ')}`
 /** a personal chat has one recipient (Saved Messages) or two */
 const UPSERT_SEQS = [upsertSeqs(1), upsertSeqs(2)]
 const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
@@ -127,8 +129,7 @@ export function sendSqlite(
     statement(sqlite, TOUCH_MEMBERS).run({ now, sender: me.id, seq: row.seq, chat: chat.id })
     const message = presentMessage(row, me, receiverId === me.id)
     const seqs = statement(sqlite, UPSERT_SEQS[audience.length - 1]).all(...audience) as { user_id: number; seq: number }[]
-    const data = JSON.stringify({ message })
-    statement(sqlite, INSERT_UPDATES[seqs.length - 1]).run(...seqs.flatMap((s) => [s.user_id, s.seq, 'message.new', data, now]))
+    statement(sqlite, INSERT_UPDATES[seqs.length - 1]).run(...seqs.flatMap((s) => [s.user_id, s.seq, row.id, now]))
     const recorded = seqs.map((s) => ({ userId: s.user_id, seq: s.seq }))
     for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
     return { kind: 'sent', message, recorded }

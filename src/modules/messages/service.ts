@@ -11,7 +11,7 @@ import * as updates from '../../realtime/updates.js'
 import * as blocks from '../blocks/service.js'
 import * as chats from '../chats/service.js'
 import { draftFrom, messageValues, type Draft, type Origin } from './draft.js'
-import { presentMessage, presentRich, type Sender } from './present.js'
+import { isRead, presentMessage, presentRich, type Sender } from './present.js'
 import * as repo from './repo.js'
 import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from './schemas.js'
 import * as scheduled from './scheduled.js'
@@ -104,16 +104,8 @@ export async function writeMessage(
   )
   await chats.afterMessage(trx, chat, row.id, sender.id, seq, now)
   const message = presentMessage(row, sender, receiverId === sender.id)
-  const deliveries: Delivery[] = await logChat(ctx, trx, chat, 'message.new', { message }, now)
+  const deliveries: Delivery[] = await logChat(ctx, trx, chat, 'message.new', { message }, now, { messageId: row.id })
   return { message, deliveries }
-}
-
-/**
- * Read by another member: read_at is stamped on the newly read range whenever a read position
- * moves, so it answers without looking at members. In Saved Messages everything is read.
- */
-export function isRead(row: MessageRow): boolean {
-  return row.read_at !== null || row.receiver_id === row.sender_id
 }
 
 /** A message as it is now, reactions included (`db` may be a transaction). */
