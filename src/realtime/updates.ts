@@ -14,9 +14,8 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import { fromJson } from '../db/json.js'
-import { isRead, presentMessage } from '../modules/messages/present.js'
-import { reactionsOf } from '../modules/messages/repo.js'
 import type { MessageView } from '../modules/messages/schemas.js'
+import { presentByIds } from '../modules/messages/views.js'
 import type { Delivery } from './fanout.js'
 
 export interface Update {
@@ -101,34 +100,14 @@ export async function since(db: Db, userId: number, after: number, limit: number
     .limit(limit)
     .execute()
   const referenced = rows.flatMap((r) => (r.data === null && r.message_id !== null ? [r.message_id] : []))
-  const messages = referenced.length > 0 ? await messagesByIds(db, referenced) : new Map<number, MessageView>()
+  const messages = referenced.length > 0 ? await presentByIds(db, referenced) : new Map<number, MessageView>()
   return rows.map((r) => {
     if (r.data !== null || r.message_id === null) return { type: r.type, seq: r.seq, data: fromJson(r.data) }
     const message = messages.get(r.message_id)
-    // gone with its chat or its sender's account: the client learns that it is gone
+    // no endpoint deletes a personal message row, but an operator may: the client learns it is gone
     if (!message) return { type: 'message.deleted', seq: r.seq, data: { chat_id: null, message_id: r.message_id, deleted_for_all: true } }
     return { type: r.type, seq: r.seq, data: { message } }
   })
-}
-
-/** Referenced messages as they are now (edits, reactions and read state included). */
-async function messagesByIds(db: Db, ids: number[]): Promise<Map<number, MessageView>> {
-  const unique = [...new Set(ids)]
-  const [rows, reactions] = await Promise.all([
-    db
-      .selectFrom('messages as m')
-      .innerJoin('users as u', 'u.id', 'm.sender_id')
-      .selectAll('m')
-      .select(['u.username as sender_username', 'u.avatar as sender_avatar'])
-      .where('m.id', 'in', unique)
-      .execute(),
-    reactionsOf(db, unique),
-  ])
-  const views = new Map<number, MessageView>()
-  for (const row of rows) {
-    views.set(row.id, presentMessage(row, { username: row.sender_username, avatar: row.sender_avatar }, isRead(row), reactions.get(row.id)))
-  }
-  return views
 }
 
 /** The user's latest seq (0 before any update). */

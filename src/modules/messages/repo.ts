@@ -10,6 +10,17 @@ export function findById(db: Db, id: number) {
   return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
+/** Messages by id with their sender's name and avatar (for views/presentRows). */
+export function findWithSenders(db: Db, ids: number[]) {
+  return db
+    .selectFrom('messages as m')
+    .innerJoin('users as s', 's.id', 'm.sender_id')
+    .selectAll('m')
+    .select(['s.username as sender_username', 's.avatar as sender_avatar'])
+    .where('m.id', 'in', ids)
+    .execute()
+}
+
 export function findByClientId(db: Db, senderId: number, clientMessageId: string) {
   return db
     .selectFrom('messages')

@@ -15,6 +15,7 @@ import { isRead, presentMessage, presentRich, type Sender } from './present.js'
 import * as repo from './repo.js'
 import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from './schemas.js'
 import * as scheduled from './scheduled.js'
+import { presentRows } from './views.js'
 import { sendSqlite } from './send-sqlite.js'
 
 const DEFAULT_PAGE_SIZE = 20
@@ -114,14 +115,6 @@ export async function presentOne(db: Db, row: MessageRow, sender: Sender) {
   return presentMessage(row, sender, isRead(row), reactions.get(row.id))
 }
 
-type RowWithSender = MessageRow & { sender_username: string; sender_avatar: string | null }
-
-/** Rows that carry their sender's name and avatar, with reactions (one query for all). */
-export async function presentRows(ctx: AppContext, rows: RowWithSender[]): Promise<MessageView[]> {
-  const reactions = await repo.reactionsOf(ctx.db, rows.map((r) => r.id))
-  return rows.map((row) => presentMessage(row, { username: row.sender_username, avatar: row.sender_avatar }, isRead(row), reactions.get(row.id)))
-}
-
 /**
  * A message the user may act on: in a chat they belong to, not deleted for everyone and not
  * deleted for themselves. 404 otherwise, so outsiders cannot probe ids.
@@ -158,7 +151,7 @@ export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery)
   const present = async (rows: HistoryRow[]): Promise<(MessageView | RichMessageView)[]> => {
     const replyIds = [...new Set(rows.flatMap((r) => (r.reply_to_id === null ? [] : [r.reply_to_id])))]
     const [views, replies] = await Promise.all([
-      presentRows(ctx, rows),
+      presentRows(ctx.db, rows),
       query.format === 'rich' ? repo.replyPreviews(ctx.db, replyIds) : Promise.resolve(new Map()),
     ])
     if (query.format !== 'rich') return views

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { iso } from '../../lib/time.js'
 import * as messages from '../messages/service.js'
+import { presentRows } from '../messages/views.js'
 import * as repo from './repo.js'
 
 export async function add(ctx: AppContext, me: UserRow, messageId: number) {
@@ -18,6 +19,6 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number) {
 /** Newest saved first; messages since deleted (for everyone, or by me for me) drop out. */
 export async function list(ctx: AppContext, me: UserRow, page: number, perPage: number) {
   const { rows, total } = await repo.list(ctx.db, me.id, page, perPage)
-  const items = await messages.presentRows(ctx, rows)
+  const items = await presentRows(ctx.db, rows)
   return { items: items.map((message, i) => ({ ...message, saved_at: iso(rows[i].saved_at) })), total }
 }
