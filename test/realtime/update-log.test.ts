@@ -74,3 +74,20 @@ test('caught up, a message deleted for everyone is new and empty, then deleted: 
   assert.ok(!JSON.stringify((await updates(bob)).items).includes('secret'))
   await socket.close()
 })
+
+test('caught up, a logged message that no longer exists at all replays as message.deleted, in its place', async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  await send(alice, bob, 'opening')
+  const m = await send(alice, bob, 'removed from the database behind the API')
+  const after = await send(alice, bob, 'still here')
+  // no endpoint removes a personal message row (only a group's deletion, whose log is its own):
+  // the row goes as an operator's manual removal would take it
+  await server.ctx.db.deleteFrom('messages').where('id', '=', m.message_id).execute()
+  const items = (await updates(bob)).items.filter((u) => u.type.startsWith('message.'))
+  const gone = items.findIndex((u) => u.data.message_id === m.message_id)
+  assert.ok(gone > 0, JSON.stringify(items.map((u) => u.type)))
+  assert.deepEqual(items[gone].type, 'message.deleted')
+  assert.deepEqual(items[gone].data, { chat_id: null, message_id: m.message_id, deleted_for_all: true })
+  assert.equal(items[gone - 1].data.message.content, 'opening')
+  assert.equal(items[gone + 1].data.message.message_id, after.message_id)
+})
