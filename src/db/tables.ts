@@ -219,6 +219,7 @@ export interface BlockedUsersTable {
 }
 
 // realtime: the per-user update log
+/** PostgreSQL only: on SQLite a user's seq is the newest entry of their log */
 export interface UpdateSeqsTable {
   user_id: number
   seq: number

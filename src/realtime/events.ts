@@ -37,7 +37,7 @@ export async function logChat(
   about: updates.MessageRef | null = null,
 ): Promise<Delivery[]> {
   if (isPersonal(chat)) {
-    const recorded = await updates.record(db, personalMembers(chat), type, data, now, ctx.config.updateLogKeep, about)
+    const recorded = await updates.record(ctx, db, personalMembers(chat), type, data, now, about)
     return updates.framesOf(recorded, type, data)
   }
   return [chatLog.deliveryOf(await chatLog.append(db, chat.id, type, data, now, ctx.config.updateLogKeep))]
@@ -45,7 +45,7 @@ export async function logChat(
 
 /** Logs one event for some users only (their own devices), in their per-user logs. */
 export async function logUsers(ctx: AppContext, db: Db, userIds: number[], type: string, data: unknown, now: number): Promise<Delivery[]> {
-  return updates.framesOf(await updates.record(db, userIds, type, data, now, ctx.config.updateLogKeep), type, data)
+  return updates.framesOf(await updates.record(ctx, db, userIds, type, data, now), type, data)
 }
 
 /** An ephemeral frame (typing) for everyone in a chat but `except`: nothing is logged. */

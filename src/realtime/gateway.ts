@@ -237,7 +237,7 @@ class Connection {
   private async open() {
     await this.user.open(async () => {
       const [seq, memberships] = await Promise.all([
-        updates.currentSeq(this.ctx.db, this.userId),
+        updates.currentSeq(this.ctx, this.userId),
         chatLog.memberships(this.ctx.db, this.userId),
       ])
       for (const { chat_id, event_seq } of memberships) this.joinChat(chat_id, event_seq)

@@ -56,7 +56,7 @@ export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   }, async (request) => {
     const [items, seq, oldest] = await Promise.all([
       updates.since(ctx.db, request.user.id, request.query.since, request.query.limit),
-      updates.currentSeq(ctx.db, request.user.id),
+      updates.currentSeq(ctx, request.user.id),
       updates.oldestSeq(ctx.db, request.user.id),
     ])
     const reset = oldest !== null && oldest > request.query.since + 1

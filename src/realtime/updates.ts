@@ -2,9 +2,8 @@
  * The per-user update log: the truth behind `resume` and GET V2/updates (DESIGN §4, CONVENTIONS §7).
  *
  * `record` runs inside the change's own transaction: it gives each recipient the next value of
- * their `seq` with one atomic upsert (serialized per user in both dialects) and writes one row per
- * recipient. A client that has seen seq N asks for everything after N and gets it in order,
- * exactly once, whatever pub/sub dropped.
+ * their `seq` (see `nextSeqs`) and writes one row per recipient. A client that has seen seq N asks
+ * for everything after N and gets it in order, exactly once, whatever pub/sub dropped.
  *
  * A personal chat's `message.new` is kept as a reference to the message (`message_id`, no data):
  * a copy per recipient was most of what a send wrote. Read back, it is the message as it is now,
@@ -12,6 +11,7 @@
  * events (edited, deleted, ...) that led there.
  */
 import { sql } from 'kysely'
+import type { AppContext } from '../context.js'
 import type { Db } from '../db/database.js'
 import { fromJson } from '../db/json.js'
 import type { MessageView } from '../modules/messages/schemas.js'
@@ -53,31 +53,60 @@ export interface MessageRef {
   messageId: number
 }
 
-export async function record(
-  db: Db,
-  userIds: number[],
-  type: string,
-  data: unknown,
-  now: number,
-  keep: number,
-  about: MessageRef | null = null,
-): Promise<Recorded[]> {
-  const recipients = [...new Set(userIds)]
-  if (recipients.length === 0) return []
-  const seqs = await db
+/**
+ * Each recipient's next seq, serialized per user in both dialects.
+ *
+ * PostgreSQL: an upsert on `update_seqs`, whose row lock makes concurrent transactions for one
+ * user take turns. SQLite has one writer at a time (a transaction that read a stale snapshot
+ * cannot commit), so there the log is its own counter: a user's seq is the newest row of their
+ * log, which retention never deletes (`prunes` keeps the newest `keep`). Reading one index entry
+ * costs a fraction of the upsert, and a send no longer dirties a counter page besides the log's.
+ * (The SQLite send hot path, messages/send-sqlite.ts, reads it the same way.)
+ */
+async function nextSeqs(ctx: AppContext, db: Db, recipients: number[]): Promise<Recorded[]> {
+  if (ctx.dialect === 'sqlite') {
+    const next: Recorded[] = []
+    for (const userId of recipients) next.push({ userId, seq: (await latestSeqSqlite(db, userId)) + 1 })
+    return next
+  }
+  const rows = await db
     .insertInto('update_seqs')
     .values(recipients.map((userId) => ({ user_id: userId, seq: 1 })))
     .onConflict((oc) => oc.column('user_id').doUpdateSet({ seq: sql`update_seqs.seq + 1` }))
     .returning(['user_id', 'seq'])
     .execute()
+  return rows.map((r) => ({ userId: r.user_id, seq: r.seq }))
+}
+
+/** A user's latest seq on SQLite: the newest entry of their log (0 before any update). */
+async function latestSeqSqlite(db: Db, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('updates')
+    .select(sql<number>`coalesce(max(seq), 0)`.as('seq'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow()
+  return row.seq
+}
+
+export async function record(
+  ctx: AppContext,
+  db: Db,
+  userIds: number[],
+  type: string,
+  data: unknown,
+  now: number,
+  about: MessageRef | null = null,
+): Promise<Recorded[]> {
+  const recipients = [...new Set(userIds)]
+  if (recipients.length === 0) return []
+  const recorded = await nextSeqs(ctx, db, recipients)
   const json = about ? null : JSON.stringify(data)
   const messageId = about?.messageId ?? null
   await db
     .insertInto('updates')
-    .values(seqs.map((s) => ({ user_id: s.user_id, seq: s.seq, type, data: json, message_id: messageId, created_at: now })))
+    .values(recorded.map((r) => ({ user_id: r.userId, seq: r.seq, type, data: json, message_id: messageId, created_at: now })))
     .execute()
-  const recorded = seqs.map((s) => ({ userId: s.user_id, seq: s.seq }))
-  for (const cut of prunes(recorded, keep)) {
+  for (const cut of prunes(recorded, ctx.config.updateLogKeep)) {
     await db.deleteFrom('updates').where('user_id', '=', cut.userId).where('seq', '<=', cut.seq).execute()
   }
   return recorded
@@ -111,8 +140,9 @@ export async function since(db: Db, userId: number, after: number, limit: number
 }
 
 /** The user's latest seq (0 before any update). */
-export async function currentSeq(db: Db, userId: number): Promise<number> {
-  const row = await db.selectFrom('update_seqs').select('seq').where('user_id', '=', userId).executeTakeFirst()
+export async function currentSeq(ctx: AppContext, userId: number): Promise<number> {
+  if (ctx.dialect === 'sqlite') return latestSeqSqlite(ctx.db, userId)
+  const row = await ctx.db.selectFrom('update_seqs').select('seq').where('user_id', '=', userId).executeTakeFirst()
   return row?.seq ?? 0
 }
 

@@ -85,7 +85,7 @@ test('a frame that pub/sub lost is repaired from the update log when the next on
   const socket = await connect(bob.token)
   // An update committed to the log whose fan-out nudge never arrived (as when Redis drops it).
   const { record } = await import('../../src/realtime/updates.js')
-  await record(server.ctx.db, [bob.id], 'chat.updated', { chat_id: 0, note: 'lost nudge' }, Date.now(), server.ctx.config.updateLogKeep)
+  await record(server.ctx, server.ctx.db, [bob.id], 'chat.updated', { chat_id: 0, note: 'lost nudge' }, Date.now())
   await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'after the gap' })
   const repaired = await socket.next('chat.updated')
   const live = await socket.next('message.new')

@@ -8,6 +8,7 @@ import * as groupsChannels from './2026-11-21T04-00-groups-channels.js'
 import * as files from './2026-11-21T05-00-files.js'
 import * as sendPath from './2026-11-21T06-00-send-path.js'
 import * as updateRefs from './2026-11-21T07-00-update-refs.js'
+import * as sqliteSeqFromLog from './2026-11-21T08-00-sqlite-seq-from-log.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T05-00-files': files,
   '2026-11-21T06-00-send-path': sendPath,
   '2026-11-21T07-00-update-refs': updateRefs,
+  '2026-11-21T08-00-sqlite-seq-from-log': sqliteSeqFromLog,
 }

@@ -31,7 +31,7 @@ export async function setBlocked(ctx: AppContext, me: UserRow, otherId: number, 
     if (isBlocked) await repo.block(trx, me.id, otherId, reason ?? null, now)
     else await repo.unblock(trx, me.id, otherId)
     // My other devices update the chat's state; the other user is not told.
-    return chat ? updates.record(trx, [me.id], 'chat.updated', { chat_id: chat.id, is_blocked: isBlocked }, now, ctx.config.updateLogKeep) : []
+    return chat ? updates.record(ctx, trx, [me.id], 'chat.updated', { chat_id: chat.id, is_blocked: isBlocked }, now) : []
   })
   if (chat) ctx.fanout.publish(updates.framesOf(recorded, 'chat.updated', { chat_id: chat.id, is_blocked: isBlocked }))
   return { user_id: otherId, is_blocked: isBlocked }

@@ -51,14 +51,12 @@ const TOUCH_MEMBERS = `
 
 const PRUNE = 'delete from updates where user_id = ? and seq <= ?'
 
-const upsertSeqs = (n: number) =>
-  `insert into update_seqs (user_id, seq) values ${Array(n).fill('(?, 1)').join(', ')}
-   on conflict (user_id) do update set seq = update_seqs.seq + 1 returning user_id, seq`
+/** realtime/updates.ts nextSeqs: on SQLite a user's seq is the newest entry of their log */
+const LATEST_SEQ = 'select coalesce(max(seq), 0) from updates where user_id = ?'
 /** message.new, logged as a reference to the message (realtime/updates.ts renders it when read) */
 const insertUpdates = (n: number) =>
   `insert into updates (user_id, seq, type, message_id, created_at) values ${Array(n).fill("(?, ?, 'message.new', ?, ?)").join(', ')}`
 /** a personal chat has one recipient (Saved Messages) or two */
-const UPSERT_SEQS = [upsertSeqs(1), upsertSeqs(2)]
 const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
 
 type HotChat = Pick<ChatRow, 'id' | 'chat_type' | 'peer1_id' | 'peer2_id' | 'message_seq'> & { blocked_me: number }
@@ -128,9 +126,9 @@ export function sendSqlite(
     statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chat.id)
     statement(sqlite, TOUCH_MEMBERS).run({ now, sender: me.id, seq: row.seq, chat: chat.id })
     const message = presentMessage(row, me, receiverId === me.id)
-    const seqs = statement(sqlite, UPSERT_SEQS[audience.length - 1]).all(...audience) as { user_id: number; seq: number }[]
-    statement(sqlite, INSERT_UPDATES[seqs.length - 1]).run(...seqs.flatMap((s) => [s.user_id, s.seq, row.id, now]))
-    const recorded = seqs.map((s) => ({ userId: s.user_id, seq: s.seq }))
+    const latest = statement(sqlite, LATEST_SEQ).pluck()
+    const recorded = audience.map((userId) => ({ userId, seq: (latest.get(userId) as number) + 1 }))
+    statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
     for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
     return { kind: 'sent', message, recorded }
   })
