@@ -65,6 +65,8 @@ export interface MessageRef {
  */
 async function nextSeqs(ctx: AppContext, db: Db, recipients: number[]): Promise<Recorded[]> {
   if (ctx.dialect === 'sqlite') {
+    // One read per recipient (a chat's event has one or two): each seeks one index entry, where a
+    // grouped max over several users would read every kept update of each.
     const next: Recorded[] = []
     for (const userId of recipients) next.push({ userId, seq: (await latestSeqSqlite(db, userId)) + 1 })
     return next
