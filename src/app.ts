@@ -4,62 +4,21 @@ import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import type { Logger } from 'pino'
+import Fastify, { type FastifyInstance } from 'fastify'
 import type { AppContext } from './context.js'
 import { decorateAuth } from './http/auth.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './http/errors.js'
 import { mountRoutes } from './http/mounts.js'
 import { registerRateLimits } from './http/rate-limit.js'
+import { requestLogging } from './http/request-log.js'
 import { applySecurityHeaders } from './http/security-headers.js'
 import { validatorCompiler } from './http/validation.js'
 
 const VERSION = '0.1.0'
 
-/** A request URL for the log: the query string may carry a token (WebSocket), which is cut out. */
-const loggedUrl = (url: string) => (url.includes('token=') ? url.replace(/([?&](?:token|access_token)=)[^&]*/gi, '$1[redacted]') : url)
-
-/** Request log lines without credentials. */
-const serializers = {
-  req: (request: { method: string; url: string; ip?: string; id?: string }) => ({
-    id: request.id,
-    method: request.method,
-    url: loggedUrl(request.url),
-    ip: request.ip,
-  }),
-}
-
-/**
- * One log line per request, written when the response finishes ('request completed', or 'request
- * errored' at error level); Fastify's separate 'incoming request' line is not written. Logging is
- * a visible share of a small request's cost: the completed line is built here from fields that
- * cannot hold a credential (method, the URL with tokens cut out, ip, status, time), so it skips
- * the logger's redaction, whose wildcard paths walked every field of every line. Errored lines keep it.
- */
-class RequestLog extends LogController {
-  constructor(private readonly access: Logger) {
-    super()
-  }
-  override incomingRequest() {}
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply) {
-    if (error) {
-      const line = { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }
-      reply.log.error({ ...line, err: error }, 'request errored')
-    } else if (this.access.isLevelEnabled('info')) {
-      this.access.info({
-        reqId: request.id,
-        req: { method: request.method, url: loggedUrl(request.url), ip: request.ip },
-        res: { statusCode: reply.statusCode },
-        responseTime: reply.elapsedTime,
-      }, 'request completed')
-    }
-  }
-}
-
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: ctx.log.child({}, { serializers }) as FastifyBaseLogger,
-    logController: new RequestLog(ctx.log.child({}, { redact: [] })),
+    ...requestLogging(ctx.log),
     trustProxy: ctx.config.trustProxy,
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },

@@ -11,27 +11,36 @@ import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement } from '../../db/sqlite-hot.js'
 import type { AppContext } from '../../context.js'
 import { blocked, notFound, validationError } from '../../http/errors.js'
-import { personalMembers } from '../../realtime/events.js'
 import { prunes, type Recorded } from '../../realtime/updates.js'
 import { messageValues, type Draft } from './draft.js'
 import { presentMessage } from './present.js'
 import type { MessageView } from './schemas.js'
 
-/** The chat (if I am a member), and whether its other member blocked me. */
+/**
+ * Each peer's latest update seq, read with the chat rather than by statements of their own (each
+ * call costs more than the index lookup it runs). On SQLite a user's seq is the newest entry of
+ * their update log (realtime/updates.ts nextSeqs); the job runs synchronously inside the write
+ * transaction, so nothing else can log for them before this send's own insert.
+ */
+const PEER_SEQS = `
+  (select coalesce(max(seq), 0) from updates where user_id = c.peer1_id) as peer1_seq,
+  (select coalesce(max(seq), 0) from updates where user_id = c.peer2_id) as peer2_seq`
+
+/** The chat (if I am a member), whether its other member blocked me, and the peers' latest seqs. */
 const MEMBER_CHAT = `
   select c.id, c.chat_type, c.peer1_id, c.peer2_id, c.message_seq, exists(
     select 1 from blocked_users b
     where c.chat_type = 'personal' and b.blocked_user_id = :me
       and b.user_id = case when c.peer1_id = :me then c.peer2_id else c.peer1_id end
-  ) as blocked_me
+  ) as blocked_me, ${PEER_SEQS}
   from chats c join chat_members m on m.chat_id = c.id and m.user_id = :me
   where c.id = :chat`
 
-/** The personal chat of a pair, if it exists and the other user is active; and the block flag. */
+/** The personal chat of a pair, if it exists and the other user is active; the block flag; the peers' seqs. */
 const PAIR_CHAT = `
   select c.id, c.chat_type, c.peer1_id, c.peer2_id, c.message_seq, exists(
     select 1 from blocked_users b where b.user_id = :other and b.blocked_user_id = :me
-  ) as blocked_me
+  ) as blocked_me, ${PEER_SEQS}
   from chats c join users o on o.id = :other and o.is_active = 1 and o.deleted_at is null
   where c.peer1_id = :p1 and c.peer2_id = :p2`
 
@@ -51,15 +60,17 @@ const TOUCH_MEMBERS = `
 
 const PRUNE = 'delete from updates where user_id = ? and seq <= ?'
 
-/** realtime/updates.ts nextSeqs: on SQLite a user's seq is the newest entry of their log */
-const LATEST_SEQ = 'select coalesce(max(seq), 0) from updates where user_id = ?'
 /** message.new, logged as a reference to the message (realtime/updates.ts renders it when read) */
 const insertUpdates = (n: number) =>
   `insert into updates (user_id, seq, type, message_id, created_at) values ${Array(n).fill("(?, ?, 'message.new', ?, ?)").join(', ')}`
 /** a personal chat has one recipient (Saved Messages) or two */
 const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
 
-type HotChat = Pick<ChatRow, 'id' | 'chat_type' | 'peer1_id' | 'peer2_id' | 'message_seq'> & { blocked_me: number }
+type HotChat = Pick<ChatRow, 'id' | 'chat_type' | 'peer1_id' | 'peer2_id' | 'message_seq'> & {
+  blocked_me: number
+  peer1_seq: number
+  peer2_seq: number
+}
 
 export type HotSend =
   | { kind: 'sent'; message: MessageView; recorded: Recorded[] }
@@ -103,7 +114,6 @@ export function sendSqlite(
       }
     }
     const receiverId = chat.peer1_id === me.id ? chat.peer2_id! : chat.peer1_id!
-    const audience = personalMembers(chat)
 
     // The row as the database now holds it, built here rather than read back (RETURNING * costs
     // as much as the insert itself).
@@ -126,8 +136,9 @@ export function sendSqlite(
     statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chat.id)
     statement(sqlite, TOUCH_MEMBERS).run({ now, sender: me.id, seq: row.seq, chat: chat.id })
     const message = presentMessage(row, me, receiverId === me.id)
-    const latest = statement(sqlite, LATEST_SEQ).pluck()
-    const recorded = audience.map((userId) => ({ userId, seq: (latest.get(userId) as number) + 1 }))
+    // Saved Messages (a chat with oneself) has one recipient
+    const recorded: Recorded[] = [{ userId: chat.peer1_id!, seq: chat.peer1_seq + 1 }]
+    if (chat.peer2_id !== chat.peer1_id) recorded.push({ userId: chat.peer2_id!, seq: chat.peer2_seq + 1 })
     statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
     for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
     return { kind: 'sent', message, recorded }

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import pino from 'pino'
+import { accessWriter, requestLogging, type AccessFields } from './request-log.js'
+
+/** A pino logger writing into an array, with Tern's redaction, at `level`. */
+function captured(level = 'info') {
+  const lines: string[] = []
+  const stream = { write: (line: string) => void lines.push(line) }
+  const logger = pino({ level, redact: { paths: ['*.token'], censor: '[redacted]' } }, stream)
+  return { logger, lines }
+}
+
+const fields: AccessFields = {
+  reqId: 'req-7',
+  method: 'GET',
+  url: '/api.v2/api/ws?a=1&token=secret-token&b="quoted"\\',
+  ip: '127.0.0.1',
+  statusCode: 200,
+  responseTime: 1.2345678901234,
+}
+
+test('the access line is byte for byte the line pino writes for the same fields', () => {
+  const ours = captured()
+  const theirs = captured()
+  const child = ours.logger.child({ service: 'tern' })
+  const theirChild = theirs.logger.child({ service: 'tern' })
+  const now = Date.now
+  Date.now = () => 1_795_000_000_000
+  try {
+    accessWriter(child)(fields)
+    theirChild.info({
+      reqId: fields.reqId,
+      req: { method: fields.method, url: '/api.v2/api/ws?a=1&token=[redacted]&b="quoted"\\', ip: fields.ip },
+      res: { statusCode: fields.statusCode },
+      responseTime: fields.responseTime,
+    }, 'request completed')
+  } finally {
+    Date.now = now
+  }
+  assert.equal(ours.lines.length, 1)
+  assert.equal(ours.lines[0], theirs.lines[0])
+  const line = JSON.parse(ours.lines[0])
+  assert.equal(line.service, 'tern')
+  assert.equal(line.req.url, '/api.v2/api/ws?a=1&token=[redacted]&b="quoted"\\')
+  assert.ok(!ours.lines[0].includes('secret-token'))
+})
+
+test('a destination that needs pino metadata (multistream) gets the line through pino', () => {
+  const lines: string[] = []
+  const logger = pino({ level: 'info' }, pino.multistream([{ stream: { write: (line: string) => void lines.push(line) } }]))
+  accessWriter(logger)({ ...fields, url: '/health?token=abc' })
+  assert.equal(lines.length, 1)
+  const line = JSON.parse(lines[0])
+  assert.equal(line.msg, 'request completed')
+  assert.equal(line.req.url, '/health?token=[redacted]')
+  assert.equal(line.res.statusCode, 200)
+})
+
+test('a request logger becomes a pino child only when used, and then carries the request id', () => {
+  const { logger, lines } = captured('debug')
+  const { childLoggerFactory } = requestLogging(logger)
+  let children = 0
+  const counting = Object.create(logger, {
+    child: { value: (...args: Parameters<typeof logger.child>) => (children++, logger.child(...args)) },
+  })
+  // Fastify types the factory's result as its base logger; the lazy child also has pino's isLevelEnabled
+  const child = (...args: Parameters<typeof childLoggerFactory>) => childLoggerFactory(...args) as unknown as pino.Logger
+  const unused = child(counting, { reqId: 'req-1' }, {})
+  assert.equal(unused.level, 'debug')
+  assert.equal(unused.isLevelEnabled('debug'), true)
+  assert.equal(unused.isLevelEnabled('trace'), false)
+  assert.equal(children, 0)
+
+  const used = child(counting, { reqId: 'req-2' }, {})
+  used.warn({ key: 'k' }, 'stored object is missing')
+  used.debug('details')
+  assert.equal(children, 1, 'one child, made on first use')
+  assert.deepEqual(lines.map((l) => [JSON.parse(l).reqId, JSON.parse(l).msg]), [
+    ['req-2', 'stored object is missing'],
+    ['req-2', 'details'],
+  ])
+
+  const quiet = child(counting, { reqId: 'req-3' }, { level: 'error' })
+  assert.equal(quiet.level, 'error')
+  assert.equal(quiet.isLevelEnabled('info'), false)
+  quiet.info('not written')
+  assert.equal(lines.length, 2)
+})
