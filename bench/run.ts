@@ -65,7 +65,7 @@ async function main() {
     ctx.log(`\n${scenario.name}: ${scenario.summary}`)
     try {
       rows.push(...(await scenario.run(ctx)))
-      ctx.log(`  done in ${Math.round((Date.now() - started) / 1000)} s; other processes used ${percent(others.share())} of the CPU meanwhile`)
+      ctx.log(`  done in ${Math.round((Date.now() - started) / 1000)} s; other processes used ${percent(others.share())} of the CPU meanwhile${stealNote(others.steal())}`)
     } catch (error) {
       failed.push(scenario.name)
       ctx.log(`  FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
@@ -78,15 +78,22 @@ async function main() {
   console.log(`code: ${revision ?? 'unknown revision'} (as built into dist/ before the run)`)
   console.log(`runs: ${ctx.runs} per figure (median, min, max); load windows ${ctx.durationMs / 1000} s after ${ctx.warmupMs / 1000} s warm-up; Tern LOG_LEVEL=${TERN_LOG_LEVEL}`)
   const foreignShare = foreign.share()
+  const steal = foreign.steal()
   foreign.stop()
   // Anything else running (a test suite, a build) takes CPU from the pinned server and skews every figure.
-  const busy = foreignShare > 0.05 ? ': figures are low and noisy, run again on a quiet machine' : ''
-  console.log(`other processes used ${percent(foreignShare)} of the machine's CPU during the run${busy}\n`)
+  const busy = foreignShare > 0.05 || Math.max(0, ...steal) > 0.05 ? ': figures are low and noisy, run again on a quiet machine' : ''
+  console.log(`other processes used ${percent(foreignShare)} of the machine's CPU during the run${stealNote(steal)}${busy}\n`)
   if (rows.length) console.log(renderTable(rows))
   if (failed.length) {
     console.log(`\nfailed scenarios: ${failed.join(', ')} (see above)`)
     process.exitCode = 1
   }
+}
+
+/** The hypervisor's share of each core's time (steal), when it took any. */
+function stealNote(steal: number[]): string {
+  if (!steal.some((share) => share >= 0.001)) return ''
+  return `; the hypervisor withheld ${steal.map((share, core) => `${percent(share)} of core ${core}`).join(' and ')} (steal)`
 }
 
 main().catch((error) => {

@@ -2,6 +2,8 @@
  * How much CPU other processes (a test suite, a build) took while the bench ran: every figure
  * assumes the server has core 0 to itself. Samples /proc once a second and adds up the CPU time
  * of every process outside this one's process tree (processes that live under a second are missed).
+ * On a virtual machine the hypervisor can also withhold CPU from a core ("steal" in /proc/stat):
+ * that is reported per core, since it slows whatever is pinned there just the same.
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -30,6 +32,23 @@ function readProcs(): Map<number, Proc> {
   return procs
 }
 
+/** Per core: [steal, all] ticks so far, from the `cpuN` lines of /proc/stat. */
+function readCores(): [number, number][] {
+  const cores: [number, number][] = []
+  try {
+    for (const line of fs.readFileSync('/proc/stat', 'utf8').split('\n')) {
+      const match = /^cpu(\d+) (.*)$/.exec(line)
+      if (!match) continue
+      // user nice system idle iowait irq softirq steal (guest time is already inside user)
+      const ticks = match[2].trim().split(/\s+/).slice(0, 8).map(Number)
+      cores[Number(match[1])] = [ticks[7] ?? 0, ticks.reduce((a, b) => a + b, 0)]
+    }
+  } catch {
+    // not Linux: no steal figures
+  }
+  return cores
+}
+
 function isOurs(pid: number, procs: Map<number, Proc>): boolean {
   for (let current = pid, hops = 0; current > 1 && hops < 64; hops++) {
     if (current === process.pid) return true
@@ -42,6 +61,7 @@ export class ForeignLoad {
   private seen = new Map<number, number>()
   private foreignTicks = 0
   private readonly started = performance.now()
+  private readonly cores = readCores()
   private readonly timer: NodeJS.Timeout
 
   constructor() {
@@ -67,6 +87,14 @@ export class ForeignLoad {
     this.sample(false)
     const seconds = (performance.now() - this.started) / 1000
     return this.foreignTicks / TICKS_PER_SECOND / seconds / os.availableParallelism()
+  }
+
+  /** Per core, the share of its time the hypervisor withheld so far (0–1); empty where unknown. */
+  steal(): number[] {
+    return readCores().map(([steal, all], core) => {
+      const [steal0, all0] = this.cores[core] ?? [0, 0]
+      return all > all0 ? (steal - steal0) / (all - all0) : 0
+    })
   }
 
   stop() {

@@ -19,9 +19,16 @@ process.on('exit', () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
 
-/** Starts `node <args>` on one core (or unpinned without taskset). */
-export function spawnNode(machine: Machine, core: number, args: string[], env: NodeJS.ProcessEnv, stdio: StdioOptions): ChildProcess {
-  const command = machine.taskset ? [machine.taskset, '-c', String(core), process.execPath] : [process.execPath]
+/** Starts `node <args>` on one core (or unpinned without taskset), under `wrapper` if given (valgrind…). */
+export function spawnNode(
+  machine: Machine,
+  core: number,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  stdio: StdioOptions,
+  wrapper: string[] = [],
+): ChildProcess {
+  const command = [...(machine.taskset ? [machine.taskset, '-c', String(core)] : []), ...wrapper, process.execPath]
   const child = spawn(command[0], [...command.slice(1), ...args], { cwd: ROOT, env, stdio })
   children.add(child)
   child.once('exit', () => children.delete(child))

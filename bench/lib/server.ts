@@ -38,7 +38,14 @@ function logTail(file: string): string {
   }
 }
 
-export async function startServer(machine: Machine, kind: ServerKind, dataDir: string): Promise<Server> {
+export interface ServerOptions {
+  /** a command the server runs under (`valgrind …`), before `node` */
+  wrapper?: string[]
+  /** how long to wait for /health (default 20 s) */
+  startTimeoutMs?: number
+}
+
+export async function startServer(machine: Machine, kind: ServerKind, dataDir: string, options: ServerOptions = {}): Promise<Server> {
   const port = await freePort()
   const logFile = path.join(dataDir, 'server.log')
   const out = fs.openSync(logFile, 'a')
@@ -55,10 +62,11 @@ export async function startServer(machine: Machine, kind: ServerKind, dataDir: s
   }
   // BENCH_CPU_PROF=<dir>: Tern writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
   const profile = kind === 'tern' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []
-  const child: ChildProcess = spawnNode(machine, SERVER_CORE, [...profile, ...ENTRY[kind]], env, ['ignore', out, out])
+  const child: ChildProcess = spawnNode(machine, SERVER_CORE, [...profile, ...ENTRY[kind]], env, ['ignore', out, out], options.wrapper)
   fs.closeSync(out)
   const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 20_000
+  const startTimeoutMs = options.startTimeoutMs ?? 20_000
+  const deadline = Date.now() + startTimeoutMs
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${kind} server exited early:\n${logTail(logFile)}`)
     try {
@@ -68,7 +76,7 @@ export async function startServer(machine: Machine, kind: ServerKind, dataDir: s
     }
     if (Date.now() > deadline) {
       await stopChild(child, 0)
-      throw new Error(`${kind} server did not answer /health within 20 s:\n${logTail(logFile)}`)
+      throw new Error(`${kind} server did not answer /health within ${startTimeoutMs / 1000} s:\n${logTail(logFile)}`)
     }
     await sleep(50)
   }

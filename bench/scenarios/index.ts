@@ -5,8 +5,9 @@ import { channels } from './channels.js'
 import { chatList } from './chat-list.js'
 import { historyDepth } from './history-depth.js'
 import { idleWs } from './idle-ws.js'
+import { sendCpu } from './send-cpu.js'
 import { sendThroughput } from './send-throughput.js'
 import { upload } from './upload.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload]
+export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, sendCpu]
