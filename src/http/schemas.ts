@@ -1,9 +1,15 @@
 /** Shared request/response shapes. */
-import { Type, type TSchema } from 'typebox'
+import { Type, type Static, type TSchema } from 'typebox'
 
 export const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 export const Timestamp = Type.String({ format: 'date-time' })
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+/**
+ * `schema` or null, as OpenAPI 3.0's `nullable: true` (the document is 3.0.3, which has no null
+ * type). Ajv and fast-json-stringify read it natively; the `anyOf [schema, null]` it replaces made
+ * the serializer run a compiled validator per field to pick a branch, doubling the cost of a
+ * message's JSON.
+ */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | null>({ ...schema, nullable: true })
 
 export const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
 
