@@ -66,11 +66,21 @@ const insertUpdates = (n: number) =>
 /** a personal chat has one recipient (Saved Messages) or two */
 const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
 
-type HotChat = Pick<ChatRow, 'id' | 'chat_type' | 'peer1_id' | 'peer2_id' | 'message_seq'> & {
-  blocked_me: number
-  peer1_seq: number
-  peer2_seq: number
-}
+/**
+ * MEMBER_CHAT's and PAIR_CHAT's columns in order. They are read as an array (better-sqlite3's
+ * `raw` mode): building a row object with named properties costs about as much as the lookup.
+ */
+type HotChat = [
+  id: number,
+  chatType: ChatRow['chat_type'],
+  /** the peers are null outside personal chats, which leave the hot path before reading them */
+  peer1: number,
+  peer2: number,
+  messageSeq: number,
+  blockedMe: number,
+  peer1Seq: number,
+  peer2Seq: number,
+]
 
 export type HotSend =
   | { kind: 'sent'; message: MessageView; recorded: Recorded[] }
@@ -94,32 +104,34 @@ export function sendSqlite(
       const first = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
       if (first) return { kind: 'duplicate', row: first }
     }
-    let chat: HotChat | undefined
+    const getChat = (sql: string, params: Record<string, number>) => statement(sqlite, sql).raw(true).get(params) as HotChat | undefined
+    let found: HotChat | undefined
     if (target.chatId !== undefined) {
-      chat = get<HotChat>(MEMBER_CHAT, { me: me.id, chat: target.chatId })
-      if (!chat) throw notFound('Chat not found')
+      found = getChat(MEMBER_CHAT, { me: me.id, chat: target.chatId })
+      if (!found) throw notFound('Chat not found')
     } else {
       const other = target.receiverId!
       const [p1, p2] = me.id < other ? [me.id, other] : [other, me.id]
-      chat = get<HotChat>(PAIR_CHAT, { me: me.id, other, p1, p2 })
-      if (!chat) return { kind: 'general' }
+      found = getChat(PAIR_CHAT, { me: me.id, other, p1, p2 })
+      if (!found) return { kind: 'general' }
     }
+    const [chatId, chatType, peer1, peer2, messageSeq, blockedMe, peer1Seq, peer2Seq] = found
     // groups and channels log to their own chat log and check roles: the general path
-    if (chat.chat_type !== 'personal') return { kind: 'general' }
-    if (chat.blocked_me) throw blocked()
+    if (chatType !== 'personal') return { kind: 'general' }
+    if (blockedMe) throw blocked()
     if (draft.reply_to_id !== null) {
       const original = get<{ chat_id: number; deleted_for_all: number }>(REPLY_TARGET, draft.reply_to_id)
-      if (!original || original.chat_id !== chat.id || original.deleted_for_all === 1) {
+      if (!original || original.chat_id !== chatId || original.deleted_for_all === 1) {
         throw validationError('reply_to_id must be a message of this chat')
       }
     }
-    const receiverId = chat.peer1_id === me.id ? chat.peer2_id! : chat.peer1_id!
+    const receiverId = peer1 === me.id ? peer2 : peer1
 
     // The row as the database now holds it, built here rather than read back (RETURNING * costs
     // as much as the insert itself).
     const row: MessageRow = {
       id: 0,
-      ...messageValues(draft, { chatId: chat.id, seq: chat.message_seq + 1, senderId: me.id, receiverId, clientId, origin: null, now }),
+      ...messageValues(draft, { chatId, seq: messageSeq + 1, senderId: me.id, receiverId, clientId, origin: null, now }),
       deleted_for_all: 0,
       edited_at: null,
       scheduled_at: null,
@@ -133,12 +145,12 @@ export function sendSqlite(
         row.client_message_id, row.created_at,
       ).lastInsertRowid,
     )
-    statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chat.id)
-    statement(sqlite, TOUCH_MEMBERS).run({ now, sender: me.id, seq: row.seq, chat: chat.id })
+    statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chatId)
+    statement(sqlite, TOUCH_MEMBERS).run({ now, sender: me.id, seq: row.seq, chat: chatId })
     const message = presentMessage(row, me, receiverId === me.id)
     // Saved Messages (a chat with oneself) has one recipient
-    const recorded: Recorded[] = [{ userId: chat.peer1_id!, seq: chat.peer1_seq + 1 }]
-    if (chat.peer2_id !== chat.peer1_id) recorded.push({ userId: chat.peer2_id!, seq: chat.peer2_seq + 1 })
+    const recorded: Recorded[] = [{ userId: peer1, seq: peer1Seq + 1 }]
+    if (peer2 !== peer1) recorded.push({ userId: peer2, seq: peer2Seq + 1 })
     statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
     for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
     return { kind: 'sent', message, recorded }
