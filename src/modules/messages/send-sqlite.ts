@@ -1,16 +1,18 @@
 /**
  * messages/send on SQLite, the hot path: one synchronous pass over prepared statements while
- * holding the connection: idempotency lookup, membership and block check (one query), reply check,
+ * holding the connection: idempotency lookup, membership and block check (one query, which finds
+ * nothing unless this path can send), reply check,
  * then the writes (message, chat seq and last message, the sender's read position, the update
  * log, where message.new is a reference to the message rather than a copy of it), in a group
  * commit shared with the sends of the same moment (db/sqlite-hot.ts). The same rules as
  * service.ts's general path, which still handles the rest: opening a new personal chat, groups and
- * channels, attachments, topics, scheduled messages, and PostgreSQL.
+ * channels, attachments, topics, scheduled messages, the refusals (not a member, blocked) and
+ * PostgreSQL.
  */
-import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
+import type { MessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement } from '../../db/sqlite-hot.js'
 import type { AppContext } from '../../context.js'
-import { blocked, notFound, validationError } from '../../http/errors.js'
+import { validationError } from '../../http/errors.js'
 import { prunes, type Recorded } from '../../realtime/updates.js'
 import { messageValues, type Draft } from './draft.js'
 import { presentMessage } from './present.js'
@@ -26,23 +28,30 @@ const PEER_SEQS = `
   (select coalesce(max(seq), 0) from updates where user_id = c.peer1_id) as peer1_seq,
   (select coalesce(max(seq), 0) from updates where user_id = c.peer2_id) as peer2_seq`
 
-/** The chat (if I am a member), whether its other member blocked me, and the peers' latest seqs. */
-const MEMBER_CHAT = `
-  select c.id, c.chat_type, c.peer1_id, c.peer2_id, c.message_seq, exists(
-    select 1 from blocked_users b
-    where c.chat_type = 'personal' and b.blocked_user_id = :me
-      and b.user_id = case when c.peer1_id = :me then c.peer2_id else c.peer1_id end
-  ) as blocked_me, ${PEER_SEQS}
-  from chats c join chat_members m on m.chat_id = c.id and m.user_id = :me
-  where c.id = :chat`
+/*
+ * The two chat reads answer only the case this path handles: a personal chat whose other member
+ * has not blocked me. Anything else (not a member, a group or channel, blocked, a new pair) finds
+ * no row and goes to the general path, which answers it with the right error or handles it.
+ * Parameters are positional: binding by name costs a property lookup per name.
+ */
 
-/** The personal chat of a pair, if it exists and the other user is active; the block flag; the peers' seqs. */
+/** My personal chat `chat` (parameters: me, chat), with its peers' latest seqs. */
+const MEMBER_CHAT = `
+  select c.peer1_id, c.peer2_id, c.message_seq, ${PEER_SEQS}
+  from chats c join chat_members m on m.chat_id = c.id and m.user_id = ?
+  where c.id = ? and c.chat_type = 'personal' and not exists (
+    select 1 from blocked_users b
+    where b.blocked_user_id = m.user_id
+      and b.user_id = case when c.peer1_id = m.user_id then c.peer2_id else c.peer1_id end
+  )`
+
+/** The personal chat of a pair (parameters: other, peer1, peer2, me) if the other user is active, with the peers' latest seqs and its id. */
 const PAIR_CHAT = `
-  select c.id, c.chat_type, c.peer1_id, c.peer2_id, c.message_seq, exists(
-    select 1 from blocked_users b where b.user_id = :other and b.blocked_user_id = :me
-  ) as blocked_me, ${PEER_SEQS}
-  from chats c join users o on o.id = :other and o.is_active = 1 and o.deleted_at is null
-  where c.peer1_id = :p1 and c.peer2_id = :p2`
+  select c.peer1_id, c.peer2_id, c.message_seq, ${PEER_SEQS}, c.id
+  from chats c join users o on o.id = ? and o.is_active = 1 and o.deleted_at is null
+  where c.peer1_id = ? and c.peer2_id = ? and not exists (
+    select 1 from blocked_users b where b.user_id = o.id and b.blocked_user_id = ?
+  )`
 
 const FIND_BY_CLIENT_ID = 'select * from messages where sender_id = ? and client_message_id = ?'
 const REPLY_TARGET = 'select chat_id, deleted_for_all from messages where id = ?'
@@ -51,12 +60,15 @@ const INSERT_MESSAGE = `
     encrypted_content, encryption_key_id, emoji, emoji_file, emoji_size, emoji_count, client_message_id, created_at)
   values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 const UPDATE_CHAT = 'update chats set message_seq = ?, last_message_id = ?, last_message_at = ? where id = ?'
-/** chats/repo.ts touchMembers: the chat goes to the top of both lists; the sender has read it */
+/**
+ * chats/repo.ts touchMembers: the chat goes to the top of both lists; the sender has read it.
+ * Parameters: now, sender, seq, seq, sender, seq, now, chat.
+ */
 const TOUCH_MEMBERS = `
-  update chat_members set last_activity_at = :now,
-    read_seq = case when user_id = :sender and read_seq < :seq then :seq else read_seq end,
-    read_at = case when user_id = :sender and read_seq < :seq then :now else read_at end
-  where chat_id = :chat`
+  update chat_members set last_activity_at = ?,
+    read_seq = case when user_id = ? and read_seq < ? then ? else read_seq end,
+    read_at = case when user_id = ? and read_seq < ? then ? else read_at end
+  where chat_id = ?`
 
 const PRUNE = 'delete from updates where user_id = ? and seq <= ?'
 
@@ -67,25 +79,19 @@ const insertUpdates = (n: number) =>
 const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
 
 /**
- * MEMBER_CHAT's and PAIR_CHAT's columns in order. They are read as an array (better-sqlite3's
- * `raw` mode): building a row object with named properties costs about as much as the lookup.
+ * The chat reads' columns, read as an array (better-sqlite3's `raw` mode): a row object with named
+ * properties costs about as much as the lookup, and each column a little. Only PAIR_CHAT reads the
+ * chat id; MEMBER_CHAT's caller already has it.
  */
-type HotChat = [
-  id: number,
-  chatType: ChatRow['chat_type'],
-  /** the peers are null outside personal chats, which leave the hot path before reading them */
-  peer1: number,
-  peer2: number,
-  messageSeq: number,
-  blockedMe: number,
-  peer1Seq: number,
-  peer2Seq: number,
-]
+type HotChat = [peer1: number, peer2: number, messageSeq: number, peer1Seq: number, peer2Seq: number, chatId?: number]
 
 export type HotSend =
   | { kind: 'sent'; message: MessageView; recorded: Recorded[] }
   | { kind: 'duplicate'; row: MessageRow }
-  /** a new personal chat (or an inactive receiver): the general path handles it */
+  /**
+   * not a personal chat of mine whose other member lets me write (a new pair, a group or channel,
+   * not a member, blocked, an inactive receiver): the general path handles it or refuses it
+   */
   | { kind: 'general' }
 
 export function sendSqlite(
@@ -104,21 +110,17 @@ export function sendSqlite(
       const first = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
       if (first) return { kind: 'duplicate', row: first }
     }
-    const getChat = (sql: string, params: Record<string, number>) => statement(sqlite, sql).raw(true).get(params) as HotChat | undefined
-    let found: HotChat | undefined
+    const read = (sql: string, ...params: number[]) => statement(sqlite, sql).raw(true).get(...params) as HotChat | undefined
+    let chat: HotChat | undefined
     if (target.chatId !== undefined) {
-      found = getChat(MEMBER_CHAT, { me: me.id, chat: target.chatId })
-      if (!found) throw notFound('Chat not found')
+      chat = read(MEMBER_CHAT, me.id, target.chatId)
     } else {
       const other = target.receiverId!
       const [p1, p2] = me.id < other ? [me.id, other] : [other, me.id]
-      found = getChat(PAIR_CHAT, { me: me.id, other, p1, p2 })
-      if (!found) return { kind: 'general' }
+      chat = read(PAIR_CHAT, other, p1, p2, me.id)
     }
-    const [chatId, chatType, peer1, peer2, messageSeq, blockedMe, peer1Seq, peer2Seq] = found
-    // groups and channels log to their own chat log and check roles: the general path
-    if (chatType !== 'personal') return { kind: 'general' }
-    if (blockedMe) throw blocked()
+    if (!chat) return { kind: 'general' }
+    const [peer1, peer2, messageSeq, peer1Seq, peer2Seq, chatId = target.chatId!] = chat
     if (draft.reply_to_id !== null) {
       const original = get<{ chat_id: number; deleted_for_all: number }>(REPLY_TARGET, draft.reply_to_id)
       if (!original || original.chat_id !== chatId || original.deleted_for_all === 1) {
@@ -146,7 +148,7 @@ export function sendSqlite(
       ).lastInsertRowid,
     )
     statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chatId)
-    statement(sqlite, TOUCH_MEMBERS).run({ now, sender: me.id, seq: row.seq, chat: chatId })
+    statement(sqlite, TOUCH_MEMBERS).run(now, me.id, row.seq, row.seq, me.id, row.seq, now, chatId)
     const message = presentMessage(row, me, receiverId === me.id)
     // Saved Messages (a chat with oneself) has one recipient
     const recorded: Recorded[] = [{ userId: peer1, seq: peer1Seq + 1 }]
