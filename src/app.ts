@@ -11,7 +11,7 @@ import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandle
 import { mountRoutes } from './http/mounts.js'
 import { registerRateLimits } from './http/rate-limit.js'
 import { requestLogging } from './http/request-log.js'
-import { applySecurityHeaders } from './http/security-headers.js'
+import { applySecurityHeaders, usePageHeaders } from './http/security-headers.js'
 import { validatorCompiler } from './http/validation.js'
 
 const VERSION = '0.1.0'
@@ -59,7 +59,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       url,
     }),
   })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(async (docs) => {
+    usePageHeaders(docs, ctx.config.publicBaseUrl)
+    await docs.register(swaggerUi, { routePrefix: '/docs' })
+  })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   await mountRoutes(app, ctx, limiters)

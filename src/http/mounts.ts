@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { AppContext } from '../context.js'
 import type { RateLimiters } from './rate-limit.js'
+import { usePageHeaders } from './security-headers.js'
 import { adminRoutes } from '../modules/admin/routes.js'
 import { authRoutes } from '../modules/auth/routes.js'
 import { blockRoutes } from '../modules/blocks/routes.js'
@@ -41,8 +42,12 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.
   await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })
   await app.register(adminRoutes, { ctx, prefix: '/api/admin' })
-  // Files and uploads: unversioned, /files/* and /uploads/* (tus at /uploads/tus).
-  await app.register(fileRoutes, { ctx })
   await app.register(statsRoutes, { ctx })
-  await app.register(webRoutes, { ctx })
+  // Documents a browser opens: file downloads (/files/*, and uploads at /uploads/*, tus at
+  // /uploads/tus) and the web pages get the page set of security headers.
+  await app.register(async (pages) => {
+    usePageHeaders(pages, ctx.config.publicBaseUrl)
+    await pages.register(fileRoutes, { ctx })
+    await pages.register(webRoutes, { ctx })
+  })
 }

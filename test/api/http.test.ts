@@ -226,15 +226,47 @@ test('error responses carry no stack traces or file paths (validation, auth, 404
 // ---------------------------------------------------------------------------------------------
 // Security headers
 
-test('API responses carry helmet security headers (nosniff, CSP with frame-ancestors, frame options)', async () => {
-  for (const res of [await server.api.get('/health'), await server.api.get(`${V2}/auth/me`), await server.api.get(`${V2}/nope`)]) {
-    assert.equal(res.headers.get('x-content-type-options'), 'nosniff', `${res.status}`)
-    const csp = res.headers.get('content-security-policy') ?? ''
-    assert.match(csp, /default-src 'self'/, `${res.status}: ${csp}`)
-    assert.match(csp, /frame-ancestors 'self'/, `${res.status}: ${csp}`)
-    assert.match(csp, /object-src 'none'/, `${res.status}: ${csp}`)
-    assert.equal(res.headers.get('x-frame-options'), 'SAMEORIGIN')
+/** helmet's headers that act only on documents (or retired clients): pages get them, API responses not */
+const DOCUMENT_HEADERS = [
+  'cross-origin-opener-policy',
+  'origin-agent-cluster',
+  'referrer-policy',
+  'x-dns-prefetch-control',
+  'x-download-options',
+  'x-permitted-cross-domain-policies',
+  'x-xss-protection',
+]
+
+test('API responses carry the API set of security headers: CSP allowing nothing, no framing, nosniff, CORP, HSTS', async () => {
+  const responses = [
+    await server.api.get('/health'),
+    await server.api.get(`${V2}/auth/me`),
+    await server.api.get(`${V2}/nope`),
+    await server.api.post(`${V2}/auth/login`, {}),
+    await server.api.get('/openapi.json'),
+  ]
+  for (const res of responses) {
+    const at = `${res.status} ${res.headers.get('content-type')}`
+    assert.equal(res.headers.get('content-security-policy'), "default-src 'none'; frame-ancestors 'none'", at)
+    assert.equal(res.headers.get('x-frame-options'), 'DENY', at)
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff', at)
+    assert.equal(res.headers.get('cross-origin-resource-policy'), 'same-origin', at)
+    assert.match(res.headers.get('strict-transport-security') ?? '', /^max-age=\d+/, at)
+    for (const name of DOCUMENT_HEADERS) assert.equal(res.headers.get(name), null, `${name} on ${at}`)
     assert.equal(res.headers.get('x-powered-by'), null, 'no x-powered-by')
+  }
+})
+
+test('pages (web pages, /docs, file routes) carry helmet\'s full set with the page CSP instead', async () => {
+  for (const path of ['/', '/docs', '/docs/static/index.html', '/files/nope.png']) {
+    const res = await server.api.get(path)
+    const csp = res.headers.get('content-security-policy') ?? ''
+    assert.match(csp, /default-src 'self'/, `${path}: ${csp}`)
+    assert.match(csp, /frame-ancestors 'self'/, `${path}: ${csp}`)
+    assert.match(csp, /object-src 'none'/, `${path}: ${csp}`)
+    assert.equal(res.headers.get('x-frame-options'), 'SAMEORIGIN', path)
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path)
+    for (const name of DOCUMENT_HEADERS) assert.ok(res.headers.get(name) !== null, `${name} on ${path}`)
   }
 })
 

@@ -346,5 +346,6 @@ test('HTML pages carry the security headers too', async () => {
     const res = await server.api.get(path)
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path)
     assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'self'/, path)
+    assert.equal(res.headers.get('cross-origin-opener-policy'), 'same-origin', path)
   }
 })
