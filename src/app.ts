@@ -1,5 +1,4 @@
 /** buildApp(ctx): the Fastify instance with plugins, error handling and every mount. Never listens. */
-import cookie from '@fastify/cookie'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -41,9 +40,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       credentials: !ctx.config.corsOrigins.includes('*'),
     })
   }
-  // Cookies are set by the V1 login and web pages (onSend); the one cookie read, the V1 session,
-  // is parsed only when a request has no bearer token (http/auth.ts), not on every request.
-  await app.register(cookie, { hook: false })
   const limiters = await registerRateLimits(app, ctx)
 
   await app.register(swagger, {

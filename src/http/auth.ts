@@ -3,6 +3,7 @@
  * requests. State-changing requests never authenticate by cookie, so they cannot be forged
  * cross-site; V1 form posts get their own CSRF check.
  */
+import cookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../context.js'
 import type { UserRow } from '../db/tables.js'
@@ -23,6 +24,16 @@ declare module 'fastify' {
 export function decorateAuth(app: FastifyInstance) {
   app.decorateRequest('user', null as unknown as UserRow)
   app.decorateRequest('sessionId', 0)
+}
+
+/**
+ * reply.setCookie/clearCookie in `scope` (an encapsulated plugin): only the scopes that set
+ * cookies (the V1 login, the web pages) have them, so the plugin's onSend hook does not run on
+ * every response. The one cookie read, the V1 session, is parsed by cookieToken, only when a
+ * request has no bearer token.
+ */
+export async function useCookies(scope: FastifyInstance) {
+  await scope.register(cookie, { hook: false })
 }
 
 export function bearerToken(request: FastifyRequest): string | null {

@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
-import { SESSION_COOKIE, cookieToken, optionalUser } from '../http/auth.js'
+import { SESSION_COOKIE, cookieToken, optionalUser, useCookies } from '../http/auth.js'
 import { unauthorized } from '../http/errors.js'
 import { escapeHtml } from '../lib/html.js'
 import { iso } from '../lib/time.js'
@@ -18,6 +18,7 @@ import { page } from './layout.js'
 export const ADMIN_PANEL_PATH = '/admin'
 
 export const webRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  await useCookies(app)
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
     if ((request.headers.host ?? '').toLowerCase().startsWith('admin.')) return reply.redirect(ADMIN_PANEL_PATH)
     const stats = await users.countUsers(ctx)

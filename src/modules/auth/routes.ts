@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../../context.js'
-import { SESSION_COOKIE, requireUser } from '../../http/auth.js'
+import { SESSION_COOKIE, requireUser, useCookies } from '../../http/auth.js'
 import { ok, okSchema } from '../../http/envelope.js'
 import { Me } from '../../http/schemas.js'
 import type { RateLimiters } from '../../http/rate-limit.js'
@@ -21,6 +21,7 @@ const clientOf = (request: FastifyRequest): auth.ClientInfo => ({
 })
 
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (app, { ctx, limiters, cookieSession }) => {
+  if (cookieSession) await useCookies(app)
   const setCookie = (reply: FastifyReply, token: string) => {
     if (!cookieSession) return
     reply.setCookie(SESSION_COOKIE, token, {
