@@ -1,10 +1,10 @@
 /**
  * messages/send on SQLite, the hot path: one synchronous pass over prepared statements while
  * holding the connection: idempotency lookup, membership and block check (one query, which finds
- * nothing unless this path can send), reply check,
- * then the writes (message, chat seq and last message, the sender's read position, the update
- * log, where message.new is a reference to the message rather than a copy of it), in a group
- * commit shared with the sends of the same moment (db/sqlite-hot.ts). The same rules as
+ * nothing unless this path can send), reply check, then the writes (message, chat seq and last
+ * message, the sender's read position, the update log, where message.new is a reference to the
+ * message rather than a copy of it), in a group commit shared with the sends of the same moment
+ * (db/sqlite-hot.ts). The same rules as
  * service.ts's general path, which still handles the rest: opening a new personal chat, groups and
  * channels, attachments, topics, scheduled messages, the refusals (not a member, blocked) and
  * PostgreSQL.
