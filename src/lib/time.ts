@@ -16,13 +16,12 @@ const SECONDS = Array.from({ length: 60 }, (_, s) => String(s).padStart(2, '0'))
 const MILLIS = Array.from({ length: 1000 }, (_, ms) => `.${String(ms).padStart(3, '0')}Z`)
 
 export const iso = (ms: number): string => {
+  // NaN and fractions go to Date (which throws its RangeError for a time it cannot represent)
+  if (!Number.isInteger(ms)) return new Date(ms).toISOString()
   let offset = ms - minuteStart
-  if (!(offset >= 0 && offset < MINUTE_MS) || !Number.isInteger(ms)) {
-    // a time Date cannot represent throws its RangeError here, as toISOString does
-    const text = new Date(ms).toISOString()
-    if (!Number.isInteger(ms)) return text
+  if (!(offset >= 0 && offset < MINUTE_MS)) {
+    minutePrefix = new Date(ms).toISOString().slice(0, -'ss.mmmZ'.length)
     minuteStart = ms - (((ms % MINUTE_MS) + MINUTE_MS) % MINUTE_MS)
-    minutePrefix = text.slice(0, -'ss.mmmZ'.length)
     offset = ms - minuteStart
   }
   const seconds = Math.floor(offset / 1000)
