@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import http from 'node:http'
+import net from 'node:net'
 import path from 'node:path'
 import { test } from 'node:test'
 import sharp from 'sharp'
@@ -162,6 +163,42 @@ test('an upload over the cap is refused with 413 while it streams, and nothing s
   assert.deepEqual(storedFiles(server), before, 'no partial data is left')
   const rows = await server.ctx.db.selectFrom('file_uploads').select('id').where('owner_id', '=', alice.id).execute()
   assert.deepEqual(rows, [])
+})
+
+test('a client that keeps sending after the 413 still reads it: the server closes gently, without a reset', async () => {
+  const [alice] = await users(1)
+  const boundary = 'tern-linger'
+  const head = `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`
+  const total = 8 * CAP
+  // A raw socket that, like a simple client, writes its whole body before it looks at the answer;
+  // half-open, so that the server's FIN does not stop it writing.
+  const socket = net.connect({ port: Number(new URL(server.url).port), host: '127.0.0.1', allowHalfOpen: true })
+  await new Promise((resolve) => socket.once('connect', resolve))
+  const chunks: Buffer[] = []
+  let error: Error | null = null
+  socket.on('data', (chunk) => chunks.push(chunk))
+  socket.on('error', (e) => (error = e))
+  let serverEnded = false
+  socket.once('end', () => (serverEnded = true))
+  const closed = new Promise((resolve) => socket.once('close', resolve))
+  socket.write(
+    `POST /files/upload HTTP/1.1\r\nhost: tern\r\nauthorization: Bearer ${alice.token}\r\n` +
+      `content-type: multipart/form-data; boundary=${boundary}\r\ncontent-length: ${head.length + total + boundary.length + 8}\r\n\r\n${head}`,
+  )
+  const piece = bytesOf(64 * 1024, 'linger')
+  // paced, so that most of the body is still to come when the answer is written
+  for (let sent = 0; sent < total && !error; sent += piece.length) {
+    socket.write(piece)
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  if (!error) socket.end(`\r\n--${boundary}--\r\n`)
+  await closed
+  assert.equal(error, null, 'no EPIPE or ECONNRESET while the client finished its body')
+  assert.ok(serverEnded, 'the server closed its side with a FIN')
+  const answer = Buffer.concat(chunks).toString()
+  assert.match(answer, /^HTTP\/1\.1 413 /)
+  assert.match(answer, /\r\nconnection: close\r\n/i)
+  assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.code, 'payload_too_large')
 })
 
 test('exactly the cap is accepted; premium users get the premium cap while premium lasts', async () => {

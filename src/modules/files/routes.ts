@@ -43,12 +43,28 @@ async function receive<T>(request: FastifyRequest, work: () => Promise<T>): Prom
   }
 }
 
+/** how long a refused upload's connection keeps reading (and dropping) what the client still sends */
+const LINGER_MS = 5000
+
 /**
  * An upload refused mid-stream is answered at once, and the connection closed: the rest of the
- * body is never read, let alone stored.
+ * body is never stored. Closed gently (a "lingering close", as nginx does): Node would destroy the
+ * socket as soon as the answer is written, and the client's next bytes would meet a reset that can
+ * discard the answer before the client reads it (it sees EPIPE or ECONNRESET, not the 413). So the
+ * server sends its FIN after the answer and reads and drops the rest until the client closes too,
+ * for at most LINGER_MS.
  */
 async function closeAfterRefusedUpload(request: FastifyRequest, reply: FastifyReply) {
-  if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close')
+  if (reply.statusCode < 400 || request.raw.complete) return
+  reply.header('connection', 'close')
+  const socket = request.raw.socket
+  // Node ends a `connection: close` response with socket.destroySoon(): this socket lingers instead.
+  socket.destroySoon = () => {
+    socket.end()
+    socket.resume()
+    socket.once('end', () => socket.destroy())
+    setTimeout(() => socket.destroy(), LINGER_MS).unref()
+  }
 }
 
 export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
