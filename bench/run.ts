@@ -16,7 +16,7 @@ import { codeRevision, describeMachine, machineLine } from './lib/machine.js'
 import { ROOT } from './lib/processes.js'
 import { renderTable, type Row } from './lib/report.js'
 import type { BenchContext } from './lib/scenario.js'
-import { TERN_LOG_LEVEL } from './lib/server.js'
+import { NODE_FLAGS, TERN_LOG_LEVEL } from './lib/server.js'
 import { scenarios } from './scenarios/index.js'
 
 function positive(name: string, fallback: number): number {
@@ -76,7 +76,7 @@ async function main() {
 
   console.log(`\n${machineLine(machine)}`)
   console.log(`code: ${revision ?? 'unknown revision'} (as built into dist/ before the run)`)
-  console.log(`runs: ${ctx.runs} per figure (median, min, max); load windows ${ctx.durationMs / 1000} s after ${ctx.warmupMs / 1000} s warm-up; Tern LOG_LEVEL=${TERN_LOG_LEVEL}`)
+  console.log(`runs: ${ctx.runs} per figure (median, min, max); load windows ${ctx.durationMs / 1000} s after ${ctx.warmupMs / 1000} s warm-up; Tern LOG_LEVEL=${TERN_LOG_LEVEL}; Node flags (npm start's, every server): ${NODE_FLAGS.join(' ') || 'none'}`)
   const foreignShare = foreign.share()
   const steal = foreign.steal()
   foreign.stop()

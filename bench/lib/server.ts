@@ -7,14 +7,21 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { ChildProcess } from 'node:child_process'
 import type { Machine } from './machine.js'
-import { freePort, rssBytes, sleep, SERVER_CORE, spawnNode, stopChild } from './processes.js'
+import { freePort, ROOT, rssBytes, sleep, SERVER_CORE, spawnNode, stopChild } from './processes.js'
 
 export type ServerKind = 'tern' | 'bare-insert' | 'bare-ws'
 
+/**
+ * `npm start`'s Node flags (package.json), for every server: Tern runs as users run it, and the
+ * baselines get the same runtime settings.
+ */
+const START = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/)
+export const NODE_FLAGS = START.filter((word) => word.startsWith('--'))
+
 const ENTRY: Record<ServerKind, string[]> = {
-  tern: ['dist/src/main.js'],
-  'bare-insert': ['--import', 'tsx', 'bench/servers/bare-insert.ts'],
-  'bare-ws': ['--import', 'tsx', 'bench/servers/bare-ws.ts'],
+  tern: [...NODE_FLAGS, 'dist/src/main.js'],
+  'bare-insert': [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/bare-insert.ts'],
+  'bare-ws': [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/bare-ws.ts'],
 }
 
 export interface Server {
