@@ -13,10 +13,12 @@ export type ServerKind = 'tern' | 'bare-insert' | 'bare-ws'
 
 /**
  * `npm start`'s Node flags (package.json), for every server: Tern runs as users run it, and the
- * baselines get the same runtime settings.
+ * baselines get the same runtime settings. BENCH_NODE_FLAGS adds flags after them (to compare
+ * runtime settings: a later flag overrides an earlier one).
  */
 const START = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/)
-export const NODE_FLAGS = START.filter((word) => word.startsWith('--'))
+const EXTRA = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)
+export const NODE_FLAGS = [...START.filter((word) => word.startsWith('--')), ...EXTRA]
 
 const ENTRY: Record<ServerKind, string[]> = {
   tern: [...NODE_FLAGS, 'dist/src/main.js'],
