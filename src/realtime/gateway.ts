@@ -35,7 +35,8 @@ const REPLAY_BATCH = 500
  */
 class Stream {
   cursor: number | null = null
-  private syncing = false
+  /** while set, live frames wait in `pending` (a replay or the positioning is under way) */
+  private syncing: boolean
   /** set when another replay pass is needed (a resume or gap arrived during one) */
   private rerun = false
   private pending: Frame[] = []
@@ -49,7 +50,14 @@ class Stream {
       reset: (missedFrom: number, missedTo: number) => void
       fail: (err: unknown) => void
     },
-  ) {}
+    /**
+     * true for a stream whose position is still unknown: it holds live frames until `open` has
+     * found where it starts, so that nothing already logged before then goes out as new
+     */
+    unopened = false,
+  ) {
+    this.syncing = unopened
+  }
 
   deliver(frame: Frame, text?: string) {
     if (this.syncing) return void this.pending.push(frame)
@@ -129,13 +137,15 @@ class Connection {
     private marks: DeliveryMarks,
     private registry: Registry,
   ) {
+    // The connection is registered (and sees live frames) before start() reads the user's seq:
+    // frames of that moment wait for it, then go out only if they come after it.
     this.user = new Stream({
       seqOf: (frame) => frame.seq!,
       load: (after, limit) => updates.since(ctx.db, userId, after, limit),
       emit: (frame) => this.onUserFrame(frame),
       reset: (from, to) => this.send({ type: 'reset', data: { missed_from: from, missed_to: to } }),
       fail: (err) => this.fail(err),
-    })
+    }, true)
   }
 
   send(frame: Frame, text?: string) {

@@ -1,4 +1,5 @@
 /** A WebSocket test client: waits for frames by type, with timeouts. */
+import assert from 'node:assert/strict'
 import { after } from 'node:test'
 import WebSocket from 'ws'
 
@@ -15,13 +16,18 @@ export interface Frame {
 }
 
 export class TestSocket {
+  /** frames not yet taken by next() or drain() */
   readonly frames: Frame[] = []
+  /** every frame, in the order it arrived (never taken) */
+  readonly received: Frame[] = []
   private waiters: (() => void)[] = []
   closed: { code: number; reason: string } | null = null
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (raw) => {
-      this.frames.push(JSON.parse(String(raw)))
+      const frame = JSON.parse(String(raw))
+      this.frames.push(frame)
+      this.received.push(frame)
       for (const wake of this.waiters.splice(0)) wake()
     })
     ws.on('close', (code, reason) => {
@@ -83,4 +89,16 @@ export class TestSocket {
     this.ws.close()
     await done
   }
+}
+
+/**
+ * A fresh socket (no resume) gets `ready` before any logged frame, and then exactly the frames
+ * after ready's seq, contiguous: none it was not asked for, none twice.
+ */
+export function assertOpenedInOrder(socket: TestSocket) {
+  const logged = socket.received.filter((f) => f.seq !== undefined || f.type === 'ready')
+  assert.equal(logged[0]?.type, 'ready', `ready comes first; got ${JSON.stringify(logged.map((f) => [f.type, f.seq ?? f.data?.seq]))}`)
+  const from = logged[0].data.seq as number
+  const seqs = logged.slice(1).map((f) => f.seq)
+  assert.deepEqual(seqs, seqs.map((_, k) => from + 1 + k), 'the frames after ready continue its seq')
 }

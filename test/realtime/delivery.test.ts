@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { startTestServer } from '../harness/server.js'
-import { TestSocket } from '../harness/socket.js'
+import { assertOpenedInOrder, TestSocket } from '../harness/socket.js'
 
 const server = await startTestServer()
 const V2 = '/api.v2/api'
@@ -28,6 +28,26 @@ test('every device of a user gets every event once, in order', async () => {
     await device.next('message.new')
     const frames = [{ seq: 1 }, ...(await device.drain('message.new', 300))]
     assert.deepEqual(frames.map((f) => f.seq), Array.from({ length: 20 }, (_, i) => i + 1))
+  }
+})
+
+test('a socket opened while messages flow says ready first, then only what follows its seq', async () => {
+  const [alice, bob] = [await server.registerUser(), await server.registerUser()]
+  await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'first' })
+  let sending = true
+  const flow = (async () => {
+    for (let i = 0; sending; i++) await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${i}` })
+  })()
+  try {
+    for (let i = 0; i < 20; i++) {
+      const socket = await connect(bob.token)
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      assertOpenedInOrder(socket)
+      await socket.close()
+    }
+  } finally {
+    sending = false
+    await flow
   }
 })
 

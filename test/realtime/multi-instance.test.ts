@@ -8,7 +8,7 @@ import { test } from 'node:test'
 import { Redis } from 'ioredis'
 import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
-import { TestSocket, type Frame } from '../harness/socket.js'
+import { assertOpenedInOrder, TestSocket, type Frame } from '../harness/socket.js'
 
 const V2 = '/api.v2/api'
 const skip = testDatabaseUrl && testRedisUrl ? false : 'needs PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL)'
@@ -137,18 +137,43 @@ multi('frames published while pub/sub reconnects are replayed from the log once 
   // Cut both instances' subscriber connections (they share the prefix); ioredis reconnects by itself.
   const prefix = (one.ctx.config.redisPrefix)
   const admin = new Redis(testRedisUrl!)
+  const subscribers = async () =>
+    String(await admin.client('LIST')).split('\n').filter((line) => line.includes(`name=${prefix}fanout:subscriber`))
   try {
-    const clients = String(await admin.client('LIST')).split('\n').filter((line) => line.includes(`name=${prefix}fanout:subscriber`))
+    const clients = await subscribers()
     assert.equal(clients.length, 2, 'one subscriber per instance')
     for (const line of clients) await admin.client('KILL', 'ID', /id=(\d+)/.exec(line)![1])
+    // Sent through instance one while instance two is unsubscribed: the nudge to two is lost.
+    const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'during the cut' })
+    const frame = await bobOnTwo.next('message.new', 5000)
+    assert.equal(frame.data.message.message_id, sent.body.data.message_id)
+    assert.deepEqual(await bobOnTwo.drain('message.new'), [], 'nothing twice')
   } finally {
+    // the next tests need both instances subscribed again, whatever happened here
+    const deadline = Date.now() + 5000
+    while ((await subscribers()).length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
     admin.disconnect()
   }
-  // Sent through instance one while instance two is unsubscribed: the nudge to two is lost.
-  const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'during the cut' })
-  const frame = await bobOnTwo.next('message.new', 5000)
-  assert.equal(frame.data.message.message_id, sent.body.data.message_id)
-  assert.deepEqual(await bobOnTwo.drain('message.new'), [], 'nothing twice')
+})
+
+multi('a socket opened on one instance while messages flow through the other says ready first, then only what follows its seq', async (one, two) => {
+  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+  await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'first' })
+  let sending = true
+  const flow = (async () => {
+    for (let i = 0; sending; i++) await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${i}` })
+  })()
+  try {
+    for (let i = 0; i < 20; i++) {
+      const socket = await connect(two, bob.token)
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      assertOpenedInOrder(socket)
+      await socket.close()
+    }
+  } finally {
+    sending = false
+    await flow
+  }
 })
 
 multi('presence spans instances: online with the first socket anywhere, offline after the last', async (one, two) => {
