@@ -127,6 +127,8 @@ class Connection {
   readonly chats = new Map<number, Stream>()
   /** chat frames that arrived before the chat streams existed */
   private early: Frame[] | null = []
+  /** the user's ephemeral frames (presence, typing) that arrived before `ready` went out */
+  private earlyEphemeral: Frame[] | null = []
   /** chat cursors a `resume` named before the chat streams existed */
   private resumeChats = new Map<number, number>()
 
@@ -200,7 +202,10 @@ class Connection {
 
   /** A live frame for the user. */
   deliverUser(frame: Frame) {
-    if (frame.seq === undefined) return this.send(frame)
+    if (frame.seq === undefined) {
+      if (this.earlyEphemeral) return void this.earlyEphemeral.push(frame)
+      return this.send(frame)
+    }
     this.user.deliver(frame)
   }
 
@@ -257,6 +262,8 @@ class Connection {
       })
       const early = this.early ?? []
       this.early = null
+      for (const frame of this.earlyEphemeral ?? []) this.send(frame)
+      this.earlyEphemeral = null
       this.registry.started(this)
       for (const frame of early) this.deliverChat(frame)
       return { seq, value: undefined }

@@ -92,13 +92,13 @@ export class TestSocket {
 }
 
 /**
- * A fresh socket (no resume) gets `ready` before any logged frame, and then exactly the frames
- * after ready's seq, contiguous: none it was not asked for, none twice.
+ * A fresh socket (no resume) gets `ready` before any other frame, and then exactly the logged
+ * frames after ready's seq, contiguous: none it was not asked for, none twice.
  */
 export function assertOpenedInOrder(socket: TestSocket) {
-  const logged = socket.received.filter((f) => f.seq !== undefined || f.type === 'ready')
-  assert.equal(logged[0]?.type, 'ready', `ready comes first; got ${JSON.stringify(logged.map((f) => [f.type, f.seq ?? f.data?.seq]))}`)
-  const from = logged[0].data.seq as number
-  const seqs = logged.slice(1).map((f) => f.seq)
+  const [first] = socket.received
+  assert.equal(first?.type, 'ready', `ready comes first; got ${JSON.stringify(socket.received.map((f) => [f.type, f.seq ?? f.data?.seq]))}`)
+  const from = first.data.seq as number
+  const seqs = socket.received.filter((f) => f.seq !== undefined).map((f) => f.seq)
   assert.deepEqual(seqs, seqs.map((_, k) => from + 1 + k), 'the frames after ready continue its seq')
 }

@@ -156,13 +156,19 @@ multi('frames published while pub/sub reconnects are replayed from the log once 
   }
 })
 
-multi('a socket opened on one instance while messages flow through the other says ready first, then only what follows its seq', async (one, two) => {
+multi('a socket opened on one instance while messages and presence flow through the other says ready first, then only what follows its seq', async (one, two) => {
   const [alice, bob] = [await one.registerUser(), await one.registerUser()]
   await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'first' })
   let sending = true
-  const flow = (async () => {
-    for (let i = 0; sending; i++) await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${i}` })
-  })()
+  const flow = Promise.all([
+    (async () => {
+      for (let i = 0; sending; i++) await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${i}` })
+    })(),
+    // alice comes and goes: presence frames (no seq) for bob
+    (async () => {
+      while (sending) await (await connect(one, alice.token)).close()
+    })(),
+  ])
   try {
     for (let i = 0; i < 20; i++) {
       const socket = await connect(two, bob.token)
