@@ -92,10 +92,33 @@ export class TestSocket {
 }
 
 /**
+ * Opens a socket with `open` 20 times, one after another, while each of `steps` runs over and over
+ * (sends, connections coming and going: events reaching the user meanwhile), and checks every
+ * socket with assertOpenedInOrder.
+ */
+export async function assertOpeningsInOrder(open: () => Promise<TestSocket>, steps: (() => Promise<unknown>)[]) {
+  let running = true
+  const flowing = Promise.all(steps.map(async (step) => {
+    while (running) await step()
+  }))
+  try {
+    for (let i = 0; i < 20; i++) {
+      const socket = await open()
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      assertOpenedInOrder(socket)
+      await socket.close()
+    }
+  } finally {
+    running = false
+    await flowing
+  }
+}
+
+/**
  * A fresh socket (no resume) gets `ready` before any other frame, and then exactly the logged
  * frames after ready's seq, contiguous: none it was not asked for, none twice.
  */
-export function assertOpenedInOrder(socket: TestSocket) {
+function assertOpenedInOrder(socket: TestSocket) {
   const [first] = socket.received
   assert.equal(first?.type, 'ready', `ready comes first; got ${JSON.stringify(socket.received.map((f) => [f.type, f.seq ?? f.data?.seq]))}`)
   const from = first.data.seq as number

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { startTestServer } from '../harness/server.js'
-import { assertOpenedInOrder, TestSocket } from '../harness/socket.js'
+import { assertOpeningsInOrder, TestSocket } from '../harness/socket.js'
 
 const server = await startTestServer()
 const V2 = '/api.v2/api'
@@ -34,21 +34,10 @@ test('every device of a user gets every event once, in order', async () => {
 test('a socket opened while messages flow says ready first, then only what follows its seq', async () => {
   const [alice, bob] = [await server.registerUser(), await server.registerUser()]
   await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'first' })
-  let sending = true
-  const flow = (async () => {
-    for (let i = 0; sending; i++) await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${i}` })
-  })()
-  try {
-    for (let i = 0; i < 20; i++) {
-      const socket = await connect(bob.token)
-      await new Promise((resolve) => setTimeout(resolve, 30))
-      assertOpenedInOrder(socket)
-      await socket.close()
-    }
-  } finally {
-    sending = false
-    await flow
-  }
+  let sent = 0
+  await assertOpeningsInOrder(() => connect(bob.token), [
+    () => alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${++sent}` }),
+  ])
 })
 
 test('resume after a disconnect replays exactly what was missed, in order, then continues live', async () => {

@@ -8,7 +8,7 @@ import { test } from 'node:test'
 import { Redis } from 'ioredis'
 import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
-import { assertOpenedInOrder, TestSocket, type Frame } from '../harness/socket.js'
+import { assertOpeningsInOrder, TestSocket, type Frame } from '../harness/socket.js'
 
 const V2 = '/api.v2/api'
 const skip = testDatabaseUrl && testRedisUrl ? false : 'needs PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL)'
@@ -159,27 +159,12 @@ multi('frames published while pub/sub reconnects are replayed from the log once 
 multi('a socket opened on one instance while messages and presence flow through the other says ready first, then only what follows its seq', async (one, two) => {
   const [alice, bob] = [await one.registerUser(), await one.registerUser()]
   await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'first' })
-  let sending = true
-  const flow = Promise.all([
-    (async () => {
-      for (let i = 0; sending; i++) await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${i}` })
-    })(),
+  let sent = 0
+  await assertOpeningsInOrder(() => connect(two, bob.token), [
+    () => alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${++sent}` }),
     // alice comes and goes: presence frames (no seq) for bob
-    (async () => {
-      while (sending) await (await connect(one, alice.token)).close()
-    })(),
+    async () => (await connect(one, alice.token)).close(),
   ])
-  try {
-    for (let i = 0; i < 20; i++) {
-      const socket = await connect(two, bob.token)
-      await new Promise((resolve) => setTimeout(resolve, 30))
-      assertOpenedInOrder(socket)
-      await socket.close()
-    }
-  } finally {
-    sending = false
-    await flow
-  }
 })
 
 multi('presence spans instances: online with the first socket anywhere, offline after the last', async (one, two) => {
