@@ -57,10 +57,17 @@ export function createLocalFanout(): Fanout {
   }
 }
 
-/** What travels over the channel: one message per publish() call. */
+/** how soon an instance whose publishes failed asks the others to catch up again, after that failed too */
+const RESYNC_RETRY_MS = 1000
+
+/**
+ * What travels over the channel: one message per publish() call, or `resync` from an instance
+ * whose publishes failed (the others catch up from the log).
+ */
 interface Envelope {
   origin: string
-  deliveries: Delivery[]
+  deliveries?: Delivery[]
+  resync?: true
 }
 
 /**
@@ -88,14 +95,20 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
     }
   }
 
-  const connect = (role: string) => {
+  const connect = (role: string, extra: { autoResubscribe?: boolean } = {}) => {
     // named, so an operator (or a test) can tell the fan-out connections apart in CLIENT LIST
-    const redis = new Redis(url, { maxRetriesPerRequest: 3, connectionName: `${options.prefix}fanout:${role}` })
+    const redis = new Redis(url, { maxRetriesPerRequest: 3, connectionName: `${options.prefix}fanout:${role}`, ...extra })
     redis.on('error', (err) => log.warn({ err, role }, 'fan-out redis connection error'))
     return redis
   }
   const publisher = connect('publisher')
-  const subscriber = connect('subscriber')
+  // resubscribed by hand after a reconnect, so that the catch-up starts only once it is done
+  const subscriber = connect('subscriber', { autoResubscribe: false })
+
+  const resyncHandlers: (() => void)[] = []
+  const resync = () => {
+    for (const handler of resyncHandlers) handler()
+  }
 
   subscriber.on('message', (from: string, raw: string) => {
     if (from !== channel) return
@@ -105,19 +118,52 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
     } catch (err) {
       return log.warn({ err }, 'fan-out message is not JSON; ignored')
     }
-    if (envelope.origin === origin || !Array.isArray(envelope.deliveries)) return
-    deliver(envelope.deliveries)
+    if (envelope.origin === origin) return
+    if (envelope.resync === true) {
+      log.warn({ channel, from: envelope.origin }, 'another instance lost fan-out messages; sockets catch up from the update log')
+      return resync()
+    }
+    if (Array.isArray(envelope.deliveries)) deliver(envelope.deliveries)
   })
 
-  // ioredis resubscribes by itself after a reconnect; frames published meanwhile are lost, so every
-  // reconnect after the first tells the gateway to catch its sockets up from the update log.
-  const resyncHandlers: (() => void)[] = []
+  // Frames published while the subscriber was away are lost, so every reconnect after the first
+  // subscribes again and then, once Redis has confirmed it (from then on nothing is missed), has the
+  // gateway catch its sockets up from the update log. Reading the log before the confirmation
+  // could miss a frame committed in between.
   let connections = 0
   subscriber.on('ready', () => {
-    if (++connections === 1) return
-    log.warn({ channel }, 'fan-out resubscribed after a reconnect; sockets catch up from the update log')
-    for (const handler of resyncHandlers) handler()
+    if (++connections === 1 || closed) return
+    subscriber.subscribe(channel).then(
+      () => {
+        log.warn({ channel }, 'fan-out resubscribed after a reconnect; sockets catch up from the update log')
+        resync()
+      },
+      // the connection dropped again: the next 'ready' tries again
+      (err) => log.warn({ err, channel }, 'fan-out could not resubscribe'),
+    )
   })
+  // A publish that failed left the other instances behind: the publisher tells them to catch up,
+  // at once if it is connected (Redis refused the command), else once it is back.
+  /** failed publishes that no resync request has covered yet */
+  let lost = 0
+  let asking = false
+  const askResync = () => {
+    if (asking || lost === 0 || closed) return
+    asking = true
+    const covered = lost
+    const envelope: Envelope = { origin, resync: true }
+    publisher
+      .publish(channel, JSON.stringify(envelope))
+      .then(
+        () => (lost -= covered),
+        (err) => log.warn({ err, channel }, 'fan-out could not ask the other instances to catch up'),
+      )
+      .finally(() => {
+        asking = false
+        if (lost > 0 && publisher.status === 'ready') setTimeout(askResync, RESYNC_RETRY_MS).unref()
+      })
+  }
+  publisher.on('ready', askResync)
   const ready = subscriber.subscribe(channel).then(() => undefined)
   // Whoever awaits `ready` sees a failure; a process that never does (the CLI) must not crash on it.
   ready.catch((err) => log.warn({ err, channel }, 'fan-out could not subscribe'))
@@ -128,7 +174,10 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
       deliver(deliveries)
       const envelope: Envelope = { origin, deliveries }
       publisher.publish(channel, JSON.stringify(envelope)).catch((err) => {
-        log.warn({ err, count: deliveries.length }, 'fan-out publish failed; other instances catch up from the update log')
+        // connected (Redis refused the command): ask at once; otherwise once the publisher is back
+        lost++
+        if (publisher.status === 'ready') setImmediate(askResync)
+        log.warn({ err, count: deliveries.length }, 'fan-out publish failed; the other instances catch up from the update log once Redis is back')
       })
     },
     subscribe(handler) {

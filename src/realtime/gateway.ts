@@ -127,8 +127,12 @@ class Connection {
   readonly chats = new Map<number, Stream>()
   /** chat frames that arrived before the chat streams existed */
   private early: Frame[] | null = []
-  /** the user's ephemeral frames (presence, typing) that arrived before `ready` went out */
-  private earlyEphemeral: Frame[] | null = []
+  /**
+   * the user's ephemeral frames (presence, typing) held back while `holds` > 0: until `ready` has
+   * gone out (the first hold), and while a presence repair reads where peers stand
+   */
+  private heldEphemeral: Frame[] | null = []
+  private holds = 1
   /** chat cursors a `resume` named before the chat streams existed */
   private resumeChats = new Map<number, number>()
 
@@ -138,6 +142,7 @@ class Connection {
     readonly socket: WebSocket,
     private marks: DeliveryMarks,
     private registry: Registry,
+    private presence: Presence,
   ) {
     // The connection is registered (and sees live frames) before start() reads the user's seq:
     // frames of that moment wait for it, then go out only if they come after it.
@@ -203,7 +208,7 @@ class Connection {
   /** A live frame for the user. */
   deliverUser(frame: Frame) {
     if (frame.seq === undefined) {
-      if (this.earlyEphemeral) return void this.earlyEphemeral.push(frame)
+      if (this.heldEphemeral) return void this.heldEphemeral.push(frame)
       return this.send(frame)
     }
     this.user.deliver(frame)
@@ -229,10 +234,36 @@ class Connection {
     if (seq !== undefined) void this.user.catchUp(seq)
   }
 
-  /** Every stream replays from its cursor (frames may have been lost). */
+  /** Every stream replays from its cursor and the peers' presence is sent again (frames may have been lost). */
   resync() {
     void this.user.catchUp()
     for (const stream of this.chats.values()) void stream.catchUp()
+    void this.repairPresence()
+  }
+
+  /**
+   * Sends where each peer stands now. Presence frames arriving during the read wait behind it: one
+   * of them may carry a change the read missed, so it must be the last word.
+   */
+  private async repairPresence() {
+    this.holds++
+    const held = (this.heldEphemeral ??= [])
+    const at = held.length
+    try {
+      held.splice(at, 0, ...(await this.presence.peersOf(this.userId)))
+    } catch (err) {
+      this.ctx.log.warn({ err, userId: this.userId }, 'presence repair failed')
+    } finally {
+      this.release()
+    }
+  }
+
+  /** Ends one hold on ephemeral frames; the last sends what waited, in order. */
+  private release() {
+    if (--this.holds > 0) return
+    const held = this.heldEphemeral ?? []
+    this.heldEphemeral = null
+    for (const frame of held) this.send(frame)
   }
 
   /**
@@ -262,8 +293,7 @@ class Connection {
       })
       const early = this.early ?? []
       this.early = null
-      for (const frame of this.earlyEphemeral ?? []) this.send(frame)
-      this.earlyEphemeral = null
+      this.release()
       this.registry.started(this)
       for (const frame of early) this.deliverChat(frame)
       return { seq, value: undefined }
@@ -405,7 +435,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
         request.sessionId = found.sessionId
       },
     }, async (socket, request) => {
-      const connection = new Connection(ctx, request.user.id, socket, marks, registry)
+      const connection = new Connection(ctx, request.user.id, socket, marks, registry, presence)
       registry.add(connection)
       socket.on('pong', () => (connection.alive = true))
       socket.on('close', () => {

@@ -4,7 +4,8 @@
  * the instances that have one (scored by an expiry the heartbeat refreshes, so a crashed instance
  * stops counting within PRESENCE_TTL_MS). Only the first socket anywhere (online) and the last one
  * (offline, last_seen) change the user row and send `presence` frames to their personal-chat
- * peers, except where either side blocked the other. Frames are ephemeral (no seq).
+ * peers, except where either side blocked the other. Frames are ephemeral (no seq): when pub/sub
+ * may have lost some, the gateway sends each socket its peers' presence as it stands (peersOf).
  */
 import { randomBytes } from 'node:crypto'
 import type { AppContext } from '../context.js'
@@ -12,6 +13,7 @@ import { iso } from '../lib/time.js'
 import * as blocks from '../modules/blocks/service.js'
 import * as chats from '../modules/chats/service.js'
 import * as users from '../modules/users/service.js'
+import type { Frame } from './fanout.js'
 
 export const PRESENCE_TTL_MS = 90_000
 
@@ -101,9 +103,39 @@ export class Presence {
   private async announce(userId: number, isOnline: boolean) {
     const now = this.ctx.clock.now()
     const user = await users.updateUser(this.ctx.db, userId, isOnline ? { is_online: 1 } : { is_online: 0, last_seen: now })
-    const peers = await chats.personalPeers(this.ctx.db, userId)
-    const hidden = await blocks.blockedEitherWay(this.ctx.db, userId)
-    const data = { user_id: userId, is_online: isOnline, last_seen: user.last_seen === null ? null : iso(user.last_seen) }
-    this.ctx.fanout.publish(peers.filter((id) => !hidden.has(id)).map((peer) => ({ userId: peer, frame: { type: 'presence', data } })))
+    const frame = presenceFrame(userId, isOnline, user.last_seen)
+    this.ctx.fanout.publish((await this.visiblePeers(userId)).map((peer) => ({ userId: peer, frame })))
   }
+
+  /**
+   * Where each of the user's personal-chat peers stands now, as `presence` frames: for a socket
+   * that may have missed some (pub/sub was cut). The user rows are written before a change is
+   * published, so these frames plus whatever arrives after the read began are the current state.
+   */
+  async peersOf(userId: number): Promise<Frame[]> {
+    const peers = await this.visiblePeers(userId)
+    const frames: Frame[] = []
+    for (let i = 0; i < peers.length; i += PEER_CHUNK) {
+      const rows = await this.ctx.db
+        .selectFrom('users')
+        .select(['id', 'is_online', 'last_seen'])
+        .where('id', 'in', peers.slice(i, i + PEER_CHUNK))
+        .execute()
+      for (const row of rows) frames.push(presenceFrame(row.id, row.is_online === 1, row.last_seen))
+    }
+    return frames
+  }
+
+  /** The user's personal-chat peers, but those on either side of a block. */
+  private async visiblePeers(userId: number): Promise<number[]> {
+    const [peers, hidden] = await Promise.all([chats.personalPeers(this.ctx.db, userId), blocks.blockedEitherWay(this.ctx.db, userId)])
+    return peers.filter((id) => !hidden.has(id))
+  }
+}
+
+/** user ids per query when reading peers' presence (well under either dialect's bound-parameter limit) */
+const PEER_CHUNK = 500
+
+function presenceFrame(userId: number, isOnline: boolean, lastSeen: number | null): Frame {
+  return { type: 'presence', data: { user_id: userId, is_online: isOnline, last_seen: lastSeen === null ? null : iso(lastSeen) } }
 }

@@ -130,28 +130,108 @@ multi('GET updates on one instance returns what was sent through the other', asy
   assert.equal(res.body.seq, res.body.items.at(-1).seq)
 })
 
-multi('frames published while pub/sub reconnects are replayed from the log once it is back', async (one, two) => {
-  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
-  await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'before' })
-  const bobOnTwo = await connect(two, bob.token)
-  // Cut both instances' subscriber connections (they share the prefix); ioredis reconnects by itself.
-  const prefix = (one.ctx.config.redisPrefix)
+/**
+ * Cuts both instances' fan-out subscriber connections (they share the prefix; ioredis reconnects
+ * by itself) and runs `during`. `away()` says whether neither has subscribed again yet, so that a
+ * frame published before it returned true was lost for both. Ends once both are back, whatever
+ * happened, so that the next tests have both instances subscribed.
+ */
+async function whileSubscribersCut(server: TestServer, during: (away: () => Promise<boolean>) => Promise<void>) {
+  const name = `name=${server.ctx.config.redisPrefix}fanout:subscriber`
   const admin = new Redis(testRedisUrl!)
-  const subscribers = async () =>
-    String(await admin.client('LIST')).split('\n').filter((line) => line.includes(`name=${prefix}fanout:subscriber`))
+  const subscribers = async () => String(await admin.client('LIST')).split('\n').filter((line) => line.includes(name))
+  const subscribed = async () => (await subscribers()).filter((line) => / sub=[1-9]/.test(line)).length
   try {
     const clients = await subscribers()
     assert.equal(clients.length, 2, 'one subscriber per instance')
     for (const line of clients) await admin.client('KILL', 'ID', /id=(\d+)/.exec(line)![1])
+    await during(async () => (await subscribed()) === 0)
+  } finally {
+    const deadline = Date.now() + 5000
+    while ((await subscribed()) < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    admin.disconnect()
+  }
+}
+
+/** Resolves with the first fan-out envelope on the pair's channel that `match` accepts. */
+async function published(server: TestServer, match: (envelope: { deliveries?: { userId?: number; frame: Frame }[]; resync?: true }) => boolean) {
+  const observer = new Redis(testRedisUrl!)
+  const channel = `${server.ctx.config.redisPrefix}fanout`
+  await observer.subscribe(channel)
+  const seen = new Promise<void>((resolve) => {
+    observer.on('message', (from: string, raw: string) => {
+      if (from === channel && match(JSON.parse(raw))) resolve()
+    })
+  })
+  return { seen: seen.finally(() => observer.disconnect()), stop: () => observer.disconnect() }
+}
+
+multi('frames published while pub/sub reconnects are replayed from the log once it is back', async (one, two) => {
+  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+  await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'before' })
+  const bobOnTwo = await connect(two, bob.token)
+  await whileSubscribersCut(one, async () => {
     // Sent through instance one while instance two is unsubscribed: the nudge to two is lost.
     const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'during the cut' })
     const frame = await bobOnTwo.next('message.new', 5000)
     assert.equal(frame.data.message.message_id, sent.body.data.message_id)
     assert.deepEqual(await bobOnTwo.drain('message.new'), [], 'nothing twice')
+  })
+})
+
+multi('presence that changes while pub/sub is cut reaches the other instance\'s sockets once it is back', async (one, two) => {
+  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+  await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'hi' })
+  const bobOnTwo = await connect(two, bob.token)
+  // The change must be published inside the cut for the test to mean anything: tried until it is.
+  for (let attempt = 1; ; attempt++) {
+    const aliceOnOne = await connect(one, alice.token)
+    assert.equal((await bobOnTwo.next('presence')).data.is_online, true)
+    const offline = await published(one, (e) =>
+      e.deliveries?.some((d) => d.userId === bob.id && d.frame.type === 'presence' && d.frame.data.is_online === false) ?? false,
+    )
+    let lost = false
+    await whileSubscribersCut(one, async (away) => {
+      await aliceOnOne.close()
+      await offline.seen
+      lost = await away()
+      const frame = await bobOnTwo.next('presence', 5000)
+      assert.deepEqual([frame.data.user_id, frame.data.is_online], [alice.id, false])
+      assert.ok(frame.data.last_seen)
+      // the repair may repeat what arrived live, but nothing says she is back
+      for (const later of await bobOnTwo.drain('presence', 300)) assert.equal(later.data.is_online, false)
+    })
+    if (lost) break
+    assert.ok(attempt < 5, 'the presence change was never published while both subscribers were away')
+  }
+})
+
+multi('an instance whose publish failed has the others catch up from the log', async (one, two) => {
+  // A third instance on the pair's database and channel, connected to Redis as a user of its own,
+  // whose PUBLISH can be refused without touching anyone else.
+  const user = `tern-test-${randomBytes(6).toString('hex')}`
+  const admin = new Redis(testRedisUrl!)
+  await admin.acl('SETUSER', user, 'on', '>secret', '~*', '&*', '+@all')
+  const url = new URL(testRedisUrl!)
+  url.username = user
+  url.password = 'secret'
+  const three = await startTestServer({ database: one.database, env: { REDIS_URL: url.href, REDIS_PREFIX: one.ctx.config.redisPrefix } })
+  try {
+    const alice = await three.registerUser()
+    const bob = await three.registerUser()
+    await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'before' })
+    const bobOnTwo = await connect(two, bob.token)
+    await admin.acl('SETUSER', user, '-publish')
+    const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'while PUBLISH is refused' })
+    assert.equal(sent.status, 200, 'the send itself succeeds: the log has it')
+    assert.deepEqual(await bobOnTwo.drain('message.new', 300), [], 'the nudge was lost')
+    await admin.acl('SETUSER', user, '+publish')
+    const frame = await bobOnTwo.next('message.new', 5000)
+    assert.equal(frame.data.message.message_id, sent.body.data.message_id)
+    assert.deepEqual(await bobOnTwo.drain('message.new'), [], 'nothing twice')
   } finally {
-    // the next tests need both instances subscribed again, whatever happened here
-    const deadline = Date.now() + 5000
-    while ((await subscribers()).length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    await three.close()
+    await admin.acl('DELUSER', user)
     admin.disconnect()
   }
 })
