@@ -420,6 +420,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
   heartbeat.unref()
   app.addHook('onClose', async () => {
     clearInterval(heartbeat)
+    presence.close()
     await marks.flush()
   })
 

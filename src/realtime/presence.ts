@@ -6,6 +6,7 @@
  * (offline, last_seen) change the user row and send `presence` frames to their personal-chat
  * peers, except where either side blocked the other. Frames are ephemeral (no seq): when pub/sub
  * may have lost some, the gateway sends each socket its peers' presence as it stands (peersOf).
+ * A transition that fails (Redis or the database away) is retried until it goes through.
  */
 import { randomBytes } from 'node:crypto'
 import type { AppContext } from '../context.js'
@@ -16,12 +17,20 @@ import * as users from '../modules/users/service.js'
 import type { Frame } from './fanout.js'
 
 export const PRESENCE_TTL_MS = 90_000
+/** first retry of a failed presence transition; the delay doubles up to RETRY_MAX_MS */
+const RETRY_MIN_MS = 1000
+const RETRY_MAX_MS = 30_000
 
 export class Presence {
   private counts = new Map<number, number>()
   /** per-user chain, so one user's transitions are handled in order */
   private chains = new Map<number, Promise<void>>()
   private readonly instance = randomBytes(8).toString('hex')
+  /** users whose last transition failed, waiting for the retry timer */
+  private failed = new Set<number>()
+  private retryTimer: NodeJS.Timeout | null = null
+  private retryDelay = RETRY_MIN_MS
+  private closed = false
 
   constructor(private ctx: AppContext) {}
 
@@ -60,10 +69,25 @@ export class Presence {
     await pipeline.exec()
   }
 
+  /** Stops retrying failed transitions (the server is closing). */
+  close() {
+    this.closed = true
+    if (this.retryTimer) clearTimeout(this.retryTimer)
+    this.retryTimer = null
+  }
+
   private serialize(userId: number, step: () => Promise<void>): Promise<void> {
     const next = (this.chains.get(userId) ?? Promise.resolve())
       .then(step)
-      .catch((err) => this.ctx.log.warn({ err, userId }, 'presence update failed'))
+      .then(
+        () => {
+          this.retryDelay = RETRY_MIN_MS
+        },
+        (err) => {
+          this.ctx.log.warn({ err, userId }, 'presence update failed; retrying')
+          this.retryLater(userId)
+        },
+      )
     this.chains.set(userId, next)
     void next.then(() => {
       if (this.chains.get(userId) === next) this.chains.delete(userId)
@@ -73,6 +97,30 @@ export class Presence {
 
   private key(userId: number) {
     return `${this.ctx.config.redisPrefix}presence:${userId}`
+  }
+
+  /**
+   * A transition that failed (Redis or the database was away) is tried again, with a delay that
+   * doubles while failures go on: otherwise the user row and the peers would keep the old state
+   * until the user's next connect or disconnect. The retry looks at where the user stands here
+   * now, whatever the failed step was; it may repeat an announcement, never lose one.
+   */
+  private retryLater(userId: number) {
+    this.failed.add(userId)
+    if (this.retryTimer || this.closed) return
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null
+      this.retryDelay = Math.min(this.retryDelay * 2, RETRY_MAX_MS)
+      const users = [...this.failed]
+      this.failed.clear()
+      for (const id of users) {
+        void this.serialize(id, async () => {
+          const here = this.counts.has(id)
+          if (here ? await this.join(id) : await this.leave(id)) await this.announce(id, here)
+        })
+      }
+    }, this.retryDelay)
+    this.retryTimer.unref()
   }
 
   /** Whether this instance is the first to hold the user (every instance, with Redis). */

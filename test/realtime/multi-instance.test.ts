@@ -206,35 +206,73 @@ multi('presence that changes while pub/sub is cut reaches the other instance\'s 
   }
 })
 
-multi('an instance whose publish failed has the others catch up from the log', async (one, two) => {
-  // A third instance on the pair's database and channel, connected to Redis as a user of its own,
-  // whose PUBLISH can be refused without touching anyone else.
+/**
+ * Runs `fn` with a third instance on the pair's database and channel, connected to Redis as a
+ * user of its own, so that `restrict('-publish')` (an ACL rule) refuses it commands without
+ * touching anyone else.
+ */
+async function withOwnRedisUser(one: TestServer, fn: (three: TestServer, restrict: (rule: string) => Promise<unknown>) => Promise<void>) {
   const user = `tern-test-${randomBytes(6).toString('hex')}`
   const admin = new Redis(testRedisUrl!)
   await admin.acl('SETUSER', user, 'on', '>secret', '~*', '&*', '+@all')
   const url = new URL(testRedisUrl!)
   url.username = user
   url.password = 'secret'
-  const three = await startTestServer({ database: one.database, env: { REDIS_URL: url.href, REDIS_PREFIX: one.ctx.config.redisPrefix } })
   try {
-    const alice = await three.registerUser()
-    const bob = await three.registerUser()
-    await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'before' })
-    const bobOnTwo = await connect(two, bob.token)
-    await admin.acl('SETUSER', user, '-publish')
-    const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'while PUBLISH is refused' })
-    assert.equal(sent.status, 200, 'the send itself succeeds: the log has it')
-    assert.deepEqual(await bobOnTwo.drain('message.new', 300), [], 'the nudge was lost')
-    await admin.acl('SETUSER', user, '+publish')
-    const frame = await bobOnTwo.next('message.new', 5000)
-    assert.equal(frame.data.message.message_id, sent.body.data.message_id)
-    assert.deepEqual(await bobOnTwo.drain('message.new'), [], 'nothing twice')
+    const three = await startTestServer({ database: one.database, env: { REDIS_URL: url.href, REDIS_PREFIX: one.ctx.config.redisPrefix } })
+    try {
+      await fn(three, (rule) => admin.acl('SETUSER', user, rule))
+    } finally {
+      await three.close()
+    }
   } finally {
-    await three.close()
     await admin.acl('DELUSER', user)
     admin.disconnect()
   }
-})
+}
+
+multi('an instance whose publish failed has the others catch up from the log', (one, two) =>
+  withOwnRedisUser(one, async (three, restrict) => {
+    const [alice, bob] = [await three.registerUser(), await three.registerUser()]
+    await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'before' })
+    const bobOnTwo = await connect(two, bob.token)
+    await restrict('-publish')
+    const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'while PUBLISH is refused' })
+    assert.equal(sent.status, 200, 'the send itself succeeds: the log has it')
+    assert.deepEqual(await bobOnTwo.drain('message.new', 300), [], 'the nudge was lost')
+    await restrict('+publish')
+    const frame = await bobOnTwo.next('message.new', 5000)
+    assert.equal(frame.data.message.message_id, sent.body.data.message_id)
+    assert.deepEqual(await bobOnTwo.drain('message.new'), [], 'nothing twice')
+  }),
+)
+
+multi('a presence change Redis refused is retried, and reaches the peers once Redis takes it', (one, two) =>
+  withOwnRedisUser(one, async (three, restrict) => {
+    const [alice, bob] = [await three.registerUser(), await three.registerUser()]
+    await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'hi' })
+    const bobOnTwo = await connect(two, bob.token)
+    // an instance records that it holds a user in a MULTI … EXEC
+    await restrict('-exec')
+    const aliceOnThree = await connect(three, alice.token)
+    assert.deepEqual(await bobOnTwo.drain('presence', 300), [], 'the change failed: nobody was told')
+    await restrict('+exec')
+    const online = await bobOnTwo.next('presence', 5000)
+    assert.deepEqual([online.data.user_id, online.data.is_online], [alice.id, true])
+    const list = await two.api.as(bob.token).get(`${V2}/chat_list`)
+    assert.equal(list.status, 200)
+    const withAlice = list.body.items.find((item: Frame['data']) => item.peer.user_id === alice.id)
+    assert.equal(withAlice.peer.is_online, true, 'the user row says online too')
+    // and the way back: a refused leave is retried as well
+    await restrict('-exec')
+    await aliceOnThree.close()
+    assert.deepEqual(await bobOnTwo.drain('presence', 300), [])
+    await restrict('+exec')
+    const offline = await bobOnTwo.next('presence', 5000)
+    assert.deepEqual([offline.data.user_id, offline.data.is_online], [alice.id, false])
+    assert.ok(offline.data.last_seen)
+  }),
+)
 
 multi('a socket opened on one instance while messages and presence flow through the other says ready first, then only what follows its seq', async (one, two) => {
   const [alice, bob] = [await one.registerUser(), await one.registerUser()]
