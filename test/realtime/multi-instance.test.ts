@@ -153,17 +153,27 @@ async function whileSubscribersCut(server: TestServer, during: (away: () => Prom
   }
 }
 
-/** Resolves with the first fan-out envelope on the pair's channel that `match` accepts. */
-async function published(server: TestServer, match: (envelope: { deliveries?: { userId?: number; frame: Frame }[]; resync?: true }) => boolean) {
+/**
+ * Watches the pair's fan-out channel (subscribed once this resolves); `seen` settles with the
+ * first envelope that `match` accepts, or fails after `timeoutMs`. The watcher goes either way.
+ */
+async function published(server: TestServer, match: (envelope: { deliveries?: { userId?: number; frame: Frame }[] }) => boolean, timeoutMs = 5000) {
   const observer = new Redis(testRedisUrl!)
   const channel = `${server.ctx.config.redisPrefix}fanout`
   await observer.subscribe(channel)
-  const seen = new Promise<void>((resolve) => {
+  let timer: NodeJS.Timeout | undefined
+  const seen = new Promise<void>((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`nothing matching was published within ${timeoutMs} ms`)), timeoutMs)
     observer.on('message', (from: string, raw: string) => {
       if (from === channel && match(JSON.parse(raw))) resolve()
     })
   })
-  return { seen: seen.finally(() => observer.disconnect()), stop: () => observer.disconnect() }
+  return {
+    seen: seen.finally(() => {
+      clearTimeout(timer)
+      observer.disconnect()
+    }),
+  }
 }
 
 multi('frames published while pub/sub reconnects are replayed from the log once it is back', async (one, two) => {
