@@ -9,6 +9,7 @@ import * as files from './2026-11-21T05-00-files.js'
 import * as sendPath from './2026-11-21T06-00-send-path.js'
 import * as updateRefs from './2026-11-21T07-00-update-refs.js'
 import * as sqliteSeqFromLog from './2026-11-21T08-00-sqlite-seq-from-log.js'
+import * as scheduledClientId from './2026-11-23T00-00-scheduled-client-id.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T06-00-send-path': sendPath,
   '2026-11-21T07-00-update-refs': updateRefs,
   '2026-11-21T08-00-sqlite-seq-from-log': sqliteSeqFromLog,
+  '2026-11-23T00-00-scheduled-client-id': scheduledClientId,
 }

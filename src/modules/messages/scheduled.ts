@@ -6,6 +6,7 @@
  */
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
+import { isUniqueViolation } from '../../db/errors.js'
 import { fromJson } from '../../db/json.js'
 import type { ChatRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import { notFound, validationError } from '../../http/errors.js'
@@ -15,12 +16,17 @@ import * as users from '../users/service.js'
 import type { Draft } from './draft.js'
 import { presentPending } from './present.js'
 import type { MessageView, ScheduleBody } from './schemas.js'
+import * as repo from './repo.js'
 import { writeMessage } from './service.js'
 import { can } from '../chats/permissions.js'
 
 /** How often each instance looks for due messages: delivery lands within this of its time. */
 export const TICK_MS = 250
 const BATCH = 100
+const RETRY_FIRST_MS = 1000
+const RETRY_MAX_MS = 60_000
+/** failing rows the due query reads past, so that they cannot crowd out the rest */
+const MAX_FAILING_SKIPPED = 1000
 const MAX_AHEAD_MS = 366 * 24 * 3600 * 1000
 
 const draftOf = (row: ScheduledMessageRow) => fromJson<Draft>(row.payload)!
@@ -39,12 +45,36 @@ export async function schedule(
 ): Promise<MessageView> {
   const now = ctx.clock.now()
   assertWithinRange(at, now)
+  try {
+    const row = await ctx.db
+      .insertInto('scheduled_messages')
+      .values({ chat_id: chat.id, sender_id: me.id, payload: JSON.stringify(draft), client_message_id: clientId, scheduled_at: at, created_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    return presentPending(row, draft, me, chats.otherMember(chat, me.id))
+  } catch (error) {
+    // the same client id raced in twice: the unique index kept the first; answer with it
+    const first = clientId && isUniqueViolation(error) ? await findByClientId(ctx, me, clientId) : null
+    if (first) return first
+    throw error
+  }
+}
+
+/** My pending message with this client id, as its first send answered (a retried send gets it). */
+export async function findByClientId(ctx: AppContext, me: UserRow, clientId: string): Promise<MessageView | null> {
   const row = await ctx.db
-    .insertInto('scheduled_messages')
-    .values({ chat_id: chat.id, sender_id: me.id, payload: JSON.stringify(draft), client_message_id: clientId, scheduled_at: at, created_at: now })
-    .returningAll()
-    .executeTakeFirstOrThrow()
-  return presentPending(row, draft, me, chats.otherMember(chat, me.id))
+    .selectFrom('scheduled_messages')
+    .selectAll()
+    .where('sender_id', '=', me.id)
+    .where('client_message_id', '=', clientId)
+    .executeTakeFirst()
+  return row ? presentRow(ctx, me, row) : null
+}
+
+/** One of my pending messages, in the shape the send that scheduled it returned. */
+export async function presentRow(ctx: AppContext, me: UserRow, row: ScheduledMessageRow): Promise<MessageView> {
+  const chat = await chats.requireMember(ctx, me.id, row.chat_id)
+  return presentPending(row, draftOf(row), me, chats.otherMember(chat, me.id))
 }
 
 /** My pending messages in a chat, soonest first. */
@@ -118,6 +148,8 @@ async function writePending(ctx: AppContext, trx: Db, row: ScheduledMessageRow, 
   if (!sender || sender.is_active !== 1 || !chat || (chat.chat_type !== 'personal' && !can(chat, chat.role, 'post'))) return null
   const other = chats.otherMember(chat, sender.id)
   if (other !== null && other !== sender.id && (await blocks.hasBlocked(trx, other, sender.id))) return null
+  // its client id already names a message (sent at once by a retry): that one stands
+  if (row.client_message_id !== null && (await repo.findByClientId(trx, sender.id, row.client_message_id))) return null
   const draft = draftOf(row)
   if (draft.reply_to_id !== null) {
     const original = await trx.selectFrom('messages').select(['chat_id', 'deleted_for_all']).where('id', '=', draft.reply_to_id).executeTakeFirst()
@@ -126,10 +158,16 @@ async function writePending(ctx: AppContext, trx: Db, row: ScheduledMessageRow, 
   return writeMessage(ctx, trx, chat, sender, draft, row.client_message_id, null, now)
 }
 
-/** Every instance runs one: it delivers what is due each tick, oldest first. */
+/**
+ * Every instance runs one: it delivers what is due each tick, oldest first. A message whose
+ * delivery fails is retried later (after 1 s, doubling up to a minute) while the others go on:
+ * one bad row must not hold back everyone's messages.
+ */
 export function startScheduler(ctx: AppContext) {
   let running: Promise<void> | null = null
   let stopped = false
+  /** pending ids whose delivery failed: when to try again, and the wait after the next failure */
+  const failing = new Map<number, { retryAt: number; backoffMs: number }>()
   const tick = async () => {
     const now = ctx.clock.now()
     const due = await ctx.db
@@ -138,11 +176,23 @@ export function startScheduler(ctx: AppContext) {
       .where('scheduled_at', '<=', now)
       .orderBy('scheduled_at')
       .orderBy('id')
-      .limit(BATCH)
+      .limit(BATCH + Math.min(failing.size, MAX_FAILING_SKIPPED))
       .execute()
+    const dueIds = new Set(due.map((row) => row.id))
+    // cancelled, rescheduled or delivered elsewhere meanwhile
+    for (const id of failing.keys()) if (!dueIds.has(id)) failing.delete(id)
     for (const { id } of due) {
       if (stopped) return
-      await deliver(ctx, id, now)
+      const failed = failing.get(id)
+      if (failed && failed.retryAt > ctx.clock.now()) continue
+      try {
+        await deliver(ctx, id, now)
+        failing.delete(id)
+      } catch (err) {
+        const backoffMs = failed ? Math.min(failed.backoffMs * 2, RETRY_MAX_MS) : RETRY_FIRST_MS
+        failing.set(id, { retryAt: ctx.clock.now() + backoffMs, backoffMs })
+        ctx.log.warn({ err, scheduled_message_id: id, retry_in_ms: backoffMs }, 'scheduled delivery failed')
+      }
     }
   }
   const timer = setInterval(() => {

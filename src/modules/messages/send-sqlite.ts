@@ -9,7 +9,7 @@
  * channels, attachments, topics, scheduled messages, the refusals (not a member, blocked) and
  * PostgreSQL.
  */
-import type { MessageRow, UserRow } from '../../db/tables.js'
+import type { MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement } from '../../db/sqlite-hot.js'
 import type { AppContext } from '../../context.js'
 import { validationError } from '../../http/errors.js'
@@ -54,6 +54,8 @@ const PAIR_CHAT = `
   )`
 
 const FIND_BY_CLIENT_ID = 'select * from messages where sender_id = ? and client_message_id = ?'
+/** a retried send whose first attempt was scheduled answers with the pending message */
+const FIND_PENDING_BY_CLIENT_ID = 'select * from scheduled_messages where sender_id = ? and client_message_id = ?'
 const REPLY_TARGET = 'select chat_id, deleted_for_all from messages where id = ?'
 const INSERT_MESSAGE = `
   insert into messages (chat_id, seq, sender_id, receiver_id, content, reply_to_id, is_encrypted,
@@ -88,6 +90,7 @@ type HotChat = [peer1: number, peer2: number, messageSeq: number, peer1Seq: numb
 export type HotSend =
   | { kind: 'sent'; message: MessageView; recorded: Recorded[] }
   | { kind: 'duplicate'; row: MessageRow }
+  | { kind: 'pending'; row: ScheduledMessageRow }
   /**
    * not a personal chat of mine whose other member lets me write (a new pair, a group or channel,
    * not a member, blocked, an inactive receiver): the general path handles it or refuses it
@@ -109,6 +112,8 @@ export function sendSqlite(
     if (clientId) {
       const first = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
       if (first) return { kind: 'duplicate', row: first }
+      const pending = get<ScheduledMessageRow>(FIND_PENDING_BY_CLIENT_ID, me.id, clientId)
+      if (pending) return { kind: 'pending', row: pending }
     }
     const read = (sql: string, ...params: number[]) => statement(sqlite, sql).raw(true).get(...params) as HotChat | undefined
     let chat: HotChat | undefined

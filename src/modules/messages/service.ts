@@ -42,6 +42,7 @@ export async function send(
   if (ctx.sqlite && holdUntil === null && !draft.attachment) {
     const hot = await sendSqlite(ctx, me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId)
     if (hot.kind === 'duplicate') return presentOne(ctx.db, hot.row, me)
+    if (hot.kind === 'pending') return scheduled.presentRow(ctx, me, hot.row)
     if (hot.kind === 'sent') {
       ctx.fanout.publish(updates.framesOf(hot.recorded, 'message.new', { message: hot.message }))
       return hot.message
@@ -49,6 +50,8 @@ export async function send(
   } else if (clientId) {
     const first = await repo.findByClientId(ctx.db, me.id, clientId)
     if (first) return presentOne(ctx.db, first, me)
+    const pending = await scheduled.findByClientId(ctx, me, clientId)
+    if (pending) return pending
   }
 
   const chat =
