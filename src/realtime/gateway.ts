@@ -155,13 +155,15 @@ class Connection {
     }, true)
   }
 
-  send(frame: Frame, text?: string) {
-    if (this.socket.readyState !== this.socket.OPEN) return
+  /** Hands the frame to the socket; false if it did not go out (closed, or closed now for being too slow). */
+  send(frame: Frame, text?: string): boolean {
+    if (this.socket.readyState !== this.socket.OPEN) return false
     if (this.socket.bufferedAmount > MAX_BUFFERED) {
       this.socket.close(4008, 'too slow: reconnect and resume')
-      return
+      return false
     }
     this.socket.send(text ?? JSON.stringify(frame))
+    return true
   }
 
   private fail(err: unknown) {
@@ -170,8 +172,9 @@ class Connection {
   }
 
   private onUserFrame(frame: Frame) {
-    this.send(frame)
-    if (frame.type === 'message.new') return this.noteDelivery(frame.data)
+    const sent = this.send(frame)
+    // delivered means this device got it: a frame dropped with a closing socket is not
+    if (frame.type === 'message.new') return sent ? this.noteDelivery(frame.data) : undefined
     const data = frame.data as MemberEvent
     if (data?.user_id !== this.userId || typeof data.chat_id !== 'number') return
     if (frame.type === 'member.joined') this.joinChat(data.chat_id, data.chat_seq ?? 0)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import test from 'node:test'
 import type { MessageRow } from '../../db/tables.js'
-import { formatSize, presentMessage, presentRich } from './present.js'
+import { firstCharacters, formatSize, presentMessage, presentRich } from './present.js'
 
 test('formatSize: bytes, then one decimal under 10 units, whole numbers above', () => {
   assert.equal(formatSize(0), '0 B')
@@ -32,4 +32,13 @@ test('the richer shape: id, HH:MM, is_own, a 50-character reply preview and atta
   assert.equal(rich.file_url, '/uploads/ab/cd.pdf')
   assert.equal(rich.formatted_size, '2.5 MB')
   assert.equal(presentRich(v2, row, 2, null).is_own, false)
+})
+
+test('firstCharacters counts what a reader sees: emoji, flags and combined emoji stay whole', () => {
+  assert.equal(firstCharacters('short', 50), 'short')
+  assert.equal(firstCharacters('a'.repeat(60), 50), 'a'.repeat(50))
+  assert.equal(firstCharacters(`${'a'.repeat(49)}😀😀😀`, 50), `${'a'.repeat(49)}😀`)
+  assert.equal(firstCharacters('🇩🇪🇫🇷🇮🇹', 2), '🇩🇪🇫🇷')
+  assert.equal(firstCharacters('👩‍👩‍👧x', 1), '👩‍👩‍👧')
+  assert.equal(firstCharacters('e\u0301tude', 2), 'e\u0301t')
 })

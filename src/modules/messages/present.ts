@@ -66,6 +66,22 @@ export interface ReplyPreview {
  * The richer helper variant: `id` instead of `message_id`, plus HH:MM (UTC), whether it is mine,
  * a preview of the replied-to message and, for attachments, size fields.
  */
+/** how much of the replied-to message the richer shape quotes */
+const REPLY_PREVIEW_CHARS = 50
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+
+/** The first `n` characters as a reader counts them: an emoji or flag is never cut in half. */
+export function firstCharacters(text: string, n: number): string {
+  if (text.length <= n) return text
+  let end = 0
+  let count = 0
+  for (const { segment } of graphemes.segment(text)) {
+    if (count++ === n) break
+    end += segment.length
+  }
+  return text.slice(0, end)
+}
+
 export function presentRich(message: MessageView, row: MessageRow, meId: number, reply: ReplyPreview | null): RichMessageView {
   const { message_id, ...rest } = message
   return {
@@ -73,7 +89,7 @@ export function presentRich(message: MessageView, row: MessageRow, meId: number,
     ...rest,
     timestamp_formatted: message.timestamp.slice(11, 16),
     is_own: row.sender_id === meId,
-    reply_to_content: reply ? reply.content.slice(0, 50) : null,
+    reply_to_content: reply ? firstCharacters(reply.content, REPLY_PREVIEW_CHARS) : null,
     reply_to_sender: reply?.sender_name ?? null,
     has_attachment: row.file_path !== null,
     ...(row.file_path !== null
