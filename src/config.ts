@@ -76,6 +76,8 @@ export interface Config {
   premiumPlans: PremiumPlan[]
   /** updates kept per user in the update log; a resume from further back gets a `reset` */
   updateLogKeep: number
+  /** seconds between WebSocket pings: a socket that has not answered the previous one is dropped */
+  wsHeartbeatSeconds: number
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
   /** allowed CORS origins; `*` allows any origin (without credentials) */
   corsOrigins: string[]
@@ -219,6 +221,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     loginRateLimit: rate('LOGIN_RATE_LIMIT', '30/60'),
     premiumPlans: json('PREMIUM_PLANS', DEFAULT_PLANS, checkPlans),
     updateLogKeep: int('UPDATE_LOG_KEEP', 10_000, 10, 100_000_000),
+    wsHeartbeatSeconds: int('WS_HEARTBEAT_SECONDS', 30, 1, 3600),
     logLevel,
     corsOrigins: (read('CORS_ORIGINS') ?? '')
       .split(',')

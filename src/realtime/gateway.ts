@@ -23,9 +23,18 @@ import { Presence } from './presence.js'
 import * as chatLog from './chat-log.js'
 import * as updates from './updates.js'
 
+/** a live frame finding more than this unsent on its socket closes it (4008): the client resumes */
 const MAX_BUFFERED = 1024 * 1024
-const HEARTBEAT_MS = 30_000
 const REPLAY_BATCH = 500
+/**
+ * A replay goes at the client's pace: past REPLAY_HIGH_WATER unsent bytes it waits until the
+ * socket is down to REPLAY_LOW_WATER, so catching up on a long backlog never trips MAX_BUFFERED.
+ */
+const REPLAY_HIGH_WATER = 256 * 1024
+const REPLAY_LOW_WATER = 64 * 1024
+const DRAIN_POLL_MS = 10
+/** live frames held during a replay; past this they are dropped and read from the log instead */
+const MAX_PENDING = 1000
 
 /**
  * One ordered stream of logged frames: the user's updates (by `seq`) or one group's or channel's
@@ -37,8 +46,10 @@ class Stream {
   cursor: number | null = null
   /** while set, live frames wait in `pending` (a replay or the positioning is under way) */
   private syncing: boolean
-  /** set when another replay pass is needed (a resume or gap arrived during one) */
+  /** set when a replay must start over from the cursor (a resume or gap arrived during one) */
   private rerun = false
+  /** set when the replay must go on reading after the cursor (a full batch, or `pending` overflowed) */
+  private more = false
   private pending: Frame[] = []
 
   constructor(
@@ -46,6 +57,8 @@ class Stream {
       seqOf: (frame: Frame) => number
       load: (after: number, limit: number) => Promise<Frame[]>
       emit: (frame: Frame, text?: string) => void
+      /** while a replay runs: false at once if the socket has room, else waits until it has (false: it closed) */
+      backlogged: () => false | Promise<boolean>
       /** the log was pruned past the cursor: the client must reload what this stream covers */
       reset: (missedFrom: number, missedTo: number) => void
       fail: (err: unknown) => void
@@ -60,7 +73,16 @@ class Stream {
   }
 
   deliver(frame: Frame, text?: string) {
-    if (this.syncing) return void this.pending.push(frame)
+    if (this.syncing) {
+      // Every frame of a stream is in the log before it is published: past the limit, the replay
+      // reads the held ones from there rather than holding more for a slow client.
+      if (this.pending.length < MAX_PENDING) this.pending.push(frame)
+      else {
+        this.pending = []
+        this.more = true
+      }
+      return
+    }
     const seq = this.io.seqOf(frame)
     if (this.cursor === null || seq === this.cursor + 1) {
       this.cursor = seq
@@ -93,16 +115,28 @@ class Stream {
     if (this.syncing) return
     this.syncing = true
     try {
-      while (this.rerun) {
+      replay: while (this.rerun || this.more) {
         this.rerun = false
+        this.more = false
         const batch = await this.io.load(this.cursor ?? 0, REPLAY_BATCH)
         if (this.rerun) continue
         // Seqs are contiguous, so a hole before the batch means the log was pruned past the cursor.
         const expected = (this.cursor ?? 0) + 1
         if (batch.length > 0 && this.io.seqOf(batch[0]) > expected) this.io.reset(expected, this.io.seqOf(batch[0]) - 1)
-        for (const frame of batch) this.io.emit(frame)
-        if (batch.length > 0) this.cursor = this.io.seqOf(batch[batch.length - 1])
-        if (batch.length === REPLAY_BATCH) this.rerun = true
+        for (const frame of batch) {
+          // a resume moved the cursor while this waited for the client: read again from there
+          if (this.rerun) continue replay
+          this.io.emit(frame)
+          this.cursor = this.io.seqOf(frame)
+          const backlogged = this.io.backlogged()
+          if (backlogged && !(await backlogged)) {
+            // the socket closed: nothing more to replay (a new connection resumes)
+            this.rerun = this.more = false
+            this.pending = []
+            return
+          }
+        }
+        if (batch.length === REPLAY_BATCH) this.more = true
       }
     } catch (err) {
       this.io.fail(err)
@@ -150,6 +184,7 @@ class Connection {
       seqOf: (frame) => frame.seq!,
       load: (after, limit) => updates.since(ctx.db, userId, after, limit),
       emit: (frame) => this.onUserFrame(frame),
+      backlogged: () => this.backlogged(),
       reset: (from, to) => this.send({ type: 'reset', data: { missed_from: from, missed_to: to } }),
       fail: (err) => this.fail(err),
     }, true)
@@ -164,6 +199,20 @@ class Connection {
     }
     this.socket.send(text ?? JSON.stringify(frame))
     return true
+  }
+
+  /** See Stream's `backlogged`: a replay waits here while the client is behind on reading. */
+  backlogged(): false | Promise<boolean> {
+    if (this.socket.readyState !== this.socket.OPEN) return Promise.resolve(false)
+    if (this.socket.bufferedAmount <= REPLAY_HIGH_WATER) return false
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.socket.readyState !== this.socket.OPEN) resolve(false)
+        else if (this.socket.bufferedAmount <= REPLAY_LOW_WATER) resolve(true)
+        else setTimeout(check, DRAIN_POLL_MS)
+      }
+      setTimeout(check, DRAIN_POLL_MS)
+    })
   }
 
   private fail(err: unknown) {
@@ -194,6 +243,7 @@ class Connection {
       seqOf: (frame) => frame.chat_seq!,
       load: (after, limit) => chatLog.since(this.ctx.db, chatId, after, limit),
       emit: (frame, text) => this.send(frame, text),
+      backlogged: () => this.backlogged(),
       reset: (from, to) => this.send({ type: 'reset', data: { chat_id: chatId, missed_from: from, missed_to: to } }),
       fail: (err) => this.fail(err),
     })
@@ -419,7 +469,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
       connection.socket.ping()
     }
     presence.refresh().catch((err) => ctx.log.warn({ err }, 'presence refresh failed'))
-  }, HEARTBEAT_MS)
+  }, ctx.config.wsHeartbeatSeconds * 1000)
   heartbeat.unref()
   app.addHook('onClose', async () => {
     clearInterval(heartbeat)
