@@ -2,8 +2,8 @@
  * Presence from live connections. A user is online while any of their sockets is open on any
  * instance. Each instance counts its own sockets per user; with Redis, a sorted set per user holds
  * the instances that have one (scored by an expiry the heartbeat refreshes, so a crashed instance
- * stops counting within PRESENCE_TTL_MS). Only the first socket anywhere (online) and the last one
- * (offline, last_seen) change the user row and send `presence` frames to their personal-chat
+ * stops counting after PRESENCE_TTL_HEARTBEATS missed heartbeats). Only the first socket anywhere
+ * (online) and the last one (offline, last_seen) change the user row and send `presence` frames to their personal-chat
  * peers, except where either side blocked the other. Frames are ephemeral (no seq): when pub/sub
  * may have lost some, the gateway sends each socket its peers' presence as it stands (peersOf).
  * A transition that fails (Redis or the database away) is retried until it goes through.
@@ -16,7 +16,8 @@ import * as chats from '../modules/chats/service.js'
 import * as users from '../modules/users/service.js'
 import type { Frame } from './fanout.js'
 
-export const PRESENCE_TTL_MS = 90_000
+/** an instance's hold on a user lapses after this many missed heartbeats (a crashed instance) */
+const PRESENCE_TTL_HEARTBEATS = 3
 /** first retry of a failed presence transition; the delay doubles up to RETRY_MAX_MS */
 const RETRY_MIN_MS = 1000
 const RETRY_MAX_MS = 30_000
@@ -31,8 +32,11 @@ export class Presence {
   private retryTimer: NodeJS.Timeout | null = null
   private retryDelay = RETRY_MIN_MS
   private closed = false
+  private readonly ttlMs: number
 
-  constructor(private ctx: AppContext) {}
+  constructor(private ctx: AppContext) {
+    this.ttlMs = PRESENCE_TTL_HEARTBEATS * ctx.config.wsHeartbeatSeconds * 1000
+  }
 
   /** A socket of `userId` opened here; resolves once the user row says online. */
   connected(userId: number): Promise<void> {
@@ -63,9 +67,12 @@ export class Presence {
   async refresh() {
     const redis = this.ctx.redis
     if (!redis || this.counts.size === 0) return
-    const expiry = Date.now() + PRESENCE_TTL_MS
+    const expiry = Date.now() + this.ttlMs
     const pipeline = redis.pipeline()
-    for (const userId of this.counts.keys()) pipeline.zadd(this.key(userId), expiry, this.instance)
+    for (const userId of this.counts.keys()) {
+      // the key's own expiry too: it would otherwise lapse with every instance still in it
+      pipeline.zadd(this.key(userId), expiry, this.instance).pexpire(this.key(userId), this.ttlMs)
+    }
     await pipeline.exec()
   }
 
@@ -131,10 +138,10 @@ export class Presence {
     const key = this.key(userId)
     const result = await redis
       .multi()
-      .zadd(key, now + PRESENCE_TTL_MS, this.instance)
+      .zadd(key, now + this.ttlMs, this.instance)
       .zremrangebyscore(key, '-inf', now)
       .zcard(key)
-      .pexpire(key, PRESENCE_TTL_MS)
+      .pexpire(key, this.ttlMs)
       .exec()
     return Number(result?.[2]?.[1]) === 1
   }

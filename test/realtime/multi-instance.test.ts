@@ -9,6 +9,7 @@ import { Redis } from 'ioredis'
 import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
 import { assertOpeningsInOrder, TestSocket, type Frame } from '../harness/socket.js'
+import { sleep } from '../harness/wait.js'
 
 const V2 = '/api.v2/api'
 const skip = testDatabaseUrl && testRedisUrl ? false : 'needs PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL)'
@@ -369,4 +370,24 @@ multi('someone added to a group through one instance follows it at once on a soc
   assert.equal(joined.data.user_id, newcomer.id)
   await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'welcome' })
   assert.equal((await takeMessages(socket, 1))[0].data.message.content, 'welcome')
+})
+
+test('an instance holding a user keeps the presence key alive past its TTL (heartbeats renew the key, not only the entry)', { skip }, async () => {
+  // 1 s heartbeats: the hold lapses after 3 s unless each heartbeat renews it
+  const env = { WS_HEARTBEAT_SECONDS: '1' }
+  const one = await startTestServer({ database: pair!.one.database, env })
+  const redis = new Redis(testRedisUrl!)
+  try {
+    const alice = await one.registerUser()
+    const socket = await connect(one, alice.token)
+    const key = `${one.ctx.config.redisPrefix}presence:${alice.id}`
+    await sleep(4500)
+    const ttl = await redis.pttl(key)
+    assert.ok(ttl > 0 && ttl <= 3000, `the key still expires, and was renewed (PTTL ${ttl} ms)`)
+    assert.equal(await redis.zcard(key), 1, 'this instance still holds alice')
+    await socket.close()
+  } finally {
+    redis.disconnect()
+    await one.close()
+  }
 })
