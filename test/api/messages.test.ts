@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import test from 'node:test'
 import { startTestServer } from '../harness/server.js'
+import { TestSocket } from '../harness/socket.js'
 
 const server = await startTestServer()
 const V2 = '/api.v2/api'
@@ -173,22 +174,55 @@ test('every send is in both members\' update logs, in order, with per-user seqs'
   await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'two' })
   const bobs = await bob.api.get(`${V2}/updates`, { query: { since: 0 } })
   assert.equal(bobs.status, 200)
-  assert.deepEqual(bobs.body.items.map((u: any) => [u.type, u.seq, u.data.message.content]), [
+  // bob's reply reads alice's message first (a read receipt), then is new itself
+  assert.deepEqual(bobs.body.items.map((u: any) => [u.type, u.seq, u.data.message?.content ?? u.data.message_id]), [
     ['message.new', 1, 'one'],
-    ['message.new', 2, 'two'],
+    ['message.read', 2, a.body.data.message_id],
+    ['message.new', 3, 'two'],
   ])
-  assert.equal(bobs.body.seq, 2)
-  assert.deepEqual(bobs.body.items[0].data.message, a.body.data)
-  const rest = await bob.api.get(`${V2}/updates`, { query: { since: 1 } })
-  assert.deepEqual(rest.body.items.map((u: any) => u.seq), [2])
+  assert.equal(bobs.body.seq, 3)
+  assert.deepEqual({ ...bobs.body.items[0].data.message, is_read: false, read_at: null }, a.body.data)
+  const alices = await alice.api.get(`${V2}/updates`, { query: { since: 0 } })
+  assert.deepEqual(alices.body.items.map((u: any) => [u.type, u.seq]), [['message.new', 1], ['message.read', 2], ['message.new', 3]])
+  assert.deepEqual(alices.body.items[1].data, bobs.body.items[1].data)
+  assert.equal(alices.body.items[1].data.reader_id, bob.id)
+  const rest = await bob.api.get(`${V2}/updates`, { query: { since: 2 } })
+  assert.deepEqual(rest.body.items.map((u: any) => u.seq), [3])
   const limited = await alice.api.get(`${V2}/updates`, { query: { since: 0, limit: 1 } })
   assert.equal(limited.body.items.length, 1)
-  assert.equal(limited.body.seq, 2)
+  assert.equal(limited.body.seq, 3)
+  // and so alice's message reads as read, in history too
+  const one = (await alice.api.get(`${V2}/chat/history`, { query: { chat_id: a.body.data.chat_id } })).body.items.find((m: any) => m.message_id === a.body.data.message_id)
+  assert.deepEqual([one.is_read, one.read_at], [true, alices.body.items[1].data.read_at])
+  // a second message from bob reads nothing new: no second receipt
+  await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'three' })
+  const after = await bob.api.get(`${V2}/updates`, { query: { since: 3 } })
+  assert.deepEqual(after.body.items.map((u: any) => [u.type, u.seq]), [['message.new', 4]])
   const stranger = await server.registerUser()
   const none = await stranger.api.get(`${V2}/updates`)
   assert.deepEqual(none.body.items, [])
   assert.equal(none.body.seq, 0)
   assert.equal((await server.api.get(`${V2}/updates`)).status, 401)
+})
+
+test('a reply by chat_id reads the chat: alice sees message.read, then the reply, and reads her messages as read', async () => {
+  const [alice, bob] = [await server.registerUser(), await server.registerUser()]
+  const first = (await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'first' })).body.data
+  const second = (await alice.api.post(`${V2}/messages/send`, { chat_id: first.chat_id, content: 'second' })).body.data
+  const socket = await TestSocket.connect(server.url, alice.token)
+  const reply = await bob.api.post(`${V2}/messages/send`, { chat_id: first.chat_id, content: 'got both' })
+  assert.equal(reply.status, 200, reply.text)
+  const frames = [await socket.next('message.read'), await socket.next('message.new')]
+  assert.deepEqual(frames.map((f) => f.seq), [frames[0].seq, frames[0].seq! + 1], 'the receipt first, then the reply')
+  assert.deepEqual(frames[0].data, { chat_id: first.chat_id, reader_id: bob.id, message_id: second.message_id, read_at: frames[0].data.read_at })
+  assert.equal(frames[1].data.message.content, 'got both')
+  const history = (await alice.api.get(`${V2}/chat/history`, { query: { chat_id: first.chat_id } })).body.items
+  assert.deepEqual(history.map((m: any) => [m.content, m.is_read]), [['got both', false], ['second', true], ['first', true]])
+  const list = (await alice.api.get(`${V2}/chat_list`)).body.items.find((i: any) => i.chat_id === first.chat_id)
+  assert.equal(list.unread_count, 1, 'the reply is unread for alice')
+  const bobs = (await bob.api.get(`${V2}/chat_list`)).body.items.find((i: any) => i.chat_id === first.chat_id)
+  assert.equal(bobs.unread_count, 0, 'bob read what he replied to')
+  await socket.close()
 })
 
 test('concurrent sends commit together, yet a failing one fails alone and duplicates collapse', async () => {

@@ -40,5 +40,6 @@ export async function setBlocked(ctx: AppContext, me: UserRow, otherId: number, 
 export async function list(ctx: AppContext, me: UserRow, page: number, perPage: number) {
   const { rows, total } = await repo.listBlocked(ctx.db, me.id, page, perPage)
   const now = ctx.clock.now()
-  return { items: rows.map((row) => presentPeer(row, now)), total }
+  // I blocked each of them: their presence is hidden from me as mine is from them
+  return { items: rows.map((row) => presentPeer(row, now, true)), total }
 }

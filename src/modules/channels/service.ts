@@ -33,7 +33,7 @@ export async function get(ctx: AppContext, me: UserRow, channelId: number) {
 export async function subscriberPage(ctx: AppContext, me: UserRow, channelId: number, page: number, perPage: number) {
   const chat = await community.view(ctx, me, channelId, 'channel')
   if (chat.is_public !== 1 && !can(chat, chat.my_role ?? '', 'list_private_members')) throw forbidden('Only the owner and admins see who subscribes to a private channel')
-  return community.memberPage(ctx, chat, page, perPage)
+  return community.memberPage(ctx, chat, me.id, page, perPage)
 }
 
 /** Subscribes to a public channel by id, or to any channel through its invite code or link. */

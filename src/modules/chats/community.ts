@@ -17,6 +17,7 @@ import { conflict, forbidden, notFound, validationError } from '../../http/error
 import { iso } from '../../lib/time.js'
 import { logChat, logUsers } from '../../realtime/events.js'
 import type { Delivery } from '../../realtime/fanout.js'
+import * as blocks from '../blocks/repo.js'
 import { presentPeer } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as groupsRepo from '../groups/repo.js'
@@ -56,12 +57,15 @@ export async function view(ctx: AppContext, me: UserRow, chatId: number, type: C
   return chat
 }
 
-/** A page of members in join order: their Peer shape with role and join time. */
-export async function memberPage(ctx: AppContext, chat: { id: number; member_count: number }, page: number, perPage: number) {
-  const rows = await members.page(ctx.db, chat.id, page, perPage)
+/**
+ * A page of members in join order, as `viewerId` sees them: their Peer shape with role and join
+ * time (without presence for anyone on either side of a block with the viewer).
+ */
+export async function memberPage(ctx: AppContext, chat: { id: number; member_count: number }, viewerId: number, page: number, perPage: number) {
+  const [rows, blocked] = await Promise.all([members.page(ctx.db, chat.id, page, perPage), blocks.blockedEitherWay(ctx.db, viewerId)])
   const now = ctx.clock.now()
   return {
-    items: rows.map((row) => ({ ...presentPeer(row, now), role: row.role, joined_at: iso(row.joined_at) })),
+    items: rows.map((row) => ({ ...presentPeer(row, now, blocked.has(row.id)), role: row.role, joined_at: iso(row.joined_at) })),
     total: chat.member_count,
   }
 }

@@ -13,9 +13,10 @@ export const SAVED_MESSAGES = { username: 'saved_messages', display_name: 'Saved
 const unread = (row: { message_seq: number; my_read_seq: number; deleted_unread: unknown }) =>
   Math.max(0, row.message_seq - row.my_read_seq - Number(row.deleted_unread))
 
-export function presentChatListItem(row: PersonalItemRow, meId: number, now: number): ChatListItem {
+/** `blocked`: either of us blocked the other (the peer's presence is hidden). */
+export function presentChatListItem(row: PersonalItemRow, meId: number, now: number, blocked = false): ChatListItem {
   const isSaved = row.id === meId
-  const peer = presentPeer(row, now)
+  const peer = presentPeer(row, now, blocked)
   const lastMessage =
     row.lm_id !== null && row.lm_deleted_for_all === 0
       ? {

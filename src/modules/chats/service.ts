@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, UserRow } from '../../db/tables.js'
 import { forbidden, notFound, validationError } from '../../http/errors.js'
+import * as blocks from '../blocks/repo.js'
 import * as users from '../users/service.js'
 import * as members from './members.js'
 import { can } from './permissions.js'
@@ -111,7 +112,8 @@ export async function createPersonal(ctx: AppContext, me: UserRow, otherId: numb
   const chat = await getOrCreatePersonal(ctx, me, otherId)
   const item = await repo.findPersonalItem(ctx.db, me.id, chat.id)
   if (!item) throw notFound('Chat not found')
-  return presentChatListItem(item, me.id, ctx.clock.now())
+  const blocked = item.id !== me.id && (await blocks.blockedEitherWay(ctx.db, me.id)).has(item.id)
+  return presentChatListItem(item, me.id, ctx.clock.now(), blocked)
 }
 
 /**
@@ -124,13 +126,16 @@ export async function list(ctx: AppContext, me: UserRow, page: number, perPage: 
   const upTo = page * perPage
   const now = ctx.clock.now()
   const groups = await repo.listGroups(ctx.db, me.id, upTo)
+  // peers on either side of a block see no presence of each other
+  const blocked = await blocks.blockedEitherWay(ctx.db, me.id)
+  const personalItem = (row: repo.PersonalItemRow) => presentChatListItem(row, me.id, now, blocked.has(row.id))
   if (groups.total === 0) {
     const { rows, total } = await repo.listPersonal(ctx.db, me.id, page, perPage)
-    return { items: rows.map((row) => presentChatListItem(row, me.id, now)), total }
+    return { items: rows.map(personalItem), total }
   }
   const personal = await repo.listPersonal(ctx.db, me.id, 1, upTo)
   const merged = [
-    ...personal.rows.map((row) => ({ at: row.my_activity_at ?? 0, id: row.chat_id, item: () => presentChatListItem(row, me.id, now) })),
+    ...personal.rows.map((row) => ({ at: row.my_activity_at ?? 0, id: row.chat_id, item: () => personalItem(row) })),
     ...groups.rows.map((row) => ({ at: row.activity_at, id: row.chat_id, item: () => presentGroupListItem(row, me.id) })),
   ].sort((a, b) => b.at - a.at || b.id - a.id)
   return { items: merged.slice(upTo - perPage, upTo).map((entry) => entry.item()), total: personal.total + groups.total }

@@ -22,7 +22,7 @@ export async function info(ctx: AppContext, me: UserRow, chatId: number) {
 
 /** A page of members in join order, with roles: members of the group (anyone for a public one). */
 export async function memberPage(ctx: AppContext, me: UserRow, chatId: number, page: number, perPage: number) {
-  return community.memberPage(ctx, await community.view(ctx, me, chatId, 'group'), page, perPage)
+  return community.memberPage(ctx, await community.view(ctx, me, chatId, 'group'), me.id, page, perPage)
 }
 
 export const addMember = (ctx: AppContext, me: UserRow, chatId: number, userId: number) => community.addMember(ctx, me, chatId, userId, 'group')

@@ -17,7 +17,7 @@ import * as repo from './repo.js'
 import type { MessageView } from './schemas.js'
 import { presentOne, readableMessage, visibleMessage, writeMessage } from './service.js'
 
-/** In a personal chat, whether the peer blocked me: then my reads and typing do not reach them. */
+/** In a personal chat, whether the peer blocked me: then my typing does not reach them. */
 async function peerBlockedMe(ctx: AppContext, chat: chats.MemberChat, me: number): Promise<boolean> {
   const other = chats.otherMember(chat, me)
   return other !== null && other !== me && (await blocks.hasBlocked(ctx.db, other, me))
@@ -85,13 +85,14 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
 
 /**
  * Reads everything up to this message in its chat. Once the position moves, `message.read` goes to
- * both members of a personal chat; in a group or channel only to the reader's own devices (their
+ * both members of a personal chat (a block included: how far each has read is the chat's state,
+ * which both see on reload too); in a group or channel only to the reader's own devices (their
  * unread count), not to every member.
  */
 export async function read(ctx: AppContext, me: UserRow, messageId: number) {
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   const now = ctx.clock.now()
-  const recipients = isPersonal(chat) && !(await peerBlockedMe(ctx, chat, me.id)) ? personalMembers(chat) : [me.id]
+  const recipients = isPersonal(chat) ? personalMembers(chat) : [me.id]
   const { moved, deliveries } = await ctx.db.transaction().execute(async (trx) => {
     const event = { chat_id: chat.id, reader_id: me.id, message_id: row.id, read_at: iso(now) }
     const moved = await chats.advanceRead(trx, chat.id, me.id, row.seq, now)

@@ -6,8 +6,8 @@
  * message rather than a copy of it), in a group commit shared with the sends of the same moment
  * (db/sqlite-hot.ts). The same rules as
  * service.ts's general path, which still handles the rest: opening a new personal chat, groups and
- * channels, attachments, topics, scheduled messages, the refusals (not a member, blocked) and
- * PostgreSQL.
+ * channels, attachments, topics, scheduled messages, a reply that reads messages of the other's
+ * (a read receipt), the refusals (not a member, blocked) and PostgreSQL.
  */
 import type { MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement } from '../../db/sqlite-hot.js'
@@ -35,9 +35,9 @@ const PEER_SEQS = `
  * Parameters are positional: binding by name costs a property lookup per name.
  */
 
-/** My personal chat `chat` (parameters: me, chat), with its peers' latest seqs. */
+/** My personal chat `chat` (parameters: me, chat), with its peers' latest seqs and my read position. */
 const MEMBER_CHAT = `
-  select c.peer1_id, c.peer2_id, c.message_seq, ${PEER_SEQS}
+  select c.peer1_id, c.peer2_id, c.message_seq, ${PEER_SEQS}, m.read_seq
   from chats c join chat_members m on m.chat_id = c.id and m.user_id = ?
   where c.id = ? and c.chat_type = 'personal' and not exists (
     select 1 from blocked_users b
@@ -45,9 +45,13 @@ const MEMBER_CHAT = `
       and b.user_id = case when c.peer1_id = m.user_id then c.peer2_id else c.peer1_id end
   )`
 
-/** The personal chat of a pair (parameters: other, peer1, peer2, me) if the other user is active, with the peers' latest seqs and its id. */
+/**
+ * The personal chat of a pair (parameters: me, other, peer1, peer2, me) if the other user is
+ * active, with the peers' latest seqs, my read position and its id.
+ */
 const PAIR_CHAT = `
-  select c.peer1_id, c.peer2_id, c.message_seq, ${PEER_SEQS}, c.id
+  select c.peer1_id, c.peer2_id, c.message_seq, ${PEER_SEQS},
+    (select read_seq from chat_members where chat_id = c.id and user_id = ?), c.id
   from chats c join users o on o.id = ? and o.is_active = 1 and o.deleted_at is null
   where c.peer1_id = ? and c.peer2_id = ? and not exists (
     select 1 from blocked_users b where b.user_id = o.id and b.blocked_user_id = ?
@@ -85,7 +89,7 @@ const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
  * properties costs about as much as the lookup, and each column a little. Only PAIR_CHAT reads the
  * chat id; MEMBER_CHAT's caller already has it.
  */
-type HotChat = [peer1: number, peer2: number, messageSeq: number, peer1Seq: number, peer2Seq: number, chatId?: number]
+type HotChat = [peer1: number, peer2: number, messageSeq: number, peer1Seq: number, peer2Seq: number, myReadSeq: number, chatId?: number]
 
 export type HotSend =
   | { kind: 'sent'; message: MessageView; recorded: Recorded[] }
@@ -122,10 +126,13 @@ export function sendSqlite(
     } else {
       const other = target.receiverId!
       const [p1, p2] = me.id < other ? [me.id, other] : [other, me.id]
-      chat = read(PAIR_CHAT, other, p1, p2, me.id)
+      chat = read(PAIR_CHAT, me.id, other, p1, p2, me.id)
     }
     if (!chat) return { kind: 'general' }
-    const [peer1, peer2, messageSeq, peer1Seq, peer2Seq, chatId = target.chatId!] = chat
+    const [peer1, peer2, messageSeq, peer1Seq, peer2Seq, myReadSeq, chatId = target.chatId!] = chat
+    // Sending reads the chat: with messages of theirs I have not read, that is a read receipt to
+    // log and publish as well, which the general path does.
+    if (myReadSeq < messageSeq) return { kind: 'general' }
     if (draft.reply_to_id !== null) {
       const original = get<{ chat_id: number; deleted_for_all: number }>(REPLY_TARGET, draft.reply_to_id)
       if (!original || original.chat_id !== chatId || original.deleted_for_all === 1) {

@@ -5,7 +5,8 @@ import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { notFound, validationError } from '../../http/errors.js'
 import * as files from '../files/service.js'
-import { logChat } from '../../realtime/events.js'
+import { iso } from '../../lib/time.js'
+import { logChat, logUsers, personalMembers } from '../../realtime/events.js'
 import type { Delivery } from '../../realtime/fanout.js'
 import * as updates from '../../realtime/updates.js'
 import * as blocks from '../blocks/service.js'
@@ -89,6 +90,10 @@ async function assertReplyTarget(db: Db, chatId: number, replyToId: number) {
  * Inside a transaction: takes the chat's next seq, inserts the message, moves the chat's last
  * message and the sender's read position, and logs `message.new` for every member (a group's or
  * channel's once, in its own log). Returns the deliveries to publish after commit.
+ *
+ * Sending reads the chat. In a personal chat where the other member's newest messages were still
+ * unread by the sender, they become read as by `/read` (read_at, and `message.read` to both
+ * members, logged before the new message), so a reply never leaves them looking unread.
  */
 export async function writeMessage(
   ctx: AppContext,
@@ -102,6 +107,7 @@ export async function writeMessage(
 ) {
   const receiverId = chats.otherMember(chat, sender.id)
   const seq = await chats.nextMessageSeq(trx, chat.id, now)
+  const receipt = chat.chat_type === 'personal' ? await readOnSend(ctx, trx, chat, sender.id, seq - 1, now) : []
   const row = await repo.insertMessage(
     trx,
     messageValues(draft, { chatId: chat.id, seq, senderId: sender.id, receiverId, clientId, origin, now }),
@@ -109,7 +115,20 @@ export async function writeMessage(
   await chats.afterMessage(trx, chat, row.id, sender.id, seq, now)
   const message = presentMessage(row, sender, receiverId === sender.id)
   const deliveries: Delivery[] = await logChat(ctx, trx, chat, 'message.new', { message }, now, { messageId: row.id })
-  return { message, deliveries }
+  return { message, deliveries: [...receipt, ...deliveries] }
+}
+
+/** The read receipt a send in a personal chat implies, if the sender had not read up to `lastSeq`. */
+async function readOnSend(ctx: AppContext, trx: Db, chat: ChatRow, senderId: number, lastSeq: number, now: number): Promise<Delivery[]> {
+  // positions only move forward: a position read with the chat that already covers it still does
+  const known = (chat as Partial<chats.MemberChat>).read_seq
+  if (lastSeq < 1 || (known !== undefined && known >= lastSeq)) return []
+  if (!(await chats.advanceRead(trx, chat.id, senderId, lastSeq, now))) return []
+  await repo.markReadRange(trx, chat.id, senderId, known ?? 0, lastSeq, now)
+  const last = await trx.selectFrom('messages').select('id').where('chat_id', '=', chat.id).where('seq', '=', lastSeq).executeTakeFirst()
+  if (!last) return []
+  const event = { chat_id: chat.id, reader_id: senderId, message_id: last.id, read_at: iso(now) }
+  return logUsers(ctx, trx, personalMembers(chat), 'message.read', event, now)
 }
 
 /** A message as it is now, reactions included (`db` may be a transaction). */

@@ -12,14 +12,18 @@ export type AdminUserView = Static<typeof AdminUser>
 /** Uploaded files are served under /uploads/{path}. */
 export const uploadUrl = (path: string | null): string | null => (path ? `/uploads/${path}` : null)
 
-export function presentPeer(user: UserRow, now: number): PeerView {
+/**
+ * The Peer shape. `hidePresence` when a block stands between the viewer and this user, either
+ * way: then neither sees whether the other is online or when they were last seen.
+ */
+export function presentPeer(user: UserRow, now: number, hidePresence = false): PeerView {
   return {
     user_id: user.id,
     username: user.username,
     display_name: user.display_name,
     avatar_url: uploadUrl(user.avatar),
-    is_online: user.is_online === 1,
-    last_seen: isoOrNull(user.last_seen),
+    is_online: !hidePresence && user.is_online === 1,
+    last_seen: hidePresence ? null : isoOrNull(user.last_seen),
     status_emoji: user.status_emoji,
     is_premium: user.premium_expires_at !== null && user.premium_expires_at > now,
     is_bot: user.is_bot === 1,
