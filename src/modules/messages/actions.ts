@@ -109,7 +109,7 @@ export async function read(ctx: AppContext, me: UserRow, messageId: number) {
   }
 }
 
-/** Sets (or, with null, removes) my one reaction to a message. */
+/** Sets (or, with null, removes) my one reaction to a message; answers with its reactions map. */
 export async function react(ctx: AppContext, me: UserRow, messageId: number, emoji: string | null) {
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
@@ -121,7 +121,7 @@ export async function react(ctx: AppContext, me: UserRow, messageId: number, emo
     return { event, deliveries: await logChat(ctx, trx, chat, 'reaction.updated', event, now) }
   })
   ctx.fanout.publish(deliveries)
-  return { ...event, my_reaction: emoji }
+  return event.reactions
 }
 
 /** Copies a message I can see into another chat of mine, naming its original sender. */

@@ -110,12 +110,8 @@ export const ReactionBody = Type.Object(
   { emoji: Nullable(Type.String({ minLength: 1, maxLength: 32 })) },
   { additionalProperties: false },
 )
-export const ReactionResult = Type.Object({
-  chat_id: Type.Integer(),
-  message_id: Type.Integer(),
-  reactions: Type.Record(Type.String(), Type.Integer()),
-  my_reaction: Nullable(Type.String()),
-})
+/** DESIGN §3: the answer is the message's `reactions` map (emoji → count) */
+export const ReactionResult = Type.Record(Type.String(), Type.Integer())
 
 export const ScheduleBody = Type.Object(
   {
