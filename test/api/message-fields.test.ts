@@ -1,6 +1,6 @@
 /**
  * Message and chat-list fields, value by value: the emoji fields of a send (returned message,
- * history, message.new and the update log), the key sets of chat_list's personal and Saved
+ * history, message.new and the update log; emoji_file must be an uploaded file, anyone's), the key sets of chat_list's personal and Saved
  * Messages items and their Peer, and the richer history shape's reply_to_content cut at 50
  * characters (code points, never half a surrogate pair).
  */
@@ -9,6 +9,7 @@ import { test } from 'node:test'
 import { history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
+import { bytesOf, upload } from '../harness/files.js'
 
 const server = await startTestServer()
 const connect = (user: TestUser) => TestSocket.connect(server.url, user.token)
@@ -28,10 +29,13 @@ const EMOJI_FIELDS = ['emoji', 'emoji_file', 'emoji_url', 'emoji_size', 'emoji_c
 const emojiOf = (message: any) => Object.fromEntries(EMOJI_FIELDS.map((k) => [k, message[k]]))
 
 test('emoji fields round-trip exactly: send answer, history, message.new on both sides, update log', async () => {
-  const [alice, bob] = await users(2)
+  const [alice, bob, carol] = await users(3)
   const [aliceSocket, bobSocket] = [await connect(alice), await connect(bob)]
-  const fire = { emoji: '🔥', emoji_file: 'stickers/fire_big.webp', emoji_size: 128, emoji_count: 3 }
-  const heart = { emoji: '❤️', emoji_file: 'emoji/heart.png', emoji_size: 1, emoji_count: 100 }
+  // a sticker alice uploaded, and one of carol's (a sticker anyone may reuse by its path)
+  const fireFile = (await upload(server, alice, bytesOf(2000, 'fire'), 'fire_big.webp')).path as string
+  const heartFile = (await upload(server, carol, bytesOf(1000, 'heart'), 'heart.png')).path as string
+  const fire = { emoji: '🔥', emoji_file: fireFile, emoji_size: 128, emoji_count: 3 }
+  const heart = { emoji: '❤️', emoji_file: heartFile, emoji_size: 1, emoji_count: 100 }
 
   // the first send opens the chat (general path), the second goes by chat_id (the SQLite hot path)
   const sentFire = await send(alice, bob, '', fire)
@@ -42,8 +46,8 @@ test('emoji fields round-trip exactly: send answer, history, message.new on both
   const plain = await send(alice, bob, 'no emoji')
 
   const expected = new Map<number, Record<string, unknown>>([
-    [sentFire.message_id, { ...fire, emoji_url: '/uploads/stickers/fire_big.webp', content: '' }],
-    [sentHeart.message_id, { ...heart, emoji_url: '/uploads/emoji/heart.png', content: 'with text' }],
+    [sentFire.message_id, { ...fire, emoji_url: `/uploads/${fireFile}`, content: '' }],
+    [sentHeart.message_id, { ...heart, emoji_url: `/uploads/${heartFile}`, content: 'with text' }],
     [plain.message_id, { emoji: null, emoji_file: null, emoji_url: null, emoji_size: null, emoji_count: null, content: 'no emoji' }],
   ])
   const check = (message: any, where: string) => {
@@ -82,6 +86,7 @@ test('invalid emoji fields are 400 validation_error and nothing is sent', async 
   const baseline = await send(alice, bob, 'baseline')
   const chatId = baseline.chat_id as number
   const bobSocket = await connect(bob)
+  const sticker = (await upload(server, alice, bytesOf(500, 'sticker'), 'sticker.webp')).path as string
   const cases: [string, Record<string, unknown>][] = [
     ['empty emoji', { content: 'x', emoji: '' }],
     ['emoji over 64 characters', { content: 'x', emoji: 'e'.repeat(65) }],
@@ -96,19 +101,24 @@ test('invalid emoji fields are 400 validation_error and nothing is sent', async 
     ['emoji_count 0', { emoji: '🔥', emoji_count: 0 }],
     ['emoji_count 101', { emoji: '🔥', emoji_count: 101 }],
     ['emoji_count negative', { emoji: '🔥', emoji_count: -1 }],
-    ['only emoji_file: nothing to send', { emoji_file: 'stickers/fire.webp' }],
+    ['only emoji_file: nothing to send', { emoji_file: sticker }],
     ['only emoji_size and emoji_count: nothing to send', { emoji_size: 64, emoji_count: 2 }],
   ]
   for (const [what, fields] of cases) {
     const res = await alice.api.post(`${V2}/messages/send`, { chat_id: chatId, ...fields })
     assertRefused(res, 400, 'validation_error', what)
   }
+  // a file that was never uploaded (or a path outside the uploads) is invalid_file
+  for (const emojiFile of ['stickers/fire.webp', 'AAAAAAAAAAAAAAAAAAAAAA.webp', '../../etc/passwd', '', 'f'.repeat(255)]) {
+    const res = await alice.api.post(`${V2}/messages/send`, { chat_id: chatId, emoji: '🔥', emoji_file: emojiFile })
+    assertRefused(res, 400, 'invalid_file', `emoji_file ${JSON.stringify(emojiFile.slice(0, 30))}`)
+  }
   // the limits themselves are accepted (so the refusals above are about the values)
-  const edge = await send(alice, bob, '', { emoji: 'e'.repeat(64), emoji_file: 'f'.repeat(255), emoji_size: 1024, emoji_count: 1 })
+  const edge = await send(alice, bob, '', { emoji: 'e'.repeat(64), emoji_file: sticker, emoji_size: 1024, emoji_count: 1 })
   assert.deepEqual(emojiOf(edge), {
     emoji: 'e'.repeat(64),
-    emoji_file: 'f'.repeat(255),
-    emoji_url: `/uploads/${'f'.repeat(255)}`,
+    emoji_file: sticker,
+    emoji_url: `/uploads/${sticker}`,
     emoji_size: 1024,
     emoji_count: 1,
   })

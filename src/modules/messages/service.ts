@@ -36,6 +36,8 @@ export async function send(
   }
   // only a file this sender uploaded (400 invalid_file otherwise); its stored facts, not the client's
   if (input.file_path !== undefined) draft.attachment = await files.requireUploaded(ctx, me.id, input.file_path)
+  // a custom emoji or sticker is shown from /uploads/{emoji_file}: it must be an uploaded file
+  if (draft.emoji_file !== null) await files.requireServed(ctx, draft.emoji_file)
 
   const now = ctx.clock.now()
   // a time already past sends at once
