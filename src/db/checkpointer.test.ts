@@ -95,3 +95,43 @@ test('under writes that never stop, the WAL still starts over instead of growing
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('a pause whose checkpoint hangs (a slow disk) is cut short, and each next one may last twice as long', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tern-ckpt-'))
+  const file = path.join(dir, 'x.db')
+  const sqlite = new SQLite(file)
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.exec('create table t (id integer primary key, v text)')
+  const exclusive = mutex()
+  // how long each of the checkpointer's pauses held the writers back
+  const holds: number[] = []
+  const timed = (during: () => Promise<void>) =>
+    exclusive(async () => {
+      const start = performance.now()
+      await during()
+      holds.push(performance.now() - start)
+    })
+  // the worker's checkpoint inside a pause hangs for 400 ms; a pause may first last 20 ms
+  const checkpointer = startCheckpointer(sqlite, file, timed, { intervalMs: 10, restartFrames: 64, pauseLimitMs: 20, stallMs: 400 })
+  try {
+    await checkpointer.ready
+    const insert = sqlite.prepare('insert into t (v) values (?)')
+    const deadline = Date.now() + 20_000
+    while (holds.length < 3 && Date.now() < deadline) {
+      await exclusive(async () => {
+        insert.run('x'.repeat(4000))
+      })
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+    assert.ok(holds.length >= 3, `three pauses (got ${holds.length})`)
+    const [first, second, third] = holds.map((ms) => Math.round(ms))
+    assert.ok(first >= 19 && first < 200, `the first pause was cut at its limit, not held for the whole hang (${first} ms)`)
+    assert.ok(second >= 39 && second < 300, `the next could last twice as long (${second} ms)`)
+    assert.ok(third >= 79, `and the one after that twice again (${third} ms)`)
+  } finally {
+    await checkpointer.close()
+    sqlite.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})

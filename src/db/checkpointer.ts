@@ -13,7 +13,10 @@
  * takes Kysely's connection (so no write of any path can start; the event loop runs on), the
  * worker copies the few frames written since its last pass, and the first write after the pause
  * rewinds the WAL (and cuts the file back to WAL_SIZE_LIMIT). The pause lasts one small
- * checkpoint and its sync, once per RESTART_FRAMES of writes.
+ * checkpoint and its sync, once per RESTART_FRAMES of writes. A sync that hangs (a slow or busy
+ * disk) must not hold every write for long: past a limit writes go on without the rewind, and the
+ * next pause may last twice as long, so that the WAL still starts over on a disk that is slow for
+ * good.
  */
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
@@ -36,8 +39,10 @@ const WAL_SIZE_LIMIT = 64 * 1024 * 1024
 const RESTART_FRAMES = 8192
 /** catch-up passes before a pause run until one finds at most this many new frames */
 const SETTLED_FRAMES = 64
-/** a pause the worker does not end within this is ended by the main thread */
-const PAUSE_LIMIT_MS = 1000
+/** a pause the worker does not end within this is ended by the main thread (usually it takes 1-7 ms) */
+const PAUSE_LIMIT_MS = 50
+/** after each pause that ran out the next may last twice as long, up to this */
+const PAUSE_LIMIT_MAX_MS = 1000
 
 /**
  * The worker, as CommonJS source (an eval worker runs the same way under tsx and from dist/).
@@ -72,6 +77,8 @@ const timer = setInterval(() => {
 parentPort.postMessage('ready')
 parentPort.on('message', (message) => {
   if (message === 'paused') {
+    // tests: a sync that hangs
+    if (workerData.stallMs) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, workerData.stallMs)
     try {
       checkpoint.get()
     } catch {
@@ -103,7 +110,7 @@ export function startCheckpointer(
   sqlite: SQLite.Database,
   file: string,
   exclusive: (during: () => Promise<void>) => Promise<void>,
-  tuning: { intervalMs?: number; restartFrames?: number } = {},
+  tuning: { intervalMs?: number; restartFrames?: number; pauseLimitMs?: number; stallMs?: number } = {},
 ): Checkpointer {
   sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`)
   sqlite.pragma('wal_autocheckpoint = 0')
@@ -115,24 +122,33 @@ export function startCheckpointer(
       intervalMs: tuning.intervalMs ?? CHECKPOINT_INTERVAL_MS,
       restartFrames: tuning.restartFrames ?? RESTART_FRAMES,
       settledFrames: SETTLED_FRAMES,
+      stallMs: tuning.stallMs ?? 0,
     },
   })
   // the process may exit without close(): an interrupted checkpoint is safe (SQLite is crash-safe)
   worker.unref()
   let closing = false
   let running = true
+  const firstLimit = tuning.pauseLimitMs ?? PAUSE_LIMIT_MS
+  let pauseLimit = firstLimit
   /** ends the current pause (the worker caught up, died, or took too long) */
   let endPause: (() => void) | null = null
   let markReady!: () => void
   const ready = new Promise<void>((resolve) => (markReady = resolve))
   worker.on('message', (message) => {
     if (message === 'ready') markReady()
-    if (message === 'resume') endPause?.()
+    if (message === 'resume' && endPause) {
+      pauseLimit = firstLimit
+      endPause()
+    }
     if (message !== 'pause' || closing) return
     void exclusive(
       () =>
         new Promise<void>((resolve) => {
-          const timeout = setTimeout(() => endPause?.(), PAUSE_LIMIT_MS)
+          const timeout = setTimeout(() => {
+            pauseLimit = Math.min(pauseLimit * 2, PAUSE_LIMIT_MAX_MS)
+            endPause?.()
+          }, pauseLimit)
           endPause = () => {
             clearTimeout(timeout)
             endPause = null
