@@ -7,7 +7,7 @@ import { MESSAGE_TEXT, openChat, registerMany, V2 } from '../lib/api.js'
 import type { RequestSpec } from '../lib/http-client.js'
 import { runLoad } from '../lib/load.js'
 import type { LoadResult } from '../lib/load-engine.js'
-import { makeDataDir, removeDataDir } from '../lib/processes.js'
+import { makeDataDir, removeDataDir, threadCpuLine, threadCpuMs } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
 import { checkLoad, fmt, type Scenario } from '../lib/scenario.js'
 import { startServer, type Server } from '../lib/server.js'
@@ -73,12 +73,14 @@ export const sendThroughput: Scenario = {
       const bareP99: number[] = []
       for (let run = 1; run <= ctx.runs; run++) {
         const open = { mode: 'open', rate: half, connections: POOL } as const
+        const cpuBefore = threadCpuMs(tern.pid)
         const result = await load(tern, open, 'Tern half load')
+        const threads = threadCpuLine(tern.pid, cpuBefore, threadCpuMs(tern.pid))
         if (result.throughput < half * 0.95) ctx.log(`  warning: only ${fmt(result.throughput)} of ${fmt(half)} req/s completed`)
         p50.push(result.latency.p50)
         p99.push(result.latency.p99)
         bareP99.push((await load(bare, open, 'bare at the same rate')).latency.p99)
-        ctx.log(`  run ${run} at ${fmt(half)} req/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms; bare p99 ${fmt(bareP99.at(-1)!, 2)} ms`)
+        ctx.log(`  run ${run} at ${fmt(half)} req/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms (${threads}); bare p99 ${fmt(bareP99.at(-1)!, 2)} ms`)
       }
 
       const scenario = this.name
