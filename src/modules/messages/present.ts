@@ -62,10 +62,6 @@ export interface ReplyPreview {
   sender_name: string
 }
 
-/**
- * The richer helper variant: `id` instead of `message_id`, plus HH:MM (UTC), whether it is mine,
- * a preview of the replied-to message and, for attachments, size fields.
- */
 /** how much of the replied-to message the richer shape quotes */
 const REPLY_PREVIEW_CHARS = 50
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
@@ -82,6 +78,10 @@ export function firstCharacters(text: string, n: number): string {
   return text.slice(0, end)
 }
 
+/**
+ * The richer helper variant: `id` instead of `message_id`, plus HH:MM (UTC), whether it is mine,
+ * a preview of the replied-to message and, for attachments, size fields.
+ */
 export function presentRich(message: MessageView, row: MessageRow, meId: number, reply: ReplyPreview | null): RichMessageView {
   const { message_id, ...rest } = message
   return {
