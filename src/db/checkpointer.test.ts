@@ -45,13 +45,19 @@ test('the worker checkpoints the WAL into the database file while the main conne
   }
 })
 
-test('under writes that never stop, the WAL still starts over instead of growing with everything written', async () => {
+/** A WAL database in a temporary directory with Tern's sync setting and one table `t`. */
+function walDatabase() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tern-ckpt-'))
   const file = path.join(dir, 'x.db')
   const sqlite = new SQLite(file)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = NORMAL')
   sqlite.exec('create table t (id integer primary key, v text)')
+  return { dir, file, sqlite }
+}
+
+test('under writes that never stop, the WAL still starts over instead of growing with everything written', async () => {
+  const { dir, file, sqlite } = walDatabase()
   const exclusive = mutex()
   // pause for a restart once the WAL holds 256 pages (1 MiB)
   const checkpointer = startCheckpointer(sqlite, file, exclusive, { intervalMs: 20, restartFrames: 256 })
@@ -97,12 +103,7 @@ test('under writes that never stop, the WAL still starts over instead of growing
 })
 
 test('a pause whose checkpoint hangs (a slow disk) is cut short, and each next one may last twice as long', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tern-ckpt-'))
-  const file = path.join(dir, 'x.db')
-  const sqlite = new SQLite(file)
-  sqlite.pragma('journal_mode = WAL')
-  sqlite.pragma('synchronous = NORMAL')
-  sqlite.exec('create table t (id integer primary key, v text)')
+  const { dir, file, sqlite } = walDatabase()
   const exclusive = mutex()
   // how long each of the checkpointer's pauses held the writers back
   const holds: number[] = []

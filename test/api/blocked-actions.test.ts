@@ -8,19 +8,15 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
+import { anotherDevice, history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
-import { TestSocket } from '../harness/socket.js'
+import { assertNone, TestSocket } from '../harness/socket.js'
 import { waitFor } from '../harness/wait.js'
 
 const server = await startTestServer()
 const connect = (user: TestUser) => TestSocket.connect(server.url, user.token)
 /** another session (device) of the same user */
-const device = async (user: TestUser) => {
-  const login = await server.api.post(`${V2}/auth/login`, { login: user.username, password: user.password })
-  assert.equal(login.status, 200, login.text)
-  return TestSocket.connect(server.url, login.body.data.session_token)
-}
+const device = (user: TestUser) => anotherDevice(server, user)
 const users = (n: number) => registerUsers(server, n)
 const block = (me: TestUser, userId: number) => me.api.post(`${V2}/block`, { user_id: userId })
 const unblock = (me: TestUser, userId: number) => me.api.post(`${V2}/unblock`, { user_id: userId })
@@ -49,11 +45,6 @@ function assertRefused(res: { status: number; body: any }, status: number, code:
   assert.equal(res.body.success, false, what)
   assert.equal(res.body.error.code, code, what)
   assert.equal(res.body.data, undefined, what)
-}
-
-/** Every frame this socket got of this type within `ms`, and asserts there were none. */
-async function assertNone(socket: TestSocket, type: string, ms = 300, what = type) {
-  assert.deepEqual(await socket.drain(type, ms), [], `no ${what} frame expected`)
 }
 
 /** After the drains: nothing at all is left on these sockets (presence is checked on its own). */

@@ -1,8 +1,9 @@
 /**
  * Message and chat-list fields, value by value: the emoji fields of a send (returned message,
- * history, message.new and the update log; emoji_file must be an uploaded file, anyone's), the key sets of chat_list's personal and Saved
- * Messages items and their Peer, and the richer history shape's reply_to_content cut at 50
- * characters (code points, never half a surrogate pair).
+ * history, message.new and the update log; emoji_file must be an uploaded file, anyone's), the
+ * key sets of chat_list's personal and Saved Messages items and their Peer, and the richer
+ * history shape's reply_to_content cut at 50 characters as a reader counts them (never half an
+ * emoji).
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'

@@ -1,6 +1,7 @@
 /** Small request helpers shared by the messaging test files; each asserts success. */
 import assert from 'node:assert/strict'
 import type { TestServer, TestUser } from './server.js'
+import { TestSocket } from './socket.js'
 
 export const V2 = '/api.v2/api'
 export const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
@@ -27,6 +28,13 @@ export async function history(user: TestUser, chatId: number, query: Record<stri
   const res = await user.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100, ...query } })
   assert.equal(res.status, 200, res.text)
   return res.body.items as any[]
+}
+
+/** A socket on another session (device) of the user: a fresh login. */
+export async function anotherDevice(server: TestServer, user: TestUser): Promise<TestSocket> {
+  const login = await server.api.post(`${V2}/auth/login`, { login: user.username, password: user.password })
+  assert.equal(login.status, 200, login.text)
+  return TestSocket.connect(server.url, login.body.data.session_token)
 }
 
 /** The user's whole update log and latest seq. */

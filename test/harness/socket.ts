@@ -91,6 +91,11 @@ export class TestSocket {
   }
 }
 
+/** Waits `ms` and asserts that this socket got no frame of this type meanwhile. */
+export async function assertNone(socket: TestSocket, type: string, ms = 300, what = type) {
+  assert.deepEqual(await socket.drain(type, ms), [], `no ${what} frame expected`)
+}
+
 /**
  * Opens a socket with `open` 20 times, one after another, while each of `steps` runs over and over
  * (sends, connections coming and going: events reaching the user meanwhile), and checks every

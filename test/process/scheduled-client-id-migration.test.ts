@@ -4,22 +4,11 @@
  * and a pending row whose client id already names a delivered message. Others stay untouched.
  */
 import assert from 'node:assert/strict'
-import { after, test } from 'node:test'
-import { Migrator } from 'kysely'
-import { createDatabase } from '../../src/db/database.js'
-import { migrations } from '../../src/db/migrations/index.js'
-import { createTestDatabase, tempDir } from '../harness/database.js'
+import { test } from 'node:test'
+import { migrationDatabase } from '../harness/migrations.js'
 
 const BEFORE = '2026-11-21T08-00-sqlite-seq-from-log'
-const dataDir = tempDir()
-const testDb = await createTestDatabase(dataDir)
-const handle = createDatabase(testDb.url)
-const { db } = handle
-const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
-after(async () => {
-  await handle.close()
-  await testDb.drop()
-})
+const { db, migrator } = await migrationDatabase()
 
 test('duplicate pending rows go, the rest stay, and a second pending row with the same client id is refused', async () => {
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)

@@ -5,24 +5,13 @@
  * checks pass there unchanged.)
  */
 import assert from 'node:assert/strict'
-import { after, test } from 'node:test'
-import { Migrator } from 'kysely'
+import { test } from 'node:test'
 import type { AppContext } from '../../src/context.js'
-import { createDatabase } from '../../src/db/database.js'
-import { migrations } from '../../src/db/migrations/index.js'
 import { record } from '../../src/realtime/updates.js'
-import { createTestDatabase, tempDir } from '../harness/database.js'
+import { migrationDatabase } from '../harness/migrations.js'
 
 const BEFORE = '2026-11-21T07-00-update-refs'
-const dataDir = tempDir()
-const testDb = await createTestDatabase(dataDir)
-const handle = createDatabase(testDb.url)
-const { db } = handle
-const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
-after(async () => {
-  await handle.close()
-  await testDb.drop()
-})
+const { handle, db, migrator } = await migrationDatabase()
 
 test('seqs continue from the log after the counters are dropped, and are rebuilt from it going down', async () => {
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)

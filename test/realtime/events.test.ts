@@ -1,28 +1,19 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
+import { anotherDevice, history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
-import { TestSocket, type Frame } from '../harness/socket.js'
+import { assertNone, TestSocket, type Frame } from '../harness/socket.js'
 import { sleep, waitFor } from '../harness/wait.js'
 
 const server = await startTestServer()
 const connect = (user: TestUser) => TestSocket.connect(server.url, user.token)
 /** another session (device) of the same user */
-const device = async (user: TestUser) => {
-  const login = await server.api.post(`${V2}/auth/login`, { login: user.username, password: user.password })
-  assert.equal(login.status, 200, login.text)
-  return TestSocket.connect(server.url, login.body.data.session_token)
-}
+const device = (user: TestUser) => anotherDevice(server, user)
 const users = (n: number) => registerUsers(server, n)
 async function peerOf(user: TestUser, peerId: number) {
   const res = await user.api.get(`${V2}/chat_list`, { query: { per_page: 100 } })
   assert.equal(res.status, 200, res.text)
   return res.body.items.find((i: any) => i.peer?.user_id === peerId && !i.is_saved)?.peer
-}
-
-/** Every frame this socket got of this type within `ms`, and asserts there were none. */
-async function assertNone(socket: TestSocket, type: string, ms = 300, what = type) {
-  assert.deepEqual(await socket.drain(type, ms), [], `no ${what} frame expected`)
 }
 
 // ---------------------------------------------------------------- message.deleted

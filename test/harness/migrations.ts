@@ -1,0 +1,21 @@
+/**
+ * For migration tests: a fresh, empty database (SQLite, or PostgreSQL under TEST_DATABASE_URL)
+ * and a Migrator over every migration, so a test can stop before one, plant rows and go on.
+ * Closed and dropped when the test file ends.
+ */
+import { after } from 'node:test'
+import { Migrator } from 'kysely'
+import { createDatabase } from '../../src/db/database.js'
+import { migrations } from '../../src/db/migrations/index.js'
+import { createTestDatabase, tempDir } from './database.js'
+
+export async function migrationDatabase() {
+  const testDb = await createTestDatabase(tempDir())
+  const handle = createDatabase(testDb.url)
+  after(async () => {
+    await handle.close()
+    await testDb.drop()
+  })
+  const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } })
+  return { handle, db: handle.db, migrator }
+}
