@@ -88,6 +88,12 @@ export async function touchMembers(db: Db, chatId: number, senderId: number, seq
     .execute()
 }
 
+/** A member's read position (0 if not a member). */
+export async function readSeqOf(db: Db, chatId: number, userId: number): Promise<number> {
+  const row = await db.selectFrom('chat_members').select('read_seq').where('chat_id', '=', chatId).where('user_id', '=', userId).executeTakeFirst()
+  return row?.read_seq ?? 0
+}
+
 /** Moves a member's read position forward (never back); returns whether it moved. */
 export async function advanceRead(db: Db, chatId: number, userId: number, seq: number, now: number): Promise<boolean> {
   const result = await db

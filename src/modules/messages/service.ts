@@ -122,11 +122,13 @@ export async function writeMessage(
 
 /** The read receipt a send in a personal chat implies, if the sender had not read up to `lastSeq`. */
 async function readOnSend(ctx: AppContext, trx: Db, chat: ChatRow, senderId: number, lastSeq: number, now: number): Promise<Delivery[]> {
-  // positions only move forward: a position read with the chat that already covers it still does
-  const known = (chat as Partial<chats.MemberChat>).read_seq
-  if (lastSeq < 1 || (known !== undefined && known >= lastSeq)) return []
+  if (lastSeq < 1) return []
+  // Positions only move forward: one read with the chat that already covers it still does. The
+  // position it read from bounds the range marked read (from 0 it would scan the whole chat).
+  const known = (chat as Partial<chats.MemberChat>).read_seq ?? (await chats.readSeqOf(trx, chat.id, senderId))
+  if (known >= lastSeq) return []
   if (!(await chats.advanceRead(trx, chat.id, senderId, lastSeq, now))) return []
-  await repo.markReadRange(trx, chat.id, senderId, known ?? 0, lastSeq, now)
+  await repo.markReadRange(trx, chat.id, senderId, known, lastSeq, now)
   const last = await trx.selectFrom('messages').select('id').where('chat_id', '=', chat.id).where('seq', '=', lastSeq).executeTakeFirst()
   if (!last) return []
   const event = { chat_id: chat.id, reader_id: senderId, message_id: last.id, read_at: iso(now) }
