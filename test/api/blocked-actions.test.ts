@@ -281,6 +281,33 @@ test('blocked: the Peer in chat_list hides is_online/last_seen both ways', async
   await bobSocket.close()
 })
 
+test('blocked: the blocked list and a shared group\'s member list hide presence too (an unblocked member still sees it)', async () => {
+  const [alice, bob, carol] = await users(3)
+  const created = await alice.api.post(`${V2}/groups/create`, { title: 'all three', member_ids: [bob.id, carol.id] })
+  assert.equal(created.status, 200, created.text)
+  const groupId = created.body.data.group_id as number
+  assert.equal((await block(alice, bob.id)).status, 200)
+  const bobSocket = await connect(bob)
+  const membersAs = async (user: TestUser) => {
+    const res = await user.api.get(`${V2}/groups/members`, { query: { chat_id: groupId } })
+    assert.equal(res.status, 200, res.text)
+    return new Map<number, any>(res.body.items.map((m: any) => [m.user_id, m]))
+  }
+  // control: carol sees bob online in the same list
+  await waitFor(async () => ((await membersAs(carol)).get(bob.id)?.is_online === true ? true : undefined), { message: 'carol sees bob online' })
+  const presenceIn = (peer: any) => ({ is_online: peer.is_online, last_seen: peer.last_seen })
+  const hidden = { is_online: false, last_seen: null }
+  assert.deepEqual(presenceIn((await membersAs(alice)).get(bob.id)), hidden, 'bob in the member list, as alice sees him')
+  const listed = await alice.api.get(`${V2}/blocked`)
+  assert.equal(listed.status, 200, listed.text)
+  assert.deepEqual(listed.body.items.map((p: any) => [p.user_id, presenceIn(p)]), [[bob.id, hidden]], 'bob in alice\'s blocked list')
+  const aliceSocket = await connect(alice)
+  await waitFor(async () => ((await membersAs(carol)).get(alice.id)?.is_online === true ? true : undefined), { message: 'carol sees alice online' })
+  assert.deepEqual(presenceIn((await membersAs(bob)).get(alice.id)), hidden, 'alice in the member list, as bob sees her')
+  await aliceSocket.close()
+  await bobSocket.close()
+})
+
 // ---------------------------------------------------------------- unblock
 
 test('after unblock: bob\'s edit, reaction, read, delete for all and presence reach alice again', async () => {
