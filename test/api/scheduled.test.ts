@@ -272,6 +272,69 @@ test('a pending message that cannot be delivered is retried later and holds back
   await bobSocket.close()
 })
 
+test('a pending message whose sender was blocked meanwhile is dropped: scheduled.dropped {reason: blocked} reaches the sender\'s devices, nothing reaches the blocker', async () => {
+  const [alice, bob] = await users(2)
+  const { chatId } = await chatWith(alice, bob)
+  const [laptop, phone, bobSocket] = await Promise.all([connect(server.url, alice.token), connect(server.url, alice.token), connect(server.url, bob.token)])
+  const bobSeq = await seqOf(bob.api)
+  const due = inMs(700)
+  const pending = await send(alice.api, { receiver_id: bob.id, content: 'you will not see this', scheduled_at: due })
+  assert.equal((await bob.api.post(`${V2}/block`, { user_id: alice.id })).status, 200)
+  const bobAfterBlock = await seqOf(bob.api)
+
+  for (const socket of [laptop, phone]) {
+    const frame = await socket.next('scheduled.dropped', Date.parse(due) - Date.now() + 2000)
+    assert.deepEqual(frame.data, { chat_id: chatId, message_id: pending.message_id, reason: 'blocked' })
+    assert.equal(typeof frame.seq, 'number')
+  }
+  assert.deepEqual(await scheduled(alice.api, chatId), [], 'no longer pending')
+  for (const api of [alice.api, bob.api]) assert.deepEqual((await history(api, chatId)).map((m) => m.content), ['baseline'])
+  assert.deepEqual(await bobSocket.drain('message.new', 300), [])
+  assert.deepEqual(await bobSocket.drain('scheduled.dropped', 0), [])
+  assert.ok(bobAfterBlock > bobSeq, 'the block itself is logged for bob')
+  assert.equal(await seqOf(bob.api), bobAfterBlock, 'nothing else reached the blocker')
+  // logged: a device that was offline learns it on resume
+  const log = (await alice.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })).body.items as any[]
+  assert.deepEqual(log.filter((item) => item.type === 'scheduled.dropped').map((item) => item.data), [
+    { chat_id: chatId, message_id: pending.message_id, reason: 'blocked' },
+  ])
+})
+
+test('sending a pending message now while blocked is 403 blocked and it stays pending; after unblock it sends', async () => {
+  const [alice, bob] = await users(2)
+  const { chatId } = await chatWith(alice, bob)
+  const pending = await send(alice.api, { receiver_id: bob.id, content: 'try now', scheduled_at: inMs(60_000) })
+  assert.equal((await bob.api.post(`${V2}/block`, { user_id: alice.id })).status, 200)
+  const refused = await reschedule(alice, pending.message_id, { scheduled_at: null })
+  assert.equal(refused.status, 403, refused.text)
+  assert.equal(refused.body.error.code, 'blocked')
+  assert.deepEqual((await scheduled(alice.api, chatId)).map((m) => m.message_id), [pending.message_id], 'still pending')
+  assert.equal((await bob.api.post(`${V2}/unblock`, { user_id: alice.id })).status, 200)
+  const sent = await reschedule(alice, pending.message_id, { scheduled_at: null })
+  assert.equal(sent.status, 200, sent.text)
+  assert.equal(sent.body.data.content, 'try now')
+  assert.deepEqual((await history(bob.api, chatId)).map((m) => m.content), ['try now', 'baseline'])
+})
+
+test('a pending message in a group its sender left is dropped with reason not_member; the group gets nothing', async () => {
+  const [stayer, leaver] = await users(2)
+  const created = await leaver.api.post(`${V2}/groups/create`, { title: 'Trips', member_ids: [stayer.id] })
+  assert.equal(created.status, 200, created.text)
+  const groupId = created.body.data.group_id as number
+  const stayerSocket = await connect(server.url, stayer.token)
+  const leaverSocket = await connect(server.url, leaver.token)
+  const due = inMs(700)
+  const pending = await send(leaver.api, { chat_id: groupId, content: 'see you there', scheduled_at: due })
+  assert.equal((await leaver.api.post(`${V2}/groups/leave`, { chat_id: groupId })).status, 200)
+
+  const frame = await leaverSocket.next('scheduled.dropped', Date.parse(due) - Date.now() + 2000)
+  assert.deepEqual(frame.data, { chat_id: groupId, message_id: pending.message_id, reason: 'not_member' })
+  assert.deepEqual(await stayerSocket.drain('message.new', 300), [])
+  const res = await stayer.api.get(`${V2}/chat/history`, { query: { chat_id: groupId, per_page: 100 } })
+  assert.equal(res.status, 200, res.text)
+  assert.ok(!(res.body.items as any[]).some((m) => m.content === 'see you there'))
+})
+
 test('a pending message survives a restart and is delivered by the new process', async () => {
   const first = await startTestServer()
   const [alice, bob] = await users(2, first)

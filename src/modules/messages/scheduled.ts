@@ -10,6 +10,8 @@ import { isUniqueViolation } from '../../db/errors.js'
 import { fromJson } from '../../db/json.js'
 import type { ChatRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import { notFound, validationError } from '../../http/errors.js'
+import { logUsers } from '../../realtime/events.js'
+import type { Delivery } from '../../realtime/fanout.js'
 import * as blocks from '../blocks/service.js'
 import * as chats from '../chats/service.js'
 import * as users from '../users/service.js'
@@ -120,15 +122,24 @@ export async function update(ctx: AppContext, me: UserRow, pendingId: number, bo
     const chat = await chats.requireMember(ctx, me.id, row.chat_id)
     return presentPending(moved, draftOf(moved), me, chats.otherMember(chat, me.id))
   }
-  // Now (or a time already past): deliver it here, the same way the scheduler would.
+  // Now (or a time already past): refused as a send would be (the message stays pending), else
+  // delivered here, the same way the scheduler would.
+  const chat = await chats.requireMember(ctx, me.id, row.chat_id)
+  chats.assertCanPost(chat)
+  await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
   const message = await deliver(ctx, row.id, now)
   if (!message) throw notFound('Scheduled message not found')
   return message
 }
 
+/** Why a pending message could not become a message: the `reason` of `scheduled.dropped`. */
+export type DropReason = 'blocked' | 'not_member' | 'not_allowed'
+
 /**
  * Delivers one pending message if it is still pending: the DELETE decides who delivers it.
- * A sender who left the chat, or was blocked meanwhile, has it dropped.
+ * A sender who left the chat, lost the right to post or was blocked meanwhile has it dropped, and
+ * their devices get `scheduled.dropped {chat_id, message_id, reason}` (logged, so a device that
+ * was offline learns it too). Null if it was no longer pending, or dropped.
  */
 export async function deliver(ctx: AppContext, pendingId: number, now: number): Promise<MessageView | null> {
   const result = await ctx.db.transaction().execute(async (trx) => {
@@ -138,16 +149,26 @@ export async function deliver(ctx: AppContext, pendingId: number, now: number): 
   })
   if (!result) return null
   ctx.fanout.publish(result.deliveries)
-  return result.message
+  return result.message ?? null
 }
 
-async function writePending(ctx: AppContext, trx: Db, row: ScheduledMessageRow, now: number) {
+/** The delivered message and its frames; only frames (for the sender) when dropped; null when neither. */
+type Written = { message?: MessageView; deliveries: Delivery[] } | null
+
+async function writePending(ctx: AppContext, trx: Db, row: ScheduledMessageRow, now: number): Promise<Written> {
   const sender = await users.findByIdIn(trx, row.sender_id)
+  // a banned or deleted sender has no device to tell
+  if (!sender || sender.is_active !== 1) return null
+  const dropped = async (reason: DropReason): Promise<Written> => {
+    ctx.log.info({ scheduled_message_id: row.id, chat_id: row.chat_id, sender_id: sender.id, reason }, 'scheduled message dropped')
+    const event = { chat_id: row.chat_id, message_id: row.id, reason }
+    return { deliveries: await logUsers(ctx, trx, [sender.id], 'scheduled.dropped', event, now) }
+  }
   const chat = await chats.requireMember(ctx, row.sender_id, row.chat_id, trx).catch(() => null)
-  // a sender who left, was banned or lost the right to post meanwhile: the message is dropped
-  if (!sender || sender.is_active !== 1 || !chat || (chat.chat_type !== 'personal' && !can(chat, chat.role, 'post'))) return null
+  if (!chat) return dropped('not_member')
+  if (chat.chat_type !== 'personal' && !can(chat, chat.role, 'post')) return dropped('not_allowed')
   const other = chats.otherMember(chat, sender.id)
-  if (other !== null && other !== sender.id && (await blocks.hasBlocked(trx, other, sender.id))) return null
+  if (other !== null && other !== sender.id && (await blocks.hasBlocked(trx, other, sender.id))) return dropped('blocked')
   // its client id already names a message (sent at once by a retry): that one stands
   if (row.client_message_id !== null && (await repo.findByClientId(trx, sender.id, row.client_message_id))) return null
   const draft = draftOf(row)
