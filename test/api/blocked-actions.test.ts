@@ -361,7 +361,7 @@ test('after unblock: bob\'s edit, reaction, read, delete for all and presence re
 
 // ---------------------------------------------------------------- scheduled
 
-test('blocked: a message bob scheduled before the block is dropped, not delivered to alice', async () => {
+test('blocked: a message bob scheduled before the block is dropped (bob is told), not delivered to alice', async () => {
   const [alice, bob] = await users(2)
   const first = await send(bob, alice, 'before')
   const chatId = first.chat_id as number
@@ -389,11 +389,14 @@ test('blocked: a message bob scheduled before the block is dropped, not delivere
   assert.ok(Date.now() >= Date.parse(due) - 50, 'it left the list no earlier than due')
   for (const socket of [laptop, phone]) await assertNone(socket, 'message.new', 300)
   await assertNone(bobSocket, 'message.new', 0, 'message.new to bob (nothing was written)')
+  // bob's devices learn it was dropped; alice hears nothing
+  const dropped = await bobSocket.next('scheduled.dropped', 1000)
+  assert.deepEqual(dropped.data, { chat_id: chatId, message_id: pending.message_id, reason: 'blocked' })
   assertNothingElse([laptop, phone, bobSocket], 'after the scheduled time')
   assert.deepEqual((await history(alice, chatId)).map((m) => m.content), ['before'])
   assert.deepEqual((await history(bob, chatId)).map((m) => m.content), ['before'], 'dropped: not in bob\'s history either')
   assert.deepEqual(await logOf(alice), aliceLog, 'alice\'s update log is unchanged')
-  assert.deepEqual(await logOf(bob), bobLog, 'bob\'s update log is unchanged')
+  assert.deepEqual(await logOf(bob), { seq: dropped.seq, items: [...bobLog.items, ['scheduled.dropped', dropped.seq]] }, 'bob\'s update log has only the drop')
   assert.equal((await chatListItem(alice, chatId)).last_message.message_id, first.message_id)
   assert.equal((await chatListItem(alice, chatId)).unread_count, 1)
 
