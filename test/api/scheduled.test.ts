@@ -335,6 +335,23 @@ test('a pending message in a group its sender left is dropped with reason not_me
   assert.ok(!(res.body.items as any[]).some((m) => m.content === 'see you there'))
 })
 
+test('a channel post scheduled by an admin who is no longer one when it is due is dropped with reason not_allowed', async () => {
+  const [owner, editor] = await users(2)
+  const created = await owner.api.post(`${V2}/channels/create`, { title: 'Bulletin' })
+  assert.equal(created.status, 200, created.text)
+  const channelId = created.body.data.channel_id as number
+  assert.equal((await editor.api.post(`${V2}/channels/subscribe`, { channel_id: channelId })).status, 200)
+  assert.equal((await owner.api.post(`${V2}/channels/add-admin`, { channel_id: channelId, user_id: editor.id })).status, 200)
+  const editorSocket = await connect(server.url, editor.token)
+  const due = inMs(700)
+  const pending = await send(editor.api, { chat_id: channelId, content: 'scheduled post', scheduled_at: due })
+  assert.equal((await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channelId, user_id: editor.id })).status, 200)
+
+  const frame = await editorSocket.next('scheduled.dropped', Date.parse(due) - Date.now() + 2000)
+  assert.deepEqual(frame.data, { chat_id: channelId, message_id: pending.message_id, reason: 'not_allowed' })
+  assert.deepEqual((await history(owner.api, channelId)).map((m) => m.content), [])
+})
+
 test('a pending message survives a restart and is delivered by the new process', async () => {
   const first = await startTestServer()
   const [alice, bob] = await users(2, first)
