@@ -20,6 +20,8 @@ const PAIRS = 16
 const CONNECTIONS = 32
 /** open-loop connection pool: far more than half-load ever needs in flight */
 const POOL = 64
+/** the issue's target for Tern's p99 at half load */
+const P99_TARGET_MS = 10
 
 export const sendThroughput: Scenario = {
   name: 'send-throughput',
@@ -83,13 +85,18 @@ export const sendThroughput: Scenario = {
         ctx.log(`  run ${run} at ${fmt(half)} req/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms (${threads}); bare p99 ${fmt(bareP99.at(-1)!, 2)} ms`)
       }
 
+      // The bare route does almost nothing per request: when its own tail passes Tern's target, the
+      // machine stalled (disk, hypervisor) during that window, and Tern's figure carries it too.
+      const stalled = bareP99.filter((p) => p > P99_TARGET_MS).length
+      if (stalled > 0) ctx.log(`  note: the bare route's own p99 exceeded ${P99_TARGET_MS} ms in ${stalled} of ${bareP99.length} half-load windows: the machine (or its disk) stalled`)
+
       const scenario = this.name
       const rows: Row[] = [
         { scenario, figure: 'bare Fastify + 1 SQLite insert, max', unit: 'req/s', samples: bareMax },
         { scenario, figure: 'Tern V2/messages/send, max', unit: 'req/s', samples: ternMax },
         { scenario, figure: 'Tern / bare', unit: 'x', samples: ternMax.map((t, i) => t / bareMax[i]), target: { min: 0.7 } },
         { scenario, figure: `Tern p50 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p50 },
-        { scenario, figure: `Tern p99 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p99, target: { max: 10 } },
+        { scenario, figure: `Tern p99 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p99, target: { max: P99_TARGET_MS } },
         { scenario, figure: `bare p99 at ${fmt(half)} req/s (reference)`, unit: 'ms', samples: bareP99 },
       ]
       return rows
