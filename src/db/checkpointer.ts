@@ -14,9 +14,11 @@
  * worker copies the few frames written since its last pass, and the first write after the pause
  * rewinds the WAL (and cuts the file back to WAL_SIZE_LIMIT). The pause lasts one small
  * checkpoint and its sync, once per RESTART_FRAMES of writes. A sync that hangs (a slow or busy
- * disk) must not hold every write for long: past a limit writes go on without the rewind, and the
- * next pause may last twice as long, so that the WAL still starts over on a disk that is slow for
- * good.
+ * disk) must not hold every write for long: past PAUSE_LIMIT_MS writes go on without the rewind.
+ * A disk that stalls for a few seconds only lets the WAL grow meanwhile, and it starts over once
+ * the disk is back. Only once the WAL has grown past LONG_WAL_RESTARTS × RESTART_FRAMES (a disk
+ * slow for good) may each pause that runs out be followed by one twice as long, so that the WAL
+ * still starts over: then a long WAL costs more than a long pause.
  */
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
@@ -41,13 +43,15 @@ const RESTART_FRAMES = 8192
 const SETTLED_FRAMES = 64
 /** a pause the worker does not end within this is ended by the main thread (usually it takes 1-7 ms) */
 const PAUSE_LIMIT_MS = 50
-/** after each pause that ran out the next may last twice as long, up to this */
+/** with a WAL this many times RESTART_FRAMES (128 MiB), pauses that run out may grow */
+const LONG_WAL_RESTARTS = 4
+/** from then on, after each pause that ran out the next may last twice as long, up to this */
 const PAUSE_LIMIT_MAX_MS = 1000
 
 /**
  * The worker, as CommonJS source (an eval worker runs the same way under tsx and from dist/).
- * Messages: worker → main 'ready' (connection open), 'pause' (the WAL is long: stop writing) and
- * 'resume' (caught up);
+ * Messages: worker → main 'ready' (connection open), { pause: frames } (the WAL holds this many
+ * frames: stop writing) and 'resume' (caught up);
  * main → worker 'paused' (no write can start now) and 'close'.
  */
 const WORKER_SOURCE = `
@@ -72,7 +76,7 @@ const timer = setInterval(() => {
   }
   pausing = true
   pausedAt = log
-  parentPort.postMessage('pause')
+  parentPort.postMessage({ pause: log })
 }, workerData.intervalMs)
 parentPort.postMessage('ready')
 parentPort.on('message', (message) => {
@@ -110,7 +114,7 @@ export function startCheckpointer(
   sqlite: SQLite.Database,
   file: string,
   exclusive: (during: () => Promise<void>) => Promise<void>,
-  tuning: { intervalMs?: number; restartFrames?: number; pauseLimitMs?: number; stallMs?: number } = {},
+  tuning: { intervalMs?: number; restartFrames?: number; longWalFrames?: number; pauseLimitMs?: number; stallMs?: number } = {},
 ): Checkpointer {
   sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`)
   sqlite.pragma('wal_autocheckpoint = 0')
@@ -130,25 +134,29 @@ export function startCheckpointer(
   let closing = false
   let running = true
   const firstLimit = tuning.pauseLimitMs ?? PAUSE_LIMIT_MS
-  let pauseLimit = firstLimit
+  const longWalFrames = tuning.longWalFrames ?? LONG_WAL_RESTARTS * (tuning.restartFrames ?? RESTART_FRAMES)
+  /** how long the next pause of a long WAL may last */
+  let longPauseLimit = firstLimit
   /** ends the current pause (the worker caught up, died, or took too long) */
   let endPause: (() => void) | null = null
   let markReady!: () => void
   const ready = new Promise<void>((resolve) => (markReady = resolve))
-  worker.on('message', (message) => {
+  worker.on('message', (message: 'ready' | 'resume' | { pause: number }) => {
     if (message === 'ready') markReady()
     if (message === 'resume' && endPause) {
-      pauseLimit = firstLimit
+      longPauseLimit = firstLimit
       endPause()
     }
-    if (message !== 'pause' || closing) return
+    if (typeof message !== 'object' || closing) return
+    const long = message.pause >= longWalFrames
+    const limit = long ? longPauseLimit : firstLimit
     void exclusive(
       () =>
         new Promise<void>((resolve) => {
           const timeout = setTimeout(() => {
-            pauseLimit = Math.min(pauseLimit * 2, PAUSE_LIMIT_MAX_MS)
+            if (long) longPauseLimit = Math.min(longPauseLimit * 2, PAUSE_LIMIT_MAX_MS)
             endPause?.()
-          }, pauseLimit)
+          }, limit)
           endPause = () => {
             clearTimeout(timeout)
             endPause = null
