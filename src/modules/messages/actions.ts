@@ -15,7 +15,7 @@ import * as users from '../users/service.js'
 import type { Draft, Origin } from './draft.js'
 import * as repo from './repo.js'
 import type { MessageView } from './schemas.js'
-import { presentOne, readableMessage, visibleMessage, writeMessage } from './service.js'
+import { assertMaySend, presentOne, readableMessage, visibleMessage, writeMessage } from './service.js'
 
 /** In a personal chat, whether the peer blocked me: then my typing does not reach them. */
 async function peerBlockedMe(ctx: AppContext, chat: chats.MemberChat, me: number): Promise<boolean> {
@@ -128,8 +128,7 @@ export async function react(ctx: AppContext, me: UserRow, messageId: number, emo
 export async function forward(ctx: AppContext, me: UserRow, messageId: number, targetChatId: number): Promise<MessageView> {
   const { row } = await readableMessage(ctx, me, messageId)
   const target = await chats.requireMember(ctx, me.id, targetChatId)
-  chats.assertCanPost(target)
-  await blocks.assertNotBlocked(ctx.db, chats.otherMember(target, me.id), me.id)
+  await assertMaySend(ctx, target, me.id)
   // A forward of a forward still names the first sender.
   let origin: Origin
   if (row.forwarded_from !== null) {

@@ -19,7 +19,7 @@ import type { Draft } from './draft.js'
 import { presentPending } from './present.js'
 import type { MessageView, ScheduleBody } from './schemas.js'
 import * as repo from './repo.js'
-import { writeMessage } from './service.js'
+import { assertMaySend, writeMessage } from './service.js'
 import { can } from '../chats/permissions.js'
 
 /** How often each instance looks for due messages: delivery lands within this of its time. */
@@ -124,9 +124,7 @@ export async function update(ctx: AppContext, me: UserRow, pendingId: number, bo
   }
   // Now (or a time already past): refused as a send would be (the message stays pending), else
   // delivered here, the same way the scheduler would.
-  const chat = await chats.requireMember(ctx, me.id, row.chat_id)
-  chats.assertCanPost(chat)
-  await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
+  await assertMaySend(ctx, await chats.requireMember(ctx, me.id, row.chat_id), me.id)
   const message = await deliver(ctx, row.id, now)
   if (!message) throw notFound('Scheduled message not found')
   return message

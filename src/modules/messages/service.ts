@@ -61,8 +61,7 @@ export async function send(
     input.chat_id !== undefined
       ? await chats.requireMember(ctx, me.id, input.chat_id)
       : await chats.getOrCreatePersonal(ctx, me, input.receiver_id!)
-  chats.assertCanPost(chat)
-  await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
+  await assertMaySend(ctx, chat, me.id)
   if (draft.reply_to_id !== null) await assertReplyTarget(ctx.db, chat.id, draft.reply_to_id)
   if (draft.topic_id !== null) await chats.assertTopic(ctx.db, chat, draft.topic_id)
 
@@ -79,6 +78,12 @@ export async function send(
     }
     throw error
   }
+}
+
+/** 403 unless I may post in this chat of mine (a channel's owner or admin) and its peer has not blocked me. */
+export async function assertMaySend(ctx: AppContext, chat: ChatRow & { role?: string | null }, meId: number) {
+  chats.assertCanPost(chat)
+  await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, meId), meId)
 }
 
 async function assertReplyTarget(db: Db, chatId: number, replyToId: number) {
