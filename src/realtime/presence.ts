@@ -4,8 +4,9 @@
  * the instances that have one (scored by an expiry the heartbeat refreshes, so a crashed instance
  * stops counting after PRESENCE_TTL_HEARTBEATS missed heartbeats). Only the first socket anywhere
  * (online) and the last one (offline, last_seen) change the user row and send `presence` frames
- * to their personal-chat peers, except where either side blocked the other. Frames are ephemeral (no seq): when pub/sub
- * may have lost some, the gateway sends each socket its peers' presence as it stands (peersOf).
+ * to their personal-chat peers, except where either side blocked the other. Frames are ephemeral
+ * (no seq): when pub/sub may have lost some, the gateway sends each socket its peers' presence as
+ * it stands (peersOf).
  * A transition that fails (Redis or the database away) is retried until it goes through.
  */
 import { randomBytes } from 'node:crypto'

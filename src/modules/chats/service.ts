@@ -90,6 +90,7 @@ export const personalPeers = repo.personalPeers
 
 /** Moves a member's read position forward (never back); whether it moved. */
 export const advanceRead = repo.advanceRead
+/** A member's read position (0 if not a member). */
 export const readSeqOf = repo.readSeqOf
 
 /** After a delete for everyone: the chat's last message becomes its newest visible one. */
