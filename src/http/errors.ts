@@ -17,6 +17,9 @@ export type ErrorCode =
   | 'rate_limited'
   | 'upstream_timeout'
   | 'premium_required'
+  | 'unsupported_media_type'
+  | 'method_not_allowed'
+  | 'upgrade_required'
   | 'internal_error'
 
 export class AppError extends Error {
@@ -40,6 +43,11 @@ export const notFound = (message = 'Not found') => new AppError(404, 'not_found'
 export const conflict = (message: string) => new AppError(409, 'conflict', message)
 export const invalidFile = (message = 'The referenced file was never uploaded') => new AppError(400, 'invalid_file', message)
 export const payloadTooLarge = (message = 'Payload too large') => new AppError(413, 'payload_too_large', message)
+export const unsupportedMediaType = (message: string) => new AppError(415, 'unsupported_media_type', message)
+export const methodNotAllowed = (allow: readonly string[]) =>
+  new AppError(405, 'method_not_allowed', `Method not allowed; this path accepts ${allow.join(', ')}`, { allow: allow.join(', ') })
+export const upgradeRequired = (message = 'This endpoint speaks WebSocket: send an Upgrade request') =>
+  new AppError(426, 'upgrade_required', message, { upgrade: 'websocket', connection: 'Upgrade' })
 export const rateLimited = (retryAfterSeconds: number) =>
   new AppError(429, 'rate_limited', `Too many requests; retry in ${retryAfterSeconds} s`, {
     'retry-after': String(retryAfterSeconds),
@@ -72,15 +80,18 @@ export function validationMessage(error: FastifyError): string {
   return `${field} ${first.message ?? 'is invalid'}`
 }
 
-const STATUS_CODES: Record<number, ErrorCode> = {
-  400: 'validation_error',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  409: 'conflict',
-  413: 'payload_too_large',
-  429: 'rate_limited',
-}
+const STATUS_CODES = new Map<number, ErrorCode>([
+  [400, 'validation_error'],
+  [401, 'unauthorized'],
+  [403, 'forbidden'],
+  [404, 'not_found'],
+  [405, 'method_not_allowed'],
+  [409, 'conflict'],
+  [413, 'payload_too_large'],
+  [415, 'unsupported_media_type'],
+  [426, 'upgrade_required'],
+  [429, 'rate_limited'],
+])
 
 export function errorHandler(error: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) {
@@ -98,7 +109,7 @@ export function errorHandler(error: FastifyError | AppError | Error, request: Fa
   if (status && status >= 400 && status < 500) {
     // Fastify's own client errors (malformed JSON, body too large, bad media type…): their
     // messages are short and safe to show.
-    const code = STATUS_CODES[status] ?? 'validation_error'
+    const code = STATUS_CODES.get(status) ?? 'validation_error'
     let message = fastifyError.message
     if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = 'Request body is larger than 1 MiB'
     else if (status === 400 && error instanceof SyntaxError) message = `Malformed JSON body: ${error.message}`
@@ -112,7 +123,7 @@ export function errorHandler(error: FastifyError | AppError | Error, request: Fa
 export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
   const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 400
   const message = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not validly percent-encoded' : 'Bad request'
-  return reply.code(status).send(errorBody(STATUS_CODES[status] ?? 'validation_error', message))
+  return reply.code(status).send(errorBody(STATUS_CODES.get(status) ?? 'validation_error', message))
 }
 
 /** Malformed HTTP that never becomes a request (oversized headers, garbage): an envelope on the raw socket. */
