@@ -78,6 +78,8 @@ export interface Config {
   updateLogKeep: number
   /** seconds between WebSocket pings: a socket that has not answered the previous one is dropped */
   wsHeartbeatSeconds: number
+  /** open WebSockets one user may hold on one instance; the next is closed with 4029 */
+  wsMaxSocketsPerUser: number
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
   /** allowed CORS origins; `*` allows any origin (without credentials) */
   corsOrigins: string[]
@@ -222,6 +224,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     premiumPlans: json('PREMIUM_PLANS', DEFAULT_PLANS, checkPlans),
     updateLogKeep: int('UPDATE_LOG_KEEP', 10_000, 10, 100_000_000),
     wsHeartbeatSeconds: int('WS_HEARTBEAT_SECONDS', 30, 1, 3600),
+    wsMaxSocketsPerUser: int('WS_MAX_SOCKETS_PER_USER', 100, 1, 10_000),
     logLevel,
     corsOrigins: (read('CORS_ORIGINS') ?? '')
       .split(',')

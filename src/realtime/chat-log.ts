@@ -52,6 +52,12 @@ export async function oldestSeq(db: Db, chatId: number): Promise<number | null> 
   return row?.seq ?? null
 }
 
+/** The current event seq of each of these chats that exists. */
+export async function currentSeqs(db: Db, chatIds: number[]): Promise<Map<number, number>> {
+  const rows = await db.selectFrom('chats').select(['id', 'event_seq']).where('id', 'in', chatIds).execute()
+  return new Map(rows.map((r) => [r.id, r.event_seq]))
+}
+
 /** A chat event as a live delivery to the chat's subscribers. */
 export function deliveryOf(event: ChatEvent): Delivery {
   const frame: Frame = { type: event.type, chat_id: event.chat_id, chat_seq: event.chat_seq, data: event.data }

@@ -24,11 +24,19 @@ export interface Frame {
 /** To every socket of one user, or to every socket subscribed to one group or channel. */
 export type Delivery = { userId: number; frame: Frame } | { chatId: number; frame: Frame }
 
-type Handler = (deliveries: Delivery[]) => void
+/** Closes a user's sockets opened with one session (or all of them, without `sessionId`), on every instance. */
+export interface CloseSockets {
+  close: { userId: number; sessionId?: number; code: number; reason: string }
+}
+
+/** What travels through the fan-out. */
+export type Dispatch = Delivery | CloseSockets
+
+type Handler = (deliveries: Dispatch[]) => void
 
 export interface Fanout {
   /** Hands deliveries to every subscriber on every instance; never waits, never throws. */
-  publish(deliveries: Delivery[]): void
+  publish(deliveries: Dispatch[]): void
   subscribe(handler: Handler): void
   /** Resolves once frames published elsewhere reach this instance: await it before serving sockets. */
   ready: Promise<void>
@@ -66,7 +74,7 @@ const RESYNC_RETRY_MS = 1000
  */
 interface Envelope {
   origin: string
-  deliveries?: Delivery[]
+  deliveries?: Dispatch[]
   resync?: true
 }
 
@@ -85,7 +93,7 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
 
   // Handlers run inside publish() (a service's commit path) and inside Redis' event emitter:
   // neither should be broken by a throwing handler.
-  const deliver = (deliveries: Delivery[]) => {
+  const deliver = (deliveries: Dispatch[]) => {
     for (const handler of handlers) {
       try {
         handler(deliveries)

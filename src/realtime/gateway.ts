@@ -15,9 +15,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { WebSocket } from 'ws'
 import type { AppContext } from '../context.js'
 import { bearerToken } from '../http/auth.js'
-import { unauthorized } from '../http/errors.js'
+import { unauthorized, upgradeRequired } from '../http/errors.js'
 import { authenticate } from '../modules/sessions/service.js'
 import { DeliveryMarks } from './delivered.js'
+import { CLOSE } from './close-codes.js'
 import type { Frame } from './fanout.js'
 import { Presence } from './presence.js'
 import * as chatLog from './chat-log.js'
@@ -35,6 +36,7 @@ const REPLAY_LOW_WATER = 64 * 1024
 const DRAIN_POLL_MS = 10
 /** live frames held during a replay; past this they are dropped and read from the log instead */
 const MAX_PENDING = 1000
+
 
 /**
  * One ordered stream of logged frames: the user's updates (by `seq`) or one group's or channel's
@@ -157,6 +159,8 @@ type MemberEvent = { chat_id?: number; user_id?: number; chat_seq?: number }
  */
 class Connection {
   alive = true
+  /** counted in the user's presence (so the close must uncount it) */
+  present = false
   readonly user: Stream
   readonly chats = new Map<number, Stream>()
   /** chat frames that arrived before the chat streams existed */
@@ -173,6 +177,10 @@ class Connection {
   constructor(
     readonly ctx: AppContext,
     readonly userId: number,
+    /** the session the socket was opened with: revoking it closes the socket */
+    readonly sessionId: number,
+    /** this socket's number on this instance, for the log */
+    readonly id: number,
     readonly socket: WebSocket,
     private marks: DeliveryMarks,
     private registry: Registry,
@@ -185,7 +193,7 @@ class Connection {
       load: (after, limit) => updates.since(ctx.db, userId, after, limit),
       emit: (frame) => this.onUserFrame(frame),
       backlogged: () => this.backlogged(),
-      reset: (from, to) => this.send({ type: 'reset', data: { missed_from: from, missed_to: to } }),
+      reset: (from, to) => this.send({ type: 'reset', data: { reason: 'pruned', missed_from: from, missed_to: to } }),
       fail: (err) => this.fail(err),
     }, true)
   }
@@ -194,7 +202,7 @@ class Connection {
   send(frame: Frame, text?: string): boolean {
     if (this.socket.readyState !== this.socket.OPEN) return false
     if (this.socket.bufferedAmount > MAX_BUFFERED) {
-      this.socket.close(4008, 'too slow: reconnect and resume')
+      this.close(CLOSE.tooSlow)
       return false
     }
     this.socket.send(text ?? JSON.stringify(frame))
@@ -215,9 +223,19 @@ class Connection {
     })
   }
 
+  close({ code, reason }: { code: number; reason: string }) {
+    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) this.socket.close(code, reason)
+  }
+
+  /** A handler of this socket threw: the socket goes, the process stays. */
+  crashed(what: string, err: unknown) {
+    this.ctx.log.error({ err, userId: this.userId, socketId: this.id, during: what }, 'websocket handler failed; closing that socket')
+    this.close(CLOSE.internalError)
+  }
+
   private fail(err: unknown) {
     this.ctx.log.warn({ err, userId: this.userId }, 'replay failed; closing the socket so the client resumes')
-    this.socket.close(1011, 'replay failed')
+    this.close(CLOSE.replayFailed)
   }
 
   private onUserFrame(frame: Frame) {
@@ -244,7 +262,7 @@ class Connection {
       load: (after, limit) => chatLog.since(this.ctx.db, chatId, after, limit),
       emit: (frame, text) => this.send(frame, text),
       backlogged: () => this.backlogged(),
-      reset: (from, to) => this.send({ type: 'reset', data: { chat_id: chatId, missed_from: from, missed_to: to } }),
+      reset: (from, to) => this.send({ type: 'reset', data: { chat_id: chatId, reason: 'pruned', missed_from: from, missed_to: to } }),
       fail: (err) => this.fail(err),
     })
     stream.cursor = this.resumeChats.get(chatId) ?? cursor
@@ -277,14 +295,34 @@ class Connection {
     if ((frame.data as MemberEvent)?.user_id !== this.userId) this.send(frame, text)
   }
 
-  /** `{"type":"resume","seq":N,"chats":{"<chat_id>":M}}`: replays after N, and after M in each chat named. */
-  resume(seq: number | undefined, chats: Map<number, number>) {
-    for (const [chatId, cursor] of chats) {
+  /**
+   * `{"type":"resume","seq":N,"chats":{"<chat_id>":M}}`: replays after N, and after M in each chat
+   * named. A cursor beyond its log's current seq (the client's state is not this server's) gets a
+   * `reset` naming where the log stands, and the stream goes on from there instead of waiting
+   * for a seq that will come only much later.
+   */
+  async resume(seq: number | undefined, chats: Map<number, number>) {
+    const [current, chatSeqs] = await Promise.all([
+      seq === undefined ? null : updates.currentSeq(this.ctx, this.userId),
+      chats.size ? chatLog.currentSeqs(this.ctx.db, [...chats.keys()]) : new Map<number, number>(),
+    ])
+    for (const [chatId, asked] of chats) {
+      const latest = chatSeqs.get(chatId)
+      let cursor = asked
+      if (latest !== undefined && asked > latest) {
+        this.send({ type: 'reset', data: { chat_id: chatId, reason: 'ahead', chat_seq: latest } })
+        cursor = latest
+      }
       const stream = this.chats.get(chatId)
       if (stream) void stream.catchUp(cursor)
       else if (this.early) this.resumeChats.set(chatId, cursor)
     }
-    if (seq !== undefined) void this.user.catchUp(seq)
+    if (seq === undefined) return
+    if (current !== null && seq > current) {
+      this.send({ type: 'reset', data: { reason: 'ahead', seq: current } })
+      seq = current
+    }
+    void this.user.catchUp(seq)
   }
 
   /** Every stream replays from its cursor and the peers' presence is sent again (frames may have been lost). */
@@ -361,11 +399,19 @@ class Registry {
   /** connections still loading their chats: they see every chat frame meanwhile */
   readonly starting = new Set<Connection>()
 
-  add(connection: Connection) {
+  constructor(private readonly maxPerUser: number) {}
+
+  /** Registers a new socket; false (and the socket closed with 4029) when its user is at the cap. */
+  add(connection: Connection): boolean {
     let set = this.byUser.get(connection.userId)
     if (!set) this.byUser.set(connection.userId, (set = new Set()))
+    if (set.size >= this.maxPerUser) {
+      connection.close(CLOSE.tooManySockets)
+      return false
+    }
     set.add(connection)
     this.starting.add(connection)
+    return true
   }
   started(connection: Connection) {
     this.starting.delete(connection)
@@ -403,9 +449,14 @@ function socketToken(request: FastifyRequest): string | null {
   return bearerToken(request) ?? (typeof fromQuery === 'string' ? fromQuery : null)
 }
 
-/** Inbound frames: one small handler per type. */
-const inbound: Record<string, (connection: Connection, frame: Record<string, unknown>) => void> = {
-  resume: (connection, frame) => {
+type InboundHandler = (connection: Connection, frame: Record<string, unknown>) => unknown
+
+/**
+ * Inbound frames: one small handler per type. A Map, because the key is the client's string: a
+ * plain object would answer `valueOf` or `__proto__` with what it inherits.
+ */
+const inbound = new Map<string, InboundHandler>([
+  ['resume', (connection, frame) => {
     const cursor = (value: unknown) => (Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : null)
     const seq = frame.seq === undefined && frame.chats !== undefined ? undefined : cursor(frame.seq)
     const chats = new Map<number, number>()
@@ -413,25 +464,52 @@ const inbound: Record<string, (connection: Connection, frame: Record<string, unk
     const valid =
       seq !== null &&
       typeof named === 'object' &&
+      named !== null &&
       !Array.isArray(named) &&
       Object.entries(named as Record<string, unknown>).every(([id, at]) => {
         const chatId = Number(id)
         const chatSeq = cursor(at)
-        if (!Number.isSafeInteger(chatId) || chatId < 1 || chatSeq === null) return false
+        if (!/^[1-9][0-9]*$/.test(id) || !Number.isSafeInteger(chatId) || chatSeq === null) return false
         chats.set(chatId, chatSeq)
         return true
       })
     if (!valid) {
       return connection.send({ type: 'error', data: { message: 'resume needs seq (an integer ≥ 0) and/or chats ({chat_id: chat_seq})' } })
     }
-    connection.resume(seq, chats)
-  },
-  ping: (connection) => connection.send({ type: 'pong', data: {} }),
+    return connection.resume(seq, chats)
+  }],
+  ['ping', (connection) => connection.send({ type: 'pong', data: {} })],
+])
+
+/** Parses one inbound frame and runs its handler; a bad frame gets an error frame, never a throw. */
+function onInbound(connection: Connection, raw: unknown) {
+  let frame: unknown
+  try {
+    frame = JSON.parse(String(raw))
+  } catch {
+    return connection.send({ type: 'error', data: { message: 'frames are JSON objects' } })
+  }
+  if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) {
+    return connection.send({ type: 'error', data: { message: 'frames are JSON objects' } })
+  }
+  const type = (frame as { type?: unknown }).type
+  const handler = typeof type === 'string' ? inbound.get(type) : undefined
+  if (!handler) {
+    const shown = typeof type === 'string' ? JSON.stringify(type.slice(0, 64)) : String(typeof type)
+    return connection.send({ type: 'error', data: { message: `unknown frame type ${shown}`, types: [...inbound.keys()] } })
+  }
+  return handler(connection, frame as Record<string, unknown>)
 }
 
 export async function registerGateway(app: FastifyInstance, ctx: AppContext, prefixes: readonly string[]) {
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } })
-  const registry = new Registry()
+  await app.register(websocket, {
+    options: { maxPayload: 64 * 1024 },
+    // On shutdown every socket hears 1001, so its client reconnects (elsewhere) and resumes.
+    preClose: async function (this: FastifyInstance) {
+      for (const client of this.websocketServer.clients) client.close(CLOSE.goingAway.code, CLOSE.goingAway.reason)
+    },
+  })
+  const registry = new Registry(ctx.config.wsMaxSocketsPerUser)
   const presence = new Presence(ctx)
   const marks = new DeliveryMarks(ctx)
   // One instance alone: nobody can be online from before this start (a crash leaves stale flags).
@@ -439,6 +517,13 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
 
   ctx.fanout.subscribe((deliveries) => {
     for (const delivery of deliveries) {
+      if ('close' in delivery) {
+        const { userId, sessionId, code, reason } = delivery.close
+        for (const connection of registry.of(userId) ?? []) {
+          if (sessionId === undefined || connection.sessionId === sessionId) connection.close({ code, reason })
+        }
+        continue
+      }
       if ('userId' in delivery) {
         const connections = registry.of(delivery.userId)
         if (connections) for (const connection of connections) connection.deliverUser(delivery.frame)
@@ -477,39 +562,55 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
     await marks.flush()
   })
 
+  let socketIds = 0
   for (const prefix of prefixes) {
-    app.get(`${prefix}/ws`, {
-      websocket: true,
+    app.route({
+      method: 'GET',
+      url: `${prefix}/ws`,
       schema: { tags: ['realtime'], hide: true },
       preValidation: async (request) => {
+        if (!request.ws) return
         const token = socketToken(request)
         const found = token ? await authenticate(ctx, token) : null
         if (!found) throw unauthorized(token ? 'Session is invalid or expired' : 'Authentication required')
         request.user = found.user
         request.sessionId = found.sessionId
       },
-    }, async (socket, request) => {
-      const connection = new Connection(ctx, request.user.id, socket, marks, registry, presence)
-      registry.add(connection)
-      socket.on('pong', () => (connection.alive = true))
-      socket.on('close', () => {
-        registry.remove(connection)
-        void presence.disconnected(connection.userId)
-      })
-      socket.on('message', (raw) => {
-        connection.alive = true
-        let frame: Record<string, unknown>
-        try {
-          frame = JSON.parse(String(raw))
-        } catch {
-          return connection.send({ type: 'error', data: { message: 'frames are JSON objects' } })
+      // a plain HTTP request (no Upgrade) gets told what this endpoint speaks
+      handler: async () => {
+        throw upgradeRequired()
+      },
+      wsHandler: (socket, request) => {
+        const connection = new Connection(ctx, request.user.id, request.sessionId, ++socketIds, socket, marks, registry, presence)
+        const guard = <A extends unknown[]>(what: string, fn: (...args: A) => unknown) => (...args: A) => {
+          try {
+            const result = fn(...args)
+            if (result instanceof Promise) result.catch((err) => connection.crashed(what, err))
+          } catch (err) {
+            connection.crashed(what, err)
+          }
         }
-        const handler = typeof frame?.type === 'string' ? inbound[frame.type] : undefined
-        if (!handler) return connection.send({ type: 'error', data: { message: `unknown frame type ${String(frame?.type)}` } })
-        handler(connection, frame)
-      })
-      await presence.connected(connection.userId)
-      await connection.start()
+        socket.on('error', (err) => ctx.log.warn({ err, userId: connection.userId, socketId: connection.id }, 'websocket error'))
+        socket.on('pong', () => (connection.alive = true))
+        socket.on('close', guard('close', () => {
+          registry.remove(connection)
+          if (connection.present) void presence.disconnected(connection.userId)
+        }))
+        socket.on('message', guard('message', (raw: unknown) => {
+          connection.alive = true
+          return onInbound(connection, raw)
+        }))
+        guard('start', async () => {
+          if (!registry.add(connection)) return
+          // A session revoked between the upgrade's check and the registration above was announced
+          // before this socket could hear it: look again now that it can.
+          const token = socketToken(request)
+          if (!token || !(await authenticate(ctx, token))) return connection.close(CLOSE.sessionRevoked)
+          connection.present = true
+          await presence.connected(connection.userId)
+          await connection.start()
+        })()
+      },
     })
   }
 }

@@ -3,6 +3,7 @@ import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
 import { requireUser } from '../http/auth.js'
 import { validationError } from '../http/errors.js'
+import { ok, okSchema } from '../http/envelope.js'
 import { Id } from '../http/schemas.js'
 import { requireReader } from '../modules/chats/service.js'
 import * as chatLog from './chat-log.js'
@@ -10,7 +11,7 @@ import * as updates from './updates.js'
 
 const UpdatesQuery = Type.Object(
   {
-    since: Type.Integer({ minimum: 0, default: 0, description: 'the last seq the client has seen' }),
+    since: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'the last seq the client has seen' }),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   },
   { additionalProperties: false },
@@ -22,31 +23,35 @@ const UpdateItem = Type.Object({
   data: Type.Object({}, { additionalProperties: true }),
 })
 
-const UpdatesResult = Type.Object({
-  success: Type.Literal(true),
-  items: Type.Array(UpdateItem),
-  /** the user's latest seq: when it exceeds the last item's, ask again */
+const UpdatesResult = okSchema(Type.Object({
+  updates: Type.Array(UpdateItem),
+  /** the user's latest seq: when it exceeds the last update's, ask again */
   seq: Type.Integer(),
-  /** true when updates after `since` were pruned: reload state (chat list, histories), then go on */
+  /**
+   * true when the client's state is not this log's: updates after `since` were pruned, or `since`
+   * is beyond the latest seq. Reload state (chat list, histories), then go on from `seq`.
+   */
   reset: Type.Boolean(),
-})
+}))
 
 const ChatUpdatesQuery = Type.Object(
   {
     chat_id: Id,
-    since: Type.Integer({ minimum: 0, default: 0, description: 'the last chat_seq the client has seen in this chat' }),
+    since: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'the last chat_seq the client has seen in this chat' }),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   },
   { additionalProperties: false },
 )
 
-const ChatUpdatesResult = Type.Object({
-  success: Type.Literal(true),
-  items: Type.Array(Type.Object({ type: Type.String(), chat_id: Type.Integer(), chat_seq: Type.Integer(), data: Type.Object({}, { additionalProperties: true }) })),
+const ChatUpdatesResult = okSchema(Type.Object({
+  updates: Type.Array(Type.Object({ type: Type.String(), chat_id: Type.Integer(), chat_seq: Type.Integer(), data: Type.Object({}, { additionalProperties: true }) })),
   /** the chat's latest chat_seq */
   chat_seq: Type.Integer(),
   reset: Type.Boolean(),
-})
+}))
+
+/** The client's cursor is off this log: pruned past it, or ahead of the latest seq. */
+const needsReset = (since: number, oldest: number | null, latest: number) => since > latest || (oldest !== null && oldest > since + 1)
 
 export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preHandler', requireUser(ctx))
@@ -59,8 +64,7 @@ export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
       updates.currentSeq(ctx, request.user.id),
       updates.oldestSeq(ctx.db, request.user.id),
     ])
-    const reset = oldest !== null && oldest > request.query.since + 1
-    return { success: true as const, items: items as { type: string; seq: number; data: Record<string, unknown> }[], seq, reset }
+    return ok({ updates: items as { type: string; seq: number; data: Record<string, unknown> }[], seq, reset: needsReset(request.query.since, oldest, seq) })
   })
 
   /** A group's or channel's own event log (DESIGN §4): what a member missed in that chat. */
@@ -71,7 +75,7 @@ export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
     const chat = await requireReader(ctx, request.user.id, chatId)
     if (chat.chat_type === 'personal') throw validationError('A personal chat has no log of its own: use GET updates')
     const [items, oldest] = await Promise.all([chatLog.since(ctx.db, chat.id, since, limit), chatLog.oldestSeq(ctx.db, chat.id)])
-    const reset = oldest !== null && oldest > since + 1
-    return { success: true as const, items: items as { type: string; chat_id: number; chat_seq: number; data: Record<string, unknown> }[], chat_seq: chat.event_seq, reset }
+    const updates = items as { type: string; chat_id: number; chat_seq: number; data: Record<string, unknown> }[]
+    return ok({ updates, chat_seq: chat.event_seq, reset: needsReset(since, oldest, chat.event_seq) })
   })
 }

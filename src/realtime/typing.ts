@@ -21,7 +21,9 @@ export class TypingTracker {
 
   constructor(private fanout: Fanout) {
     fanout.subscribe((deliveries) => {
-      for (const { frame } of deliveries) {
+      for (const delivery of deliveries) {
+        if (!('frame' in delivery)) continue
+        const { frame } = delivery
         if (frame.type !== 'typing' || this.own.has(frame.data as object)) continue
         const { chat_id, user_id } = frame.data as { chat_id: number; user_id: number }
         this.clear(`${chat_id}:${user_id}`)

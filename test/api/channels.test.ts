@@ -686,13 +686,13 @@ test('catch-up after a reconnect: resume with the channel cursor, and GET chat/u
   assert.deepEqual(await second.drain('message.new', 200), [], 'nothing twice')
 
   const http = ok(await reader.api.get(`${V2}/chat/updates`, { query: { chat_id: channel.channel_id, since: p1.chat_seq } }))
-  assert.deepEqual(http.items.map((u: any) => u.data.message.content), ['p2', 'p3', 'p4', 'p5'])
-  assert.deepEqual(http.items.map((u: any) => u.chat_seq), [1, 2, 3, 4].map((n) => p1.chat_seq + n))
-  assert.ok(http.items.every((u: any) => u.type === 'message.new' && u.chat_id === channel.channel_id))
+  assert.deepEqual(http.updates.map((u: any) => u.data.message.content), ['p2', 'p3', 'p4', 'p5'])
+  assert.deepEqual(http.updates.map((u: any) => u.chat_seq), [1, 2, 3, 4].map((n) => p1.chat_seq + n))
+  assert.ok(http.updates.every((u: any) => u.type === 'message.new' && u.chat_id === channel.channel_id))
   assert.equal(http.chat_seq, p1.chat_seq + 4)
   assert.equal(http.reset, false)
   const limited = ok(await reader.api.get(`${V2}/chat/updates`, { query: { chat_id: channel.channel_id, since: p1.chat_seq, limit: 2 } }))
-  assert.deepEqual(limited.items.map((u: any) => u.data.message.content), ['p2', 'p3'])
+  assert.deepEqual(limited.updates.map((u: any) => u.data.message.content), ['p2', 'p3'])
   assert.equal((await getChannel(reader, channel.channel_id)).chat_seq, http.chat_seq)
 
   // the ready frame names the channel at its current position
@@ -707,12 +707,12 @@ test('a subscription made while offline: the own log carries the join with its c
   await subscribe(reader, { channel_id: channel.channel_id })
   for (const content of ['q1', 'q2']) await publish(owner, channel.channel_id, content)
   const own = ok(await reader.api.get(`${V2}/updates`, { query: { since: 0, limit: 100 } }))
-  const joined = own.items.find((u: any) => u.type === 'member.joined' && u.data.chat_id === channel.channel_id)
+  const joined = own.updates.find((u: any) => u.type === 'member.joined' && u.data.chat_id === channel.channel_id)
   assert.ok(joined, 'member.joined is in the own log')
   assert.equal(joined.data.user_id, reader.id)
   assert.equal(typeof joined.data.chat_seq, 'number')
   const missed = ok(await reader.api.get(`${V2}/chat/updates`, { query: { chat_id: channel.channel_id, since: joined.data.chat_seq } }))
-  assert.deepEqual(missed.items.map((u: any) => u.data.message.content), ['q1', 'q2'])
+  assert.deepEqual(missed.updates.map((u: any) => u.data.message.content), ['q1', 'q2'])
 })
 
 test('removed while offline: the next ready frame no longer names the channel, and the own log says why', async () => {
@@ -724,7 +724,7 @@ test('removed while offline: the next ready frame no longer names the channel, a
   const ready = await readyFrame(reader)
   assert.equal(ready.data.chats[channel.channel_id], undefined)
   const own = ok(await reader.api.get(`${V2}/updates`, { query: { since: 0, limit: 100 } }))
-  const left = own.items.find((u: any) => u.type === 'member.left' && u.data.chat_id === channel.channel_id)
+  const left = own.updates.find((u: any) => u.type === 'member.left' && u.data.chat_id === channel.channel_id)
   assert.equal(left?.data.user_id, reader.id)
   assert.equal(await listItem(reader, channel.channel_id), undefined)
 })

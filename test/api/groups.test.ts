@@ -272,7 +272,7 @@ test('catch-up after a reconnect: resume with the chat cursor replays what was m
   assert.deepEqual(await second.drain('message.new', 200), [], 'nothing twice')
 
   const http = await ok(await member.api.get(`${V2}/chat/updates`, { query: { chat_id: group.group_id, since: (m1 as any).chat_seq } }))
-  assert.deepEqual(http.items.map((u: any) => u.data.message.content), ['m2', 'm3', 'm4', 'm5'])
+  assert.deepEqual(http.updates.map((u: any) => u.data.message.content), ['m2', 'm3', 'm4', 'm5'])
   assert.equal(http.chat_seq, (m1 as any).chat_seq + 4)
 })
 

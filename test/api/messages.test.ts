@@ -175,33 +175,33 @@ test('every send is in both members\' update logs, in order, with per-user seqs'
   const bobs = await bob.api.get(`${V2}/updates`, { query: { since: 0 } })
   assert.equal(bobs.status, 200)
   // bob's reply reads alice's message first (a read receipt), then is new itself
-  assert.deepEqual(bobs.body.items.map((u: any) => [u.type, u.seq, u.data.message?.content ?? u.data.message_id]), [
+  assert.deepEqual(bobs.body.data.updates.map((u: any) => [u.type, u.seq, u.data.message?.content ?? u.data.message_id]), [
     ['message.new', 1, 'one'],
     ['message.read', 2, a.body.data.message_id],
     ['message.new', 3, 'two'],
   ])
-  assert.equal(bobs.body.seq, 3)
-  assert.deepEqual({ ...bobs.body.items[0].data.message, is_read: false, read_at: null }, a.body.data)
+  assert.equal(bobs.body.data.seq, 3)
+  assert.deepEqual({ ...bobs.body.data.updates[0].data.message, is_read: false, read_at: null }, a.body.data)
   const alices = await alice.api.get(`${V2}/updates`, { query: { since: 0 } })
-  assert.deepEqual(alices.body.items.map((u: any) => [u.type, u.seq]), [['message.new', 1], ['message.read', 2], ['message.new', 3]])
-  assert.deepEqual(alices.body.items[1].data, bobs.body.items[1].data)
-  assert.equal(alices.body.items[1].data.reader_id, bob.id)
+  assert.deepEqual(alices.body.data.updates.map((u: any) => [u.type, u.seq]), [['message.new', 1], ['message.read', 2], ['message.new', 3]])
+  assert.deepEqual(alices.body.data.updates[1].data, bobs.body.data.updates[1].data)
+  assert.equal(alices.body.data.updates[1].data.reader_id, bob.id)
   const rest = await bob.api.get(`${V2}/updates`, { query: { since: 2 } })
-  assert.deepEqual(rest.body.items.map((u: any) => u.seq), [3])
+  assert.deepEqual(rest.body.data.updates.map((u: any) => u.seq), [3])
   const limited = await alice.api.get(`${V2}/updates`, { query: { since: 0, limit: 1 } })
-  assert.equal(limited.body.items.length, 1)
-  assert.equal(limited.body.seq, 3)
+  assert.equal(limited.body.data.updates.length, 1)
+  assert.equal(limited.body.data.seq, 3)
   // and so alice's message reads as read, in history too
   const one = (await alice.api.get(`${V2}/chat/history`, { query: { chat_id: a.body.data.chat_id } })).body.items.find((m: any) => m.message_id === a.body.data.message_id)
-  assert.deepEqual([one.is_read, one.read_at], [true, alices.body.items[1].data.read_at])
+  assert.deepEqual([one.is_read, one.read_at], [true, alices.body.data.updates[1].data.read_at])
   // a second message from bob reads nothing new: no second receipt
   await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'three' })
   const after = await bob.api.get(`${V2}/updates`, { query: { since: 3 } })
-  assert.deepEqual(after.body.items.map((u: any) => [u.type, u.seq]), [['message.new', 4]])
+  assert.deepEqual(after.body.data.updates.map((u: any) => [u.type, u.seq]), [['message.new', 4]])
   const stranger = await server.registerUser()
   const none = await stranger.api.get(`${V2}/updates`)
-  assert.deepEqual(none.body.items, [])
-  assert.equal(none.body.seq, 0)
+  assert.deepEqual(none.body.data.updates, [])
+  assert.equal(none.body.data.seq, 0)
   assert.equal((await server.api.get(`${V2}/updates`)).status, 401)
 })
 

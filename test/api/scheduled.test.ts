@@ -30,7 +30,7 @@ async function scheduled(api: Client, chatId: number) {
   assert.equal(res.status, 200, res.text)
   return res.body.items as any[]
 }
-const seqOf = async (api: Client) => (await api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })).body.seq as number
+const seqOf = async (api: Client) => (await api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })).body.data.seq as number
 const reschedule = (user: TestUser, id: number, body: unknown) => user.api.post(`${V2}/messages/${id}/scheduled`, body)
 
 /** A chat with one ordinary message in it, so later ids and last_message have a baseline. */
@@ -294,7 +294,7 @@ test('a pending message whose sender was blocked meanwhile is dropped: scheduled
   assert.ok(bobAfterBlock > bobSeq, 'the block itself is logged for bob')
   assert.equal(await seqOf(bob.api), bobAfterBlock, 'nothing else reached the blocker')
   // logged: a device that was offline learns it on resume
-  const log = (await alice.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })).body.items as any[]
+  const log = (await alice.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })).body.data.updates as any[]
   assert.deepEqual(log.filter((item) => item.type === 'scheduled.dropped').map((item) => item.data), [
     { chat_id: chatId, message_id: pending.message_id, reason: 'blocked' },
   ])
@@ -406,6 +406,6 @@ test('two instances on one database deliver each scheduled message exactly once'
     assert.equal(new Set(frames.map((f) => f.data.message.message_id)).size, 20)
   }
   const log = await s1.api.as(bob.token).get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })
-  assert.equal(log.body.items.filter((u: any) => u.type === 'message.new').length, 21)
+  assert.equal(log.body.data.updates.filter((u: any) => u.type === 'message.new').length, 21)
   assert.deepEqual(await scheduled(apis[0], chatId), [])
 })

@@ -41,5 +41,6 @@ export async function anotherDevice(server: TestServer, user: TestUser): Promise
 export async function updates(user: TestUser) {
   const res = await user.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })
   assert.equal(res.status, 200, res.text)
-  return res.body as { items: Update[]; seq: number }
+  const { updates: items, seq } = res.body.data as { updates: Update[]; seq: number }
+  return { items, seq }
 }

@@ -12,6 +12,8 @@ after(async () => {
 export interface Frame {
   type: string
   seq?: number
+  chat_id?: number
+  chat_seq?: number
   data: any
 }
 
@@ -81,6 +83,23 @@ export class TestSocket {
     const taken = this.frames.filter((f) => f.type === type)
     this.frames.splice(0, this.frames.length, ...this.frames.filter((f) => f.type !== type))
     return taken
+  }
+
+  /** Waits until the server closes this socket; its close code and reason. */
+  async closing(timeoutMs = 3000): Promise<{ code: number; reason: string }> {
+    const deadline = Date.now() + timeoutMs
+    while (!this.closed) {
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error(`the socket was not closed within ${timeoutMs} ms`)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left)
+        this.waiters.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
+    return this.closed
   }
 
   async close() {

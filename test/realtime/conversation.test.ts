@@ -38,7 +38,8 @@ async function device(server: TestServer, user: TestUser) {
 async function logAfter(api: Client, since: number): Promise<{ items: Update[]; seq: number }> {
   const res = await api.get(`${V2}/updates`, { query: { since, limit: 1000 } })
   assert.equal(res.status, 200, res.text)
-  return res.body
+  const { updates: items, seq } = res.body.data
+  return { items, seq }
 }
 
 /** The logged frames (those with a seq) a socket received, in arrival order. */

@@ -45,7 +45,7 @@ async function takeMessages(socket: TestSocket, count: number) {
 async function loggedMessages(server: TestServer, user: TestUser, since = 0) {
   const res = await server.api.as(user.token).get(`${V2}/updates`, { query: { since, limit: 1000 } })
   assert.equal(res.status, 200)
-  return (res.body.items as Frame[]).filter((u) => u.type === 'message.new')
+  return (res.body.data.updates as Frame[]).filter((u) => u.type === 'message.new')
 }
 
 /**
@@ -126,9 +126,9 @@ multi('GET updates on one instance returns what was sent through the other', asy
   }
   const res = await two.api.as(bob.token).get(`${V2}/updates`, { query: { since: 0 } })
   assert.equal(res.status, 200)
-  const messages = (res.body.items as Frame[]).filter((u) => u.type === 'message.new')
+  const messages = (res.body.data.updates as Frame[]).filter((u) => u.type === 'message.new')
   assert.deepEqual(messages.map((u) => u.data.message), sent)
-  assert.equal(res.body.seq, res.body.items.at(-1).seq)
+  assert.equal(res.body.data.seq, res.body.data.updates.at(-1).seq)
 })
 
 /**

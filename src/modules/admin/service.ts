@@ -7,6 +7,7 @@ import { fromJson } from '../../db/json.js'
 import type { UserRow } from '../../db/tables.js'
 import { forbidden } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
+import { CLOSE } from '../../realtime/close-codes.js'
 import * as sessions from '../sessions/service.js'
 import { presentAdminUser } from '../users/present.js'
 import * as users from '../users/service.js'
@@ -33,6 +34,7 @@ async function moderate(
     await repo.insertModLog(trx, { admin_id: admin.id, action, target_id: targetId, details, created_at: ctx.clock.now() })
     return updated
   })
+  if (alsoRevokeSessions) sessions.closeSockets(ctx, targetId, undefined, CLOSE.accountSuspended)
   ctx.log.info({ adminId: admin.id, action, targetId }, 'moderation action')
   return presentAdminUser(user, ctx.clock.now())
 }

@@ -7,6 +7,7 @@ import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import type { UserRow } from '../../db/tables.js'
 import { notFound } from '../../http/errors.js'
+import { CLOSE } from '../../realtime/close-codes.js'
 import { iso } from '../../lib/time.js'
 import { hashToken, maskToken, newToken } from '../../lib/tokens.js'
 import * as users from '../users/service.js'
@@ -84,12 +85,24 @@ export async function listSessions(
   return { items, total }
 }
 
-/** Revokes one of the user's own sessions; 404 for anyone else's or an inactive one. */
+/** Revokes one of the user's own sessions (and closes its sockets); 404 for anyone else's or an inactive one. */
 export async function revokeSession(ctx: AppContext, userId: number, sessionId: number): Promise<void> {
   if (!(await repo.deactivate(ctx.db, userId, sessionId))) throw notFound('Session not found')
+  closeSockets(ctx, userId, sessionId, CLOSE.sessionRevoked)
 }
 
-/** Revokes every session of a user at once (ban), inside the caller's transaction. */
+/**
+ * Revokes every session of a user at once (ban), inside the caller's transaction; the caller
+ * closes their sockets with closeSockets once it has committed.
+ */
 export function revokeAllSessions(db: Db, userId: number): Promise<number> {
   return repo.deactivateAllOfUser(db, userId)
+}
+
+/**
+ * Closes the WebSockets opened with a session (or, without one, every socket of the user) on every
+ * instance. Call it after the change that ended the session has committed.
+ */
+export function closeSockets(ctx: AppContext, userId: number, sessionId: number | undefined, why: { code: number; reason: string }) {
+  ctx.fanout.publish([{ close: { userId, ...(sessionId === undefined ? {} : { sessionId }), ...why } }])
 }
