@@ -27,6 +27,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // Bodies are JSON (or multipart, and tus's stream, where those routes say so): Fastify's default
+  // text/plain parser would hand a route a string its JSON schema never sees. Anything else is 415.
+  app.removeContentTypeParser('text/plain')
   app.setValidatorCompiler(validatorCompiler)
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)

@@ -86,7 +86,7 @@ test('upload needs a login, multipart and a "file" part', async () => {
   const wrongPart = await postMultipart(server, alice, '/files/upload', { name: 'document', bytes: Buffer.from('x') })
   assertError(wrongPart, wrongPart.body, 400, 'validation_error', 'part not named file')
   const json = await alice.api.post('/files/upload', { file: 'x' })
-  assertError(json, json.body, 400, 'validation_error', 'JSON body')
+  assertError(json, json.body, 415, 'unsupported_media_type', 'JSON body: not the multipart the route takes')
   assert.equal((await get(null, '/files/1')).status, 401)
 })
 

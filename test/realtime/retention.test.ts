@@ -26,7 +26,7 @@ test('a WebSocket resume from a pruned seq gets a reset frame, then everything k
   const socket = await TestSocket.connect(server.url, bob.token)
   socket.send({ type: 'resume', seq: 2 })
   const reset = await socket.next('reset')
-  assert.deepEqual(reset.data, { missed_from: 3, missed_to: 5 })
+  assert.deepEqual(reset.data, { reason: 'pruned', missed_from: 3, missed_to: 5 })
   const replayed = [] as number[]
   for (let i = 0; i < 10; i++) replayed.push((await socket.next('message.new')).seq!)
   assert.deepEqual(replayed, [6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
@@ -51,7 +51,7 @@ test("a group's own log keeps its newest events too: a chat resume from before t
   const socket = await TestSocket.connect(server.url, member.token)
   socket.send({ type: 'resume', chats: { [chatId]: 2 } })
   const reset = await socket.next('reset')
-  assert.deepEqual(reset.data, { chat_id: chatId, missed_from: 3, missed_to: 5 })
+  assert.deepEqual(reset.data, { chat_id: chatId, reason: 'pruned', missed_from: 3, missed_to: 5 })
   const replayed = [] as number[]
   for (let i = 0; i < 10; i++) replayed.push((await socket.next('message.new') as { chat_seq?: number }).chat_seq!)
   assert.deepEqual(replayed, [6, 7, 8, 9, 10, 11, 12, 13, 14, 15])

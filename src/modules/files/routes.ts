@@ -6,7 +6,7 @@ import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okSchema } from '../../http/envelope.js'
-import { notFound, validationError } from '../../http/errors.js'
+import { AppError, notFound, payloadTooLarge, unsupportedMediaType, validationError } from '../../http/errors.js'
 import { IdParams } from '../../http/schemas.js'
 import * as chunked from './chunked.js'
 import { CompleteUploadBody, FileView, SessionParams, StartUploadBody, UploadSessionView } from './schemas.js'
@@ -18,27 +18,59 @@ const tags = ['files']
 const secured = { tags, security: [{ bearer: [] }] }
 const multipartLimits = { fileSize: Number.MAX_SAFE_INTEGER, files: 1, fields: 4, fieldSize: 256, parts: 5 }
 
-/** A multipart request's single file part, named `name`; 400 when there is none. */
+/**
+ * A multipart request's single file part, named `name`. Not multipart: 415 (400 with no body at
+ * all). A body busboy cannot parse (no boundary, a broken part header, cut short) is the client's
+ * fault: 400, here or, for what is found while the file streams, in `receive`.
+ */
 async function filePart(request: FastifyRequest, name: string) {
-  if (!request.isMultipart()) throw validationError(`Send multipart/form-data with a "${name}" part`)
-  const part = await request.file({ limits: multipartLimits, throwFileSizeLimit: false })
+  if (!request.isMultipart()) {
+    const message = `Send multipart/form-data with a "${name}" part`
+    throw request.headers['content-type'] ? unsupportedMediaType(message) : validationError(message)
+  }
+  let part: Awaited<ReturnType<FastifyRequest['file']>>
+  try {
+    part = await request.file({ limits: multipartLimits, throwFileSizeLimit: false })
+  } catch (error) {
+    throw malformed(error)
+  }
   if (!part || part.fieldname !== name) throw validationError(`The multipart body needs a "${name}" file part`)
+  // what goes wrong while the part streams is a parse error too: remembered for `receive`
+  part.file.once('error', (error) => (parseErrors.has(request) ? undefined : parseErrors.set(request, error)))
   return part
+}
+
+/** the multipart parse error each request met while its file part streamed */
+const parseErrors = new WeakMap<FastifyRequest, unknown>()
+
+/** A multipart parse failure as the client's error (a 4xx from @fastify/multipart keeps its status). */
+function malformed(error: unknown) {
+  if (error instanceof AppError) return error
+  const status = (error as { statusCode?: number }).statusCode
+  if (status === 413) return payloadTooLarge('Too many parts in the multipart body')
+  if (status !== undefined && status >= 500) return error
+  return validationError(`Malformed multipart body: ${error instanceof Error ? error.message : 'cannot be parsed'}`)
 }
 
 /** A plain field that came before the file part. */
 function field(fields: Record<string, unknown>, name: string): string {
-  const value = fields[name] as { type?: string; value?: unknown } | undefined
+  const value = Object.hasOwn(fields, name) ? (fields[name] as { type?: string; value?: unknown }) : undefined
   if (value?.type !== 'field' || typeof value.value !== 'string') throw validationError(`${name} is required (a field before the "chunk" part)`)
   return value.value
 }
 
-/** A client that drops the connection mid-upload is not a server error (and hears nothing back). */
+/**
+ * Runs the work that reads an upload's stream. A client that drops the connection mid-upload is not
+ * a server error (and hears nothing back); neither is a body that turns out malformed on the way.
+ */
 async function receive<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T> {
   try {
     return await work()
   } catch (error) {
+    // the service's own refusals (over the cap…) stand; a stream it aborted for them is no parse error
+    if (error instanceof AppError) throw error
     if (request.raw.destroyed && !request.raw.complete) throw validationError('The upload was interrupted before its end')
+    if (parseErrors.has(request)) throw malformed(parseErrors.get(request))
     throw error
   }
 }
@@ -69,8 +101,6 @@ async function closeAfterRefusedUpload(request: FastifyRequest, reply: FastifyRe
 
 export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   await app.register(multipart)
-  // tus bodies stay streams for the tus server to read.
-  app.addContentTypeParser('application/offset+octet-stream', (_request, _payload, done) => done(null))
   app.addHook('onSend', closeAfterRefusedUpload)
   const user = requireUser(ctx)
   const tus = createTusServer(ctx)
@@ -97,7 +127,11 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
     },
     preHandler: user,
   }, async (request) => {
-    if (!request.isMultipart()) return ok(await chunked.start(ctx, request.user, request.body as StartUploadBody))
+    if (!request.isMultipart()) {
+      // the JSON start (validated by the body schema); with no body at all, nothing to validate
+      if (request.body === undefined || request.body === null) throw validationError('Send JSON {file_name, size, mime_type} to start an upload, or multipart/form-data with session_id, offset and a chunk part')
+      return ok(await chunked.start(ctx, request.user, request.body as StartUploadBody))
+    }
     const part = await filePart(request, 'chunk')
     const offset = field(part.fields, 'offset')
     if (!/^\d{1,15}$/.test(offset)) throw validationError('offset must be a non-negative integer')
@@ -132,10 +166,14 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
       reply.raw.destroy()
     })
   }
-  for (const url of [TUS_PATH, `${TUS_PATH}/*`]) {
-    app.route({ method: ['POST', 'HEAD', 'PATCH', 'DELETE'], url, schema: { hide: true }, preHandler: user, handler: toTus })
-    app.route({ method: 'OPTIONS', url, schema: { hide: true }, handler: toTus })
-  }
+  await app.register(async (tusScope) => {
+    // tus bodies stay streams for the tus server to read (only here: elsewhere this type is a 415)
+    tusScope.addContentTypeParser('application/offset+octet-stream', (_request, _payload, done) => done(null))
+    for (const url of [TUS_PATH, `${TUS_PATH}/*`]) {
+      tusScope.route({ method: ['POST', 'HEAD', 'PATCH', 'DELETE'], url, schema: { hide: true }, preHandler: user, handler: toTus })
+      tusScope.route({ method: 'OPTIONS', url, schema: { hide: true }, handler: toTus })
+    }
+  })
 
   app.get('/uploads/*', {
     schema: { tags, description: 'an uploaded file (or its thumbnail) by its path; the random path is the permission' },
