@@ -1,12 +1,15 @@
 /** buildApp(ctx): the Fastify instance with plugins, error handling and every mount. Never listens. */
+import http from 'node:http'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
+import type { TrustProxy } from './config.js'
 import type { AppContext } from './context.js'
 import { decorateAuth } from './http/auth.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './http/errors.js'
+import { recordMethods } from './http/methods.js'
 import { mountRoutes } from './http/mounts.js'
 import { registerRateLimits } from './http/rate-limit.js'
 import { requestLogging } from './http/request-log.js'
@@ -15,10 +18,19 @@ import { validatorCompiler } from './http/validation.js'
 
 const VERSION = '0.1.0'
 
+/** TRUST_PROXY as Fastify takes it: a hop count trusts that many proxies nearest to Tern (proxy-addr's rule). */
+const trustedProxies = (trust: TrustProxy) => (typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust)
+
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const requestTimeout = ctx.config.httpRequestTimeoutSeconds * 1000
   const app = Fastify({
+    // A request must arrive in full within HTTP_REQUEST_TIMEOUT_SECONDS (a slow or stalled body is
+    // not held open for ever), checked twice as often as that (Node's default: every 30 s). An
+    // upgraded WebSocket is no longer a request, so this never touches it.
+    serverFactory: (handler) =>
+      http.createServer({ requestTimeout, headersTimeout: Math.min(requestTimeout, 60_000), connectionsCheckingInterval: Math.min(30_000, requestTimeout / 2) }, handler),
     ...requestLogging(ctx.log),
-    trustProxy: ctx.config.trustProxy,
+    trustProxy: trustedProxies(ctx.config.trustProxy),
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
     // Errors Fastify raises before routing (a bad URL encoding…) and malformed HTTP (oversized
@@ -32,7 +44,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain')
   app.setValidatorCompiler(validatorCompiler)
   app.setErrorHandler(errorHandler)
-  app.setNotFoundHandler(notFoundHandler)
+  app.setNotFoundHandler(notFoundHandler(recordMethods(app)))
   decorateAuth(app)
 
   applySecurityHeaders(app, ctx.config.publicBaseUrl)
@@ -41,6 +53,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     await app.register(cors, {
       origin: ctx.config.corsOrigins.includes('*') ? '*' : ctx.config.corsOrigins,
       credentials: !ctx.config.corsOrigins.includes('*'),
+      // every method the API uses (the default leaves out DELETE, PUT and PATCH)
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      maxAge: 600,
     })
   }
   const limiters = await registerRateLimits(app, ctx)

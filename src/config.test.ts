@@ -28,7 +28,7 @@ test('values are parsed and typed', () => {
   const c = loadConfig({
     PORT: '8080',
     DATABASE_URL: 'postgres://u@h/db',
-    TRUST_PROXY: 'true',
+    TRUST_PROXY: '1',
     REGISTER_RATE_LIMIT: '10/60',
     PUBLIC_BASE_URL: 'https://tern.example/',
     OAUTH_PROVIDERS: '{"acme": {"issuer": "https://id.acme", "client_id": "c", "client_secret": "s"}}',
@@ -36,7 +36,7 @@ test('values are parsed and typed', () => {
   })
   assert.equal(c.port, 8080)
   assert.equal(c.dialect, 'postgres')
-  assert.equal(c.trustProxy, true)
+  assert.equal(c.trustProxy, 1)
   assert.deepEqual(c.registerRateLimit, { max: 10, windowMs: 60_000 })
   assert.equal(c.publicBaseUrl, 'https://tern.example')
   assert.equal(c.oauthProviders.acme.clientId, 'c')
@@ -65,4 +65,14 @@ test('plans must be well-formed', () => {
   assert.throws(() => loadConfig({ PREMIUM_PLANS: '[{"id": "x"}]' }), /PREMIUM_PLANS/)
   const c = loadConfig({ PREMIUM_PLANS: '[{"id":"w","title":"Week","months":1,"price_rub":99}]' })
   assert.equal(c.premiumPlans[0].price_rub, 99)
+})
+
+test('TRUST_PROXY is a hop count or a list of proxy addresses, never "trust everyone"', () => {
+  assert.equal(loadConfig({}).trustProxy, false)
+  assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false)
+  assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2)
+  assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,::1' }).trustProxy, ['10.0.0.1', '10.1.0.0/16', '::1'])
+  for (const bad of ['true', 'yes', 'proxy.example', '10.0.0.0/33', '33']) {
+    assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY/, bad)
+  }
 })

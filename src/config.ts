@@ -5,6 +5,7 @@
  * `ConfigError` listing each bad variable on its own line, so start-up fails with a clear message
  * instead of half-working.
  */
+import { isIP } from 'node:net'
 import path from 'node:path'
 
 export type Dialect = 'sqlite' | 'postgres'
@@ -50,7 +51,11 @@ export interface Config {
   /** sliding session lifetime in days */
   sessionTtlDays: number
   /** honour X-Forwarded-For for client IPs */
-  trustProxy: boolean
+  /**
+   * whom to believe about the client's address in X-Forwarded-For: false (nobody: the socket's
+   * peer is the client), the number of proxies in front of Tern, or their addresses
+   */
+  trustProxy: TrustProxy
   adminUsername: string | null
   adminPassword: string | null
   smtpUrl: string | null
@@ -80,6 +85,8 @@ export interface Config {
   wsHeartbeatSeconds: number
   /** open WebSockets one user may hold on one instance; the next is closed with 4029 */
   wsMaxSocketsPerUser: number
+  /** a request (headers and body) must have arrived in full within this many seconds, else 408 */
+  httpRequestTimeoutSeconds: number
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
   /** allowed CORS origins; `*` allows any origin (without credentials) */
   corsOrigins: string[]
@@ -98,6 +105,8 @@ const DEFAULT_PLANS: PremiumPlan[] = [
   { id: 'monthly', title: 'Premium — 1 month', months: 1, price_rub: 300 },
   { id: 'yearly', title: 'Premium — 12 months', months: 12, price_rub: 2990 },
 ]
+
+export type TrustProxy = false | number | string[]
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
@@ -129,6 +138,24 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     if (['false', '0', 'no', 'off'].includes(raw)) return false
     fail(name, 'must be true or false')
     return fallback
+  }
+  /** false, a hop count, or the trusted proxies' addresses / CIDR ranges (never "trust everyone") */
+  const proxies = (name: string): TrustProxy => {
+    const raw = read(name)
+    if (raw === undefined || ['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return false
+    if (/^\d+$/.test(raw)) return Number(raw) <= 32 ? Number(raw) : (fail(name, 'a hop count must be from 0 to 32'), false)
+    const list = raw.split(',').map((item) => item.trim()).filter(Boolean)
+    const isAddress = (item: string) => {
+      const [address, prefix, ...rest] = item.split('/')
+      const family = isIP(address)
+      if (!family || rest.length) return false
+      return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
+    }
+    if (list.length === 0 || !list.every(isAddress)) {
+      fail(name, 'must be the number of proxies in front of Tern (e.g. 1) or their addresses and CIDR ranges (e.g. 10.0.0.1,10.1.0.0/16); "true" would let any client pick its own address through X-Forwarded-For')
+      return false
+    }
+    return list
   }
   const url = (name: string, fallback: string, protocols: string[]): string => {
     const raw = read(name) ?? fallback
@@ -205,7 +232,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     videoPort: int('VIDEO_PORT', 5001, 0, 65535),
     videoUrl: url('VIDEO_URL', 'http://127.0.0.1:5001', ['http:', 'https:']),
     sessionTtlDays: int('SESSION_TTL_DAYS', 30, 1, 3650),
-    trustProxy: bool('TRUST_PROXY', false),
+    trustProxy: proxies('TRUST_PROXY'),
     adminUsername,
     adminPassword: adminPassword || null,
     smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
@@ -225,6 +252,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     updateLogKeep: int('UPDATE_LOG_KEEP', 10_000, 10, 100_000_000),
     wsHeartbeatSeconds: int('WS_HEARTBEAT_SECONDS', 30, 1, 3600),
     wsMaxSocketsPerUser: int('WS_MAX_SOCKETS_PER_USER', 100, 1, 10_000),
+    httpRequestTimeoutSeconds: int('HTTP_REQUEST_TIMEOUT_SECONDS', 600, 1, 86_400),
     logLevel,
     corsOrigins: (read('CORS_ORIGINS') ?? '')
       .split(',')

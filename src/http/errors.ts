@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'method_not_allowed'
   | 'upgrade_required'
+  | 'request_timeout'
   | 'internal_error'
 
 export class AppError extends Error {
@@ -130,17 +131,32 @@ export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequ
 export function clientErrorHandler(error: Error & { code?: string }, socket: import('node:net').Socket) {
   if (!socket.writable) return socket.destroy()
   const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
-  const status = tooLarge ? 431 : 400
+  const tooSlow = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+  const [status, reason] = tooLarge ? [431, 'Request Header Fields Too Large'] : tooSlow ? [408, 'Request Timeout'] : [400, 'Bad Request']
   const body = JSON.stringify(
-    errorBody('validation_error', tooLarge ? 'Request headers are too large' : 'Malformed HTTP request'),
+    tooSlow
+      ? errorBody('request_timeout', 'The request did not arrive in full within HTTP_REQUEST_TIMEOUT_SECONDS')
+      : errorBody('validation_error', tooLarge ? 'Request headers are too large' : 'Malformed HTTP request'),
   )
   socket.end(
-    `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+    `HTTP/1.1 ${status} ${reason}\r\n` +
       `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `Connection: close\r\n\r\n${body}`,
   )
 }
 
-export function notFoundHandler(request: FastifyRequest, reply: FastifyReply) {
-  return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${request.url.split('?')[0]}`))
+/**
+ * The 404 handler, or 405 with `Allow` when the path exists under other methods: `allowed(path)`
+ * names them (empty for a path nothing serves).
+ */
+export function notFoundHandler(allowed: (path: string) => string[]) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0]
+    const methods = allowed(path)
+    if (methods.length > 0) {
+      const error = methodNotAllowed(methods)
+      return reply.headers(error.headers).code(405).send(errorBody(error.code, error.message))
+    }
+    return reply.code(404).send(errorBody('not_found', `No route for ${request.method} ${path}`))
+  }
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import pino from 'pino'
-import { accessWriter, requestLogging, type AccessFields } from './request-log.js'
+import { accessWriter, loggedUrl, requestLogging, type AccessFields } from './request-log.js'
 
 /** A pino logger writing into an array, with Tern's redaction, at `level`. */
 function captured(level = 'info') {
@@ -86,4 +86,23 @@ test('a request logger becomes a pino child only when used, and then carries the
   assert.equal(quiet.isLevelEnabled('info'), false)
   quiet.info('not written')
   assert.equal(lines.length, 2)
+})
+
+test('a token in the URL is masked in every spelling the server could be handed it', () => {
+  const secret = 'c2VjcmV0LXRva2VuLXZhbHVl'
+  for (const url of [
+    `/api.v2/api/ws?token=${secret}`,
+    `/api.v2/api/ws?x=1&token=${secret}`,
+    `/api.v2/api/ws?x=1;token=${secret}`,
+    `/api.v2/api/ws?x=1;TOKEN=${secret}&y=2`,
+    `/api.v2/api/ws?x=1%26token%3D${secret}`,
+    `/api.v2/api/ws?access_token=${secret}#frag`,
+    `/api.v2/api/ws?session_token=${secret}`,
+  ]) {
+    const logged = loggedUrl(url)
+    assert.ok(!logged.includes(secret), logged)
+    assert.ok(logged.includes('[redacted]'), logged)
+  }
+  // control: a URL without a credential is logged as it is
+  assert.equal(loggedUrl('/api.v2/api/chat/history?chat_id=5&page=2'), '/api.v2/api/chat/history?chat_id=5&page=2')
 })

@@ -14,8 +14,14 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify'
 import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger } from 'pino'
 
-/** A request URL for the log: the query string may carry a token (WebSocket), which is cut out. */
-export const loggedUrl = (url: string) => (url.includes('token=') ? url.replace(/([?&](?:token|access_token)=)[^&]*/gi, '$1[redacted]') : url)
+/**
+ * A request URL for the log: the query string may carry a token (WebSocket), which is cut out in
+ * every spelling a server or proxy might split on: `?token=`, `&token=`, `;token=`, percent-encoded
+ * (`token%3D`), any case, and names that end in token (`access_token`, `session_token`).
+ */
+export const loggedUrl = (url: string) => (CREDENTIAL.test(url) ? url.replace(CREDENTIALS, '$1[redacted]') : url)
+const CREDENTIAL = /token(?:=|%3d)/i
+const CREDENTIALS = /(token(?:=|%3d))[^&;#]*/gi
 
 /** Request fields for pino-written lines, without credentials. */
 export const serializers = {

@@ -41,6 +41,8 @@ export function pageHeaders(publicBaseUrl: string): Readonly<Record<string, stri
 export function apiHeaders(publicBaseUrl: string): Readonly<Record<string, string>> {
   const page = pageHeaders(publicBaseUrl)
   return Object.freeze({
+    // answers carry tokens and private data: no cache keeps them (file downloads set their own)
+    'cache-control': 'no-store',
     'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
     'cross-origin-resource-policy': page['cross-origin-resource-policy'],
     'strict-transport-security': page['strict-transport-security'],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { iso, isoOrNull } from './time.js'
+import { iso, isoOrNull, parseInstant } from './time.js'
 
 test('iso formats every millisecond as Date does, also when the same one repeats or alternates', () => {
   const samples = [0, 1_795_302_139_003, 1_795_302_139_003, 1_795_302_139_004, 1_795_302_139_003, -1, 8.64e15]
@@ -25,4 +25,22 @@ test('iso agrees with Date across minutes, hours, years, before 1970 and at the 
 test('iso still refuses a time Date cannot represent', () => {
   assert.throws(() => iso(Number.NaN), RangeError)
   assert.throws(() => iso(8.64e15 + 1), RangeError)
+})
+
+test('parseInstant takes RFC 3339 instants and refuses what names no real instant', () => {
+  for (const [text, ms] of [
+    ['2026-11-24T20:00:00Z', Date.UTC(2026, 10, 24, 20)],
+    ['2026-11-24T20:00:00.5Z', Date.UTC(2026, 10, 24, 20, 0, 0, 500)],
+    ['2026-11-24T20:00:00.123456789Z', Date.UTC(2026, 10, 24, 20, 0, 0, 123)],
+    ['2026-11-24T23:30:00+03:30', Date.UTC(2026, 10, 24, 20)],
+    ['2026-11-24T16:00:00-04:00', Date.UTC(2026, 10, 24, 20)],
+    ['2024-02-29T00:00:00Z', Date.UTC(2024, 1, 29)],
+    ['2000-02-29T00:00:00Z', Date.UTC(2000, 1, 29)],
+    ['0050-06-01T00:00:00Z', new Date('0050-06-01T00:00:00Z').getTime()],
+  ] as const) assert.equal(parseInstant(text), ms, text)
+  for (const text of [
+    '2016-12-31T23:59:60Z', '2026-02-29T00:00:00Z', '1900-02-29T00:00:00Z', '2026-02-30T00:00:00Z', '2026-04-31T00:00:00Z',
+    '2026-11-24T24:00:00Z', '2026-11-24T20:60:00Z', '2026-13-01T00:00:00Z', '2026-00-10T00:00:00Z', '0000-01-01T00:00:00Z',
+    '2026-11-24T20:00:00+24:00', '2026-11-24T20:00:00', '2026-11-24', '+275760-09-13T00:00:00Z', 'not a date', '',
+  ]) assert.equal(parseInstant(text), null, text)
 })

@@ -33,3 +33,34 @@ export interface Clock {
   now(): number
 }
 export const systemClock: Clock = { now: () => Date.now() }
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|([+-])(\d{2}):(\d{2}))$/
+
+/**
+ * An RFC 3339 timestamp as epoch milliseconds, or null unless it names a real instant: every field
+ * in range for its calendar (no February 30, no hour 24, no leap second: JavaScript time has none),
+ * offsets up to ±23:59, years 0001–9999.
+ */
+export function parseInstant(text: string): number | null {
+  const m = RFC3339.exec(text)
+  if (!m) return null
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number)
+  if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null
+  const offsetHours = m[10] === undefined ? 0 : Number(m[10])
+  const offsetMinutes = m[11] === undefined ? 0 : Number(m[11])
+  if (offsetHours > 23 || offsetMinutes > 59) return null
+  // the day must exist in that month (Date.UTC would roll February 30 over into March)
+  if (day > new Date(Date.UTC(2000, month, 0)).getUTCDate() || (month === 2 && day === 29 && !isLeapYear(year))) return null
+  const fraction = m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0
+  const sign = m[9] === '-' ? -1 : 1
+  const local = Date.UTC(year, month - 1, day, hour, minute, second, fraction) + (year < 100 ? yearShift(year) : 0)
+  return local - sign * (offsetHours * 60 + offsetMinutes) * 60_000
+}
+
+const isLeapYear = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
+/** Date.UTC reads years 0–99 as 1900–1999: the difference back to the year as written */
+const yearShift = (year: number) => {
+  const date = new Date(0)
+  date.setUTCFullYear(year, 0, 1)
+  return date.getTime() - Date.UTC(year, 0, 1)
+}

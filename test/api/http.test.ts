@@ -59,9 +59,10 @@ for (const [method, url] of [
   })
 }
 
-test('a known path with the wrong method is a 404 envelope too', async () => {
+test('a known path with the wrong method is a 405 envelope naming the allowed methods', async () => {
   const res = await server.api.request('PUT', `${V2}/auth/register`, { username: 'abc', password: 'long enough' })
-  assertErrorEnvelope(res, 404, 'not_found')
+  assertErrorEnvelope(res, 405, 'method_not_allowed')
+  assert.equal(res.headers.get('allow'), 'POST')
 })
 
 test('the 404 message does not echo the query string (it may carry a token)', async () => {
@@ -400,13 +401,24 @@ test('login has its own limit (LOGIN_RATE_LIMIT)', async () => {
   assertRateLimited(await limited.api.post(`${V2}/auth/login`, { login: user.username, password: user.password }), 60)
 })
 
-test('with TRUST_PROXY=true, X-Forwarded-For clients are counted separately', async () => {
-  const proxied = await startTestServer({ env: { REGISTER_RATE_LIMIT: '5/300', TRUST_PROXY: 'true' } })
+test('with TRUST_PROXY=1, clients behind the proxy are counted separately, by the address the proxy appended', async () => {
+  const proxied = await startTestServer({ env: { REGISTER_RATE_LIMIT: '5/300', TRUST_PROXY: '1' } })
   for (let i = 0; i < 5; i++) {
-    assert.equal((await register(proxied.api, { 'x-forwarded-for': '10.0.0.1' })).status, 201, `10.0.0.1 #${i + 1}`)
+    // what an appending proxy sends: the client's own claim first, the address it saw last
+    const forwarded = `${i}.6.6.6, 10.0.0.1`
+    assert.equal((await register(proxied.api, { 'x-forwarded-for': forwarded })).status, 201, `10.0.0.1 #${i + 1}`)
   }
-  assertRateLimited(await register(proxied.api, { 'x-forwarded-for': '10.0.0.1' }), 300)
-  assert.equal((await register(proxied.api, { 'x-forwarded-for': '10.0.0.2' })).status, 201, 'another client is not limited')
+  assertRateLimited(await register(proxied.api, { 'x-forwarded-for': '7.7.7.7, 10.0.0.1' }), 300)
+  assert.equal((await register(proxied.api, { 'x-forwarded-for': '10.0.0.1, 10.0.0.2' })).status, 201, 'another client is not limited')
+})
+
+test('TRUST_PROXY as the proxy\'s address: only X-Forwarded-For from that peer is believed', async () => {
+  const trusting = await startTestServer({ env: { REGISTER_RATE_LIMIT: '5/300', TRUST_PROXY: '127.0.0.1' } })
+  for (let i = 0; i < 5; i++) {
+    assert.equal((await register(trusting.api, { 'x-forwarded-for': `${i}.6.6.6, 10.0.3.7` })).status, 201)
+  }
+  assertRateLimited(await register(trusting.api, { 'x-forwarded-for': '9.9.9.9, 10.0.3.7' }), 300)
+  assert.equal((await register(trusting.api, { 'x-forwarded-for': '10.0.3.8' })).status, 201, 'another client is not limited')
 })
 
 test('with TRUST_PROXY unset, X-Forwarded-For is ignored (spoofing it does not bypass the limit)', async () => {

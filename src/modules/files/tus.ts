@@ -44,7 +44,7 @@ export function createTusServer(ctx: AppContext): Server {
     path: TUS_PATH,
     datastore: store,
     relativeLocation: true,
-    respectForwardedHeaders: ctx.config.trustProxy,
+    respectForwardedHeaders: ctx.config.trustProxy !== false,
     // Same origins as the rest of the API (none by default).
     allowedOrigins: ctx.config.corsOrigins.includes('*') ? undefined : ctx.config.corsOrigins,
     exposedHeaders: ['Tern-File-Id', 'Tern-File-Path'],

@@ -3,6 +3,7 @@
  * forward; and typing. Each change and its events commit in one transaction; frames go out after.
  */
 import type { AppContext } from '../../context.js'
+import { isSingleEmoji } from '../../lib/emoji.js'
 import type { UserRow } from '../../db/tables.js'
 import { forbidden, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
@@ -111,6 +112,7 @@ export async function read(ctx: AppContext, me: UserRow, messageId: number) {
 
 /** Sets (or, with null, removes) my one reaction to a message; answers with its reactions map. */
 export async function react(ctx: AppContext, me: UserRow, messageId: number, emoji: string | null) {
+  if (emoji !== null && !isSingleEmoji(emoji)) throw validationError('emoji must be a single emoji (or null to remove your reaction)')
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
   const now = ctx.clock.now()

@@ -23,7 +23,14 @@ export interface Draft {
 /** 400 when there is nothing to send: no text, attachment, emoji or encrypted payload. */
 export function draftFrom(input: SendMessageBody): Draft {
   const content = input.content ?? ''
-  if (!content.trim() && !input.file_path && !input.emoji && !input.encrypted_content) {
+  if (input.is_encrypted === true) {
+    // the payload is the ciphertext: content may be empty, but not the ciphertext and its key id
+    if (!input.encrypted_content || !input.encryption_key_id) {
+      throw validationError('is_encrypted: true needs encrypted_content and encryption_key_id')
+    }
+  } else if (input.encrypted_content !== undefined || input.encryption_key_id !== undefined) {
+    throw validationError('encrypted_content and encryption_key_id go with is_encrypted: true')
+  } else if (!content.trim() && !input.file_path && !input.emoji) {
     throw validationError('content must not be empty')
   }
   return {

@@ -136,7 +136,8 @@ export async function reactionsOf(db: Db, messageIds: number[]): Promise<Map<num
     .orderBy('emoji')
     .execute()
   for (const row of rows) {
-    const map = maps.get(row.message_id) ?? {}
+    // keyed by stored text: no prototype for a key like __proto__ to land on
+    const map = maps.get(row.message_id) ?? (Object.create(null) as Record<string, number>)
     map[row.emoji] = Number(row.n)
     maps.set(row.message_id, map)
   }
