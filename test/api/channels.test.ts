@@ -172,7 +172,8 @@ test('subscribe to a public channel by id; twice is 409; unsubscribe; subscriber
   assert.equal(after.is_subscribed, false)
   assert.equal(after.my_role, null)
   assert.equal(after.subscriber_count, 2)
-  fails(await reader.api.post(`${V2}/channels/unsubscribe`, { channel_id: channel.channel_id }), 404, 'not_found')
+  // the channel is public, so a non-subscriber sees it: 403, not 404
+  fails(await reader.api.post(`${V2}/channels/unsubscribe`, { channel_id: channel.channel_id }), 403, 'forbidden')
   // and back again
   assert.equal((await subscribe(reader, { channel_id: channel.channel_id })).subscriber_count, 3)
 })
@@ -553,7 +554,9 @@ test('transfer: the owner role moves, the old owner stays as an admin and can st
   assert.equal(after.my_role, 'admin')
   await publish(owner, channel.channel_id, 'still an admin')
   await publish(heir, channel.channel_id, 'the new owner')
-  fails(await owner.api.post(`${V2}/channels/transfer`, { channel_id: channel.channel_id, user_id: owner.id }), 400, 'validation_error')
+  // permission comes first: the old owner (an admin now) may not transfer, whoever they name
+  fails(await owner.api.post(`${V2}/channels/transfer`, { channel_id: channel.channel_id, user_id: owner.id }), 403, 'forbidden')
+  fails(await heir.api.post(`${V2}/channels/transfer`, { channel_id: channel.channel_id, user_id: heir.id }), 400, 'validation_error')
   const [stranger] = await users(1)
   fails(await heir.api.post(`${V2}/channels/transfer`, { channel_id: channel.channel_id, user_id: stranger.id }), 404, 'not_found')
 })
@@ -825,4 +828,16 @@ test('an admin who loses the role can no longer edit their earlier posts', async
   ok(await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channel.channel_id, user_id: admin.id }))
   fails(await admin.api.post(`${V2}/messages/${post.message_id}/edit`, { content: 'not any more' }), 403, 'forbidden')
   assert.equal((await history(owner, channel.channel_id))[0].content, 'still admin')
+})
+
+test('an outsider of a public channel who posts is told 403 (they can see it); of a private one, 404', async () => {
+  const [owner, outsider] = await users(2)
+  const open = await createChannel(owner)
+  const closed = ok(await owner.api.post(`${V2}/channels/create`, { title: 'Closed', is_public: false }))
+  fails(await outsider.api.post(`${V2}/messages/send`, { chat_id: open.channel_id, content: 'hi' }), 403, 'forbidden')
+  fails(await outsider.api.post(`${V2}/messages/send`, { chat_id: closed.channel_id, content: 'hi' }), 404, 'not_found')
+  // control: once subscribed, still not allowed to post (403 for the role), and reading works
+  await subscribe(outsider, { channel_id: open.channel_id })
+  fails(await outsider.api.post(`${V2}/messages/send`, { chat_id: open.channel_id, content: 'hi' }), 403, 'forbidden')
+  assert.equal((await owner.api.post(`${V2}/messages/send`, { chat_id: open.channel_id, content: 'owner post' })).status, 200)
 })

@@ -550,15 +550,17 @@ for (const cell of cells) {
     const visibilities = cell.actor === 'outsider' ? [false, true] : [defaultPublic[kind]]
     for (const isPublic of visibilities) {
       const where = cell.actor === 'outsider' ? `${kind} (${isPublic ? 'public' : 'private'})` : kind
-      const name = `${where}: ${actorName(kind, cell.actor)} ${def.label(kind, cell.target)} → ${cell.expect}`
+      // a public chat is visible to an outsider: refused with 403 (join first), not hidden behind 404
+      const expect = cell.actor === 'outsider' && isPublic && cell.expect === 404 ? 403 : cell.expect
+      const name = `${where}: ${actorName(kind, cell.actor)} ${def.label(kind, cell.target)} → ${expect}`
       test(name, async () => {
         const fx = await build(kind, isPublic)
         const prepared = def.setup ? await def.setup(fx, cell.actor, cell.target) : undefined
         const viewer = def.viewer ?? ownerU
         const before = await snapshot(fx, viewer)
         const res = await def.act(fx, ACTOR[cell.actor], prepared, cell.target)
-        expectStatus(res, cell.expect)
-        if (cell.expect === 200) {
+        expectStatus(res, expect)
+        if (expect === 200) {
           await def.allowed(fx, res, prepared, cell.actor, cell.target)
         } else {
           assert.deepEqual(await snapshot(fx, viewer), before, 'a refused action changes nothing')
@@ -668,11 +670,12 @@ test('channel: owner binds a group where they are an admin → 200', async () =>
 })
 
 for (const isPublic of [false, true]) {
-  test(`channel: owner binds a ${isPublic ? 'public' : 'private'} group they are not in → 404`, async () => {
+  // a public group is visible to them (403: join first); a private one is not (404)
+  test(`channel: owner binds a ${isPublic ? 'public' : 'private'} group they are not in → ${isPublic ? 403 : 404}`, async () => {
     const fx = await build('channel', true)
     const group = data(await strangerU.api.post(`${V2}/groups/create`, { title: 'Theirs', is_public: isPublic }))
     const res = await ownerU.api.post(`${V2}/channels/bind-group`, { channel_id: fx.id, group_id: group.group_id })
-    expectStatus(res, 404)
+    expectStatus(res, isPublic ? 403 : 404)
     assert.equal(data(await getInfo(ownerU, fx)).discussion_group_id, null)
   })
 }

@@ -91,13 +91,11 @@ export async function bindGroup(ctx: AppContext, me: UserRow, channelId: number,
   const now = ctx.clock.now()
   const deliveries = await ctx.db.transaction().execute(async (trx) => {
     const channel = await community.view(ctx, me, channelId, 'channel', trx)
-    if (channel.my_role === null) throw notFound('Channel not found')
-    if (!can(channel, channel.my_role, 'bind')) throw forbidden('Only the channel owner binds a discussion group')
+    community.assertMay(channel, 'channel', 'bind', undefined, 'Only the channel owner binds a discussion group')
     await trx.deleteFrom('channel_binds').where('channel_id', '=', channel.id).execute()
     if (groupId !== null) {
       const group = await community.view(ctx, me, groupId, 'group', trx)
-      if (group.my_role === null) throw notFound('Group not found')
-      if (!can(group, group.my_role, 'edit_info')) throw forbidden('You must be an owner or admin of the group')
+      community.assertMay(group, 'group', 'edit_info', undefined, 'You must be an owner or admin of the group')
       await trx.insertInto('channel_binds').values({ channel_id: channel.id, group_id: group.id, created_at: now }).execute()
     } else if (channel.discussion_group_id === null) {
       throw conflict('No discussion group is bound')

@@ -74,9 +74,24 @@ export async function memberPage(ctx: AppContext, chat: { id: number; member_cou
 async function authorize(ctx: AppContext, trx: Db, me: UserRow, chatId: number, type: CommunityType, action: Action | null, target?: string) {
   await lockChat(trx, chatId)
   const chat = await view(ctx, me, chatId, type, trx)
-  if (chat.my_role === null) throw notFound(`${NOUN[type]} not found`)
-  if (action && !can(chat, chat.my_role, action, target)) throw forbidden(`Your role (${chat.my_role}) does not allow this`)
-  return chat as typeof chat & { my_role: string }
+  assertMay(chat, type, action, target)
+  return chat
+}
+
+/**
+ * 403 unless the viewer of `chat` (from view(), which already answered 404 to outsiders of a private
+ * chat) is a member whose role allows `action`. An outsider of a public chat sees it, so hears 403
+ * (join first), not 404.
+ */
+export function assertMay<T extends Pick<ChatRow, 'chat_type'> & { my_role: string | null }>(
+  chat: T,
+  type: CommunityType,
+  action: Action | null,
+  target?: string,
+  denied?: string,
+): asserts chat is T & { my_role: string } {
+  if (chat.my_role === null) throw forbidden(`Only members can do this: join the ${type} first`)
+  if (action && !can(chat, chat.my_role, action, target)) throw forbidden(denied ?? `Your role (${chat.my_role}) does not allow this`)
 }
 
 /** Logs a membership change in the chat's log and in the user's own. */
@@ -193,10 +208,11 @@ export async function setAdmin(ctx: AppContext, me: UserRow, chatId: number, use
 
 /** Hands the owner role to another member; the old owner becomes an admin. */
 export async function transfer(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType) {
-  if (userId === me.id) throw validationError('You already own it')
   const now = ctx.clock.now()
   const deliveries = await ctx.db.transaction().execute(async (trx) => {
+    // permission first: only the owner learns that naming themselves is pointless
     const chat = await authorize(ctx, trx, me, chatId, type, 'transfer')
+    if (userId === me.id) throw validationError('You already own it')
     if ((await members.roleOf(trx, chat.id, userId)) === null) throw notFound('Not a member')
     return handOver(ctx, trx, chat, userId, me.id, now)
   })
@@ -283,9 +299,7 @@ export async function edit(
 ) {
   if (changes.avatar !== undefined) {
     // who may edit is answered before what they sent (checked again, locked, below)
-    const current = await view(ctx, me, chatId, type)
-    if (current.my_role === null) throw notFound(`${NOUN[type]} not found`)
-    if (!can(current, current.my_role, 'edit_info')) throw forbidden(`Your role (${current.my_role}) does not allow this`)
+    assertMay(await view(ctx, me, chatId, type), type, 'edit_info')
   }
   const avatar = changes.avatar === undefined ? undefined : await resolveAvatar(ctx, me.id, changes.avatar)
   const now = ctx.clock.now()
@@ -356,8 +370,6 @@ export async function revokeInvite(ctx: AppContext, me: UserRow, chatId: number,
 
 export async function listInvites(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType) {
   const chat = await view(ctx, me, chatId, type)
-  // as for every change: someone outside the chat gets 404, even for a public one
-  if (chat.my_role === null) throw notFound(`${NOUN[type]} not found`)
-  if (!can(chat, chat.my_role, 'invite_links')) throw forbidden('Only the owner and admins see invite links')
+  assertMay(chat, type, 'invite_links', undefined, 'Only the owner and admins see invite links')
   return (await groupsRepo.listInvites(ctx.db, chat.id)).map((invite) => presentInvite(ctx, type, invite, chat.invite_code))
 }

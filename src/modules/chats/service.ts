@@ -50,11 +50,19 @@ export async function getOrCreatePersonal(ctx: AppContext, me: UserRow, otherId:
   }
 }
 
-/** The chat if the user is a member; 404 otherwise (outsiders cannot tell it exists). */
+/**
+ * The chat if the user is a member. Otherwise 404 when they cannot see it (a personal chat of
+ * others, a private group or channel: outsiders cannot tell it exists), and 403 for a public group
+ * or channel, which they can see but must join first.
+ */
 export async function requireMember(ctx: AppContext, userId: number, chatId: number, db: Db = ctx.db): Promise<MemberChat> {
   const chat = await repo.findForMember(db, chatId, userId)
-  if (!chat) throw notFound('Chat not found')
-  return chat
+  if (chat) return chat
+  const visible = await repo.findById(db, chatId)
+  if (visible && visible.chat_type !== 'personal' && visible.is_public === 1) {
+    throw forbidden(`Only members can do this: join the ${visible.chat_type} first`)
+  }
+  throw notFound('Chat not found')
 }
 
 /**

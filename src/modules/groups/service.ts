@@ -1,11 +1,10 @@
 /** Groups (V2): the group-specific parts on top of chats/community.ts. */
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
-import { forbidden, notFound, validationError } from '../../http/errors.js'
+import { notFound, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
 import { logChat } from '../../realtime/events.js'
 import * as community from '../chats/community.js'
-import { can } from '../chats/permissions.js'
 import { presentGroup } from './present.js'
 import * as repo from './repo.js'
 import type { CreateGroupBody } from './schemas.js'
@@ -61,8 +60,7 @@ export async function createTopic(ctx: AppContext, me: UserRow, chatId: number, 
   const now = ctx.clock.now()
   const { topic, deliveries } = await ctx.db.transaction().execute(async (trx) => {
     const chat = await community.view(ctx, me, chatId, 'group', trx)
-    if (chat.my_role === null) throw notFound('Group not found')
-    if (!can(chat, chat.my_role, 'create_topic')) throw forbidden('Only the owner and admins create topics')
+    community.assertMay(chat, 'group', 'create_topic', undefined, 'Only the owner and admins create topics')
     if (chat.is_forum !== 1) throw validationError('Turn forum mode on first (groups/set-forum)')
     const topic = presentTopic(await repo.insertTopic(trx, { chat_id: chat.id, title: title.trim(), icon_emoji_id: iconEmojiId, created_by: me.id, now }))
     return { topic, deliveries: await logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, topic }, now) }

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
-import { notFound, validationError } from '../../http/errors.js'
+import { AppError, notFound, validationError } from '../../http/errors.js'
 import * as files from '../files/service.js'
 import { iso } from '../../lib/time.js'
 import { logChat, logUsers, personalMembers } from '../../realtime/events.js'
@@ -153,8 +153,9 @@ export async function presentOne(db: Db, row: MessageRow, sender: Sender) {
 export async function visibleMessage(ctx: AppContext, me: UserRow, messageId: number, allow = { hidden: false }) {
   const row = await repo.findById(ctx.db, messageId)
   if (!row || row.deleted_for_all === 1) throw notFound('Message not found')
-  const chat = await chats.requireMember(ctx, me.id, row.chat_id).catch(() => {
-    throw notFound('Message not found')
+  // a post of a public chat is visible to outsiders: acting on it is 403 (join first), not 404
+  const chat = await chats.requireMember(ctx, me.id, row.chat_id).catch((error) => {
+    throw error instanceof AppError && error.code === 'forbidden' ? error : notFound('Message not found')
   })
   if (!allow.hidden && (await repo.isHidden(ctx.db, me.id, row.id))) throw notFound('Message not found')
   return { row, chat }
