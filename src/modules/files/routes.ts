@@ -1,4 +1,5 @@
 /** `/files/*` and `/uploads/*` (DESIGN §3): uploads, downloads, chunked and tus resumable uploads. */
+import type { Readable } from 'node:stream'
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -35,13 +36,8 @@ async function filePart(request: FastifyRequest, name: string) {
     throw malformed(error)
   }
   if (!part || part.fieldname !== name) throw validationError(`The multipart body needs a "${name}" file part`)
-  // what goes wrong while the part streams is a parse error too: remembered for `receive`
-  part.file.once('error', (error) => (parseErrors.has(request) ? undefined : parseErrors.set(request, error)))
   return part
 }
-
-/** the multipart parse error each request met while its file part streamed */
-const parseErrors = new WeakMap<FastifyRequest, unknown>()
 
 /** A multipart parse failure as the client's error (a 4xx from @fastify/multipart keeps its status). */
 function malformed(error: unknown) {
@@ -63,14 +59,15 @@ function field(fields: Record<string, unknown>, name: string): string {
  * Runs the work that reads an upload's stream. A client that drops the connection mid-upload is not
  * a server error (and hears nothing back); neither is a body that turns out malformed on the way.
  */
-async function receive<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T> {
+async function receive<T>(request: FastifyRequest, file: Readable, work: () => Promise<T>): Promise<T> {
   try {
     return await work()
   } catch (error) {
     // the service's own refusals (over the cap…) stand; a stream it aborted for them is no parse error
     if (error instanceof AppError) throw error
     if (request.raw.destroyed && !request.raw.complete) throw validationError('The upload was interrupted before its end')
-    if (parseErrors.has(request)) throw malformed(parseErrors.get(request))
+    // the part's stream failed on its own: busboy met a body it could not parse (cut short…)
+    if (file.errored) throw malformed(file.errored)
     throw error
   }
 }
@@ -110,7 +107,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
     preHandler: user,
   }, async (request) => {
     const part = await filePart(request, 'file')
-    return ok(await receive(request, () => files.upload(ctx, request.user, part.file, part.filename)))
+    return ok(await receive(request, part.file, () => files.upload(ctx, request.user, part.file, part.filename)))
   })
 
   app.get('/files/:id', {
@@ -136,7 +133,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
     const offset = field(part.fields, 'offset')
     if (!/^\d{1,15}$/.test(offset)) throw validationError('offset must be a non-negative integer')
     const sessionId = field(part.fields, 'session_id')
-    return ok(await receive(request, () => chunked.receiveChunk(ctx, request.user, sessionId, Number(offset), part.file)))
+    return ok(await receive(request, part.file, () => chunked.receiveChunk(ctx, request.user, sessionId, Number(offset), part.file)))
   })
 
   app.get('/uploads/multipart/:session_id', {
