@@ -52,10 +52,10 @@ export async function oldestSeq(db: Db, chatId: number): Promise<number | null> 
   return row?.seq ?? null
 }
 
-/** The current event seq of each of these chats that exists. */
-export async function currentSeqs(db: Db, chatIds: number[]): Promise<Map<number, number>> {
-  const rows = await db.selectFrom('chats').select(['id', 'event_seq']).where('id', 'in', chatIds).execute()
-  return new Map(rows.map((r) => [r.id, r.event_seq]))
+/** The chat's latest event seq (0 for a chat that is gone). */
+export async function currentSeq(db: Db, chatId: number): Promise<number> {
+  const row = await db.selectFrom('chats').select('event_seq').where('id', '=', chatId).executeTakeFirst()
+  return row?.event_seq ?? 0
 }
 
 /** A chat event as a live delivery to the chat's subscribers. */

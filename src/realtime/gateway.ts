@@ -42,7 +42,9 @@ const MAX_PENDING = 1000
  * One ordered stream of logged frames: the user's updates (by `seq`) or one group's or channel's
  * events (by `chat_seq`). Live frames that continue the cursor go straight out; older ones are
  * skipped; a gap (a frame pub/sub lost, or frames that overtook a replay) triggers a catch-up from
- * the log. A resume moves the cursor and replays everything after it.
+ * the log. A resume moves the cursor and replays everything after it; a resume beyond the log's
+ * end (the client's state is not this server's) is answered with `ahead` and the stream goes on
+ * from the end, instead of skipping every frame up to the client's number.
  */
 class Stream {
   cursor: number | null = null
@@ -52,6 +54,8 @@ class Stream {
   private rerun = false
   /** set when the replay must go on reading after the cursor (a full batch, or `pending` overflowed) */
   private more = false
+  /** set by a resume: the cursor came from the client, so the replay checks it is not past the log's end */
+  private unverified = false
   private pending: Frame[] = []
 
   constructor(
@@ -63,6 +67,10 @@ class Stream {
       backlogged: () => false | Promise<boolean>
       /** the log was pruned past the cursor: the client must reload what this stream covers */
       reset: (missedFrom: number, missedTo: number) => void
+      /** the log's latest seq */
+      latest: () => Promise<number>
+      /** the client's cursor was beyond `latest`: it must reload, and the stream goes on from `latest` */
+      ahead: (latest: number) => void
       fail: (err: unknown) => void
     },
     /**
@@ -112,7 +120,10 @@ class Stream {
    * is discarded and read again from the new cursor.
    */
   async catchUp(from?: number) {
-    if (from !== undefined) this.cursor = from
+    if (from !== undefined) {
+      this.cursor = from
+      this.unverified = true
+    }
     this.rerun = true
     if (this.syncing) return
     this.syncing = true
@@ -122,6 +133,17 @@ class Stream {
         this.more = false
         const batch = await this.io.load(this.cursor ?? 0, REPLAY_BATCH)
         if (this.rerun) continue
+        // Nothing after a cursor the client named: it may be past the end, where it would wait for
+        // seqs that come only much later (every live frame before them skipped as old).
+        if (this.unverified && batch.length === 0) {
+          const latest = await this.io.latest()
+          if (this.rerun) continue
+          if ((this.cursor ?? 0) > latest) {
+            this.cursor = latest
+            this.io.ahead(latest)
+          }
+        }
+        this.unverified = false
         // Seqs are contiguous, so a hole before the batch means the log was pruned past the cursor.
         const expected = (this.cursor ?? 0) + 1
         if (batch.length > 0 && this.io.seqOf(batch[0]) > expected) this.io.reset(expected, this.io.seqOf(batch[0]) - 1)
@@ -194,6 +216,8 @@ class Connection {
       emit: (frame) => this.onUserFrame(frame),
       backlogged: () => this.backlogged(),
       reset: (from, to) => this.send({ type: 'reset', data: { reason: 'pruned', missed_from: from, missed_to: to } }),
+      latest: () => updates.currentSeq(ctx, userId),
+      ahead: (seq) => this.send({ type: 'reset', data: { reason: 'ahead', seq } }),
       fail: (err) => this.fail(err),
     }, true)
   }
@@ -263,12 +287,17 @@ class Connection {
       emit: (frame, text) => this.send(frame, text),
       backlogged: () => this.backlogged(),
       reset: (from, to) => this.send({ type: 'reset', data: { chat_id: chatId, reason: 'pruned', missed_from: from, missed_to: to } }),
+      latest: () => chatLog.currentSeq(this.ctx.db, chatId),
+      ahead: (chatSeq) => this.send({ type: 'reset', data: { chat_id: chatId, reason: 'ahead', chat_seq: chatSeq } }),
       fail: (err) => this.fail(err),
     })
-    stream.cursor = this.resumeChats.get(chatId) ?? cursor
+    stream.cursor = cursor
     this.chats.set(chatId, stream)
     this.registry.subscribe(this, chatId)
-    if (this.resumeChats.delete(chatId)) void stream.catchUp()
+    const resumed = this.resumeChats.get(chatId)
+    if (resumed === undefined) return
+    this.resumeChats.delete(chatId)
+    void stream.catchUp(resumed)
   }
 
   leaveChat(chatId: number) {
@@ -297,32 +326,16 @@ class Connection {
 
   /**
    * `{"type":"resume","seq":N,"chats":{"<chat_id>":M}}`: replays after N, and after M in each chat
-   * named. A cursor beyond its log's current seq (the client's state is not this server's) gets a
-   * `reset` naming where the log stands, and the stream goes on from there instead of waiting
-   * for a seq that will come only much later.
+   * named that the user follows (a cursor past a log's end is answered by the stream: see Stream).
+   * Synchronous, so that a resume sent as the socket opens positions the streams before they open.
    */
-  async resume(seq: number | undefined, chats: Map<number, number>) {
-    const [current, chatSeqs] = await Promise.all([
-      seq === undefined ? null : updates.currentSeq(this.ctx, this.userId),
-      chats.size ? chatLog.currentSeqs(this.ctx.db, [...chats.keys()]) : new Map<number, number>(),
-    ])
-    for (const [chatId, asked] of chats) {
-      const latest = chatSeqs.get(chatId)
-      let cursor = asked
-      if (latest !== undefined && asked > latest) {
-        this.send({ type: 'reset', data: { chat_id: chatId, reason: 'ahead', chat_seq: latest } })
-        cursor = latest
-      }
+  resume(seq: number | undefined, chats: Map<number, number>) {
+    for (const [chatId, cursor] of chats) {
       const stream = this.chats.get(chatId)
       if (stream) void stream.catchUp(cursor)
       else if (this.early) this.resumeChats.set(chatId, cursor)
     }
-    if (seq === undefined) return
-    if (current !== null && seq > current) {
-      this.send({ type: 'reset', data: { reason: 'ahead', seq: current } })
-      seq = current
-    }
-    void this.user.catchUp(seq)
+    if (seq !== undefined) void this.user.catchUp(seq)
   }
 
   /** Every stream replays from its cursor and the peers' presence is sent again (frames may have been lost). */

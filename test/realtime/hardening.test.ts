@@ -156,6 +156,32 @@ test('GET updates with since ahead of the log answers reset: true and the curren
   }
 })
 
+test('a resume naming a chat the user is not in tells nothing of that chat; a followed chat ahead still gets its reset', async () => {
+  const [owner, outsider] = await registerUsers(server, 2)
+  const secret = (await owner.api.post(`${V2}/groups/create`, { title: 'Secret' })).body.data.group_id as number
+  await owner.api.post(`${V2}/messages/send`, { chat_id: secret, content: 'private activity' })
+  const open = (await owner.api.post(`${V2}/groups/create`, { title: 'Followed' })).body.data.group_id as number
+  assert.equal((await owner.api.post(`${V2}/groups/add-member`, { chat_id: open, user_id: outsider.id })).status, 200)
+  const socket = await TestSocket.connect(server.url, outsider.token)
+  const at = socket.received[0].data.chats[open] as number
+  socket.send({ type: 'resume', chats: { [secret]: 1_000_000, [open]: at + 10 } })
+  // control: the followed chat's cursor is answered; the other chat's is not (its chat_seq would leak)
+  assert.deepEqual((await socket.next('reset')).data, { chat_id: open, reason: 'ahead', chat_seq: at })
+  await assertNone(socket, 'reset')
+})
+
+test('GET chat/updates with since ahead of the chat\'s log answers reset: true and the current chat_seq', async () => {
+  const [owner] = await registerUsers(server, 1)
+  const group = (await owner.api.post(`${V2}/groups/create`, { title: 'Log' })).body.data.group_id as number
+  await owner.api.post(`${V2}/messages/send`, { chat_id: group, content: 'one' })
+  const now = (await owner.api.get(`${V2}/chat/updates`, { query: { chat_id: group } })).body.data
+  assert.equal(now.reset, false)
+  assert.ok(now.updates.length > 0)
+  const ahead = await owner.api.get(`${V2}/chat/updates`, { query: { chat_id: group, since: now.chat_seq + 5 } })
+  assert.equal(ahead.status, 200)
+  assert.deepEqual(ahead.body.data, { updates: [], chat_seq: now.chat_seq, reset: true })
+})
+
 test('over WS_MAX_SOCKETS_PER_USER, the newest socket is closed with 4029; the others still deliver', async () => {
   const [alice, bob] = await registerUsers(server, 2)
   const open = [await TestSocket.connect(server.url, bob.token), await TestSocket.connect(server.url, bob.token), await TestSocket.connect(server.url, bob.token)]
