@@ -42,3 +42,45 @@ test('is_encrypted: true needs encrypted_content and encryption_key_id, and then
   assert.deepEqual([sealed.body.data.is_encrypted, sealed.body.data.encrypted_content, sealed.body.data.encryption_key_id, sealed.body.data.content], [true, 'Y2lwaGVy', 'k1', ''])
   assert.equal((await sendRaw({ content: 'plain again' })).status, 200)
 })
+
+test('a client_message_id reused for a different send is 409 conflict; the same send again answers the first', async () => {
+  const [alice, bob, carol] = await registerUsers(server, 3)
+  const body = { receiver_id: bob.id, content: 'once', client_message_id: 'k-409' }
+  const first = await alice.api.post(`${V2}/messages/send`, body)
+  assert.equal(first.status, 200, first.text)
+  const again = await alice.api.post(`${V2}/messages/send`, body)
+  assert.deepEqual(again.body.data, first.body.data, 'the same send is answered with the first message')
+  for (const other of [
+    { ...body, receiver_id: carol.id },
+    { ...body, content: 'twice' },
+    { ...body, chat_id: first.body.data.chat_id, receiver_id: undefined, content: 'twice' },
+    { ...body, reply_to_id: first.body.data.message_id },
+  ]) {
+    const res = await alice.api.post(`${V2}/messages/send`, other)
+    assert.equal(res.status, 409, `${JSON.stringify(other)}: ${res.text}`)
+    assert.equal(res.body.error.code, 'conflict')
+  }
+  // by chat_id it is the same send: answered
+  const byChat = await alice.api.post(`${V2}/messages/send`, { chat_id: first.body.data.chat_id, content: 'once', client_message_id: 'k-409' })
+  assert.equal(byChat.body.data.message_id, first.body.data.message_id)
+  // the Idempotency-Key header follows the same rule
+  const keyed = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'header' }, { headers: { 'idempotency-key': 'h-409' } })
+  assert.equal(keyed.status, 200)
+  const clash = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'header, changed' }, { headers: { 'idempotency-key': 'h-409' } })
+  assert.equal(clash.status, 409, clash.text)
+  // nothing extra reached bob's chat
+  const history = await bob.api.get(`${V2}/chat/history`, { query: { chat_id: first.body.data.chat_id } })
+  assert.deepEqual(history.body.items.map((m: { content: string }) => m.content).sort(), ['header', 'once'])
+})
+
+test('a scheduled send retried with other content under the same client id is 409; the same retry answers the pending one', async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  const due = new Date(Date.now() + 3_600_000).toISOString()
+  const body = { receiver_id: bob.id, content: 'later', client_message_id: 's-409', scheduled_at: due }
+  const first = await alice.api.post(`${V2}/messages/send`, body)
+  assert.equal(first.status, 200, first.text)
+  assert.deepEqual((await alice.api.post(`${V2}/messages/send`, body)).body.data, first.body.data)
+  const res = await alice.api.post(`${V2}/messages/send`, { ...body, content: 'sooner' })
+  assert.equal(res.status, 409, res.text)
+  assert.equal(res.body.error.code, 'conflict')
+})

@@ -1,6 +1,6 @@
 /** The message fields a send carries, validated once and stored as sent (scheduled ones as JSON). */
 import { validationError } from '../../http/errors.js'
-import type { NewMessageRow } from '../../db/tables.js'
+import type { MessageRow, NewMessageRow } from '../../db/tables.js'
 import type { SendMessageBody } from './schemas.js'
 import type { Attachment } from '../files/service.js'
 
@@ -92,4 +92,29 @@ export function messageValues(draft: Draft, at: Placement): Required<Omit<NewMes
     preview_size: draft.attachment?.preview_size ?? null,
     created_at: at.now,
   }
+}
+
+/**
+ * Whether a send repeats the one that first used its client id (Stripe's idempotency rule: the same
+ * key with other parameters is a conflict, not a silent answer with the first). `first` is what was
+ * stored: a pending draft, or a message row, whose text counts only while it was never edited.
+ */
+export function repeats(input: SendMessageBody, first: Draft | MessageRow): boolean {
+  const row = 'seq' in first ? first : null
+  const stored = row ? { ...first, is_encrypted: row.is_encrypted === 1, file_path: row.file_path } : { ...first, file_path: (first as Draft).attachment?.file_path ?? null }
+  const sent = draftFrom(input)
+  const same = (a: unknown, b: unknown) => (a ?? null) === (b ?? null)
+  return (
+    (row?.edited_at != null || same(stored.content, sent.content)) &&
+    same(stored.reply_to_id, sent.reply_to_id) &&
+    same(stored.file_path, input.file_path) &&
+    stored.is_encrypted === sent.is_encrypted &&
+    same(stored.encrypted_content, sent.encrypted_content) &&
+    same(stored.encryption_key_id, sent.encryption_key_id) &&
+    same(stored.emoji, sent.emoji) &&
+    same(stored.emoji_file, sent.emoji_file) &&
+    same(stored.emoji_size, sent.emoji_size) &&
+    same(stored.emoji_count, sent.emoji_count) &&
+    same(stored.topic_id, sent.topic_id)
+  )
 }

@@ -6,7 +6,6 @@
  */
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
-import { isUniqueViolation } from '../../db/errors.js'
 import { fromJson } from '../../db/json.js'
 import type { ChatRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import { notFound, validationError } from '../../http/errors.js'
@@ -31,7 +30,7 @@ const RETRY_MAX_MS = 60_000
 const MAX_FAILING_SKIPPED = 1000
 const MAX_AHEAD_MS = 366 * 24 * 3600 * 1000
 
-const draftOf = (row: ScheduledMessageRow) => fromJson<Draft>(row.payload)!
+export const draftOf = (row: ScheduledMessageRow) => fromJson<Draft>(row.payload)!
 
 function assertWithinRange(at: number, now: number) {
   if (at - now > MAX_AHEAD_MS) throw validationError('scheduled_at must be within 366 days')
@@ -47,30 +46,23 @@ export async function schedule(
 ): Promise<MessageView> {
   const now = ctx.clock.now()
   assertWithinRange(at, now)
-  try {
-    const row = await ctx.db
-      .insertInto('scheduled_messages')
-      .values({ chat_id: chat.id, sender_id: me.id, payload: JSON.stringify(draft), client_message_id: clientId, scheduled_at: at, created_at: now })
-      .returningAll()
-      .executeTakeFirstOrThrow()
-    return presentPending(row, draft, me, chats.otherMember(chat, me.id))
-  } catch (error) {
-    // the same client id raced in twice: the unique index kept the first; answer with it
-    const first = clientId && isUniqueViolation(error) ? await findByClientId(ctx, me, clientId) : null
-    if (first) return first
-    throw error
-  }
+  // a client id that raced in twice fails the unique index here: the send answers it as a retry
+  const row = await ctx.db
+    .insertInto('scheduled_messages')
+    .values({ chat_id: chat.id, sender_id: me.id, payload: JSON.stringify(draft), client_message_id: clientId, scheduled_at: at, created_at: now })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+  return presentPending(row, draft, me, chats.otherMember(chat, me.id))
 }
 
-/** My pending message with this client id, as its first send answered (a retried send gets it). */
-export async function findByClientId(ctx: AppContext, me: UserRow, clientId: string): Promise<MessageView | null> {
-  const row = await ctx.db
+/** My pending message with this client id (a retried send is answered with it). */
+export function findPendingByClientId(ctx: AppContext, me: UserRow, clientId: string): Promise<ScheduledMessageRow | undefined> {
+  return ctx.db
     .selectFrom('scheduled_messages')
     .selectAll()
     .where('sender_id', '=', me.id)
     .where('client_message_id', '=', clientId)
     .executeTakeFirst()
-  return row ? presentRow(ctx, me, row) : null
 }
 
 /** One of my pending messages, in the shape the send that scheduled it returned. */

@@ -2,8 +2,8 @@
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
-import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
-import { AppError, notFound, validationError } from '../../http/errors.js'
+import type { ChatRow, MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
+import { AppError, conflict, notFound, validationError } from '../../http/errors.js'
 import * as files from '../files/service.js'
 import { iso } from '../../lib/time.js'
 import { logChat, logUsers, personalMembers } from '../../realtime/events.js'
@@ -11,7 +11,7 @@ import type { Delivery } from '../../realtime/fanout.js'
 import * as updates from '../../realtime/updates.js'
 import * as blocks from '../blocks/service.js'
 import * as chats from '../chats/service.js'
-import { draftFrom, messageValues, type Draft, type Origin } from './draft.js'
+import { draftFrom, messageValues, repeats, type Draft, type Origin } from './draft.js'
 import { isRead, presentMessage, presentRich, type Sender } from './present.js'
 import * as repo from './repo.js'
 import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from './schemas.js'
@@ -44,17 +44,17 @@ export async function send(
   const holdUntil = input.scheduled_at !== undefined && Date.parse(input.scheduled_at) > now ? Date.parse(input.scheduled_at) : null
   if (ctx.sqlite && holdUntil === null && !draft.attachment) {
     const hot = await sendSqlite(ctx, me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId)
-    if (hot.kind === 'duplicate') return presentOne(ctx.db, hot.row, me)
-    if (hot.kind === 'pending') return scheduled.presentRow(ctx, me, hot.row)
+    if (hot.kind === 'duplicate') return answerRetry(ctx, me, input, hot.row)
+    if (hot.kind === 'pending') return answerRetry(ctx, me, input, null, hot.row)
     if (hot.kind === 'sent') {
       ctx.fanout.publish(updates.framesOf(hot.recorded, 'message.new', { message: hot.message }))
       return hot.message
     }
   } else if (clientId) {
     const first = await repo.findByClientId(ctx.db, me.id, clientId)
-    if (first) return presentOne(ctx.db, first, me)
-    const pending = await scheduled.findByClientId(ctx, me, clientId)
-    if (pending) return pending
+    if (first) return answerRetry(ctx, me, input, first)
+    const pending = await scheduled.findPendingByClientId(ctx, me, clientId)
+    if (pending) return answerRetry(ctx, me, input, null, pending)
   }
 
   const chat =
@@ -65,19 +65,36 @@ export async function send(
   if (draft.reply_to_id !== null) await assertReplyTarget(ctx.db, chat.id, draft.reply_to_id)
   if (draft.topic_id !== null) await chats.assertTopic(ctx.db, chat, draft.topic_id)
 
-  if (holdUntil !== null) return scheduled.schedule(ctx, me, chat, draft, holdUntil, clientId)
   try {
+    if (holdUntil !== null) return await scheduled.schedule(ctx, me, chat, draft, holdUntil, clientId)
     const { message, deliveries } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, chat, me, draft, clientId, null, now))
     ctx.fanout.publish(deliveries)
     return message
   } catch (error) {
-    // The same client id raced in twice: the unique index kept the first; answer with it.
+    // The same client id raced in twice: the unique index kept the first; answer it as a retry.
     if (clientId && isUniqueViolation(error)) {
       const first = await repo.findByClientId(ctx.db, me.id, clientId)
-      if (first) return presentOne(ctx.db, first, me)
+      if (first) return answerRetry(ctx, me, input, first)
+      const pending = await scheduled.findPendingByClientId(ctx, me, clientId)
+      if (pending) return answerRetry(ctx, me, input, null, pending)
     }
     throw error
   }
+}
+
+/**
+ * A send whose client id (or Idempotency-Key) was used before: the same send again is answered
+ * with what the first one made (the message, or the pending message); the same id for a different
+ * send (another chat, other text…) is 409 conflict.
+ */
+async function answerRetry(ctx: AppContext, me: UserRow, input: SendMessageBody, first: MessageRow | null, pending?: ScheduledMessageRow) {
+  const chatId = first?.chat_id ?? pending!.chat_id
+  const chat = await chats.requireMember(ctx, me.id, chatId)
+  const sameTarget = input.chat_id !== undefined ? input.chat_id === chatId : chat.chat_type === 'personal' && (chats.otherMember(chat, me.id) ?? me.id) === input.receiver_id
+  if (!sameTarget || !repeats(input, first ?? scheduled.draftOf(pending!))) {
+    throw conflict('client_message_id (or Idempotency-Key) was already used for a different message')
+  }
+  return first ? presentOne(ctx.db, first, me) : scheduled.presentRow(ctx, me, pending!)
 }
 
 /** 403 unless I may post in this chat of mine (a channel's owner or admin) and its peer has not blocked me. */
