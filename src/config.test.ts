@@ -76,3 +76,11 @@ test('TRUST_PROXY is a hop count or a list of proxy addresses, never "trust ever
     assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY/, bad)
   }
 })
+
+test('WS_MAX_SOCKETS_PER_USER caps sockets per user: 100 by default, an integer of at least 1', () => {
+  assert.equal(loadConfig({}).wsMaxSocketsPerUser, 100)
+  assert.equal(loadConfig({ WS_MAX_SOCKETS_PER_USER: '2' }).wsMaxSocketsPerUser, 2)
+  for (const bad of ['0', '-1', '1.5', 'many']) {
+    assert.throws(() => loadConfig({ WS_MAX_SOCKETS_PER_USER: bad }), /WS_MAX_SOCKETS_PER_USER/, bad)
+  }
+})

@@ -12,7 +12,7 @@ import { registerUsers, send, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
 import { assertNone, TestSocket } from '../harness/socket.js'
 
-const server = await startTestServer({ env: { WS_MAX_SOCKETS_PER_USER: '3' } })
+const server = await startTestServer()
 
 /** A fresh session (device) of the user: its token. */
 async function login(on: TestServer, user: TestUser): Promise<string> {
@@ -78,6 +78,20 @@ test('logout closes the sockets of that session with 4001, and only those', asyn
   await send(alice, bob, 'to the laptop')
   assert.equal((await laptop.next('message.new')).data.message.content, 'to the laptop')
   assert.equal(laptop.closed, null)
+})
+
+test('the V1 logout (/api/auth/logout) closes the sockets of that session too', async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  const v1 = await server.api.post('/api/auth/login', { login: bob.username, password: bob.password })
+  assert.equal(v1.status, 200, v1.text)
+  const v1Token = v1.body.data.session_token as string
+  const v1Socket = await TestSocket.connect(server.url, v1Token)
+  const laptop = await TestSocket.connect(server.url, bob.token)
+  assert.equal((await server.api.as(v1Token).post('/api/auth/logout', {})).status, 200)
+  assert.deepEqual(await v1Socket.closing(), { code: 4001, reason: 'session revoked' })
+  assert.equal(await upgradeStatus(server, v1Token), 401)
+  await send(alice, bob, 'to the laptop')
+  assert.equal((await laptop.next('message.new')).data.message.content, 'to the laptop')
 })
 
 test('DELETE sessions/{id} closes the sockets of the revoked session with 4001; the caller\'s stay', async () => {
@@ -182,19 +196,34 @@ test('GET chat/updates with since ahead of the chat\'s log answers reset: true a
   assert.deepEqual(ahead.body.data, { updates: [], chat_seq: now.chat_seq, reset: true })
 })
 
-test('over WS_MAX_SOCKETS_PER_USER, the newest socket is closed with 4029; the others still deliver', async () => {
-  const [alice, bob] = await registerUsers(server, 2)
-  const open = [await TestSocket.connect(server.url, bob.token), await TestSocket.connect(server.url, bob.token), await TestSocket.connect(server.url, bob.token)]
-  const ws = new WebSocket(`${server.url.replace(/^http/, 'ws')}${V2}/ws`, { headers: { authorization: `Bearer ${bob.token}` } })
-  const closed = await new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)))
-  assert.equal(closed, 4029)
-  await send(alice, bob, 'to all three')
-  for (const socket of open) assert.equal((await socket.next('message.new')).data.message.content, 'to all three')
+test('over WS_MAX_SOCKETS_PER_USER (2 here), the newest socket is closed with 4029; the others still deliver', async () => {
+  const capped = await startTestServer({ env: { WS_MAX_SOCKETS_PER_USER: '2' } })
+  const [alice, bob] = await registerUsers(capped, 2)
+  const open = [await TestSocket.connect(capped.url, bob.token), await TestSocket.connect(capped.url, bob.token)]
+  // the third is accepted, then closed before its ready (a socket let in would get ready instead)
+  const ws = new WebSocket(`${capped.url.replace(/^http/, 'ws')}${V2}/ws`, { headers: { authorization: `Bearer ${bob.token}` } })
+  const third = await new Promise<string>((resolve) => {
+    const timer = setTimeout(() => resolve('neither closed nor ready within 3 s'), 3000)
+    ws.on('message', (raw) => {
+      if (JSON.parse(String(raw)).type !== 'ready') return
+      clearTimeout(timer)
+      resolve('ready: let in over the cap')
+    })
+    ws.once('close', (code, reason) => {
+      clearTimeout(timer)
+      resolve(`${code} ${reason}`)
+    })
+  })
+  ws.terminate()
+  assert.equal(third, '4029 too many sockets for this user')
+  await send(alice, bob, 'to both')
+  for (const socket of open) assert.equal((await socket.next('message.new')).data.message.content, 'to both')
   // a freed slot can be taken again
   await open[0].close()
   await new Promise((resolve) => setTimeout(resolve, 100))
-  const again = await TestSocket.connect(server.url, bob.token)
+  const again = await TestSocket.connect(capped.url, bob.token)
   assert.equal(again.closed, null)
+  await capped.close()
 })
 
 test('GET ws without an Upgrade is 426 upgrade_required in the envelope', async () => {
@@ -237,6 +266,7 @@ test('two instances: logout, revoke and ban through one close the sockets on the
   const laptopSocket = await TestSocket.connect(two.url, bob.token)
   assert.equal((await one.api.as(phone).post(`${V2}/auth/logout`, {})).status, 200)
   assert.equal((await phoneSocket.closing()).code, 4001)
+  assert.equal(await upgradeStatus(two, phone), 401)
 
   const tablet = await login(one, bob)
   const tabletSocket = await TestSocket.connect(two.url, tablet)
@@ -244,6 +274,7 @@ test('two instances: logout, revoke and ban through one close the sockets on the
   const tabletId = sessions.find((s) => !s.is_current)!.id
   assert.equal((await one.api.as(bob.token).delete(`${V2}/sessions/${tabletId}`)).status, 200)
   assert.equal((await tabletSocket.closing()).code, 4001)
+  assert.equal(await upgradeStatus(two, tablet), 401)
 
   // positive control: the laptop's socket on instance two survived both and still delivers
   await send(alice, bob, 'still on two')
