@@ -94,6 +94,9 @@ const STATUS_CODES = new Map<number, ErrorCode>([
   [429, 'rate_limited'],
 ])
 
+/** The envelope's code for an HTTP error status (400 validation_error … 500 internal_error). */
+export const codeForStatus = (status: number): ErrorCode => STATUS_CODES.get(status) ?? (status >= 500 ? 'internal_error' : 'validation_error')
+
 export function errorHandler(error: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) {
     reply.headers(error.headers)

@@ -160,3 +160,32 @@ test('unfinished tus uploads expire and the sweep removes them', async () => {
   await waitFor(async () => (storedFiles(short, 'tus').length === 0 ? true : undefined), { timeoutMs: 5000, message: 'the sweep' })
   assert.equal((await tusRequest(short, alice, 'HEAD', location)).status, 404)
 })
+
+test('tus answers carry the security headers, and its errors the JSON envelope', async () => {
+  const [alice, bob] = await users(2)
+  const created = await tusRequest(server, alice, 'POST', '/uploads/tus', { 'upload-length': '10' })
+  assert.equal(created.status, 201)
+  for (const res of [created, await tusRequest(server, null, 'OPTIONS', '/uploads/tus')]) {
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff')
+    assert.ok(res.headers.get('content-security-policy'), 'a CSP')
+    assert.equal(res.headers.get('cache-control'), 'no-store')
+  }
+  const location = created.headers.get('location')!
+  const cases: [Response, number, string][] = [
+    [await tusRequest(server, bob, 'HEAD', location), 404, 'not_found'],
+    [await tusRequest(server, bob, 'PATCH', location, { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, Buffer.from('0123456789')), 404, 'not_found'],
+    [await tusRequest(server, alice, 'PATCH', location, { 'content-type': 'application/offset+octet-stream', 'upload-offset': '3' }, Buffer.from('0123456')), 409, 'conflict'],
+    [await tusRequest(server, alice, 'POST', '/uploads/tus', { 'upload-length': String(CAP + 1) }), 413, 'payload_too_large'],
+  ]
+  for (const [res, status, code] of cases) {
+    assert.equal(res.status, status)
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff')
+    if (res.headers.get('content-length') === '0' || (await res.clone().text()) === '') continue // HEAD: no body
+    assert.match(res.headers.get('content-type')!, /^application\/json/)
+    const body = await res.json()
+    assert.deepEqual([body.success, body.error.code, typeof body.error.message], [false, code, 'string'])
+  }
+  // control: the right offset still goes through
+  const ok = await tusRequest(server, alice, 'PATCH', location, { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, Buffer.from('0123456789'))
+  assert.equal(ok.status, 204)
+})

@@ -15,7 +15,7 @@ import { FileStore } from '@tus/file-store'
 import { EVENTS, Server, type Upload } from '@tus/server'
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
-import { AppError } from '../../http/errors.js'
+import { AppError, codeForStatus, errorBody } from '../../http/errors.js'
 import { capFor, upload as storeUpload } from './service.js'
 
 export const TUS_PATH = '/uploads/tus'
@@ -59,6 +59,13 @@ export function createTusServer(ctx: AppContext): Server {
       if (req.method === 'POST' || req.method === 'OPTIONS') return
       const upload = await store.getUpload(id).catch(() => null)
       if (upload && upload.metadata?.[OWNER] !== String(callerOf(req)?.id)) throw notFound
+    },
+    // tus's error answers in Tern's envelope (its routes set the JSON content type on them)
+    onResponseError(_req, err) {
+      const status = 'status_code' in err ? err.status_code : 500
+      if (status >= 500) ctx.log.error({ err }, 'tus request failed')
+      const message = status >= 500 ? 'Internal server error' : ('body' in err ? err.body : err.message).trim()
+      return { status_code: status, body: JSON.stringify(errorBody(codeForStatus(status), message)) }
     },
     async onUploadFinish(req, upload) {
       const file = await finish(ctx, callerOf(req)!, upload)
