@@ -120,7 +120,7 @@ class Connection {
   }
 
   private fail(err: unknown) {
-    this.ctx.log.warn({ err, userId: this.userId }, 'replay failed; closing the socket so the client resumes')
+    this.ctx.log.warn({ err, userId: this.userId, socketId: this.id }, 'replay failed; closing the socket so the client resumes')
     this.close(CLOSE.replayFailed)
   }
 
