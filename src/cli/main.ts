@@ -12,27 +12,38 @@ interface Command {
   run(ctx: AppContext, args: string[]): Promise<void>
 }
 
-const commands: Record<string, Command> = {
-  migrate: { usage: 'migrate', summary: 'apply pending database migrations', run: migrate },
-  'admin:create': {
-    usage: 'admin:create <username> <password>',
-    summary: 'create an admin account, or make an existing user admin with this password',
+const commands = new Map<string, Command>([
+  ['migrate', { usage: 'migrate', summary: 'apply pending database migrations', run: migrate }],
+  ['admin:create', {
+    usage: 'admin:create <username>',
+    summary: 'create an admin account, or make an existing user admin; asks for the password (or reads it from stdin)',
     run: adminCreate,
-  },
-  'user:list': { usage: 'user:list [search]', summary: 'list users (newest first, 100 at most)', run: userList },
-}
+  }],
+  ['user:list', { usage: 'user:list [search]', summary: 'list users (newest first, 100 at most)', run: userList }],
+])
+
+const HELP = new Set(['help', '--help', '-h'])
 
 function help(): string {
-  const lines = Object.values(commands).map((c) => `  ${c.usage.padEnd(36)} ${c.summary}`)
-  return `usage: npm run cli -- <command>\n\ncommands:\n${lines.join('\n')}\n`
+  const lines = [...commands.values()].map((c) => `  ${c.usage.padEnd(28)} ${c.summary}`)
+  return `usage: npm run cli -- <command> [arguments]\n\ncommands:\n${lines.join('\n')}\n\n` +
+    'The CLI reads the same environment variables as the server (DATABASE_URL, DATA_DIR…).\n'
 }
 
 async function main() {
   const [name, ...args] = process.argv.slice(2)
-  const command = name ? commands[name] : undefined
+  if (name === undefined || HELP.has(name)) {
+    process.stdout.write(help())
+    return
+  }
+  const command = commands.get(name)
   if (!command) {
-    process.stderr.write(name && name !== 'help' ? `unknown command: ${name}\n\n${help()}` : help())
-    process.exit(name && name !== 'help' ? 2 : 0)
+    process.stderr.write(`unknown command: ${name}\n\n${help()}`)
+    process.exit(2)
+  }
+  if (args.some((arg) => HELP.has(arg))) {
+    process.stdout.write(`usage: npm run cli -- ${command.usage}\n  ${command.summary}\n`)
+    return
   }
   let config
   try {

@@ -24,8 +24,12 @@ export async function freePort(): Promise<number> {
   return port
 }
 
-function spawnTern(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')], {
+/** How to run Tern: its source through tsx, or `npm start` exactly as the README says (the compiled dist/). */
+export type Launch = 'tsx' | 'npm start'
+
+function spawnTern(env: Record<string, string>, launch: Launch = 'tsx') {
+  const [command, args] = launch === 'npm start' ? ['npm', ['start', '--silent']] : [process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')]]
+  const child = spawn(command, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -47,9 +51,9 @@ export async function runFailingStart(env: Record<string, string>) {
 }
 
 /** Starts Tern on a free port and waits until /health answers. */
-export async function startTern(env: Record<string, string>): Promise<TernProcess> {
+export async function startTern(env: Record<string, string>, launch: Launch = 'tsx'): Promise<TernProcess> {
   const port = await freePort()
-  const run = spawnTern({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env })
+  const run = spawnTern({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, launch)
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 15_000
   for (;;) {
