@@ -64,7 +64,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     openapi: {
       openapi: '3.0.3',
       info: { title: 'Tern', version: VERSION, description: 'Messaging platform server API' },
-      servers: [{ url: ctx.config.publicBaseUrl }],
+      // relative first: "Try it out" on /docs calls the origin the page was opened at (its CSP
+      // allows only that one), whatever PUBLIC_BASE_URL says
+      servers: [{ url: '/', description: 'this server' }, { url: ctx.config.publicBaseUrl, description: 'PUBLIC_BASE_URL' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     },
     // The V3 mount repeats V2 exactly; documenting it twice would only add noise.

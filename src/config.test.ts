@@ -7,7 +7,7 @@ test('defaults follow DESIGN §8', () => {
   const c = loadConfig({})
   assert.equal(c.port, 3000)
   assert.equal(c.host, '127.0.0.1')
-  assert.equal(c.publicBaseUrl, 'http://localhost:3000')
+  assert.equal(c.publicBaseUrl, 'http://127.0.0.1:3000')
   assert.equal(c.dataDir, path.resolve('./data'))
   assert.equal(c.databaseUrl, `sqlite:${path.resolve('./data/tern.db')}`)
   assert.equal(c.dialect, 'sqlite')
@@ -83,4 +83,12 @@ test('WS_MAX_SOCKETS_PER_USER caps sockets per user: 100 by default, an integer 
   for (const bad of ['0', '-1', '1.5', 'many']) {
     assert.throws(() => loadConfig({ WS_MAX_SOCKETS_PER_USER: bad }), /WS_MAX_SOCKETS_PER_USER/, bad)
   }
+})
+
+test('PUBLIC_BASE_URL defaults to the server\'s own listener, HOST and PORT', () => {
+  assert.equal(loadConfig({ PORT: '8080' }).publicBaseUrl, 'http://127.0.0.1:8080')
+  assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '80' }).publicBaseUrl, 'http://localhost:80')
+  assert.equal(loadConfig({ HOST: '::1', PORT: '3000' }).publicBaseUrl, 'http://[::1]:3000')
+  assert.equal(loadConfig({ HOST: 'tern.lan', PORT: '3000' }).publicBaseUrl, 'http://tern.lan:3000')
+  assert.equal(loadConfig({ PORT: '8080', PUBLIC_BASE_URL: 'https://chat.example/' }).publicBaseUrl, 'https://chat.example')
 })

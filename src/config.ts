@@ -110,6 +110,16 @@ export type TrustProxy = false | number | string[]
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
+/**
+ * Where this server is reached when PUBLIC_BASE_URL is not set: its own listener, with a wildcard
+ * host (every interface) named as localhost. With PORT=0 the real port is known only once it
+ * listens: links then need PUBLIC_BASE_URL.
+ */
+function defaultBaseUrl(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' || host === '[::]' ? 'localhost' : host
+  return `http://${isIP(name) === 6 ? `[${name}]` : name}:${port}`
+}
+
 /** Parses and validates the environment; throws ConfigError naming every bad variable. */
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const problems: string[] = []
@@ -220,10 +230,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     fail('ADMIN_USERNAME', 'must be 3 to 32 characters: letters, digits and underscores')
   }
 
+  const port = int('PORT', 3000, 0, 65535)
+  const host = read('HOST') ?? '127.0.0.1'
   const config: Config = {
-    port: int('PORT', 3000, 0, 65535),
-    host: read('HOST') ?? '127.0.0.1',
-    publicBaseUrl: url('PUBLIC_BASE_URL', 'http://localhost:3000', ['http:', 'https:']),
+    port,
+    host,
+    publicBaseUrl: url('PUBLIC_BASE_URL', defaultBaseUrl(host, port), ['http:', 'https:']),
     dataDir,
     databaseUrl,
     dialect,

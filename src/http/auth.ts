@@ -28,12 +28,14 @@ export function decorateAuth(app: FastifyInstance) {
 
 /**
  * reply.setCookie/clearCookie in `scope` (an encapsulated plugin): only the scopes that set
- * cookies (the V1 login, the web pages) have them, so the plugin's onSend hook does not run on
- * every response. The one cookie read, the V1 session, is parsed by cookieToken, only when a
+ * cookies (the V1 login, the web pages) have them, so the plugin's hooks do not run on every
+ * response. @fastify/cookie 11.1.0 (the last on cookie 1.x, which supports Node 20) writes
+ * Set-Cookie from its onSend hook, which it adds only with a hook: its onRequest parse is the
+ * price, in these scopes only. Authentication reads the V1 session with cookieToken, only when a
  * request has no bearer token.
  */
 export async function useCookies(scope: FastifyInstance) {
-  await scope.register(cookie, { hook: false })
+  await scope.register(cookie, { hook: 'onRequest' })
 }
 
 export function bearerToken(request: FastifyRequest): string | null {

@@ -126,6 +126,27 @@ test('/docs renders on a plain-http, non-loopback host name too (no forced https
   await assertDocsRender(`http://${LAN_HOST}:${port}/docs`)
 })
 
+test('/docs "Try it out" works at the address the README gives (127.0.0.1): GET /health answers 200', async () => {
+  const { context, page, problems } = await openPage()
+  try {
+    await page.goto('/docs')
+    const health = page.locator('.opblock-get', { has: page.locator('.opblock-summary-path', { hasText: /^\/health$/ }) }).first()
+    await health.waitFor({ state: 'visible', timeout: 10_000 })
+    await health.locator('.opblock-summary').click()
+    await health.locator('button.try-out__btn').click()
+    await health.locator('button.execute').click()
+    const status = health.locator('.live-responses-table tbody .response-col_status').first()
+    await status.waitFor({ state: 'visible', timeout: 10_000 })
+    fs.mkdirSync('test-artifacts', { recursive: true })
+    await page.screenshot({ path: 'test-artifacts/docs-try-it-out.png', fullPage: false })
+    assert.equal((await status.textContent())?.trim(), '200')
+    assert.match((await health.locator('.live-responses-table tbody .response-col_description').first().textContent()) ?? '', /"status": "ok"/)
+    assert.deepEqual(problems.filter((p) => /content security policy|refused to/i.test(p)), [], 'no CSP violation')
+  } finally {
+    await context.close()
+  }
+})
+
 test('the admin page, after signing in through /api/auth/login, shows the users table', async () => {
   const admin = await server.createAdmin()
   const member = await server.registerUser()
