@@ -10,6 +10,7 @@ import type { AppContext } from './context.js'
 import { decorateAuth } from './http/auth.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './http/errors.js'
 import { recordMethods } from './http/methods.js'
+import { transform } from './http/openapi.js'
 import { mountRoutes } from './http/mounts.js'
 import { registerRateLimits } from './http/rate-limit.js'
 import { requestLogging } from './http/request-log.js'
@@ -63,17 +64,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'Tern', version: VERSION, description: 'Messaging platform server API' },
+      info: { title: 'Tern', version: VERSION, description: 'Messaging platform server API', license: { name: 'MIT', url: 'https://opensource.org/license/mit' } },
       // relative first: "Try it out" on /docs calls the origin the page was opened at (its CSP
       // allows only that one), whatever PUBLIC_BASE_URL says
       servers: [{ url: '/', description: 'this server' }, { url: ctx.config.publicBaseUrl, description: 'PUBLIC_BASE_URL' }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     },
-    // The V3 mount repeats V2 exactly; documenting it twice would only add noise.
-    transform: ({ schema, url }) => ({
-      schema: (url.startsWith('/api.v3/') ? { ...schema, hide: true } : schema) as typeof schema,
-      url,
-    }),
+    transform,
   })
   await app.register(async (docs) => {
     usePageHeaders(docs, ctx.config.publicBaseUrl)

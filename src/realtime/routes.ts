@@ -57,7 +57,7 @@ export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   app.addHook('preHandler', requireUser(ctx))
 
   app.get('/updates', {
-    schema: { tags: ['realtime'], security: [{ bearer: [] }], querystring: UpdatesQuery, response: { 200: UpdatesResult } },
+    schema: { summary: 'My update log after a seq (what a socket would have delivered)', tags: ['realtime'], security: [{ bearer: [] }], querystring: UpdatesQuery, response: { 200: UpdatesResult } },
   }, async (request) => {
     const [items, seq, oldest] = await Promise.all([
       updates.since(ctx.db, request.user.id, request.query.since, request.query.limit),
@@ -69,7 +69,7 @@ export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
 
   /** A group's or channel's own event log (DESIGN §4): what a member missed in that chat. */
   app.get('/chat/updates', {
-    schema: { tags: ['realtime'], security: [{ bearer: [] }], querystring: ChatUpdatesQuery, response: { 200: ChatUpdatesResult } },
+    schema: { summary: 'A group’s or channel’s event log after a chat_seq', tags: ['realtime'], security: [{ bearer: [] }], querystring: ChatUpdatesQuery, response: { 200: ChatUpdatesResult } },
   }, async (request) => {
     const { chat_id: chatId, since, limit } = request.query
     const chat = await requireReader(ctx, request.user.id, chatId)

@@ -19,7 +19,7 @@ export const ADMIN_PANEL_PATH = '/admin'
 
 export const webRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   await useCookies(app)
-  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/', { schema: { summary: 'The landing page (the admin panel on an admin. host)', hide: true } }, async (request, reply) => {
     if ((request.headers.host ?? '').toLowerCase().startsWith('admin.')) return reply.redirect(ADMIN_PANEL_PATH)
     const stats = await users.countUsers(ctx)
     return reply.type('text/html; charset=utf-8').send(
@@ -69,14 +69,14 @@ ${rows}
   })
 
   app.get('/api/get_user_id', {
-    schema: { tags: ['service'], response: { 204: Type.Null() } },
+    schema: { summary: 'The session’s user id in X-User-Id (204)', tags: ['service'], security: [{ bearer: [] }], response: { 204: Type.Null() } },
   }, async (request, reply) => {
     const found = await optionalUser(ctx, request)
     if (!found) throw unauthorized('No session')
     return reply.header('x-user-id', String(found.user.id)).code(204).send(null)
   })
 
-  app.get('/logout', { schema: { tags: ['service'] } }, async (request, reply) => {
+  app.get('/logout', { schema: { summary: 'End the cookie session and go to the landing page', tags: ['service'] } }, async (request, reply) => {
     const token = cookieToken(request)
     const found = token ? await sessions.authenticate(ctx, token) : null
     if (found) await auth.logout(ctx, found.user.id, found.sessionId)

@@ -29,7 +29,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
   app.addHook('preHandler', requireAdmin(ctx))
 
   app.get('/users', {
-    schema: { ...secured, querystring: UsersQuery, response: { 200: okPageSchema(AdminUser) } },
+    schema: { summary: 'List and search users (admin)', ...secured, querystring: UsersQuery, response: { 200: okPageSchema(AdminUser) } },
   }, async (request) => {
     const { q, page, per_page: perPage } = request.query
     const { items, total } = await admin.listUsers(ctx, q?.trim() || undefined, page, perPage)
@@ -37,20 +37,20 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
   })
 
   app.post('/users/:id/ban', {
-    schema: { ...secured, params: IdParams, body: BanBody, response: { 200: okSchema(AdminUser) } },
+    schema: { summary: 'Ban a user: deactivate the account and end its sessions (admin)', ...secured, params: IdParams, body: BanBody, response: { 200: okSchema(AdminUser) } },
     preValidation: emptyBodyAsObject,
   }, async (request) => ok(await admin.ban(ctx, request.user, request.params.id, request.body.reason)))
 
   app.post('/users/:id/unban', {
-    schema: { ...secured, params: IdParams, response: { 200: okSchema(AdminUser) } },
+    schema: { summary: 'Lift a ban (admin)', ...secured, params: IdParams, response: { 200: okSchema(AdminUser) } },
   }, async (request) => ok(await admin.unban(ctx, request.user, request.params.id)))
 
   app.post('/users/:id/role', {
-    schema: { ...secured, params: IdParams, body: RoleBody, response: { 200: okSchema(AdminUser) } },
+    schema: { summary: 'Grant or revoke the platform admin role (admin)', ...secured, params: IdParams, body: RoleBody, response: { 200: okSchema(AdminUser) } },
   }, async (request) => ok(await admin.setRole(ctx, request.user, request.params.id, request.body.is_admin)))
 
   app.get('/modlog', {
-    schema: { ...secured, querystring: PageQuery, response: { 200: okPageSchema(ModLogItem) } },
+    schema: { summary: 'The moderation log, newest first (admin)', ...secured, querystring: PageQuery, response: { 200: okPageSchema(ModLogItem) } },
   }, async (request) => {
     const { page, per_page: perPage } = request.query
     const { items, total } = await admin.listModLog(ctx, page, perPage)

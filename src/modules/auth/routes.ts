@@ -34,7 +34,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
   }
 
   app.post('/register', {
-    schema: { tags: ['auth'], body: RegisterBody, response: { 201: okSchema(AuthResult) } },
+    schema: { summary: 'Create an account and sign in', tags: ['auth'], body: RegisterBody, response: { 201: okSchema(AuthResult) } },
     onRequest: limiters.register,
   }, async (request, reply) => {
     const result = await auth.register(ctx, request.body, clientOf(request))
@@ -43,7 +43,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
   })
 
   app.post('/login', {
-    schema: { tags: ['auth'], body: LoginBody, response: { 200: okSchema(AuthResult) } },
+    schema: { summary: 'Sign in with a username or email and a password', tags: ['auth'], body: LoginBody, response: { 200: okSchema(AuthResult) } },
     onRequest: limiters.login,
   }, async (request, reply) => {
     const result = await auth.login(ctx, request.body, clientOf(request))
@@ -52,7 +52,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
   })
 
   app.post('/logout', {
-    schema: { tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(MessageResult) } },
+    schema: { summary: 'End the current session and close its sockets', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(MessageResult) } },
     preHandler: requireUser(ctx),
   }, async (request, reply) => {
     await auth.logout(ctx, request.user.id, request.sessionId)
@@ -61,7 +61,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
   })
 
   app.get('/me', {
-    schema: { tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(Me) } },
+    schema: { summary: 'The signed-in user', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(Me) } },
     preHandler: requireUser(ctx),
   }, async (request) => ok(await auth.me(ctx, request.user.id)))
 }

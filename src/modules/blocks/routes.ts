@@ -18,15 +18,15 @@ export const blockRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
   app.addHook('preHandler', requireUser(ctx))
 
   app.post('/block', {
-    schema: { ...secured, body: BlockBody, response: { 200: okSchema(BlockState) } },
+    schema: { summary: 'Block a user', ...secured, body: BlockBody, response: { 200: okSchema(BlockState) } },
   }, async (request) => ok(await blocks.setBlocked(ctx, request.user, request.body.user_id, true, request.body.reason)))
 
   app.post('/unblock', {
-    schema: { ...secured, body: BlockBody, response: { 200: okSchema(BlockState) } },
+    schema: { summary: 'Unblock a user', ...secured, body: BlockBody, response: { 200: okSchema(BlockState) } },
   }, async (request) => ok(await blocks.setBlocked(ctx, request.user, request.body.user_id, false)))
 
   app.get('/blocked', {
-    schema: { ...secured, querystring: PageQuery, response: { 200: okPageSchema(Peer) } },
+    schema: { summary: 'The users I blocked', ...secured, querystring: PageQuery, response: { 200: okPageSchema(Peer) } },
   }, async (request) => {
     const { page, per_page: perPage } = request.query
     const { items, total } = await blocks.list(ctx, request.user, page, perPage)

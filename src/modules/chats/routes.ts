@@ -11,11 +11,11 @@ export const chatRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
   app.addHook('preHandler', requireUser(ctx))
 
   app.post('/chat/create', {
-    schema: { ...secured, body: CreateChatBody, response: { 200: okSchema(ChatListItem) } },
+    schema: { summary: 'Open the personal chat with a user', ...secured, body: CreateChatBody, response: { 200: okSchema(ChatListItem) } },
   }, async (request) => ok(await chats.createPersonal(ctx, request.user, request.body.user_id)))
 
   app.get('/chat_list', {
-    schema: { ...secured, querystring: ChatListQuery, response: { 200: okPageSchema(ChatListItem) } },
+    schema: { summary: 'My chats, most recent first, with unread counts', ...secured, querystring: ChatListQuery, response: { 200: okPageSchema(ChatListItem) } },
   }, async (request) => {
     const { page, per_page: perPage } = request.query
     const { items, total } = await chats.list(ctx, request.user, page, perPage)

@@ -118,7 +118,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
   const tus = createTusServer(ctx)
 
   app.post('/files/upload', {
-    schema: { ...secured, consumes: ['multipart/form-data'], description: 'multipart/form-data with a `file` part', response: { 200: okSchema(FileView) } },
+    schema: { summary: 'Upload a file (multipart, part "file")', ...secured, consumes: ['multipart/form-data'], description: 'multipart/form-data with a `file` part', response: { 200: okSchema(FileView) } },
     preHandler: user,
   }, async (request) => {
     const part = await filePart(request, 'file')
@@ -126,12 +126,12 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
   })
 
   app.get('/files/:id', {
-    schema: { ...secured, params: IdParams, description: 'the bytes: uploader or a member of a chat where the file was sent' },
+    schema: { summary: 'Download a file I uploaded or that was sent in one of my chats', ...secured, params: IdParams, description: 'the bytes: uploader or a member of a chat where the file was sent' },
     preHandler: user,
   }, async (request, reply) => sendFile(ctx, request, reply, await files.readable(ctx, request.user, request.params.id), 'private, no-cache'))
 
   app.post('/uploads/multipart', {
-    schema: {
+    schema: { summary: 'Start a chunked upload (JSON), or append a chunk (multipart)',
       ...secured,
       description: 'JSON `{file_name, size, mime_type}` starts a session; multipart fields `session_id`, `offset` then a `chunk` part append',
       body: { content: { 'application/json': { schema: StartUploadBody }, 'multipart/form-data': { schema: {} } } },
@@ -152,17 +152,17 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
   })
 
   app.get('/uploads/multipart/:session_id', {
-    schema: { ...secured, params: SessionParams, response: { 200: okSchema(UploadSessionView) } },
+    schema: { summary: 'How much of a chunked upload has arrived', ...secured, params: SessionParams, response: { 200: okSchema(UploadSessionView) } },
     preHandler: user,
   }, async (request) => ok(await chunked.status(ctx, request.user, request.params.session_id)))
 
   app.post('/uploads/complete', {
-    schema: { ...secured, body: CompleteUploadBody, response: { 200: okSchema(FileView) } },
+    schema: { summary: 'Finish a chunked upload and get the file', ...secured, body: CompleteUploadBody, response: { 200: okSchema(FileView) } },
     preHandler: user,
   }, async (request) => ok(await chunked.complete(ctx, request.user, request.body.session_id, request.body.hash)))
 
   app.get('/uploads/tus/:id/file', {
-    schema: { ...secured, params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: okSchema(FileView) } },
+    schema: { summary: 'The file a finished tus upload became', ...secured, params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: okSchema(FileView) } },
     preHandler: user,
   }, async (request) => {
     const file = await files.finished(ctx, request.user, `tus:${request.params.id}`)
@@ -201,7 +201,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
   })
 
   app.get('/uploads/*', {
-    schema: { tags, description: 'an uploaded file (or its thumbnail) by its path; the random path is the permission' },
+    schema: { summary: 'An uploaded file or thumbnail by its path (no login: the path is the permission)', tags, description: 'an uploaded file (or its thumbnail) by its path; the random path is the permission' },
   }, async (request, reply) => {
     const path = (request.params as { '*': string })['*']
     return sendFile(ctx, request, reply, await files.served(ctx, path), 'private, max-age=31536000, immutable')

@@ -43,11 +43,11 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   app.addHook('preHandler', requireUser(ctx))
 
   app.post('/messages/send', {
-    schema: { ...secured, body: SendMessageBody, headers: SendHeaders, response: { 200: okSchema(MessageView) } },
+    schema: { summary: 'Send a message to a chat or a user (idempotent with client_message_id)', ...secured, body: SendMessageBody, headers: SendHeaders, response: { 200: okSchema(MessageView) } },
   }, async (request) => ok(await messages.send(ctx, request.user, request.body, request.headers['idempotency-key'])))
 
   app.get('/chat/history', {
-    schema: { ...secured, querystring: HistoryQuery, response: { 200: HistoryResult } },
+    schema: { summary: 'A chat’s messages, newest first (pages or keyset)', ...secured, querystring: HistoryQuery, response: { 200: HistoryResult } },
   }, async (request) => {
     const result = await messages.history(ctx, request.user, request.query)
     if (result.keyset) return okItems(result.items)
@@ -55,11 +55,11 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   })
 
   app.post('/messages/:id/edit', {
-    schema: { ...secured, params: IdParams, body: EditBody, response: { 200: okSchema(MessageView) } },
+    schema: { summary: 'Edit my message', ...secured, params: IdParams, body: EditBody, response: { 200: okSchema(MessageView) } },
   }, async (request) => ok(await actions.edit(ctx, request.user, request.params.id, request.body.content)))
 
   app.delete('/messages/:id', {
-    schema: { ...secured, params: IdParams, querystring: DeleteOptions, body: DeleteOptions, response: { 200: okSchema(DeleteResult) } },
+    schema: { summary: 'Delete a message for me, or for everyone', ...secured, params: IdParams, querystring: DeleteOptions, body: DeleteOptions, response: { 200: okSchema(DeleteResult) } },
     preValidation: emptyBodyAsObject,
   }, async (request) => {
     const forAll = request.query.for_all ?? request.body.for_all ?? false
@@ -67,15 +67,15 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   })
 
   app.post('/messages/:id/read', {
-    schema: { ...secured, params: IdParams, response: { 200: okSchema(ReadResult) } },
+    schema: { summary: 'Mark a chat read up to this message', ...secured, params: IdParams, response: { 200: okSchema(ReadResult) } },
   }, async (request) => ok(await actions.read(ctx, request.user, request.params.id)))
 
   app.post('/messages/:id/reaction', {
-    schema: { ...secured, params: IdParams, body: ReactionBody, response: { 200: okSchema(ReactionResult) } },
+    schema: { summary: 'Set or remove my reaction (one emoji)', ...secured, params: IdParams, body: ReactionBody, response: { 200: okSchema(ReactionResult) } },
   }, async (request) => ok(await actions.react(ctx, request.user, request.params.id, request.body.emoji)))
 
   app.post('/messages/:id/scheduled', {
-    schema: {
+    schema: { summary: 'Reschedule, send now or cancel a pending message',
       ...secured,
       params: IdParams,
       body: ScheduleBody,
@@ -84,16 +84,16 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   }, async (request) => ok(await scheduled.update(ctx, request.user, request.params.id, request.body)))
 
   app.get('/messages/scheduled', {
-    schema: { ...secured, querystring: ChatQuery, response: { 200: okItemsSchema(MessageView) } },
+    schema: { summary: 'My pending (scheduled) messages in a chat', ...secured, querystring: ChatQuery, response: { 200: okItemsSchema(MessageView) } },
   }, async (request) => okItems(await scheduled.listPending(ctx, request.user, request.query.chat_id)))
 
   for (const path of ['/messages/forward', '/forward']) {
     app.post(path, {
-      schema: { ...secured, body: ForwardBody, response: { 200: okSchema(MessageView) } },
+      schema: { summary: 'Forward a message into another chat of mine', ...secured, body: ForwardBody, response: { 200: okSchema(MessageView) } },
     }, async (request) => ok(await actions.forward(ctx, request.user, request.body.message_id, request.body.target_chat_id)))
   }
 
   app.post('/chat/typing', {
-    schema: { ...secured, body: TypingBody, response: { 200: okSchema(TypingBody) } },
+    schema: { summary: 'Say that I am typing, or stopped', ...secured, body: TypingBody, response: { 200: okSchema(TypingBody) } },
   }, async (request) => ok(await actions.typing(ctx, request.user, request.body.chat_id, request.body.is_typing)))
 }

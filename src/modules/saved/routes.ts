@@ -19,11 +19,11 @@ export const savedRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
   app.addHook('preHandler', requireUser(ctx))
 
   app.post('/saved/add', {
-    schema: { ...secured, body: SavedBody, response: { 200: okSchema(Type.Object({ message_id: Type.Integer(), saved_at: Timestamp })) } },
+    schema: { summary: 'Save a message', ...secured, body: SavedBody, response: { 200: okSchema(Type.Object({ message_id: Type.Integer(), saved_at: Timestamp })) } },
   }, async (request) => ok(await saved.add(ctx, request.user, request.body.message_id)))
 
   app.delete('/saved/remove', {
-    schema: {
+    schema: { summary: 'Unsave a message',
       ...secured,
       querystring: RemoveOptions,
       body: RemoveOptions,
@@ -37,7 +37,7 @@ export const savedRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
   })
 
   app.get('/saved', {
-    schema: { ...secured, querystring: PageQuery, response: { 200: okPageSchema(SavedMessage) } },
+    schema: { summary: 'My saved messages', ...secured, querystring: PageQuery, response: { 200: okPageSchema(SavedMessage) } },
   }, async (request) => {
     const { page, per_page: perPage } = request.query
     const { items, total } = await saved.list(ctx, request.user, page, perPage)

@@ -21,7 +21,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   app.addHook('preHandler', requireUser(ctx))
 
   app.get('/sessions', {
-    schema: { tags: ['sessions'], security: [{ bearer: [] }], querystring: PageQuery, response: { 200: okPageSchema(SessionItem) } },
+    schema: { summary: 'My active sessions (devices)', tags: ['sessions'], security: [{ bearer: [] }], querystring: PageQuery, response: { 200: okPageSchema(SessionItem) } },
   }, async (request) => {
     const { page, per_page: perPage } = request.query
     const { items, total } = await sessions.listSessions(ctx, request.user.id, request.sessionId, page, perPage)
@@ -29,7 +29,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   })
 
   app.delete('/sessions/:id', {
-    schema: {
+    schema: { summary: 'End one of my sessions and close its sockets',
       tags: ['sessions'],
       security: [{ bearer: [] }],
       params: IdParams,

@@ -22,7 +22,7 @@ const Unhealthy = Type.Object({
 const Stats = Type.Object({ users: Type.Integer(), online: Type.Integer() })
 
 export const statsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.get('/health', { schema: { tags: ['service'], response: { 200: Health, 503: Unhealthy } } }, async (request, reply) => {
+  app.get('/health', { schema: { summary: 'Whether the server and its database answer', tags: ['service'], response: { 200: Health, 503: Unhealthy } } }, async (request, reply) => {
     try {
       await sql`select 1`.execute(ctx.db)
     } catch (err) {
@@ -32,7 +32,7 @@ export const statsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
     return { success: true as const, status: 'ok' as const, data: { status: 'ok' as const, database: 'ok' as const } }
   })
 
-  app.get('/stats', { schema: { tags: ['service'], response: { 200: okSchema(Stats) } } }, async () =>
+  app.get('/stats', { schema: { summary: 'Public statistics', tags: ['service'], response: { 200: okSchema(Stats) } } }, async () =>
     ok(await users.countUsers(ctx)),
   )
 }

@@ -1,0 +1,73 @@
+/**
+ * The OpenAPI document (/openapi.json, /docs), made to validate and to feed code generators: every
+ * operation gets an operationId from its method and path, its error answers in the envelope, and an
+ * explicit security (none for public routes); keywords that only Tern's validator reads
+ * (`errorMessage`) are left out.
+ */
+import type { SwaggerOptions } from '@fastify/swagger'
+import { ErrorResponse } from './envelope.js'
+
+/** The V2 mount, left out of operation ids (the V3 mount, the same routes again, is hidden). */
+const V2 = '/api.v2/api'
+
+/** `post /api.v2/api/messages/:id/edit` → `postMessagesByIdEdit` */
+export function operationId(method: string, url: string): string {
+  const path = url.startsWith(`${V2}/`) ? url.slice(V2.length) : url
+  const words = path
+    .split('/')
+    .filter(Boolean)
+    .flatMap((segment) => (segment.startsWith(':') ? ['by', segment.slice(1)] : segment === '*' ? ['path'] : [segment]))
+    .flatMap((word) => word.split(/[^A-Za-z0-9]+/).filter(Boolean))
+  return method.toLowerCase() + words.map((w) => w[0].toUpperCase() + w.slice(1)).join('')
+}
+
+const error = (description: string) => ({ description, content: { 'application/json': { schema: ErrorResponse } } })
+
+/** Removes the keywords only Tern's validator reads (JSON Schema allows them, OpenAPI 3.0 does not). */
+function withoutPrivateKeywords(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutPrivateKeywords)
+  if (typeof value !== 'object' || value === null) return value
+  const out: Record<string, unknown> = {}
+  for (const [key, inner] of Object.entries(value)) if (key !== 'errorMessage') out[key] = withoutPrivateKeywords(inner)
+  return out
+}
+
+const bytes = (description: string) => ({ description, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
+
+/** Answers Fastify does not serialize (files, a redirect), so their routes declare no response schema. */
+const UNSERIALIZED = new Map<string, Record<string, unknown>>([
+  ['/files/:id', { 200: bytes('The file'), 206: bytes('The requested byte range'), 304: { description: 'Not modified (If-None-Match)' } }],
+  ['/uploads/*', { 200: bytes('The file or thumbnail'), 206: bytes('The requested byte range'), 304: { description: 'Not modified (If-None-Match)' } }],
+  ['/logout', { 302: { description: 'To the landing page, the session cookie cleared' } }],
+])
+
+type Transform = NonNullable<Extract<SwaggerOptions, { transform?: unknown }>['transform']>
+
+export const transform: Transform = ({ schema, url, route }) => {
+  // The V3 mount repeats V2 exactly; documenting it twice would only add noise.
+  if (url.startsWith('/api.v3/') || (schema as { hide?: boolean } | undefined)?.hide) return { schema: { ...schema, hide: true } as typeof schema, url }
+  const method = [route.method].flat()[0] as string
+  const s = (schema ?? {}) as Record<string, unknown>
+  const secured = Array.isArray(s.security) && s.security.length > 0
+  const responses: Record<string, unknown> = { ...UNSERIALIZED.get(url), ...(s.response as Record<string, unknown> | undefined) }
+  if (s.body || s.querystring || s.params || s.consumes) responses[400] ??= error('The request is invalid (validation_error), or its body is of a type this route does not take (415)')
+  if (secured) {
+    responses[401] ??= error('No valid session (unauthorized)')
+    responses[403] ??= error('Not allowed (forbidden)')
+  }
+  if (url.includes(':') || url.includes('*') || s.querystring || s.body) responses[404] ??= error('Not found, or not visible to the caller (not_found)')
+  responses[500] ??= error('Something failed on the server (internal_error); nothing more is said')
+  // a wildcard path is one parameter, named: `/uploads/{path}`
+  const wildcard = url.endsWith('/*')
+  if (wildcard) responses[404] ??= error('Not found (not_found)')
+  return {
+    schema: withoutPrivateKeywords({
+      ...s,
+      ...(wildcard ? { params: { type: 'object', properties: { path: { type: 'string', description: 'the file’s path as uploads return it' } }, required: ['path'] } } : {}),
+      operationId: operationId(method, url),
+      security: secured ? s.security : [],
+      response: responses,
+    }) as typeof schema,
+    url: wildcard ? `${url.slice(0, -1)}{path}` : url,
+  }
+}
