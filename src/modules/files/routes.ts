@@ -13,7 +13,7 @@ import * as chunked from './chunked.js'
 import { CompleteUploadBody, FileView, SessionParams, StartUploadBody, UploadSessionView } from './schemas.js'
 import { sendFile } from './serve.js'
 import * as files from './service.js'
-import { createTusServer, handOver, TUS_PATH } from './tus.js'
+import { answerErrorsInEnvelope, createTusServer, handOver, TUS_PATH } from './tus.js'
 
 const tags = ['files']
 const secured = { tags, security: [{ bearer: [] }] }
@@ -70,21 +70,6 @@ async function receive<T>(request: FastifyRequest, file: Readable, work: () => P
     if (file.errored) throw malformed(file.errored)
     throw error
   }
-}
-
-const JSON_TYPE = 'application/json; charset=utf-8'
-
-/** writeHead's headers (an object, [name, value] pairs or a flat list) with the JSON content type. */
-function withJsonType(headers: object): object {
-  const isType = (name: unknown) => typeof name === 'string' && name.toLowerCase() === 'content-type'
-  if (!Array.isArray(headers)) {
-    const copy = Object.fromEntries(Object.entries(headers).filter(([name]) => !isType(name)))
-    return { ...copy, 'content-type': JSON_TYPE }
-  }
-  if (headers.every((entry) => Array.isArray(entry))) return [...headers.filter(([name]) => !isType(name)), ['content-type', JSON_TYPE]]
-  const flat: unknown[] = []
-  for (let i = 0; i + 1 < headers.length; i += 2) if (!isType(headers[i])) flat.push(headers[i], headers[i + 1])
-  return [...flat, 'content-type', JSON_TYPE]
 }
 
 /** how long a refused upload's connection keeps reading (and dropping) what the client still sends */
@@ -172,19 +157,9 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
 
   const toTus = async (request: FastifyRequest, reply: FastifyReply) => {
     handOver(request.raw, request.user)
-    // a hijacked reply skips Fastify's sending: the security headers go onto the raw response here,
-    // and an error answer (tus.ts puts it in the envelope) is labelled JSON
-    const raw = reply.raw
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) raw.setHeader(name, value)
-    const writeHead = raw.writeHead.bind(raw) as (status: number, ...rest: unknown[]) => typeof raw
-    raw.writeHead = ((status: number, ...rest: unknown[]) => {
-      if (status >= 400) {
-        raw.setHeader('content-type', JSON_TYPE)
-        // tus hands its own (text/plain) headers to writeHead, which would win over setHeader
-        rest = rest.map((arg) => (typeof arg === 'object' && arg !== null ? withJsonType(arg) : arg))
-      }
-      return writeHead(status, ...rest)
-    }) as typeof raw.writeHead
+    // a hijacked reply skips Fastify's sending: the security headers go onto the raw response here
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value)
+    answerErrorsInEnvelope(reply.raw)
     reply.hijack()
     await tus.handle(request.raw, reply.raw).catch((err) => {
       request.log.error({ err }, 'tus request failed')

@@ -9,7 +9,7 @@
  * tus writes through its own file store into the `tus/` area of the uploads directory; a deployment
  * on object storage would swap in @tus/s3-store here.
  */
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import path from 'node:path'
 import { FileStore } from '@tus/file-store'
 import { EVENTS, Server, type Upload } from '@tus/server'
@@ -89,4 +89,55 @@ async function finish(ctx: AppContext, user: UserRow, upload: Upload) {
     if (error instanceof AppError) throw { status_code: error.statusCode, body: `${error.message}\n` }
     throw error
   }
+}
+
+/** writeHead's headers (an object, [name, value] pairs or a flat list) without these names. */
+function without(headers: object, names: Set<string>): object {
+  const drop = (name: unknown) => typeof name === 'string' && names.has(name.toLowerCase())
+  if (!Array.isArray(headers)) return Object.fromEntries(Object.entries(headers).filter(([name]) => !drop(name)))
+  if (headers.every((entry) => Array.isArray(entry))) return headers.filter(([name]) => !drop(name))
+  const flat: unknown[] = []
+  for (let i = 0; i + 1 < headers.length; i += 2) if (!drop(headers[i])) flat.push(headers[i], headers[i + 1])
+  return flat
+}
+
+const BODY_HEADERS = new Set(['content-type', 'content-length'])
+
+/**
+ * Every error tus answers goes out as Tern's JSON envelope. Most pass through onResponseError
+ * (createTusServer), but tus writes some itself (a missing Tus-Resumable, an invalid header) as
+ * plain text: those are rewrapped on the way out, and the length is counted again.
+ */
+export function answerErrorsInEnvelope(raw: ServerResponse) {
+  let failedWith = 0
+  const writeHead = raw.writeHead.bind(raw) as (status: number, ...rest: unknown[]) => ServerResponse
+  raw.writeHead = ((status: number, ...rest: unknown[]) => {
+    if (status < 400) return writeHead(status, ...rest)
+    failedWith = status
+    raw.setHeader('content-type', 'application/json; charset=utf-8')
+    raw.removeHeader('content-length')
+    return writeHead(status, ...rest.map((arg) => (typeof arg === 'object' && arg !== null ? without(arg, BODY_HEADERS) : arg)))
+  }) as ServerResponse['writeHead']
+  // an error's body is small: held until the end, then sent as the envelope unless it is one
+  const held: Buffer[] = []
+  const hold = (chunk: unknown) => {
+    if (typeof chunk === 'string' || chunk instanceof Uint8Array) held.push(Buffer.from(chunk))
+  }
+  const write = raw.write.bind(raw) as (...args: unknown[]) => boolean
+  raw.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (!failedWith) return write(chunk, ...rest)
+    hold(chunk)
+    const callback = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined
+    if (callback) process.nextTick(callback)
+    return true
+  }) as ServerResponse['write']
+  const end = raw.end.bind(raw) as (...args: unknown[]) => ServerResponse
+  raw.end = ((chunk?: unknown, ...rest: unknown[]) => {
+    if (!failedWith) return end(chunk, ...rest)
+    if (typeof chunk === 'function') rest.unshift(chunk)
+    else hold(chunk)
+    const text = Buffer.concat(held).toString()
+    const body = text.startsWith('{') ? text : JSON.stringify(errorBody(codeForStatus(failedWith), text.trim() || 'Request refused'))
+    return end(body, ...rest.filter((arg) => typeof arg === 'function'))
+  }) as ServerResponse['end']
 }
