@@ -373,7 +373,7 @@ test('blocked: a message bob scheduled before the block is dropped (bob is told)
     assert.equal(res.status, 200, res.text)
     return res.body.items as any[]
   }
-  assert.deepEqual((await pendingList()).map((m) => m.message_id), [pending.message_id])
+  assert.deepEqual((await pendingList()).map((m) => m.scheduled_id), [pending.scheduled_id])
 
   assert.equal((await block(alice, bob.id)).status, 200)
   const [laptop, phone, bobSocket] = [await connect(alice), await device(alice), await connect(bob)]
@@ -391,7 +391,7 @@ test('blocked: a message bob scheduled before the block is dropped (bob is told)
   await assertNone(bobSocket, 'message.new', 0, 'message.new to bob (nothing was written)')
   // bob's devices learn it was dropped; alice hears nothing
   const dropped = await bobSocket.next('scheduled.dropped', 1000)
-  assert.deepEqual(dropped.data, { chat_id: chatId, message_id: pending.message_id, reason: 'blocked' })
+  assert.deepEqual(dropped.data, { chat_id: chatId, scheduled_id: pending.scheduled_id, reason: 'blocked' })
   assertNothingElse([laptop, phone, bobSocket], 'after the scheduled time')
   assert.deepEqual((await history(alice, chatId)).map((m) => m.content), ['before'])
   assert.deepEqual((await history(bob, chatId)).map((m) => m.content), ['before'], 'dropped: not in bob\'s history either')
@@ -401,5 +401,5 @@ test('blocked: a message bob scheduled before the block is dropped (bob is told)
   assert.equal((await chatListItem(alice, chatId)).unread_count, 1)
 
   // the pending id is gone: bob cannot send it now either
-  assertRefused(await bob.api.post(`${V2}/messages/${pending.message_id}/scheduled`, { scheduled_at: null }), 404, 'not_found', 'send now after drop')
+  assertRefused(await bob.api.post(`${V2}/messages/${pending.scheduled_id}/scheduled`, { scheduled_at: null }), 404, 'not_found', 'send now after drop')
 })

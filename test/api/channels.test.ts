@@ -338,7 +338,7 @@ test("an admin's scheduled post is dropped when they are no longer an admin at d
   const later = new Date(Date.now() + 3600_000).toISOString()
   const pending = ok(await admin.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'scheduled', scheduled_at: later }))
   ok(await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channel.channel_id, user_id: admin.id }))
-  const now = await admin.api.post(`${V2}/messages/${pending.message_id}/scheduled`, { scheduled_at: null })
+  const now = await admin.api.post(`${V2}/messages/${pending.scheduled_id}/scheduled`, { scheduled_at: null })
   assert.notEqual(now.status, 200, 'not delivered')
   assert.deepEqual(await history(owner, channel.channel_id), [])
 })

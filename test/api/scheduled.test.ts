@@ -40,7 +40,8 @@ async function chatWith(alice: TestUser, bob: TestUser) {
 }
 
 function assertPending(pending: any, expected: { chat_id: number; sender_id: number; receiver_id: number; content: string; scheduled_at: string }) {
-  assert.equal(typeof pending.message_id, 'number')
+  assert.equal(typeof pending.scheduled_id, 'number')
+  assert.equal(pending.message_id, null, 'no message id until it is sent')
   assert.equal(pending.is_scheduled, true)
   assert.equal(pending.chat_id, expected.chat_id)
   assert.equal(pending.sender_id, expected.sender_id)
@@ -76,7 +77,7 @@ test('a scheduled message waits (no history, no event), is listed for its sender
   const listed = await scheduled(alice.api, chatId)
   assert.equal(listed.length, 1)
   assertPending(listed[0], { chat_id: chatId, sender_id: alice.id, receiver_id: bob.id, content: 'later, bob', scheduled_at: due })
-  assert.equal(listed[0].message_id, pending.message_id)
+  assert.equal(listed[0].scheduled_id, pending.scheduled_id)
   assert.deepEqual(await scheduled(bob.api, chatId), [], 'only my own pending messages')
   const bobItem = (await bob.api.get(`${V2}/chat_list`)).body.items.find((i: any) => i.chat_id === chatId)
   assert.equal(bobItem.last_message.message_id, first.message_id)
@@ -122,7 +123,7 @@ test('scheduled_at in the past sends at once; more than 366 days ahead or not a 
 
   const farButFine = await send(alice.api, { receiver_id: bob.id, content: 'next year', scheduled_at: inMs(365 * DAY) })
   assert.equal(farButFine.is_scheduled, true)
-  const cancel = await reschedule(alice, farButFine.message_id, { cancel: true })
+  const cancel = await reschedule(alice, farButFine.scheduled_id, { cancel: true })
   assert.equal(cancel.status, 200, cancel.text)
 })
 
@@ -134,12 +135,12 @@ test('reschedule moves the time; the message arrives at the new time, once', asy
   assert.equal(pending.is_scheduled, true)
 
   const due = inMs(1200)
-  const res = await reschedule(alice, pending.message_id, { scheduled_at: due })
+  const res = await reschedule(alice, pending.scheduled_id, { scheduled_at: due })
   assert.equal(res.status, 200, res.text)
   assertPending(res.body.data, { chat_id: chatId, sender_id: alice.id, receiver_id: bob.id, content: 'moved', scheduled_at: due })
-  assert.equal(res.body.data.message_id, pending.message_id)
+  assert.equal(res.body.data.scheduled_id, pending.scheduled_id)
   const listed = await scheduled(alice.api, chatId)
-  assert.deepEqual(listed.map((m) => [m.message_id, Date.parse(m.scheduled_at)]), [[pending.message_id, Date.parse(due)]])
+  assert.deepEqual(listed.map((m) => [m.scheduled_id, Date.parse(m.scheduled_at)]), [[pending.scheduled_id, Date.parse(due)]])
 
   await expectDelivery(bobSocket, due, 'moved')
   assert.deepEqual(await scheduled(alice.api, chatId), [])
@@ -152,7 +153,7 @@ test('scheduled_at null sends now: the answer is the delivered message and the r
   const bobSocket = await connect(server.url, bob.token)
   const pending = await send(alice.api, { receiver_id: bob.id, content: 'right now', scheduled_at: inMs(60_000) })
 
-  const res = await reschedule(alice, pending.message_id, { scheduled_at: null })
+  const res = await reschedule(alice, pending.scheduled_id, { scheduled_at: null })
   assert.equal(res.status, 200, res.text)
   const message = res.body.data
   assert.notEqual(message.is_scheduled, true)
@@ -169,16 +170,16 @@ test('scheduled_at null sends now: the answer is the delivered message and the r
   assert.deepEqual(await scheduled(alice.api, chatId), [])
 })
 
-test('cancel: answered {message_id, cancelled:true} and never delivered', async () => {
+test('cancel: answered {scheduled_id, cancelled:true} and never delivered', async () => {
   const [alice, bob] = await users(2)
   const { chatId } = await chatWith(alice, bob)
   const bobSocket = await connect(server.url, bob.token)
   const bobSeq = await seqOf(bob.api)
   const due = inMs(800)
   const pending = await send(alice.api, { receiver_id: bob.id, content: 'never mind', scheduled_at: due })
-  const res = await reschedule(alice, pending.message_id, { cancel: true })
+  const res = await reschedule(alice, pending.scheduled_id, { cancel: true })
   assert.equal(res.status, 200, res.text)
-  assert.deepEqual(res.body, { success: true, data: { message_id: pending.message_id, cancelled: true } })
+  assert.deepEqual(res.body, { success: true, data: { scheduled_id: pending.scheduled_id, cancelled: true } })
   assert.deepEqual(await scheduled(alice.api, chatId), [])
   assert.deepEqual(await bobSocket.drain('message.new', Date.parse(due) - Date.now() + 1500), [])
   assert.deepEqual((await history(bob.api, chatId)).map((m) => m.content), ['baseline'])
@@ -192,24 +193,24 @@ test('someone else\'s or an unknown pending id is 404 for every operation, and c
   const pending = await send(alice.api, { receiver_id: bob.id, content: 'mine', scheduled_at: due })
   for (const user of [bob, eve]) {
     for (const body of [{ scheduled_at: inMs(120_000) }, { scheduled_at: null }, { cancel: true }]) {
-      const res = await reschedule(user, pending.message_id, body)
+      const res = await reschedule(user, pending.scheduled_id, body)
       assert.equal(res.status, 404, `${user === bob ? 'peer' : 'outsider'} ${JSON.stringify(body)}: ${res.text}`)
       assert.equal(res.body.error.code, 'not_found')
     }
   }
   const unknown = await reschedule(alice, 987_654_321, { cancel: true })
   assert.equal(unknown.status, 404)
-  assert.equal((await server.api.post(`${V2}/messages/${pending.message_id}/scheduled`, { cancel: true })).status, 401)
+  assert.equal((await server.api.post(`${V2}/messages/${pending.scheduled_id}/scheduled`, { cancel: true })).status, 401)
   const eveList = await eve.api.get(`${V2}/messages/scheduled`, { query: { chat_id: chatId } })
   assert.ok(eveList.status === 404 || (eveList.status === 200 && eveList.body.items.length === 0), eveList.text)
-  const bad = await reschedule(alice, pending.message_id, { scheduled_at: 'soon' })
+  const bad = await reschedule(alice, pending.scheduled_id, { scheduled_at: 'soon' })
   assert.equal(bad.status, 400)
 
   const listed = await scheduled(alice.api, chatId)
   assert.equal(listed.length, 1)
   assertPending(listed[0], { chat_id: chatId, sender_id: alice.id, receiver_id: bob.id, content: 'mine', scheduled_at: due })
   assert.deepEqual((await history(bob.api, chatId)).map((m) => m.content), ['baseline'])
-  await reschedule(alice, pending.message_id, { cancel: true })
+  await reschedule(alice, pending.scheduled_id, { cancel: true })
 })
 
 test('a retried scheduled send (client_message_id or Idempotency-Key) answers with the first pending message, and one message arrives', async () => {
@@ -220,11 +221,11 @@ test('a retried scheduled send (client_message_id or Idempotency-Key) answers wi
   const body = { chat_id: chatId, content: 'once, later', client_message_id: 'sched-retry-1', scheduled_at: due }
   const first = await send(alice.api, body)
   const again = await send(alice.api, body)
-  assert.equal(again.message_id, first.message_id, 'the retry is the same pending message')
+  assert.equal(again.scheduled_id, first.scheduled_id, 'the retry is the same pending message')
   assertPending(again, { chat_id: chatId, sender_id: alice.id, receiver_id: bob.id, content: 'once, later', scheduled_at: due })
   // a retry that lost its scheduled_at (sent at once) still finds the pending one, not a new message
   const immediate = await send(alice.api, { chat_id: chatId, content: 'once, later', client_message_id: 'sched-retry-1' })
-  assert.equal(immediate.message_id, first.message_id)
+  assert.equal(immediate.scheduled_id, first.scheduled_id)
   assert.equal(immediate.is_scheduled, true)
 
   const keyed = { chat_id: chatId, content: 'by key', scheduled_at: due }
@@ -232,7 +233,7 @@ test('a retried scheduled send (client_message_id or Idempotency-Key) answers wi
   const byKey = await alice.api.post(`${V2}/messages/send`, keyed, { headers })
   const byKeyAgain = await alice.api.post(`${V2}/messages/send`, keyed, { headers })
   assert.equal(byKey.status, 200, byKey.text)
-  assert.equal(byKeyAgain.body.data.message_id, byKey.body.data.message_id)
+  assert.equal(byKeyAgain.body.data.scheduled_id, byKey.body.data.scheduled_id)
 
   // a message due after them must not be held back by anything about them
   const afterDue = inMs(1500)
@@ -284,7 +285,7 @@ test('a pending message whose sender was blocked meanwhile is dropped: scheduled
 
   for (const socket of [laptop, phone]) {
     const frame = await socket.next('scheduled.dropped', Date.parse(due) - Date.now() + 2000)
-    assert.deepEqual(frame.data, { chat_id: chatId, message_id: pending.message_id, reason: 'blocked' })
+    assert.deepEqual(frame.data, { chat_id: chatId, scheduled_id: pending.scheduled_id, reason: 'blocked' })
     assert.equal(typeof frame.seq, 'number')
   }
   assert.deepEqual(await scheduled(alice.api, chatId), [], 'no longer pending')
@@ -296,7 +297,7 @@ test('a pending message whose sender was blocked meanwhile is dropped: scheduled
   // logged: a device that was offline learns it on resume
   const log = (await alice.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })).body.data.updates as any[]
   assert.deepEqual(log.filter((item) => item.type === 'scheduled.dropped').map((item) => item.data), [
-    { chat_id: chatId, message_id: pending.message_id, reason: 'blocked' },
+    { chat_id: chatId, scheduled_id: pending.scheduled_id, reason: 'blocked' },
   ])
 })
 
@@ -305,12 +306,12 @@ test('sending a pending message now while blocked is 403 blocked and it stays pe
   const { chatId } = await chatWith(alice, bob)
   const pending = await send(alice.api, { receiver_id: bob.id, content: 'try now', scheduled_at: inMs(60_000) })
   assert.equal((await bob.api.post(`${V2}/block`, { user_id: alice.id })).status, 200)
-  const refused = await reschedule(alice, pending.message_id, { scheduled_at: null })
+  const refused = await reschedule(alice, pending.scheduled_id, { scheduled_at: null })
   assert.equal(refused.status, 403, refused.text)
   assert.equal(refused.body.error.code, 'blocked')
-  assert.deepEqual((await scheduled(alice.api, chatId)).map((m) => m.message_id), [pending.message_id], 'still pending')
+  assert.deepEqual((await scheduled(alice.api, chatId)).map((m) => m.scheduled_id), [pending.scheduled_id], 'still pending')
   assert.equal((await bob.api.post(`${V2}/unblock`, { user_id: alice.id })).status, 200)
-  const sent = await reschedule(alice, pending.message_id, { scheduled_at: null })
+  const sent = await reschedule(alice, pending.scheduled_id, { scheduled_at: null })
   assert.equal(sent.status, 200, sent.text)
   assert.equal(sent.body.data.content, 'try now')
   assert.deepEqual((await history(bob.api, chatId)).map((m) => m.content), ['try now', 'baseline'])
@@ -328,7 +329,7 @@ test('a pending message in a group its sender left is dropped with reason not_me
   assert.equal((await leaver.api.post(`${V2}/groups/leave`, { chat_id: groupId })).status, 200)
 
   const frame = await leaverSocket.next('scheduled.dropped', Date.parse(due) - Date.now() + 2000)
-  assert.deepEqual(frame.data, { chat_id: groupId, message_id: pending.message_id, reason: 'not_member' })
+  assert.deepEqual(frame.data, { chat_id: groupId, scheduled_id: pending.scheduled_id, reason: 'not_member' })
   assert.deepEqual(await stayerSocket.drain('message.new', 300), [])
   const res = await stayer.api.get(`${V2}/chat/history`, { query: { chat_id: groupId, per_page: 100 } })
   assert.equal(res.status, 200, res.text)
@@ -348,7 +349,7 @@ test('a channel post scheduled by an admin who is no longer one when it is due i
   assert.equal((await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channelId, user_id: editor.id })).status, 200)
 
   const frame = await editorSocket.next('scheduled.dropped', Date.parse(due) - Date.now() + 2000)
-  assert.deepEqual(frame.data, { chat_id: channelId, message_id: pending.message_id, reason: 'not_allowed' })
+  assert.deepEqual(frame.data, { chat_id: channelId, scheduled_id: pending.scheduled_id, reason: 'not_allowed' })
   assert.deepEqual((await history(owner.api, channelId)).map((m) => m.content), [])
 })
 

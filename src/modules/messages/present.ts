@@ -83,9 +83,9 @@ export function firstCharacters(text: string, n: number): string {
  * a preview of the replied-to message and, for attachments, size fields.
  */
 export function presentRich(message: MessageView, row: MessageRow, meId: number, reply: ReplyPreview | null): RichMessageView {
-  const { message_id, ...rest } = message
+  const { message_id: _pendingOnlyNull, ...rest } = message
   return {
-    id: message_id,
+    id: row.id,
     ...rest,
     timestamp_formatted: message.timestamp.slice(11, 16),
     is_own: row.sender_id === meId,
@@ -117,10 +117,14 @@ export function formatSize(bytes: number): string {
   return `${text} ${units[unit]}`
 }
 
-/** A scheduled (pending) message: the V2 shape with its pending id and `scheduled_at`. */
+/**
+ * A scheduled (pending) message: the V2 shape with no message id yet (it gets one when sent, so a
+ * pending id can never be taken for a delivered message's), its `scheduled_id` and `scheduled_at`.
+ */
 export function presentPending(row: ScheduledMessageRow, draft: Draft, sender: Sender, receiverId: number | null): MessageView {
   return {
-    message_id: row.id,
+    message_id: null,
+    scheduled_id: row.id,
     chat_id: row.chat_id,
     sender_id: row.sender_id,
     receiver_id: receiverId,

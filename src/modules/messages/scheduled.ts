@@ -97,7 +97,7 @@ export async function update(ctx: AppContext, me: UserRow, pendingId: number, bo
 
   if (body.cancel) {
     await ctx.db.deleteFrom('scheduled_messages').where('id', '=', row.id).execute()
-    return { message_id: row.id, cancelled: true as const }
+    return { scheduled_id: row.id, cancelled: true as const }
   }
   if (body.scheduled_at === undefined) throw validationError('scheduled_at (or cancel) is required')
   const now = ctx.clock.now()
@@ -128,7 +128,7 @@ export type DropReason = 'blocked' | 'not_member' | 'not_allowed'
 /**
  * Delivers one pending message if it is still pending: the DELETE decides who delivers it.
  * A sender who left the chat, lost the right to post or was blocked meanwhile has it dropped, and
- * their devices get `scheduled.dropped {chat_id, message_id, reason}` (logged, so a device that
+ * their devices get `scheduled.dropped {chat_id, scheduled_id, reason}` (logged, so a device that
  * was offline learns it too). Null if it was no longer pending, or dropped.
  */
 export async function deliver(ctx: AppContext, pendingId: number, now: number): Promise<MessageView | null> {
@@ -151,7 +151,7 @@ async function writePending(ctx: AppContext, trx: Db, row: ScheduledMessageRow, 
   if (!sender || sender.is_active !== 1) return null
   const dropped = async (reason: DropReason): Promise<Written> => {
     ctx.log.info({ scheduled_message_id: row.id, chat_id: row.chat_id, sender_id: sender.id, reason }, 'scheduled message dropped')
-    const event = { chat_id: row.chat_id, message_id: row.id, reason }
+    const event = { chat_id: row.chat_id, scheduled_id: row.id, reason }
     return { deliveries: await logUsers(ctx, trx, [sender.id], 'scheduled.dropped', event, now) }
   }
   const chat = await chats.requireMember(ctx, row.sender_id, row.chat_id, trx).catch(() => null)

@@ -32,7 +32,8 @@ export const SendHeaders = Type.Object({
 
 /** The interface's Message (V2) shape, plus chat_id and the opaque encryption fields. */
 export const MessageView = Type.Object({
-  message_id: Type.Integer(),
+  /** null while the message is pending (scheduled): it gets its id when it is sent */
+  message_id: Nullable(Type.Integer()),
   chat_id: Type.Integer(),
   sender_id: Type.Integer(),
   receiver_id: Nullable(Type.Integer()),
@@ -63,13 +64,14 @@ export const MessageView = Type.Object({
   client_message_id: Nullable(Type.String()),
   /** the forum topic, in a group in forum mode */
   topic_id: Nullable(Type.Integer()),
-  /** pending (scheduled) messages only */
+  /** pending (scheduled) messages only: the id POST messages/{id}/scheduled takes, never a message id */
+  scheduled_id: Type.Optional(Type.Integer()),
   scheduled_at: Type.Optional(Timestamp),
   is_scheduled: Type.Optional(Type.Boolean()),
 })
 export type MessageView = Static<typeof MessageView>
 
-const { message_id: _id, scheduled_at: _s, is_scheduled: _p, ...messageFields } = MessageView.properties
+const { message_id: _id, scheduled_id: _sid, scheduled_at: _s, is_scheduled: _p, ...messageFields } = MessageView.properties
 
 /** The richer helper variant: `id` for `message_id`, plus the materialized reply and attachment fields. */
 export const RichMessageView = Type.Object({
@@ -121,7 +123,7 @@ export const ScheduleBody = Type.Object(
   { additionalProperties: false },
 )
 export type ScheduleBody = Static<typeof ScheduleBody>
-export const CancelResult = Type.Object({ message_id: Type.Integer(), cancelled: Type.Literal(true) })
+export const CancelResult = Type.Object({ scheduled_id: Type.Integer(), cancelled: Type.Literal(true) })
 
 export const ForwardBody = Type.Object(
   { message_id: Id, target_chat_id: Id },
