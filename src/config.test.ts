@@ -39,7 +39,8 @@ test('values are parsed and typed', () => {
   assert.equal(c.trustProxy, 1)
   assert.deepEqual(c.registerRateLimit, { max: 10, windowMs: 60_000 })
   assert.equal(c.publicBaseUrl, 'https://tern.example')
-  assert.equal(c.oauthProviders.acme.clientId, 'c')
+  assert.equal(c.oauthProviders.get('acme')?.clientId, 'c')
+  assert.equal(c.oauthProviders.get('constructor'), undefined)
   assert.deepEqual(c.corsOrigins, ['https://a.example', 'https://b.example'])
 })
 

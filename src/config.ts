@@ -60,7 +60,7 @@ export interface Config {
   adminPassword: string | null
   smtpUrl: string | null
   mailFrom: string
-  oauthProviders: Record<string, OAuthProvider>
+  oauthProviders: ReadonlyMap<string, OAuthProvider>
   webhookAllowPrivate: boolean
   storyLifetimeSeconds: number
   storyCleanupIntervalSeconds: number
@@ -249,7 +249,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     adminPassword: adminPassword || null,
     smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: read('MAIL_FROM') ?? 'Tern <no-reply@localhost>',
-    oauthProviders: json('OAUTH_PROVIDERS', {}, checkOAuthProviders),
+    oauthProviders: oauthMap(json('OAUTH_PROVIDERS', {}, checkOAuthProviders)),
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
     storyLifetimeSeconds: int('STORY_LIFETIME_SECONDS', 86_400, 1, 365 * 86_400),
     storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
@@ -292,12 +292,12 @@ function checkOAuthProviders(value: unknown): string | null {
       return `provider "${name}" needs string issuer, client_id and client_secret`
     }
   }
-  const converted: Record<string, OAuthProvider> = {}
-  for (const [name, p] of Object.entries(value as Record<string, Record<string, string>>)) {
-    converted[name] = { issuer: p.issuer, clientId: p.client_id, clientSecret: p.client_secret }
-  }
-  Object.assign(value, converted)
   return null
+}
+
+/** The checked OAUTH_PROVIDERS as a Map: it will be looked up by a name from the request path. */
+function oauthMap(value: Record<string, Record<string, string>>): ReadonlyMap<string, OAuthProvider> {
+  return new Map(Object.entries(value).map(([name, p]) => [name, { issuer: p.issuer, clientId: p.client_id, clientSecret: p.client_secret }]))
 }
 
 function checkPlans(value: unknown): string | null {

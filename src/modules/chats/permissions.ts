@@ -33,7 +33,7 @@ export type Action =
   | 'bind'
 
 const RANK: Record<Role, number> = { owner: 3, admin: 2, member: 1, subscriber: 1 }
-const rank = (role: string) => RANK[role as Role] ?? 0
+const rank = (role: string) => (Object.hasOwn(RANK, role) ? RANK[role as Role] : 0)
 
 export function can(chat: Pick<ChatRow, 'chat_type'>, role: string, action: Action, target?: string): boolean {
   const mine = rank(role)
