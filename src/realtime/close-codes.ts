@@ -8,6 +8,8 @@ export const CLOSE = {
   replayFailed: { code: 1011, reason: 'replay failed' },
   /** the client read too slowly (over 1 MiB unsent): reconnect and resume */
   tooSlow: { code: 4008, reason: 'too slow: reconnect and resume' },
+  /** the upgrade URL's seq or chats could not be read (the reason says how they should look) */
+  badResume: { code: 1008, reason: 'bad resume position in the URL' },
   /** the session was ended (logout, revoked): do not reconnect with this token */
   sessionRevoked: { code: 4001, reason: 'session revoked' },
   /** the account was suspended: do not reconnect */

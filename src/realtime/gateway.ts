@@ -356,6 +356,30 @@ const inbound = new Map<string, InboundHandler>([
   ['ping', (connection) => connection.send({ type: 'pong', data: {} })],
 ])
 
+/**
+ * A resume in the upgrade URL, `?seq=N&chats=<chat_id>:<chat_seq>,…`: the socket opens already
+ * positioned, so nothing goes out live before the replay (a `resume` frame can only follow frames
+ * sent after `ready`, which the replay then sends again). null when the URL names none; an error
+ * message when it names one badly.
+ */
+function resumeFromUrl(query: unknown): { seq: number | undefined; chats: Map<number, number> } | string | null {
+  const q = query as { seq?: unknown; chats?: unknown } | undefined
+  if (q?.seq === undefined && q?.chats === undefined) return null
+  const integer = (text: unknown) => (typeof text === 'string' && /^\d{1,16}$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : null)
+  const seq = q.seq === undefined ? undefined : integer(q.seq)
+  const chats = new Map<number, number>()
+  const pairs = q.chats === undefined || q.chats === '' ? [] : typeof q.chats === 'string' ? q.chats.split(',') : [null]
+  for (const pair of pairs) {
+    const [id, at] = pair?.split(':') ?? []
+    const chatId = integer(id)
+    const chatSeq = integer(at)
+    if (!chatId || chatSeq === null) return 'chats in the URL must look like <chat_id>:<chat_seq>,…'
+    chats.set(chatId, chatSeq)
+  }
+  if (seq === null) return 'seq in the URL must be an integer ≥ 0'
+  return { seq, chats }
+}
+
 /** Parses one inbound frame and runs its handler; a bad frame gets an error frame, never a throw. */
 function onInbound(connection: Connection, raw: unknown) {
   let frame: unknown
@@ -475,6 +499,10 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
           connection.alive = true
           return onInbound(connection, raw)
         }))
+        // positioned before it opens (see resumeFromUrl), so the replay comes first and nothing twice
+        const resumed = resumeFromUrl(request.query)
+        if (typeof resumed === 'string') return connection.close({ code: CLOSE.badResume.code, reason: resumed })
+        if (resumed) connection.resume(resumed.seq, resumed.chats)
         guard('start', async () => {
           if (!registry.add(connection)) return
           // A session revoked between the upgrade's check and the registration above was announced

@@ -39,8 +39,10 @@ export class TestSocket {
   }
 
   /** Connects (token in the Authorization header, or `via: 'query'`) and waits for `ready`; closed at the end of the test file. */
-  static async connect(baseUrl: string, token: string, via: 'header' | 'query' = 'header'): Promise<TestSocket> {
-    const url = `${baseUrl.replace(/^http/, 'ws')}/api.v2/api/ws${via === 'query' ? `?token=${encodeURIComponent(token)}` : ''}`
+  static async connect(baseUrl: string, token: string, via: 'header' | 'query' = 'header', query: Record<string, string> = {}): Promise<TestSocket> {
+    const params = new URLSearchParams(query)
+    if (via === 'query') params.set('token', token)
+    const url = `${baseUrl.replace(/^http/, 'ws')}/api.v2/api/ws${params.size ? `?${params}` : ''}`
     const ws = new WebSocket(url, via === 'header' ? { headers: { authorization: `Bearer ${token}` } } : {})
     // Listen before `open`: the server's first frame can arrive in the same chunk as the upgrade.
     const socket = new TestSocket(ws)

@@ -284,3 +284,32 @@ test('two instances: logout, revoke and ban through one close the sockets on the
   assert.equal((await laptopSocket.closing()).code, 4003)
   assert.equal(await upgradeStatus(two, bob.token), 401)
 })
+
+test('a resume in the upgrade URL (?seq=) replays what was missed before anything live: every seq once, in order', async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  for (let i = 0; i < 5; i++) await send(alice, bob, `missed ${i}`)
+  const missedFrom = 0
+  let sending = true
+  const live = (async () => {
+    for (let i = 0; sending; i++) await send(alice, bob, `live ${i}`)
+  })()
+  try {
+    for (let round = 0; round < 5; round++) {
+      const socket = await TestSocket.connect(server.url, bob.token, 'header', { seq: String(missedFrom) })
+      await new Promise((resolve) => setTimeout(resolve, 40))
+      const seqs = socket.received.filter((f) => f.seq !== undefined).map((f) => f.seq!)
+      assert.equal(socket.received[0].type, 'ready')
+      assert.ok(seqs.length >= 5, `replayed ${seqs.length}`)
+      assert.deepEqual(seqs, seqs.map((_, k) => missedFrom + 1 + k), 'from seq 1, contiguous: nothing twice, nothing out of order')
+      await socket.close()
+    }
+  } finally {
+    sending = false
+    await live
+  }
+  // a position the URL cannot name closes the socket with 1008, saying how it should look
+  const bad = new WebSocket(`${server.url.replace(/^http/, 'ws')}${V2}/ws?seq=abc`, { headers: { authorization: `Bearer ${bob.token}` } })
+  const [code, reason] = await new Promise<[number, string]>((resolve) => bad.once('close', (c, r) => resolve([c, String(r)])))
+  assert.equal(code, 1008)
+  assert.match(reason, /seq/)
+})
