@@ -68,6 +68,11 @@ test('a client_message_id reused for a different send is 409 conflict; the same 
   assert.equal(keyed.status, 200)
   const clash = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'header, changed' }, { headers: { 'idempotency-key': 'h-409' } })
   assert.equal(clash.status, 409, clash.text)
+  // Saved Messages (a send to oneself) retried is the same send too
+  const note = { receiver_id: alice.id, content: 'note', client_message_id: 'self-1' }
+  const saved = await alice.api.post(`${V2}/messages/send`, note)
+  assert.equal(saved.status, 200, saved.text)
+  assert.equal((await alice.api.post(`${V2}/messages/send`, note)).body.data.message_id, saved.body.data.message_id)
   // nothing extra reached bob's chat
   const history = await bob.api.get(`${V2}/chat/history`, { query: { chat_id: first.body.data.chat_id } })
   assert.deepEqual(history.body.items.map((m: { content: string }) => m.content).sort(), ['header', 'once'])

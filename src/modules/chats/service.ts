@@ -26,6 +26,12 @@ export function otherMember(chat: ChatRow, me: number): number | null {
   return chat.peer1_id === me ? chat.peer2_id : chat.peer1_id
 }
 
+/** Whom a personal chat of mine is with (myself for Saved Messages); null for any other chat. */
+export async function personalPeer(ctx: AppContext, chatId: number, me: number): Promise<number | null> {
+  const chat = await repo.findById(ctx.db, chatId)
+  return chat?.chat_type === 'personal' ? (otherMember(chat, me) ?? me) : null
+}
+
 /** The personal chat of two users (Saved Messages when they are the same), created on first use. */
 export async function getOrCreatePersonal(ctx: AppContext, me: UserRow, otherId: number): Promise<ChatRow> {
   if (otherId !== me.id) {

@@ -44,17 +44,17 @@ export async function send(
   const holdUntil = input.scheduled_at !== undefined && Date.parse(input.scheduled_at) > now ? Date.parse(input.scheduled_at) : null
   if (ctx.sqlite && holdUntil === null && !draft.attachment) {
     const hot = await sendSqlite(ctx, me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId)
-    if (hot.kind === 'duplicate') return answerRetry(ctx, me, input, hot.row)
-    if (hot.kind === 'pending') return answerRetry(ctx, me, input, null, hot.row)
+    if (hot.kind === 'duplicate') return answerRetry(ctx, me, input, { message: hot.row })
+    if (hot.kind === 'pending') return answerRetry(ctx, me, input, { pending: hot.row })
     if (hot.kind === 'sent') {
       ctx.fanout.publish(updates.framesOf(hot.recorded, 'message.new', { message: hot.message }))
       return hot.message
     }
   } else if (clientId) {
     const first = await repo.findByClientId(ctx.db, me.id, clientId)
-    if (first) return answerRetry(ctx, me, input, first)
+    if (first) return answerRetry(ctx, me, input, { message: first })
     const pending = await scheduled.findPendingByClientId(ctx, me, clientId)
-    if (pending) return answerRetry(ctx, me, input, null, pending)
+    if (pending) return answerRetry(ctx, me, input, { pending })
   }
 
   const chat =
@@ -74,9 +74,9 @@ export async function send(
     // The same client id raced in twice: the unique index kept the first; answer it as a retry.
     if (clientId && isUniqueViolation(error)) {
       const first = await repo.findByClientId(ctx.db, me.id, clientId)
-      if (first) return answerRetry(ctx, me, input, first)
+      if (first) return answerRetry(ctx, me, input, { message: first })
       const pending = await scheduled.findPendingByClientId(ctx, me, clientId)
-      if (pending) return answerRetry(ctx, me, input, null, pending)
+      if (pending) return answerRetry(ctx, me, input, { pending })
     }
     throw error
   }
@@ -87,14 +87,13 @@ export async function send(
  * with what the first one made (the message, or the pending message); the same id for a different
  * send (another chat, other text…) is 409 conflict.
  */
-async function answerRetry(ctx: AppContext, me: UserRow, input: SendMessageBody, first: MessageRow | null, pending?: ScheduledMessageRow) {
-  const chatId = first?.chat_id ?? pending!.chat_id
-  const chat = await chats.requireMember(ctx, me.id, chatId)
-  const sameTarget = input.chat_id !== undefined ? input.chat_id === chatId : chat.chat_type === 'personal' && (chats.otherMember(chat, me.id) ?? me.id) === input.receiver_id
-  if (!sameTarget || !repeats(input, first ?? scheduled.draftOf(pending!))) {
+async function answerRetry(ctx: AppContext, me: UserRow, input: SendMessageBody, first: { message: MessageRow } | { pending: ScheduledMessageRow }) {
+  const { chat_id: chatId } = 'message' in first ? first.message : first.pending
+  const sameTarget = input.chat_id !== undefined ? input.chat_id === chatId : (await chats.personalPeer(ctx, chatId, me.id)) === input.receiver_id
+  if (!sameTarget || !repeats(input, 'message' in first ? first.message : scheduled.draftOf(first.pending))) {
     throw conflict('client_message_id (or Idempotency-Key) was already used for a different message')
   }
-  return first ? presentOne(ctx.db, first, me) : scheduled.presentRow(ctx, me, pending!)
+  return 'message' in first ? presentOne(ctx.db, first.message, me) : scheduled.presentRow(ctx, me, first.pending)
 }
 
 /** 403 unless I may post in this chat of mine (a channel's owner or admin) and its peer has not blocked me. */
