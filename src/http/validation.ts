@@ -44,7 +44,8 @@ function badText(value: unknown, path: string): string | null {
   return null
 }
 
-function textError(field: string, where: string, message = 'contains a NUL character or invalid Unicode (a lone surrogate), or a number beyond ±2^53') {
+/** A validation error naming the field, in the shape errorHandler reads from Ajv's. */
+function fieldError(field: string, where: string, message = 'contains a NUL character or invalid Unicode (a lone surrogate), or a number beyond ±2^53') {
   const error = new Error(`${field || where} ${message}`) as Error & { validation: unknown[]; validationContext: string }
   error.validation = [{ instancePath: field ? `/${field.replaceAll('.', '/')}` : '', keyword: 'text', message, params: {} }]
   error.validationContext = where
@@ -63,21 +64,21 @@ const coercing = build({ coerceTypes: 'array' })
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   const validate = (httpPart === 'body' ? strict : coercing).compile(schema)
   const where = httpPart === 'querystring' ? 'query' : (httpPart ?? 'body')
-  // Fastify hands Ajv's own functions the parent (so Ajv may replace the root value) and reads
-  // `errors` after a false: the wrapper passes both through.
   // Ajv coerces query and path text with Number(): '0x10', '1e2' and ' 7' would pass as integers
   const integers = httpPart === 'body' ? [] : integerFields(schema)
   const check = (data: unknown, options?: object) => {
     for (const name of integers) {
       const raw = (data as Record<string, unknown> | null)?.[name]
       if (typeof raw === 'string' && !(/^-?\d{1,16}$/.test(raw) && Number.isSafeInteger(Number(raw)))) {
-        return { error: textError(name, where, 'must be an integer (decimal digits, below 2^53)') }
+        return { error: fieldError(name, where, 'must be an integer (decimal digits, below 2^53)') }
       }
     }
     if (!validate(data, options as never)) return false
     const field = badText(data, '')
-    return field === null ? true : { error: textError(field, where) }
+    return field === null ? true : { error: fieldError(field, where) }
   }
+  // Fastify hands Ajv's own functions the parent (so Ajv may replace the root value) and reads
+  // `errors` after a false: the wrapper passes both through.
   return Object.defineProperties(check, {
     schemaEnv: { value: validate.schemaEnv },
     errors: { get: () => validate.errors },
