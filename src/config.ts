@@ -1,5 +1,5 @@
 /**
- * Configuration: the only reader of environment variables (DESIGN §8).
+ * Configuration: the only reader of environment variables (the README's configuration table).
  *
  * Every variable is optional. `loadConfig` parses them all, collects every problem and throws one
  * `ConfigError` listing each bad variable on its own line, so start-up fails with a clear message

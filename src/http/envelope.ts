@@ -1,4 +1,4 @@
-/** Success envelopes (DESIGN §3) and the schema builders that document and serialize them. */
+/** Success envelopes (docs/api.md) and the schema builders that document and serialize them. */
 import { Type, type TSchema } from 'typebox'
 
 export interface PageInfo {

@@ -1,5 +1,5 @@
 /**
- * The one error type, and the handlers that turn every failure into the envelope (DESIGN §3).
+ * The one error type, and the handlers that turn every failure into the envelope (docs/api.md).
  * Services throw AppError; anything else that escapes is a 500 with a generic message.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'

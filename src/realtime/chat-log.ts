@@ -1,5 +1,5 @@
 /**
- * A group's or channel's own event log (DESIGN §4: "a channel keeps its own sequence, and a
+ * A group's or channel's own event log (docs/realtime.md: "a channel keeps its own sequence, and a
  * subscriber catches up per channel"). An event is one row whatever the member count; members'
  * sockets receive it live through their subscription to the chat, and a member that missed some
  * asks for everything after the chat seq it last saw.

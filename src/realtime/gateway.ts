@@ -1,5 +1,5 @@
 /**
- * The real-time gateway: GET /api.v2/api/ws (DESIGN §4).
+ * The real-time gateway: GET /api.v2/api/ws (docs/realtime.md).
  *
  * Each connection follows the user's update log (frames with `seq`) and the own log of each group
  * and channel the user belongs to (frames with `chat_id` + `chat_seq`), one cursor per stream.

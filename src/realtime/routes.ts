@@ -67,7 +67,7 @@ export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
     return ok({ updates: items as { type: string; seq: number; data: Record<string, unknown> }[], seq, reset: needsReset(request.query.since, oldest, seq) })
   })
 
-  /** A group's or channel's own event log (DESIGN §4): what a member missed in that chat. */
+  /** A group's or channel's own event log (docs/realtime.md): what a member missed in that chat. */
   app.get('/chat/updates', {
     schema: { summary: 'A group’s or channel’s event log after a chat_seq', tags: ['realtime'], security: [{ bearer: [] }], querystring: ChatUpdatesQuery, response: { 200: ChatUpdatesResult } },
   }, async (request) => {

@@ -1,5 +1,5 @@
 /**
- * The per-user update log: the truth behind `resume` and GET V2/updates (DESIGN §4, CONVENTIONS §7).
+ * The per-user update log: the truth behind `resume` and GET V2/updates (docs/realtime.md, CONVENTIONS §7).
  *
  * `record` runs inside the change's own transaction: it gives each recipient the next value of
  * their `seq` (see `nextSeqs`) and writes one row per recipient. A client that has seen seq N asks

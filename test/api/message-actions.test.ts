@@ -265,7 +265,7 @@ test('reactions: one per user, a second replaces the first, null removes, counts
   const expect = async (user: TestUser, emoji: string | null, reactions: Record<string, number>) => {
     const res = await react(user, emoji)
     assert.equal(res.status, 200, res.text)
-    assert.deepEqual(res.body.data, reactions, 'the answer is the message\'s reactions map (DESIGN §3)')
+    assert.deepEqual(res.body.data, reactions, 'the answer is the message\'s reactions map (docs/api.md)')
   }
   await expect(alice, '👍', { '👍': 1 })
   await expect(bob, '👍', { '👍': 2 })

@@ -1,5 +1,5 @@
 /**
- * Service helpers (interface "Service helpers"; DESIGN §3, §7): /health, /stats, the V1 cookie
+ * Service helpers (interface "Service helpers"; docs/api.md, §7): /health, /stats, the V1 cookie
  * session (/api/auth/login, /api/get_user_id, /logout) and the V1 pages (/, /admin).
  */
 import assert from 'node:assert/strict'

@@ -4,7 +4,7 @@ import { timestamp } from './columns.js'
 /**
  * The chat list orders a user's chats by last activity. Keeping that time on the member row, with
  * an index on (user_id, last_activity_at), makes a page cost O(chats shown) instead of sorting all
- * of the user's chats on every request (DESIGN §6).
+ * of the user's chats on every request (docs/performance.md).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('chat_members').addColumn('last_activity_at', timestamp).execute()

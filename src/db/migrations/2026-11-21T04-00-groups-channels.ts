@@ -46,7 +46,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     select chat_id, position / 1024, count(*) from chat_members
     where chat_id in (select id from chats where chat_type <> 'personal') group by chat_id, position / 1024`.execute(db)
 
-  // A group's or channel's own event log (DESIGN §4: a channel keeps its own sequence).
+  // A group's or channel's own event log (docs/realtime.md: a channel keeps its own sequence).
   await db.schema
     .createTable('chat_events')
     .addColumn('chat_id', ref(d), (c) => c.notNull().references('chats.id').onDelete('cascade'))

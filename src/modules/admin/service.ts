@@ -1,6 +1,6 @@
 /**
  * Account moderation. Every action writes its ModLog row in the same transaction as the change
- * (DESIGN §7); a ban deactivates the user and every one of their sessions at once.
+ * (docs/architecture.md); a ban deactivates the user and every one of their sessions at once.
  */
 import type { AppContext } from '../../context.js'
 import { fromJson } from '../../db/json.js'

@@ -2,7 +2,7 @@
  * Group and channel membership. Every member has a position (join order); member_buckets counts
  * members per bucket of BUCKET positions, so page N of the member list sums a few hundred bucket
  * counts to find where it starts and then skips fewer than BUCKET rows: the same cost at page 1
- * and at page 10,000 of a 200,000-member group (DESIGN §6), instead of an OFFSET over the list.
+ * and at page 10,000 of a 200,000-member group (docs/performance.md), instead of an OFFSET over the list.
  */
 import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'

@@ -1,4 +1,4 @@
-/** `/files/*` and `/uploads/*` (DESIGN §3): uploads, downloads, chunked and tus resumable uploads. */
+/** `/files/*` and `/uploads/*` (docs/api.md): uploads, downloads, chunked and tus resumable uploads. */
 import type { Readable } from 'node:stream'
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'

@@ -112,7 +112,7 @@ export const ReactionBody = Type.Object(
   { emoji: Nullable(Type.String({ minLength: 1, maxLength: 32 })) },
   { additionalProperties: false },
 )
-/** DESIGN §3: the answer is the message's `reactions` map (emoji → count) */
+/** docs/api.md: the answer is the message's `reactions` map (emoji → count) */
 export const ReactionResult = Type.Record(Type.String(), Type.Integer())
 
 export const ScheduleBody = Type.Object(
