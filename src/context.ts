@@ -2,6 +2,7 @@
 import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
 import type { Config, Dialect } from './config.js'
+import { loggedUrl } from './http/request-log.js'
 import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
 import { AuthCache } from './modules/sessions/auth-cache.js'
 import { LineBatch } from './lib/log-lines.js'
@@ -46,19 +47,26 @@ export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
   setInterval(() => destination.drain(), 1000).unref()
   return pino({
     level: config.logLevel,
-    // Credentials never reach the log, wherever they appear.
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'res.headers["set-cookie"]',
-        '*.password',
-        '*.session_token',
-        '*.token',
-      ],
-      censor: '[redacted]',
-    },
+    redact: LOG_REDACTION,
   }, destination)
+}
+
+/**
+ * Credentials never reach the log, wherever they appear: fields that hold one are replaced, and a
+ * URL (which may carry `?token=`, in any spelling) keeps everything but its credentials.
+ */
+export const LOG_REDACTION = {
+  paths: [
+    'req.headers.authorization',
+    'req.headers.cookie',
+    'res.headers["set-cookie"]',
+    '*.password',
+    '*.session_token',
+    '*.token',
+    'url',
+    '*.url',
+  ],
+  censor: (value: unknown, path: string[]) => (path.at(-1) === 'url' ? (typeof value === 'string' ? loggedUrl(value) : value) : '[redacted]'),
 }
 
 export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {

@@ -98,11 +98,24 @@ test('a token in the URL is masked in every spelling the server could be handed 
     `/api.v2/api/ws?x=1%26token%3D${secret}`,
     `/api.v2/api/ws?access_token=${secret}#frag`,
     `/api.v2/api/ws?session_token=${secret}`,
+    // names spelled with escapes, which the query parser decodes to `token` (the gateway accepts them)
+    `/api.v2/api/ws?%74oken=${secret}`,
+    `/api.v2/api/ws?x=1&to%6Ben=${secret}&seq=4`,
+    `/api.v2/api/ws?TO%4B%45N=${secret}`,
+    `/api.v2/api/ws?token=&%74oken=${secret}`,
+    `/api.v2/api/ws?%2574oken=${secret}`,
+    `/api.v2/api/ws?token%253D${secret}`,
   ]) {
     const logged = loggedUrl(url)
     assert.ok(!logged.includes(secret), logged)
     assert.ok(logged.includes('[redacted]'), logged)
+    assert.ok(logged.startsWith('/api.v2/api/ws'), logged)
   }
-  // control: a URL without a credential is logged as it is
+  // the query parser keeps `;` and `#` in a value: no piece of the token stays behind them
+  assert.equal(loggedUrl(`/api.v2/api/ws?token=${secret};tail#end&seq=3`), '/api.v2/api/ws?token=[redacted]&seq=3')
+  // the plain spellings keep the rest of the query readable
+  assert.equal(loggedUrl(`/api.v2/api/ws?seq=3&token=${secret}`), '/api.v2/api/ws?seq=3&token=[redacted]')
+  // control: a URL without a credential is logged as it is, escapes and all
   assert.equal(loggedUrl('/api.v2/api/chat/history?chat_id=5&page=2'), '/api.v2/api/chat/history?chat_id=5&page=2')
+  assert.equal(loggedUrl('/api.v2/api/users/search?q=%D0%B0%20b'), '/api.v2/api/users/search?q=%D0%B0%20b')
 })

@@ -17,11 +17,32 @@ import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, t
 /**
  * A request URL for the log: the query string may carry a token (WebSocket), which is cut out in
  * every spelling a server or proxy might split on: `?token=`, `&token=`, `;token=`, percent-encoded
- * (`token%3D`), any case, and names that end in token (`access_token`, `session_token`).
+ * (`token%3D`), any case, and names that end in token (`access_token`, `session_token`). A value
+ * runs to the next `&` (the query parser keeps `;` and `#` in it). A name spelled with escapes
+ * (`%74oken=`, which the query parser decodes to `token` and the gateway accepts) is found in the
+ * decoded URL: then the whole query is cut, since its raw spelling cannot be masked piece by piece.
  */
-export const loggedUrl = (url: string) => (CREDENTIAL.test(url) ? url.replace(CREDENTIALS, '$1[redacted]') : url)
-const CREDENTIAL = /token(?:=|%3d)/i
-const CREDENTIALS = /(token(?:=|%3d))[^&;#]*/gi
+export function loggedUrl(url: string): string {
+  if (!MAYBE_CREDENTIAL.test(url)) return url
+  const masked = url.replace(CREDENTIALS, '$1[redacted]')
+  if (!UNMASKED.test(percentDecoded(masked))) return masked
+  const query = masked.search(/[?;]/)
+  return query < 0 ? '[redacted]' : `${masked.slice(0, query + 1)}[redacted]`
+}
+const MAYBE_CREDENTIAL = /token|%[0-9a-f]{2}/i
+const CREDENTIALS = /(token(?:=|%3d))[^&]*/gi
+/** a credential name with a value that is not (all) the mask */
+const UNMASKED = /token=(?!\[redacted\](?:&|$))/i
+
+/** `text` with every %XX decoded as one character (repeatedly: double encoding too), never throwing. */
+function percentDecoded(text: string): string {
+  for (let round = 0; round < 4 && text.includes('%'); round++) {
+    const next = text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+    if (next === text) break
+    text = next
+  }
+  return text
+}
 
 /** Request fields for pino-written lines, without credentials. */
 export const serializers = {
