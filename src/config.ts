@@ -50,7 +50,6 @@ export interface Config {
   videoUrl: string
   /** sliding session lifetime in days */
   sessionTtlDays: number
-  /** honour X-Forwarded-For for client IPs */
   /**
    * whom to believe about the client's address in X-Forwarded-For: false (nobody: the socket's
    * peer is the client), the number of proxies in front of Tern, or their addresses
