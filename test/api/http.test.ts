@@ -421,6 +421,20 @@ test('TRUST_PROXY as the proxy\'s address: only X-Forwarded-For from that peer i
   assert.equal((await register(trusting.api, { 'x-forwarded-for': '10.0.3.8' })).status, 201, 'another client is not limited')
 })
 
+test('TRUST_PROXY as addresses and ranges: the client is the entry before the last trusted proxy; a peer not listed is believed in nothing', async () => {
+  const ipOf = async (srv: typeof server, forwarded: string) => {
+    const registered = await register(srv.api, { 'x-forwarded-for': forwarded })
+    assert.equal(registered.status, 201, registered.text)
+    const sessions = await srv.api.as(registered.body.data.session_token).get(`${V2}/sessions`)
+    return sessions.body.items[0].ip_address
+  }
+  const chain = await startTestServer({ env: { TRUST_PROXY: '127.0.0.0/8, 10.0.3.0/24' } })
+  assert.equal(await ipOf(chain, '6.6.6.6, 10.0.3.7'), '6.6.6.6')
+  assert.equal(await ipOf(chain, '6.6.6.6, 5.5.5.5, 10.0.3.7'), '5.5.5.5', 'the client may prepend anything: only what the proxies added counts')
+  const elsewhere = await startTestServer({ env: { TRUST_PROXY: '10.0.0.1' } })
+  assert.equal(await ipOf(elsewhere, '6.6.6.6, 10.0.3.7'), '127.0.0.1')
+})
+
 test('with TRUST_PROXY unset, X-Forwarded-For is ignored (spoofing it does not bypass the limit)', async () => {
   const direct = await startTestServer({ env: { REGISTER_RATE_LIMIT: '5/300' } })
   for (let i = 0; i < 5; i++) {
