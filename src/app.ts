@@ -1,5 +1,4 @@
 /** buildApp(ctx): the Fastify instance with plugins, error handling and every mount. Never listens. */
-import http from 'node:http'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -8,13 +7,14 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { TrustProxy } from './config.js'
 import type { AppContext } from './context.js'
 import { decorateAuth } from './http/auth.js'
-import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler } from './http/errors.js'
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, requestTimedOut } from './http/errors.js'
 import { recordMethods } from './http/methods.js'
 import { transform } from './http/openapi.js'
 import { mountRoutes } from './http/mounts.js'
 import { registerRateLimits } from './http/rate-limit.js'
 import { requestLogging } from './http/request-log.js'
 import { applySecurityHeaders, usePageHeaders } from './http/security-headers.js'
+import { timedServer } from './http/timeouts.js'
 import { validatorCompiler } from './http/validation.js'
 
 const VERSION = '0.1.0'
@@ -23,13 +23,10 @@ const VERSION = '0.1.0'
 const trustedProxies = (trust: TrustProxy) => (typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust)
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
-  const requestTimeout = ctx.config.httpRequestTimeoutSeconds * 1000
   const app = Fastify({
-    // A request must arrive in full within HTTP_REQUEST_TIMEOUT_SECONDS (a slow or stalled body is
-    // not held open for ever), checked twice as often as that (Node's default: every 30 s). An
-    // upgraded WebSocket is no longer a request, so this never touches it.
-    serverFactory: (handler) =>
-      http.createServer({ requestTimeout, headersTimeout: Math.min(requestTimeout, 60_000), connectionsCheckingInterval: Math.min(30_000, requestTimeout / 2) }, handler),
+    // Headers and ordinary bodies must arrive within HTTP_REQUEST_TIMEOUT_SECONDS, uploads may not
+    // pause for that long (http/timeouts.ts); WebSockets are untouched.
+    serverFactory: (handler) => timedServer(ctx.config.httpRequestTimeoutSeconds, handler, requestTimedOut),
     ...requestLogging(ctx.log),
     trustProxy: trustedProxies(ctx.config.trustProxy),
     bodyLimit: 1024 * 1024,

@@ -20,6 +20,7 @@ test('defaults follow the README’s configuration table', () => {
   assert.equal(c.uploadDir, path.resolve('./data/uploads'))
   assert.equal(c.uploadSessionTtlSeconds, 86_400)
   assert.equal(c.uploadSweepIntervalSeconds, 600)
+  assert.equal(c.httpRequestTimeoutSeconds, 30)
   assert.deepEqual(c.premiumPlans.map((p) => [p.id, p.price_rub]), [['monthly', 300], ['yearly', 2990]])
   assert.ok(Object.isFrozen(c))
 })

@@ -84,7 +84,7 @@ export interface Config {
   wsHeartbeatSeconds: number
   /** open WebSockets one user may hold on one instance; the next is closed with 4029 */
   wsMaxSocketsPerUser: number
-  /** a request (headers and body) must have arrived in full within this many seconds, else 408 */
+  /** seconds for a request's headers and ordinary body to arrive, and that an upload body may pause (http/timeouts.ts); else 408 */
   httpRequestTimeoutSeconds: number
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
   /** allowed CORS origins; `*` allows any origin (without credentials) */
@@ -263,7 +263,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     updateLogKeep: int('UPDATE_LOG_KEEP', 10_000, 10, 100_000_000),
     wsHeartbeatSeconds: int('WS_HEARTBEAT_SECONDS', 30, 1, 3600),
     wsMaxSocketsPerUser: int('WS_MAX_SOCKETS_PER_USER', 100, 1, 10_000),
-    httpRequestTimeoutSeconds: int('HTTP_REQUEST_TIMEOUT_SECONDS', 600, 1, 86_400),
+    httpRequestTimeoutSeconds: int('HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 86_400),
     logLevel,
     corsOrigins: (read('CORS_ORIGINS') ?? '')
       .split(',')

@@ -2,6 +2,7 @@
  * The one error type, and the handlers that turn every failure into the envelope (docs/api.md).
  * Services throw AppError; anything else that escapes is a 500 with a generic message.
  */
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { isUniqueViolation } from '../db/errors.js'
 
@@ -131,20 +132,33 @@ export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequ
 }
 
 /** Malformed HTTP that never becomes a request (oversized headers, garbage): an envelope on the raw socket. */
-export function clientErrorHandler(error: Error & { code?: string }, socket: import('node:net').Socket) {
-  if (!socket.writable) return socket.destroy()
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket) {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return requestTimedOut(socket, false)
   const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
-  const tooSlow = error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-  const [status, reason] = tooLarge ? [431, 'Request Header Fields Too Large'] : tooSlow ? [408, 'Request Timeout'] : [400, 'Bad Request']
-  const body = JSON.stringify(
-    tooSlow
-      ? errorBody('request_timeout', 'The request did not arrive in full within HTTP_REQUEST_TIMEOUT_SECONDS')
-      : errorBody('validation_error', tooLarge ? 'Request headers are too large' : 'Malformed HTTP request'),
-  )
+  const [status, reason] = tooLarge ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request']
+  rawAnswer(socket, status, reason, errorBody('validation_error', tooLarge ? 'Request headers are too large' : 'Malformed HTTP request'))
+}
+
+/**
+ * 408 for a request that did not arrive in time (http/timeouts.ts; `upload`: its body paused), and
+ * the connection closed once the answer is out: its client has stopped sending.
+ */
+export function requestTimedOut(socket: Socket, upload: boolean) {
+  const message = upload
+    ? 'The upload paused for longer than HTTP_REQUEST_TIMEOUT_SECONDS'
+    : 'The request did not arrive in full within HTTP_REQUEST_TIMEOUT_SECONDS'
+  rawAnswer(socket, 408, 'Request Timeout', errorBody('request_timeout', message), () => socket.destroy())
+}
+
+/** An answer written straight onto the socket (no request object exists, or Fastify is still waiting for the body). */
+function rawAnswer(socket: Socket, status: number, reason: string, envelope: object, then?: () => void) {
+  if (!socket.writable) return socket.destroy()
+  const body = JSON.stringify(envelope)
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\n` +
       `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Connection: close\r\n\r\n${body}`,
+      `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    then,
   )
 }
 
