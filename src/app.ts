@@ -53,6 +53,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       credentials: !ctx.config.corsOrigins.includes('*'),
       // every method the API uses (the default leaves out DELETE, PUT and PATCH)
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+      // Request headers: the preflight grants those asked for (authorization, idempotency-key…).
+      // Answer headers a browser script may read beyond the basic few: when to retry a 429.
+      exposedHeaders: ['Retry-After'],
       maxAge: 600,
     })
   }

@@ -81,6 +81,7 @@ test(`a malformed percent-encoding in the path is a 400 envelope, not Fastify’
 test(`oversized request headers are answered with the envelope (431), not Fastify’s own error shape`, async () => {
   const res = await server.api.get(`${V2}/auth/me`, { headers: { 'x-padding': 'a'.repeat(32 * 1024) } })
   assert.equal(res.status, 431)
+  assert.equal(res.headers.get('cache-control'), 'no-store')
   assert.equal(res.body.success, false, res.text)
   assert.equal(typeof res.body.error?.code, 'string', res.text)
   assertNoStack(res)
@@ -310,6 +311,35 @@ test('CORS_ORIGINS allows exactly the listed origins (preflight and simple reque
   assert.equal(simple.headers.get('access-control-allow-origin'), 'https://app.example')
   const simpleOther = await cors.api.get('/health', { headers: { origin: 'https://evil.example' } })
   assert.equal(simpleOther.headers.get('access-control-allow-origin'), null)
+})
+
+test('with CORS_ORIGINS, a preflight grants the request headers the API reads, and a browser may read Retry-After', async () => {
+  const cors = await startTestServer({ env: { CORS_ORIGINS: 'https://app.example', REGISTER_RATE_LIMIT: '1/300' } })
+  const origin = 'https://app.example'
+  const wanted = ['authorization', 'content-type', 'idempotency-key']
+  const preflight = await cors.api.request('OPTIONS', `${V2}/messages/send`, undefined, {
+    headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': wanted.join(', ') },
+  })
+  assert.equal(preflight.status, 204)
+  const granted = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/)
+  for (const name of wanted) assert.ok(granted.includes(name), `${name} in ${granted.join()}`)
+  // tus's own headers, at its endpoint
+  const tusHeaders = ['authorization', 'tus-resumable', 'upload-length', 'upload-metadata', 'upload-offset', 'content-type']
+  const tus = await cors.api.request('OPTIONS', '/uploads/tus', undefined, {
+    headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': tusHeaders.join(', ') },
+  })
+  assert.ok(tus.status < 300, `${tus.status} ${tus.text}`)
+  assert.equal(tus.headers.get('access-control-allow-origin'), origin)
+  const tusGranted = (tus.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/)
+  for (const name of tusHeaders) assert.ok(tusGranted.includes(name), `${name} in ${tusGranted.join()}`)
+
+  // a browser script reads only the answer headers it is allowed to: a 429's Retry-After is one
+  assert.equal((await register(cors.api, { origin })).status, 201)
+  const limited = await register(cors.api, { origin })
+  assert.equal(limited.status, 429)
+  assert.equal(limited.headers.get('access-control-allow-origin'), origin)
+  const exposed = (limited.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/\s*,\s*/)
+  assert.ok(exposed.includes('retry-after'), `exposed: ${exposed.join()}`)
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -84,6 +84,7 @@ test('an upload may take longer than the limit while its bytes keep coming; paus
   const stalled = await exchange([head('POST /files/upload', alice.token, headers), ...slow.pieces.slice(0, 6)])
   assert.match(stalled.answer, /^HTTP\/1\.1 408 /, stalled.answer)
   assert.match(stalled.answer, /"request_timeout","message":"The upload paused/)
+  assert.match(stalled.answer, /\r\nCache-Control: no-store\r\n/)
   assert.ok(stalled.closed && stalled.took < 3500, `closed ${stalled.closed} after ${stalled.took} ms`)
 
   // kept alive, the connection of a slow upload serves another request after a pause past the limit
