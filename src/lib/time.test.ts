@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import fc from 'fast-check'
 import { iso, isoOrNull, parseInstant } from './time.js'
 
 test('iso formats every millisecond as Date does, also when the same one repeats or alternates', () => {
@@ -42,5 +43,28 @@ test('parseInstant takes RFC 3339 instants and refuses what names no real instan
     '2016-12-31T23:59:60Z', '2026-02-29T00:00:00Z', '1900-02-29T00:00:00Z', '2026-02-30T00:00:00Z', '2026-04-31T00:00:00Z',
     '2026-11-24T24:00:00Z', '2026-11-24T20:60:00Z', '2026-13-01T00:00:00Z', '2026-00-10T00:00:00Z', '0000-01-01T00:00:00Z',
     '2026-11-24T20:00:00+24:00', '2026-11-24T20:00:00', '2026-11-24', '+275760-09-13T00:00:00Z', 'not a date', '',
+    '0050-06-01 00:00:00Z', '2026-11-24 20:00:00Z',
   ]) assert.equal(parseInstant(text), null, text)
+})
+
+test('every timestamp parseInstant accepts, Date.parse reads as the same instant', () => {
+  const digits = (max: number, width = 2) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(width, '0'))
+  const timestamp = fc
+    .tuple(
+      digits(9999, 4), digits(13), digits(32), fc.constantFrom('T', 't', ' '), digits(24), digits(60), digits(61),
+      fc.oneof(fc.constant(''), fc.integer({ min: 1, max: 9 }).chain((width) => digits(10 ** width - 1, width).map((f) => `.${f}`))),
+      fc.oneof(fc.constantFrom('Z', 'z'), fc.tuple(fc.constantFrom('+', '-'), digits(24), digits(60)).map(([sign, h, m]) => `${sign}${h}:${m}`)),
+    )
+    .map(([y, mo, d, t, h, mi, s, fraction, zone]) => `${y}-${mo}-${d}${t}${h}:${mi}:${s}${fraction}${zone}`)
+  let accepted = 0
+  fc.assert(
+    fc.property(timestamp, (text) => {
+      const ms = parseInstant(text)
+      if (ms !== null) accepted++
+      return ms === null || Date.parse(text) === ms
+    }),
+    { numRuns: 20_000, seed: 20 },
+  )
+  // control: the generator makes real instants too, not only refusals
+  assert.ok(accepted > 1000, `${accepted} accepted`)
 })

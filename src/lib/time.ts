@@ -34,12 +34,14 @@ export interface Clock {
 }
 export const systemClock: Clock = { now: () => Date.now() }
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|([+-])(\d{2}):(\d{2}))$/
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|([+-])(\d{2}):(\d{2}))$/
 
 /**
  * An RFC 3339 timestamp as epoch milliseconds, or null unless it names a real instant: every field
  * in range for its calendar (no February 30, no hour 24, no leap second: JavaScript time has none),
- * offsets up to ±23:59, years 0001–9999.
+ * offsets up to ±23:59, years 0001–9999. Date and time are joined by T, as RFC 3339's grammar and
+ * ISO 8601 say: with the space RFC 3339 lets applications use, Date.parse reads years 0–99 as
+ * 1900–2099 (and it must read every accepted timestamp as this does).
  */
 export function parseInstant(text: string): number | null {
   const m = RFC3339.exec(text)

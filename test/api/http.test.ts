@@ -192,6 +192,20 @@ test('query strings are coerced and validated, naming the parameter', async () =
   assert.match(tooBig.body.error.message, /per_page/)
 })
 
+test('a timestamp joins date and time with T: the space form, which the services would read as another year, is refused', async () => {
+  const owner = await server.registerUser()
+  const group = (await owner.api.post(`${V2}/groups/create`, { title: 'Dates' })).body.data
+  for (const expires_at of ['0050-06-01 00:00:00Z', '2099-06-01 00:00:00Z']) {
+    const res = await owner.api.post(`${V2}/groups/invite-link/create`, { chat_id: group.group_id, expires_at })
+    assertErrorEnvelope(res, 400, 'validation_error')
+    assert.match(res.body.error.message, /expires_at/)
+  }
+  // control: T, with an offset, is read as the instant it names
+  const res = await owner.api.post(`${V2}/groups/invite-link/create`, { chat_id: group.group_id, expires_at: '2099-06-01T03:00:00+03:00' })
+  assert.equal(res.status, 200, res.text)
+  assert.equal(res.body.data.expires_at, '2099-06-01T00:00:00.000Z')
+})
+
 test('unknown fields are dropped before the handler (login with extras works, nothing leaks back)', async () => {
   const user = await server.registerUser()
   const res = await server.api.post(`${V2}/auth/login`, {
