@@ -206,6 +206,22 @@ test('a timestamp joins date and time with T: the space form, which the services
   assert.equal(res.body.data.expires_at, '2099-06-01T00:00:00.000Z')
 })
 
+test('integers in paths and bodies are real integers below 2^53: no Infinity, no hex, no fractions', async () => {
+  const user = await server.registerUser()
+  for (const id of ['1e400', '9007199254740993', '0x10', '1.0', '%207', 'Infinity']) {
+    const res = await user.api.delete(`${V2}/sessions/${id}`)
+    assertErrorEnvelope(res, 400, 'validation_error')
+    assert.match(res.body.error.message, /^id /, id)
+  }
+  for (const chatId of ['1e400', '9007199254740993', '-1e400', '1.5']) {
+    const res = await user.api.post(`${V2}/messages/send`, undefined, { raw: `{"chat_id": ${chatId}, "content": "hi"}`, headers: { 'content-type': 'application/json' } })
+    assertErrorEnvelope(res, 400, 'validation_error')
+    assert.match(res.body.error.message, /chat_id/, chatId)
+  }
+  // control: a real id that names nothing is looked up (404), not refused
+  assertErrorEnvelope(await user.api.delete(`${V2}/sessions/9007199254740991`), 404, 'not_found')
+})
+
 test('unknown fields are dropped before the handler (login with extras works, nothing leaks back)', async () => {
   const user = await server.registerUser()
   const res = await server.api.post(`${V2}/auth/login`, {
