@@ -6,6 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { TrustProxy } from './config.js'
 import type { AppContext } from './context.js'
+import { asyncApiDocument } from './events/asyncapi.js'
 import { decorateAuth } from './http/auth.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, requestTimedOut } from './http/errors.js'
 import { recordMethods } from './http/methods.js'
@@ -77,6 +78,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     await docs.register(swaggerUi, { routePrefix: '/docs' })
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  // the WebSocket protocol, generated from the same event schemas the code is typed by
+  const asyncApi = asyncApiDocument({ version: VERSION, publicBaseUrl: ctx.config.publicBaseUrl, path: '/api.v2/api/ws' })
+  app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApi)
 
   await mountRoutes(app, ctx, limiters)
   return app

@@ -17,19 +17,6 @@ export interface RateLimit {
   windowMs: number
 }
 
-export interface OAuthProvider {
-  issuer: string
-  clientId: string
-  clientSecret: string
-}
-
-export interface PremiumPlan {
-  id: string
-  title: string
-  months: number
-  price_rub: number
-}
-
 export interface Config {
   /** main listener port */
   port: number
@@ -46,8 +33,6 @@ export interface Config {
   redisUrl: string | null
   /** prefix of every Redis key and channel, so several deployments (or test runs) can share a Redis */
   redisPrefix: string
-  videoPort: number
-  videoUrl: string
   /** sliding session lifetime in days */
   sessionTtlDays: number
   /**
@@ -57,12 +42,6 @@ export interface Config {
   trustProxy: TrustProxy
   adminUsername: string | null
   adminPassword: string | null
-  smtpUrl: string | null
-  mailFrom: string
-  oauthProviders: ReadonlyMap<string, OAuthProvider>
-  webhookAllowPrivate: boolean
-  storyLifetimeSeconds: number
-  storyCleanupIntervalSeconds: number
   /** upload cap in bytes for everyone */
   maxUploadBytes: number
   /** upload cap in bytes for premium users */
@@ -77,9 +56,10 @@ export interface Config {
   registerRateLimit: RateLimit
   /** password logins per window per client IP */
   loginRateLimit: RateLimit
-  premiumPlans: PremiumPlan[]
   /** updates kept per user in the update log; a resume from further back gets a `reset` */
   updateLogKeep: number
+  /** SQLite only: common sends take the prepared-statement fast path (messages/posting-sqlite.ts); off forces the general path */
+  sendFastPath: boolean
   /** seconds between WebSocket pings: a socket that has not answered the previous one is dropped */
   wsHeartbeatSeconds: number
   /** open WebSockets one user may hold on one instance; the next is closed with 4029 */
@@ -99,11 +79,6 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>
-
-const DEFAULT_PLANS: PremiumPlan[] = [
-  { id: 'monthly', title: 'Premium — 1 month', months: 1, price_rub: 300 },
-  { id: 'yearly', title: 'Premium — 12 months', months: 12, price_rub: 2990 },
-]
 
 export type TrustProxy = false | number | string[]
 
@@ -189,24 +164,6 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }
     return { max: Number(match[1]), windowMs: Number(match[2]) * 1000 }
   }
-  const json = <T>(name: string, fallback: T, check: (value: unknown) => string | null): T => {
-    const raw = read(name)
-    if (raw === undefined) return fallback
-    let value: unknown
-    try {
-      value = JSON.parse(raw)
-    } catch {
-      fail(name, 'must be valid JSON')
-      return fallback
-    }
-    const why = check(value)
-    if (why) {
-      fail(name, why)
-      return fallback
-    }
-    return value as T
-  }
-
   const dataDir = path.resolve(read('DATA_DIR') ?? './data')
   const databaseUrl = read('DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'tern.db')}`
   let dialect: Dialect = 'sqlite'
@@ -240,18 +197,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     dialect,
     redisUrl: optionalUrl('REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: read('REDIS_PREFIX') ?? 'tern:',
-    videoPort: int('VIDEO_PORT', 5001, 0, 65535),
-    videoUrl: url('VIDEO_URL', 'http://127.0.0.1:5001', ['http:', 'https:']),
     sessionTtlDays: int('SESSION_TTL_DAYS', 30, 1, 3650),
     trustProxy: proxies('TRUST_PROXY'),
     adminUsername,
     adminPassword: adminPassword || null,
-    smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
-    mailFrom: read('MAIL_FROM') ?? 'Tern <no-reply@localhost>',
-    oauthProviders: oauthMap(json('OAUTH_PROVIDERS', {}, checkOAuthProviders)),
-    webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
-    storyLifetimeSeconds: int('STORY_LIFETIME_SECONDS', 86_400, 1, 365 * 86_400),
-    storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
     maxUploadBytes: int('MAX_UPLOAD_BYTES', 52_428_800, 1, Number.MAX_SAFE_INTEGER),
     premiumMaxUploadBytes: int('PREMIUM_MAX_UPLOAD_BYTES', 2_147_483_648, 1, Number.MAX_SAFE_INTEGER),
     uploadDir: path.join(dataDir, 'uploads'),
@@ -259,8 +208,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     uploadSweepIntervalSeconds: int('UPLOAD_SWEEP_INTERVAL_SECONDS', 600, 1, 86_400),
     registerRateLimit: rate('REGISTER_RATE_LIMIT', '5/300'),
     loginRateLimit: rate('LOGIN_RATE_LIMIT', '30/60'),
-    premiumPlans: json('PREMIUM_PLANS', DEFAULT_PLANS, checkPlans),
     updateLogKeep: int('UPDATE_LOG_KEEP', 10_000, 10, 100_000_000),
+    sendFastPath: bool('SEND_FAST_PATH', true),
     wsHeartbeatSeconds: int('WS_HEARTBEAT_SECONDS', 30, 1, 3600),
     wsMaxSocketsPerUser: int('WS_MAX_SOCKETS_PER_USER', 100, 1, 10_000),
     httpRequestTimeoutSeconds: int('HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 86_400),
@@ -278,40 +227,4 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
 /** The SQLite file path of a `sqlite:` URL. */
 export function sqlitePath(databaseUrl: string): string {
   return path.resolve(databaseUrl.slice('sqlite:'.length))
-}
-
-function checkOAuthProviders(value: unknown): string | null {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return 'must be a JSON object {"<name>": {"issuer", "client_id", "client_secret"}}'
-  }
-  for (const [name, provider] of Object.entries(value)) {
-    const p = provider as Record<string, unknown>
-    if (!/^[a-z0-9_-]{1,32}$/.test(name)) return `provider name "${name}" must be lower-case letters, digits, - or _`
-    if (typeof p?.issuer !== 'string' || typeof p.client_id !== 'string' || typeof p.client_secret !== 'string') {
-      return `provider "${name}" needs string issuer, client_id and client_secret`
-    }
-  }
-  return null
-}
-
-/** The checked OAUTH_PROVIDERS as a Map: it will be looked up by a name from the request path. */
-function oauthMap(value: Record<string, Record<string, string>>): ReadonlyMap<string, OAuthProvider> {
-  return new Map(Object.entries(value).map(([name, p]) => [name, { issuer: p.issuer, clientId: p.client_id, clientSecret: p.client_secret }]))
-}
-
-function checkPlans(value: unknown): string | null {
-  if (!Array.isArray(value) || value.length === 0) return 'must be a non-empty JSON list of plans'
-  for (const plan of value as Record<string, unknown>[]) {
-    if (
-      typeof plan?.id !== 'string' ||
-      typeof plan.title !== 'string' ||
-      !Number.isInteger(plan.months) ||
-      (plan.months as number) < 1 ||
-      typeof plan.price_rub !== 'number' ||
-      plan.price_rub < 0
-    ) {
-      return 'each plan needs {id: string, title: string, months: integer ≥ 1, price_rub: number ≥ 0}'
-    }
-  }
-  return null
 }

@@ -4,6 +4,7 @@ import pino, { type Logger } from 'pino'
 import type { Config, Dialect } from './config.js'
 import { loggedUrl } from './http/request-log.js'
 import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
+import { EventBus } from './events/bus.js'
 import { AuthCache } from './modules/sessions/auth-cache.js'
 import { LineBatch } from './lib/log-lines.js'
 import { systemClock, type Clock } from './lib/time.js'
@@ -24,6 +25,8 @@ export interface AppContext {
   redis: Redis | null
   /** hands real-time frames to the instances holding the recipients' sockets (await `fanout.ready` before serving) */
   fanout: Fanout
+  /** in-process listeners of committed events (events/bus.ts): where bots, push and webhooks hook in */
+  events: EventBus
   /** typing indicators with their expiry timers (ephemeral, per instance) */
   typing: TypingTracker
   /** uploaded files (local directory; object storage can be put behind the same interface) */
@@ -84,6 +87,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     authCache: database.sqlite && database.reader ? new AuthCache(database.sqlite, database.reader) : null,
     redis,
     fanout,
+    events: new EventBus(log),
     typing,
     storage: new LocalStorage(config.uploadDir),
     log,

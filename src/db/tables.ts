@@ -209,6 +209,7 @@ export interface ScheduledMessagesTable {
   created_at: EpochMs
 }
 export type ScheduledMessageRow = Selectable<ScheduledMessagesTable>
+export type NewScheduledMessageRow = Insertable<ScheduledMessagesTable>
 
 // blocks module
 export interface BlockedUsersTable {

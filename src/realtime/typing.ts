@@ -6,11 +6,8 @@
  * chat and user from another instance (all frames pass through every instance's fan-out) drops
  * its own timer, so a refresh that lands elsewhere never gets a stale "stopped".
  */
-import type { ChatRow } from '../db/tables.js'
-import { ephemeralToChat } from './events.js'
-import type { Fanout } from './fanout.js'
-
-type ChatRef = Pick<ChatRow, 'id' | 'chat_type' | 'peer1_id' | 'peer2_id'>
+import { isPersonal, personalMembers, type ChatRef } from './chat-ref.js'
+import type { Delivery, Fanout } from './fanout.js'
 
 export const TYPING_TTL_MS = 5000
 
@@ -62,4 +59,12 @@ export class TypingTracker {
     for (const timer of this.timers.values()) clearTimeout(timer)
     this.timers.clear()
   }
+}
+
+/** An ephemeral frame (typing) for everyone in a chat but `except`: nothing is logged. */
+function ephemeralToChat(chat: ChatRef, type: string, data: unknown, except: number): Delivery[] {
+  if (!isPersonal(chat)) return [{ chatId: chat.id, frame: { type, chat_id: chat.id, data } }]
+  return personalMembers(chat)
+    .filter((userId) => userId !== except)
+    .map((userId) => ({ userId, frame: { type, data } }))
 }

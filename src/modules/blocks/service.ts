@@ -3,10 +3,9 @@
  * chat with the blocker, and none of their events reach the blocker; presence is hidden both ways.
  */
 import type { AppContext } from '../../context.js'
-import type { Db } from '../../db/database.js'
 import type { UserRow } from '../../db/tables.js'
-import { blocked, notFound, validationError } from '../../http/errors.js'
-import * as updates from '../../realtime/updates.js'
+import { notFound, validationError } from '../../http/errors.js'
+import { inTransaction } from '../../events/outbox.js'
 import * as chats from '../chats/service.js'
 import * as users from '../users/service.js'
 import { presentPeer } from '../users/present.js'
@@ -15,25 +14,17 @@ import * as repo from './repo.js'
 export const hasBlocked = repo.hasBlocked
 export const blockedEitherWay = repo.blockedEitherWay
 
-/** 403 `blocked` when `recipientId` has blocked `senderId`. */
-export async function assertNotBlocked(db: Db, recipientId: number | null, senderId: number) {
-  if (recipientId === null || recipientId === senderId) return
-  if (await repo.hasBlocked(db, recipientId, senderId)) throw blocked()
-}
-
 export async function setBlocked(ctx: AppContext, me: UserRow, otherId: number, isBlocked: boolean, reason?: string) {
   if (otherId === me.id) throw validationError('You cannot block yourself')
   const other = await users.findById(ctx, otherId)
   if (!other) throw notFound('User not found')
-  const now = ctx.clock.now()
   const chat = await chats.findPersonal(ctx.db, me.id, otherId)
-  const recorded = await ctx.db.transaction().execute(async (trx) => {
-    if (isBlocked) await repo.block(trx, me.id, otherId, reason ?? null, now)
+  await inTransaction(ctx, async (trx, events) => {
+    if (isBlocked) await repo.block(trx, me.id, otherId, reason ?? null, events.now)
     else await repo.unblock(trx, me.id, otherId)
     // My other devices update the chat's state; the other user is not told.
-    return chat ? updates.record(ctx, trx, [me.id], 'chat.updated', { chat_id: chat.id, is_blocked: isBlocked }, now) : []
+    if (chat) await events.toUsers([me.id], 'chat.updated', { chat_id: chat.id, is_blocked: isBlocked })
   })
-  if (chat) ctx.fanout.publish(updates.framesOf(recorded, 'chat.updated', { chat_id: chat.id, is_blocked: isBlocked }))
   return { user_id: otherId, is_blocked: isBlocked }
 }
 

@@ -2,7 +2,7 @@
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { conflict, forbidden, notFound, validationError } from '../../http/errors.js'
-import { logChat } from '../../realtime/events.js'
+import { inTransaction } from '../../events/outbox.js'
 import * as adminRepo from '../admin/repo.js'
 import * as community from '../chats/community.js'
 import * as members from '../chats/members.js'
@@ -70,15 +70,13 @@ export const listInvites = (ctx: AppContext, me: UserRow, channelId: number) => 
 /** Platform admins mark a channel verified; a ModLog row is written in the same transaction. */
 export async function verify(ctx: AppContext, me: UserRow, channelId: number) {
   if (me.is_admin !== 1) throw forbidden('Only platform admins verify channels')
-  const now = ctx.clock.now()
-  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx, events) => {
     const chat = await groupsRepo.findView(trx, channelId, me.id)
     if (!chat || chat.chat_type !== 'channel') throw notFound('Channel not found')
     await groupsRepo.updateChat(trx, chat.id, { is_verified: 1 })
-    await adminRepo.insertModLog(trx, { admin_id: me.id, action: 'channel.verify', target_id: chat.id, details: { title: chat.title }, created_at: now })
-    return logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, is_verified: true }, now)
+    await adminRepo.insertModLog(trx, { admin_id: me.id, action: 'channel.verify', target_id: chat.id, details: { title: chat.title }, created_at: events.now })
+    await events.toChat(chat, 'chat.updated', { chat_id: chat.id, is_verified: true })
   })
-  ctx.fanout.publish(deliveries)
   const chat = await groupsRepo.findView(ctx.db, channelId, me.id)
   return full(ctx, chat!)
 }
@@ -88,20 +86,18 @@ export async function verify(ctx: AppContext, me: UserRow, channelId: number) {
  * owner or admin of the group. One group per channel; binding again replaces it.
  */
 export async function bindGroup(ctx: AppContext, me: UserRow, channelId: number, groupId: number | null) {
-  const now = ctx.clock.now()
-  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx, events) => {
     const channel = await community.view(ctx, me, channelId, 'channel', trx)
     community.assertMay(channel, 'channel', 'bind', undefined, 'Only the channel owner binds a discussion group')
     await trx.deleteFrom('channel_binds').where('channel_id', '=', channel.id).execute()
     if (groupId !== null) {
       const group = await community.view(ctx, me, groupId, 'group', trx)
       community.assertMay(group, 'group', 'edit_info', undefined, 'You must be an owner or admin of the group')
-      await trx.insertInto('channel_binds').values({ channel_id: channel.id, group_id: group.id, created_at: now }).execute()
+      await trx.insertInto('channel_binds').values({ channel_id: channel.id, group_id: group.id, created_at: events.now }).execute()
     } else if (channel.discussion_group_id === null) {
       throw conflict('No discussion group is bound')
     }
-    return logChat(ctx, trx, channel, 'chat.updated', { chat_id: channel.id, discussion_group_id: groupId }, now)
+    await events.toChat(channel, 'chat.updated', { chat_id: channel.id, discussion_group_id: groupId })
   })
-  ctx.fanout.publish(deliveries)
   return get(ctx, me, channelId)
 }

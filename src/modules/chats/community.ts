@@ -15,8 +15,7 @@ import type { Db } from '../../db/database.js'
 import type { ChatRow, InviteLinkRow, UserRow } from '../../db/tables.js'
 import { conflict, forbidden, notFound, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
-import { logChat, logUsers } from '../../realtime/events.js'
-import type { Delivery } from '../../realtime/fanout.js'
+import { inTransaction, type Outbox } from '../../events/outbox.js'
 import * as blocks from '../blocks/repo.js'
 import { presentPeer } from '../users/present.js'
 import * as users from '../users/service.js'
@@ -96,20 +95,16 @@ export function assertMay<T extends Pick<ChatRow, 'chat_type'> & { my_role: stri
 
 /** Logs a membership change in the chat's log and in the user's own. */
 async function membershipEvent(
-  ctx: AppContext,
-  trx: Db,
+  events: Outbox,
   chat: Pick<ChatRow, 'id' | 'chat_type' | 'peer1_id' | 'peer2_id'>,
   type: 'member.joined' | 'member.left',
   userId: number,
   role: string | null,
-  now: number,
-): Promise<Delivery[]> {
+) {
   const data = { chat_id: chat.id, user_id: userId, role }
-  const inChat = await logChat(ctx, trx, chat, type, data, now)
-  const chatSeq = inChat[0]?.frame.chat_seq
-  const own = await logUsers(ctx, trx, [userId], type, { ...data, chat_type: chat.chat_type, chat_seq: chatSeq }, now)
-  // the user's own frame first: their sockets start (or stop) following the chat from it
-  return [...own, ...inChat]
+  const inChat = await events.toChat(chat, type, data)
+  // the user's own frame goes first: their sockets start (or stop) following the chat from it
+  await events.toUsers([userId], type, { ...data, chat_type: chat.chat_type, chat_seq: inChat.chatSeq ?? undefined }, { before: inChat })
 }
 
 async function requireActiveUser(ctx: AppContext, userId: number, db: Db = ctx.db) {
@@ -131,8 +126,8 @@ export async function create(ctx: AppContext, me: UserRow, type: CommunityType, 
   const avatar = await resolveAvatar(ctx, me.id, input.avatar ?? null)
   const others = (input.member_ids ?? []).filter((id) => id !== me.id)
   for (const id of others) await requireActiveUser(ctx, id)
-  const now = ctx.clock.now()
-  const { chatId, deliveries } = await ctx.db.transaction().execute(async (trx) => {
+  const chatId = await inTransaction(ctx, async (trx, events) => {
+    const { now } = events
     const code = newInviteCode()
     const chat = await groupsRepo.insertChat(trx, {
       chat_type: type,
@@ -145,52 +140,46 @@ export async function create(ctx: AppContext, me: UserRow, type: CommunityType, 
       now,
     })
     await groupsRepo.insertInvite(trx, { chat_id: chat.id, code, created_by: me.id, usage_limit: null, expires_at: null, now })
-    const deliveries: Delivery[] = []
     for (const [userId, role] of [[me.id, 'owner'], ...others.map((id) => [id, memberRole(chat)])] as [number, string][]) {
       await members.add(trx, chat.id, userId, role, now)
-      deliveries.push(...(await membershipEvent(ctx, trx, chat, 'member.joined', userId, role, now)))
+      await membershipEvent(events, chat, 'member.joined', userId, role)
     }
-    return { chatId: chat.id, deliveries }
+    return chat.id
   })
-  ctx.fanout.publish(deliveries)
   return view(ctx, me, chatId, type)
 }
 
 /** Adds `userId` (an owner's or admin's action in a group). */
 export async function addMember(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType) {
-  const now = ctx.clock.now()
-  const { deliveries, role } = await ctx.db.transaction().execute(async (trx) => {
+  const role = await inTransaction(ctx, async (trx, events) => {
     const chat = await authorize(ctx, trx, me, chatId, type, 'add_member')
     await requireActiveUser(ctx, userId, trx)
     if ((await members.roleOf(trx, chat.id, userId)) !== null) throw conflict('Already a member')
     const role = memberRole(chat)
-    await members.add(trx, chat.id, userId, role, now)
-    return { deliveries: await membershipEvent(ctx, trx, chat, 'member.joined', userId, role, now), role }
+    await members.add(trx, chat.id, userId, role, events.now)
+    await membershipEvent(events, chat, 'member.joined', userId, role)
+    return role
   })
-  ctx.fanout.publish(deliveries)
   return { chat_id: chatId, user_id: userId, role }
 }
 
 /** Removes another member: an owner or admin ranking above them. */
 export async function removeMember(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType) {
   if (userId === me.id) throw validationError('To leave, use leave')
-  const now = ctx.clock.now()
-  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx, events) => {
     const chat = await authorize(ctx, trx, me, chatId, type, null)
     const target = await members.roleOf(trx, chat.id, userId)
     if (target === null) throw notFound('Not a member')
     if (!can(chat, chat.my_role, 'remove_member', target)) throw forbidden(`Your role (${chat.my_role}) cannot remove a ${target}`)
     await members.remove(trx, chat.id, userId)
-    return membershipEvent(ctx, trx, chat, 'member.left', userId, null, now)
+    await membershipEvent(events, chat, 'member.left', userId, null)
   })
-  ctx.fanout.publish(deliveries)
   return { chat_id: chatId, user_id: userId, role: null }
 }
 
 /** Makes a member an admin (`admin`) or an admin a plain member again: the owner's call. */
 export async function setAdmin(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType, admin: boolean) {
-  const now = ctx.clock.now()
-  const { deliveries, role } = await ctx.db.transaction().execute(async (trx) => {
+  const role = await inTransaction(ctx, async (trx, events) => {
     const chat = await authorize(ctx, trx, me, chatId, type, null)
     if (chat.my_role !== 'owner') throw forbidden('Only the owner can promote or demote')
     const target = await members.roleOf(trx, chat.id, userId)
@@ -200,34 +189,32 @@ export async function setAdmin(ctx: AppContext, me: UserRow, chatId: number, use
     if (!can(chat, chat.my_role, admin ? 'promote' : 'demote', target)) throw forbidden('Not allowed')
     const role = admin ? 'admin' : memberRole(chat)
     await members.setRole(trx, chat.id, userId, role)
-    return { deliveries: await logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, user_id: userId, role }, now), role }
+    await events.toChat(chat, 'chat.updated', { chat_id: chat.id, user_id: userId, role })
+    return role
   })
-  ctx.fanout.publish(deliveries)
   return { chat_id: chatId, user_id: userId, role }
 }
 
 /** Hands the owner role to another member; the old owner becomes an admin. */
 export async function transfer(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType) {
-  const now = ctx.clock.now()
-  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx, events) => {
     // permission first: only the owner learns that naming themselves is pointless
     const chat = await authorize(ctx, trx, me, chatId, type, 'transfer')
     if (userId === me.id) throw validationError('You already own it')
     if ((await members.roleOf(trx, chat.id, userId)) === null) throw notFound('Not a member')
-    return handOver(ctx, trx, chat, userId, me.id, now)
+    await handOver(events, chat, userId, me.id)
   })
-  ctx.fanout.publish(deliveries)
   return view(ctx, me, chatId, type)
 }
 
 /** The owner role moves to `heir`; the previous owner, if staying, becomes an admin. */
-async function handOver(ctx: AppContext, trx: Db, chat: ChatRow, heir: number, previous: number, now: number, previousStays = true) {
-  await members.setRole(trx, chat.id, heir, 'owner')
-  await groupsRepo.updateChat(trx, chat.id, { owner_id: heir })
-  const deliveries = await logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, owner_id: heir, user_id: heir, role: 'owner' }, now)
-  if (!previousStays) return deliveries
-  await members.setRole(trx, chat.id, previous, 'admin')
-  return [...deliveries, ...(await logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, user_id: previous, role: 'admin' }, now))]
+async function handOver(events: Outbox, chat: ChatRow, heir: number, previous: number, previousStays = true) {
+  await members.setRole(events.db, chat.id, heir, 'owner')
+  await groupsRepo.updateChat(events.db, chat.id, { owner_id: heir })
+  await events.toChat(chat, 'chat.updated', { chat_id: chat.id, owner_id: heir, user_id: heir, role: 'owner' })
+  if (!previousStays) return
+  await members.setRole(events.db, chat.id, previous, 'admin')
+  await events.toChat(chat, 'chat.updated', { chat_id: chat.id, user_id: previous, role: 'admin' })
 }
 
 /**
@@ -235,34 +222,33 @@ async function handOver(ctx: AppContext, trx: Db, chat: ChatRow, heir: number, p
  * longest-standing member; a channel needs an admin to inherit it. The last one out dissolves it.
  */
 export async function leave(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType) {
-  const now = ctx.clock.now()
-  const { deliveries, dissolved } = await ctx.db.transaction().execute(async (trx) => {
+  const dissolved = await inTransaction(ctx, async (trx, events) => {
     const chat = await authorize(ctx, trx, me, chatId, type, null)
-    const deliveries: Delivery[] = []
     if (chat.my_role === 'owner') {
       const heir =
         (await members.eldest(trx, chat.id, 'admin', me.id)) ??
         (type === 'group' ? await members.eldest(trx, chat.id, memberRole(chat), me.id) : undefined)
-      if (heir) deliveries.push(...(await handOver(ctx, trx, chat, heir.user_id, me.id, now, false)))
+      if (heir) await handOver(events, chat, heir.user_id, me.id, false)
       else if (chat.member_count > 1) throw conflict('Make someone an admin or transfer the channel before leaving it')
     }
     await members.remove(trx, chat.id, me.id)
     if (chat.member_count <= 1) {
       await groupsRepo.deleteChat(trx, chat.id)
       // nobody is left to hear the chat's log; my own devices still learn I left
-      return { deliveries: await logUsers(ctx, trx, [me.id], 'member.left', { chat_id: chat.id, user_id: me.id, role: null, chat_type: chat.chat_type, chat_seq: chat.event_seq + 1, dissolved: true }, now), dissolved: true }
+      const left = { chat_id: chat.id, user_id: me.id, role: null, chat_type: chat.chat_type, chat_seq: chat.event_seq + 1, dissolved: true }
+      await events.toUsers([me.id], 'member.left', left)
+      return true
     }
-    deliveries.push(...(await membershipEvent(ctx, trx, chat, 'member.left', me.id, null, now)))
-    return { deliveries, dissolved: false }
+    await membershipEvent(events, chat, 'member.left', me.id, null)
+    return false
   })
-  ctx.fanout.publish(deliveries)
   return { chat_id: chatId, left: true, dissolved }
 }
 
 /** Joins a public chat, or any chat through one of its invite links (one use, taken atomically). */
 export async function join(ctx: AppContext, me: UserRow, chatId: number, invite: InviteLinkRow | null, type: CommunityType) {
-  const now = ctx.clock.now()
-  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx, events) => {
+    const { now } = events
     await lockChat(trx, chatId)
     const chat = await groupsRepo.findView(trx, chatId, me.id)
     if (!chat || chat.chat_type !== type || (!invite && chat.is_public !== 1)) throw notFound(`${NOUN[type]} not found`)
@@ -270,9 +256,8 @@ export async function join(ctx: AppContext, me: UserRow, chatId: number, invite:
     if (invite && !(await groupsRepo.takeInviteUse(trx, invite.id, now))) throw forbidden(inviteRefusal(invite, now))
     const role = memberRole(chat)
     await members.add(trx, chat.id, me.id, role, now)
-    return membershipEvent(ctx, trx, chat, 'member.joined', me.id, role, now)
+    await membershipEvent(events, chat, 'member.joined', me.id, role)
   })
-  ctx.fanout.publish(deliveries)
   return view(ctx, me, chatId, type)
 }
 
@@ -302,8 +287,7 @@ export async function edit(
     assertMay(await view(ctx, me, chatId, type), type, 'edit_info')
   }
   const avatar = changes.avatar === undefined ? undefined : await resolveAvatar(ctx, me.id, changes.avatar)
-  const now = ctx.clock.now()
-  const deliveries = await ctx.db.transaction().execute(async (trx) => {
+  await inTransaction(ctx, async (trx, events) => {
     const chat = await authorize(ctx, trx, me, chatId, type, 'edit_info')
     const stored = {
       ...(changes.title !== undefined ? { title: changes.title.trim() } : {}),
@@ -319,9 +303,8 @@ export async function edit(
       ...(avatar !== undefined ? { avatar_url: avatar === null ? null : `/uploads/${avatar}` } : {}),
       ...(changes.is_forum !== undefined ? { is_forum: changes.is_forum } : {}),
     }
-    return logChat(ctx, trx, chat, 'chat.updated', event, now)
+    await events.toChat(chat, 'chat.updated', event)
   })
-  ctx.fanout.publish(deliveries)
   return view(ctx, me, chatId, type)
 }
 

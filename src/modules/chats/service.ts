@@ -7,7 +7,6 @@ import { forbidden, notFound, validationError } from '../../http/errors.js'
 import * as blocks from '../blocks/repo.js'
 import * as users from '../users/service.js'
 import * as members from './members.js'
-import { can } from './permissions.js'
 import { presentChatListItem, presentGroupListItem, type ChatListItem } from './present.js'
 import * as repo from './repo.js'
 
@@ -81,11 +80,6 @@ export async function requireReader(ctx: AppContext, userId: number, chatId: num
   const chat = await repo.findById(ctx.db, chatId)
   if (!chat || chat.chat_type === 'personal' || chat.is_public !== 1) throw notFound('Chat not found')
   return { ...chat, role: null, read_seq: null, read_at: null }
-}
-
-/** 403 unless the member may write here: in a channel, only its owner and admins publish. */
-export function assertCanPost(chat: ChatRow & { role?: string | null }) {
-  if (chat.chat_type !== 'personal' && !can(chat, chat.role ?? '', 'post')) throw forbidden('Only the owner or an admin can post in this channel')
 }
 
 /** 400 unless the topic is one of this group's. */

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { notFound, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
-import { logChat } from '../../realtime/events.js'
+import { inTransaction } from '../../events/outbox.js'
 import * as community from '../chats/community.js'
 import { presentGroup } from './present.js'
 import * as repo from './repo.js'
@@ -57,16 +57,14 @@ function presentTopic(row: { id: number; chat_id: number; title: string; icon_em
 
 /** A forum topic (owner or admin, forum mode on); members send to it with messages/send `topic_id`. */
 export async function createTopic(ctx: AppContext, me: UserRow, chatId: number, title: string, iconEmojiId: string | null) {
-  const now = ctx.clock.now()
-  const { topic, deliveries } = await ctx.db.transaction().execute(async (trx) => {
+  return inTransaction(ctx, async (trx, events) => {
     const chat = await community.view(ctx, me, chatId, 'group', trx)
     community.assertMay(chat, 'group', 'create_topic', undefined, 'Only the owner and admins create topics')
     if (chat.is_forum !== 1) throw validationError('Turn forum mode on first (groups/set-forum)')
-    const topic = presentTopic(await repo.insertTopic(trx, { chat_id: chat.id, title: title.trim(), icon_emoji_id: iconEmojiId, created_by: me.id, now }))
-    return { topic, deliveries: await logChat(ctx, trx, chat, 'chat.updated', { chat_id: chat.id, topic }, now) }
+    const topic = presentTopic(await repo.insertTopic(trx, { chat_id: chat.id, title: title.trim(), icon_emoji_id: iconEmojiId, created_by: me.id, now: events.now }))
+    await events.toChat(chat, 'chat.updated', { chat_id: chat.id, topic })
+    return topic
   })
-  ctx.fanout.publish(deliveries)
-  return topic
 }
 
 export async function listTopics(ctx: AppContext, me: UserRow, chatId: number) {

@@ -7,38 +7,30 @@ import { isSingleEmoji } from '../../lib/emoji.js'
 import type { UserRow } from '../../db/tables.js'
 import { forbidden, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
-import type { Delivery } from '../../realtime/fanout.js'
-import { isPersonal, logChat, logUsers, personalMembers } from '../../realtime/events.js'
-import * as blocks from '../blocks/service.js'
+import { inTransaction } from '../../events/outbox.js'
+import { isPersonal, personalMembers } from '../../realtime/chat-ref.js'
 import { can } from '../chats/permissions.js'
 import * as chats from '../chats/service.js'
 import * as users from '../users/service.js'
 import type { Draft, Origin } from './draft.js'
 import * as repo from './repo.js'
 import type { MessageView } from './schemas.js'
-import { assertMaySend, presentOne, readableMessage, visibleMessage, writeMessage } from './service.js'
-
-/** In a personal chat, whether the peer blocked me: then my typing does not reach them. */
-async function peerBlockedMe(ctx: AppContext, chat: chats.MemberChat, me: number): Promise<boolean> {
-  const other = chats.otherMember(chat, me)
-  return other !== null && other !== me && (await blocks.hasBlocked(ctx.db, other, me))
-}
+import { assertMaySend, assertNotBlockedByPeer, blockedByPeer, mayPost, writeMessage } from './posting.js'
+import { presentOne, readableMessage, visibleMessage } from './service.js'
 
 export async function edit(ctx: AppContext, me: UserRow, messageId: number, content: string): Promise<MessageView> {
   if (!content.trim()) throw validationError('content must not be empty')
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   if (row.sender_id !== me.id) throw forbidden('Only the sender can edit a message')
   // an admin who lost the role can no longer change what the channel shows
-  if (chat.chat_type === 'channel' && !can(chat, chat.role, 'post')) throw forbidden('Only the owner and admins edit channel posts')
-  await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
-  const now = ctx.clock.now()
-  const { message, deliveries } = await ctx.db.transaction().execute(async (trx) => {
-    const updated = await repo.updateMessage(trx, row.id, { content, edited_at: now })
+  if (!mayPost(chat, chat.role)) throw forbidden('Only the owner and admins edit channel posts')
+  await assertNotBlockedByPeer(ctx.db, chat, me.id)
+  return inTransaction(ctx, async (trx, events) => {
+    const updated = await repo.updateMessage(trx, row.id, { content, edited_at: events.now })
     const message = await presentOne(trx, updated, me)
-    return { message, deliveries: await logChat(ctx, trx, chat, 'message.edited', { message }, now) }
+    await events.toChat(chat, 'message.edited', { message })
+    return message
   })
-  ctx.fanout.publish(deliveries)
-  return message
 }
 
 /**
@@ -48,14 +40,12 @@ export async function edit(ctx: AppContext, me: UserRow, messageId: number, cont
 export async function remove(ctx: AppContext, me: UserRow, messageId: number, forAll: boolean) {
   // Deleting for me twice is fine: the second time finds the message already hidden.
   const { row, chat } = await visibleMessage(ctx, me, messageId, { hidden: !forAll })
-  const now = ctx.clock.now()
   const event = { chat_id: chat.id, message_id: row.id, deleted_for_all: forAll }
   if (!forAll) {
-    const deliveries = await ctx.db.transaction().execute(async (trx) => {
-      await repo.hide(trx, me.id, row.id, now)
-      return logUsers(ctx, trx, [me.id], 'message.deleted', event, now)
+    await inTransaction(ctx, async (trx, events) => {
+      await repo.hide(trx, me.id, row.id, events.now)
+      await events.toUsers([me.id], 'message.deleted', event)
     })
-    ctx.fanout.publish(deliveries)
     return { message_id: row.id, deleted_for_all: false }
   }
 
@@ -65,8 +55,8 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
       throw forbidden('Only the sender, or an admin above them, can delete a message for everyone')
     }
   }
-  await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
-  const frames = await ctx.db.transaction().execute(async (trx) => {
+  await assertNotBlockedByPeer(ctx.db, chat, me.id)
+  await inTransaction(ctx, async (trx, events) => {
     // The text goes too: "deleted for everyone" means nobody can read it any more, here included.
     await repo.updateMessage(trx, row.id, {
       deleted_for_all: 1,
@@ -75,12 +65,10 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
       emoji: null,
       emoji_file: null,
     })
-    const deleted = await logChat(ctx, trx, chat, 'message.deleted', event, now)
-    if (chat.last_message_id !== row.id) return deleted
-    const changed = { chat_id: chat.id, last_message_id: await chats.refreshLastMessage(trx, chat.id) }
-    return [...deleted, ...(await logChat(ctx, trx, chat, 'chat.updated', changed, now))]
+    await events.toChat(chat, 'message.deleted', event)
+    if (chat.last_message_id !== row.id) return
+    await events.toChat(chat, 'chat.updated', { chat_id: chat.id, last_message_id: await chats.refreshLastMessage(trx, chat.id) })
   })
-  ctx.fanout.publish(frames)
   return { message_id: row.id, deleted_for_all: true }
 }
 
@@ -94,14 +82,12 @@ export async function read(ctx: AppContext, me: UserRow, messageId: number) {
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   const now = ctx.clock.now()
   const recipients = isPersonal(chat) ? personalMembers(chat) : [me.id]
-  const { moved, deliveries } = await ctx.db.transaction().execute(async (trx) => {
-    const event = { chat_id: chat.id, reader_id: me.id, message_id: row.id, read_at: iso(now) }
-    const moved = await chats.advanceRead(trx, chat.id, me.id, row.seq, now)
-    if (!moved) return { moved, deliveries: [] as Delivery[] }
+  const moved = await inTransaction(ctx, async (trx, events) => {
+    if (!(await chats.advanceRead(trx, chat.id, me.id, row.seq, now))) return false
     await repo.markReadRange(trx, chat.id, me.id, chat.read_seq, row.seq, now)
-    return { moved, deliveries: await logUsers(ctx, trx, recipients, 'message.read', event, now) }
-  })
-  ctx.fanout.publish(deliveries)
+    await events.toUsers(recipients, 'message.read', { chat_id: chat.id, reader_id: me.id, message_id: row.id, read_at: iso(now) })
+    return true
+  }, now)
   return {
     chat_id: chat.id,
     message_id: row.id,
@@ -114,23 +100,20 @@ export async function read(ctx: AppContext, me: UserRow, messageId: number) {
 export async function react(ctx: AppContext, me: UserRow, messageId: number, emoji: string | null) {
   if (emoji !== null && !isSingleEmoji(emoji)) throw validationError('emoji must be a single emoji (or null to remove your reaction)')
   const { row, chat } = await visibleMessage(ctx, me, messageId)
-  await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, me.id), me.id)
-  const now = ctx.clock.now()
-  const { event, deliveries } = await ctx.db.transaction().execute(async (trx) => {
-    await repo.setReaction(trx, row.id, me.id, emoji, now)
+  await assertNotBlockedByPeer(ctx.db, chat, me.id)
+  return inTransaction(ctx, async (trx, events) => {
+    await repo.setReaction(trx, row.id, me.id, emoji, events.now)
     const reactions = (await repo.reactionsOf(trx, [row.id])).get(row.id) ?? {}
-    const event = { chat_id: chat.id, message_id: row.id, reactions }
-    return { event, deliveries: await logChat(ctx, trx, chat, 'reaction.updated', event, now) }
+    await events.toChat(chat, 'reaction.updated', { chat_id: chat.id, message_id: row.id, reactions })
+    return reactions
   })
-  ctx.fanout.publish(deliveries)
-  return event.reactions
 }
 
 /** Copies a message I can see into another chat of mine, naming its original sender. */
 export async function forward(ctx: AppContext, me: UserRow, messageId: number, targetChatId: number): Promise<MessageView> {
   const { row } = await readableMessage(ctx, me, messageId)
   const target = await chats.requireMember(ctx, me.id, targetChatId)
-  await assertMaySend(ctx, target, me.id)
+  await assertMaySend(ctx.db, target, me.id)
   // A forward of a forward still names the first sender.
   let origin: Origin
   if (row.forwarded_from !== null) {
@@ -163,10 +146,7 @@ export async function forward(ctx: AppContext, me: UserRow, messageId: number, t
             mime_type: '',
           },
   }
-  const now = ctx.clock.now()
-  const { message, deliveries } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, target, me, draft, null, origin, now))
-  ctx.fanout.publish(deliveries)
-  return message
+  return inTransaction(ctx, (_trx, events) => writeMessage(events, target, me, draft, null, origin))
 }
 
 /**
@@ -177,6 +157,6 @@ export async function forward(ctx: AppContext, me: UserRow, messageId: number, t
 export async function typing(ctx: AppContext, me: UserRow, chatId: number, isTyping: boolean) {
   const chat = await chats.requireMember(ctx, me.id, chatId)
   if (chat.chat_type === 'channel') throw forbidden('Nobody types in a channel')
-  if (!(await peerBlockedMe(ctx, chat, me.id))) ctx.typing.set(chat, me.id, isTyping)
+  if (!(await blockedByPeer(ctx.db, chat, me.id))) ctx.typing.set(chat, me.id, isTyping)
   return { chat_id: chat.id, is_typing: isTyping }
 }

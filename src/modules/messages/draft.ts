@@ -64,8 +64,11 @@ export interface Placement {
   now: number
 }
 
+/** Every column a send sets (the others start at their defaults). */
+export type MessageValues = Required<Omit<NewMessageRow, 'id' | 'deleted_for_all' | 'edited_at' | 'scheduled_at' | 'delivered_at' | 'read_at'>>
+
 /** The columns of the new message row: the one mapping from a draft, for both send paths. */
-export function messageValues(draft: Draft, at: Placement): Required<Omit<NewMessageRow, 'id' | 'deleted_for_all' | 'edited_at' | 'scheduled_at' | 'delivered_at' | 'read_at'>> {
+export function messageValues(draft: Draft, at: Placement): MessageValues {
   return {
     chat_id: at.chatId,
     seq: at.seq,

@@ -21,6 +21,10 @@ export function findWithSenders(db: Db, ids: number[]) {
     .execute()
 }
 
+export function findBySeq(db: Db, chatId: number, seq: number) {
+  return db.selectFrom('messages').select('id').where('chat_id', '=', chatId).where('seq', '=', seq).executeTakeFirst()
+}
+
 export function findByClientId(db: Db, senderId: number, clientMessageId: string) {
   return db
     .selectFrom('messages')

@@ -1,23 +1,21 @@
-/** Sending and reading messages. Events are logged in the same transaction as the change. */
+/** Sending and reading messages. The rules of posting live in posting.ts; here the requests that use them. */
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
-import type { ChatRow, MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
+import type { MessageRow, UserRow } from '../../db/tables.js'
+import { announceRecorded, inTransaction } from '../../events/outbox.js'
 import { AppError, conflict, notFound, validationError } from '../../http/errors.js'
-import * as files from '../files/service.js'
-import { iso } from '../../lib/time.js'
-import { logChat, logUsers, personalMembers } from '../../realtime/events.js'
-import type { Delivery } from '../../realtime/fanout.js'
-import * as updates from '../../realtime/updates.js'
-import * as blocks from '../blocks/service.js'
+import { parseInstant } from '../../lib/time.js'
 import * as chats from '../chats/service.js'
-import { draftFrom, messageValues, repeats, type Draft, type Origin } from './draft.js'
+import * as files from '../files/service.js'
+import { draftFrom, repeats } from './draft.js'
+import { fastPath } from './posting-sqlite.js'
+import { assertMaySend, assertReplyTarget, findFirstSend, writeMessage, type FirstSend } from './posting.js'
 import { isRead, presentMessage, presentRich, type Sender } from './present.js'
 import * as repo from './repo.js'
 import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from './schemas.js'
 import * as scheduled from './scheduled.js'
 import { presentRows } from './views.js'
-import { sendSqlite } from './send-sqlite.js'
 
 const DEFAULT_PAGE_SIZE = 20
 const DEFAULT_LIMIT = 50
@@ -41,43 +39,36 @@ export async function send(
 
   const now = ctx.clock.now()
   // a time already past sends at once
-  const holdUntil = input.scheduled_at !== undefined && Date.parse(input.scheduled_at) > now ? Date.parse(input.scheduled_at) : null
-  if (ctx.sqlite && holdUntil === null && !draft.attachment) {
-    const hot = await sendSqlite(ctx, me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId)
-    if (hot.kind === 'duplicate') return answerRetry(ctx, me, input, { message: hot.row })
-    if (hot.kind === 'pending') return answerRetry(ctx, me, input, { pending: hot.row })
-    if (hot.kind === 'sent') {
-      ctx.fanout.publish(updates.framesOf(hot.recorded, 'message.new', { message: hot.message }))
-      return hot.message
+  const at = input.scheduled_at === undefined ? null : parseInstant(input.scheduled_at)
+  const holdUntil = at !== null && at > now ? at : null
+  const fast = holdUntil === null ? fastPath(ctx) : null
+  if (fast) {
+    const outcome = await fast.send(me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId, now)
+    if (outcome.kind === 'retry') return answerRetry(ctx, me, input, outcome.first)
+    if (outcome.kind === 'sent') {
+      announceRecorded(ctx, outcome.recorded, 'message.new', { message: outcome.message }, outcome.message.chat_id, now)
+      return outcome.message
     }
   } else if (clientId) {
-    const first = await repo.findByClientId(ctx.db, me.id, clientId)
-    if (first) return answerRetry(ctx, me, input, { message: first })
-    const pending = await scheduled.findPendingByClientId(ctx, me, clientId)
-    if (pending) return answerRetry(ctx, me, input, { pending })
+    const first = await findFirstSend(ctx.db, me.id, clientId)
+    if (first) return answerRetry(ctx, me, input, first)
   }
 
   const chat =
     input.chat_id !== undefined
       ? await chats.requireMember(ctx, me.id, input.chat_id)
       : await chats.getOrCreatePersonal(ctx, me, input.receiver_id!)
-  await assertMaySend(ctx, chat, me.id)
+  await assertMaySend(ctx.db, chat, me.id)
   if (draft.reply_to_id !== null) await assertReplyTarget(ctx.db, chat.id, draft.reply_to_id)
   if (draft.topic_id !== null) await chats.assertTopic(ctx.db, chat, draft.topic_id)
 
   try {
     if (holdUntil !== null) return await scheduled.schedule(ctx, me, chat, draft, holdUntil, clientId)
-    const { message, deliveries } = await ctx.db.transaction().execute((trx) => writeMessage(ctx, trx, chat, me, draft, clientId, null, now))
-    ctx.fanout.publish(deliveries)
-    return message
+    return await inTransaction(ctx, (_trx, events) => writeMessage(events, chat, me, draft, clientId, null), now)
   } catch (error) {
     // The same client id raced in twice: the unique index kept the first; answer it as a retry.
-    if (clientId && isUniqueViolation(error)) {
-      const first = await repo.findByClientId(ctx.db, me.id, clientId)
-      if (first) return answerRetry(ctx, me, input, { message: first })
-      const pending = await scheduled.findPendingByClientId(ctx, me, clientId)
-      if (pending) return answerRetry(ctx, me, input, { pending })
-    }
+    const first = clientId && isUniqueViolation(error) ? await findFirstSend(ctx.db, me.id, clientId) : null
+    if (first) return answerRetry(ctx, me, input, first)
     throw error
   }
 }
@@ -87,73 +78,13 @@ export async function send(
  * with what the first one made (the message, or the pending message); the same id for a different
  * send (another chat, other text…) is 409 conflict.
  */
-async function answerRetry(ctx: AppContext, me: UserRow, input: SendMessageBody, first: { message: MessageRow } | { pending: ScheduledMessageRow }) {
+async function answerRetry(ctx: AppContext, me: UserRow, input: SendMessageBody, first: FirstSend) {
   const { chat_id: chatId } = 'message' in first ? first.message : first.pending
   const sameTarget = input.chat_id !== undefined ? input.chat_id === chatId : (await chats.personalPeer(ctx, chatId, me.id)) === input.receiver_id
   if (!sameTarget || !repeats(input, 'message' in first ? first.message : scheduled.draftOf(first.pending))) {
     throw conflict('client_message_id (or Idempotency-Key) was already used for a different message')
   }
   return 'message' in first ? presentOne(ctx.db, first.message, me) : scheduled.presentRow(ctx, me, first.pending)
-}
-
-/** 403 unless I may post in this chat of mine (a channel's owner or admin) and its peer has not blocked me. */
-export async function assertMaySend(ctx: AppContext, chat: ChatRow & { role?: string | null }, meId: number) {
-  chats.assertCanPost(chat)
-  await blocks.assertNotBlocked(ctx.db, chats.otherMember(chat, meId), meId)
-}
-
-async function assertReplyTarget(db: Db, chatId: number, replyToId: number) {
-  const original = await repo.findById(db, replyToId)
-  if (!original || original.chat_id !== chatId || original.deleted_for_all === 1) {
-    throw validationError('reply_to_id must be a message of this chat')
-  }
-}
-
-/**
- * Inside a transaction: takes the chat's next seq, inserts the message, moves the chat's last
- * message and the sender's read position, and logs `message.new` for every member (a group's or
- * channel's once, in its own log). Returns the deliveries to publish after commit.
- *
- * Sending reads the chat. In a personal chat where the other member's newest messages were still
- * unread by the sender, they become read as by `/read` (read_at, and `message.read` to both
- * members, logged before the new message), so a reply never leaves them looking unread.
- */
-export async function writeMessage(
-  ctx: AppContext,
-  trx: Db,
-  chat: ChatRow,
-  sender: UserRow,
-  draft: Draft,
-  clientId: string | null,
-  origin: Origin | null,
-  now: number,
-) {
-  const receiverId = chats.otherMember(chat, sender.id)
-  const seq = await chats.nextMessageSeq(trx, chat.id, now)
-  const receipt = chat.chat_type === 'personal' ? await readOnSend(ctx, trx, chat, sender.id, seq - 1, now) : []
-  const row = await repo.insertMessage(
-    trx,
-    messageValues(draft, { chatId: chat.id, seq, senderId: sender.id, receiverId, clientId, origin, now }),
-  )
-  await chats.afterMessage(trx, chat, row.id, sender.id, seq, now)
-  const message = presentMessage(row, sender, receiverId === sender.id)
-  const deliveries: Delivery[] = await logChat(ctx, trx, chat, 'message.new', { message }, now, { messageId: row.id })
-  return { message, deliveries: [...receipt, ...deliveries] }
-}
-
-/** The read receipt a send in a personal chat implies, if the sender had not read up to `lastSeq`. */
-async function readOnSend(ctx: AppContext, trx: Db, chat: ChatRow, senderId: number, lastSeq: number, now: number): Promise<Delivery[]> {
-  if (lastSeq < 1) return []
-  // Positions only move forward: one read with the chat that already covers it still does. The
-  // position it read from bounds the range marked read (from 0 it would scan the whole chat).
-  const known = (chat as Partial<chats.MemberChat>).read_seq ?? (await chats.readSeqOf(trx, chat.id, senderId))
-  if (known >= lastSeq) return []
-  if (!(await chats.advanceRead(trx, chat.id, senderId, lastSeq, now))) return []
-  await repo.markReadRange(trx, chat.id, senderId, known, lastSeq, now)
-  const last = await trx.selectFrom('messages').select('id').where('chat_id', '=', chat.id).where('seq', '=', lastSeq).executeTakeFirst()
-  if (!last) return []
-  const event = { chat_id: chat.id, reader_id: senderId, message_id: last.id, read_at: iso(now) }
-  return logUsers(ctx, trx, personalMembers(chat), 'message.read', event, now)
 }
 
 /** A message as it is now, reactions included (`db` may be a transaction). */

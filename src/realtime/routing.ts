@@ -4,23 +4,14 @@
  * their sockets' subscription to the chat, whatever the member count (docs/realtime.md, §6).
  *
  * `logChat` runs inside the change's transaction and returns the deliveries to publish after it
- * commits.
+ * commits. Modules log through the typed outbox (events/outbox.ts), which calls these.
  */
 import type { AppContext } from '../context.js'
 import type { Db } from '../db/database.js'
-import type { ChatRow } from '../db/tables.js'
+import { isPersonal, personalMembers, type ChatRef } from './chat-ref.js'
 import * as chatLog from './chat-log.js'
 import type { Delivery } from './fanout.js'
 import * as updates from './updates.js'
-
-type ChatRef = Pick<ChatRow, 'id' | 'chat_type' | 'peer1_id' | 'peer2_id'>
-
-export const isPersonal = (chat: Pick<ChatRow, 'chat_type'>) => chat.chat_type === 'personal'
-
-/** The members of a personal chat (one for Saved Messages). */
-export function personalMembers(chat: ChatRef): number[] {
-  return [...new Set([chat.peer1_id!, chat.peer2_id!])]
-}
 
 /**
  * Logs one event of a chat for everyone in it; returns the live deliveries. An event about one
@@ -46,12 +37,4 @@ export async function logChat(
 /** Logs one event for some users only (their own devices), in their per-user logs. */
 export async function logUsers(ctx: AppContext, db: Db, userIds: number[], type: string, data: unknown, now: number): Promise<Delivery[]> {
   return updates.framesOf(await updates.record(ctx, db, userIds, type, data, now), type, data)
-}
-
-/** An ephemeral frame (typing) for everyone in a chat but `except`: nothing is logged. */
-export function ephemeralToChat(chat: ChatRef, type: string, data: unknown, except: number): Delivery[] {
-  if (!isPersonal(chat)) return [{ chatId: chat.id, frame: { type, chat_id: chat.id, data } }]
-  return personalMembers(chat)
-    .filter((userId) => userId !== except)
-    .map((userId) => ({ userId, frame: { type, data } }))
 }

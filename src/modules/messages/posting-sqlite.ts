@@ -1,28 +1,29 @@
 /**
- * messages/send on SQLite, the hot path: one synchronous pass over prepared statements while
- * holding the connection: idempotency lookup, membership and block check (one query, which finds
- * nothing unless this path can send), reply check, then the writes (message, chat seq and last
- * message, the sender's read position, the update log, where message.new is a reference to the
- * message rather than a copy of it), in a group commit shared with the sends of the same moment
- * (db/sqlite-hot.ts). The same rules as
- * service.ts's general path, which still handles the rest: opening a new personal chat, groups and
- * channels, attachments, topics, scheduled messages, a reply that reads messages of the other's
- * (a read receipt), the refusals (not a member, blocked) and PostgreSQL.
+ * messages/send on SQLite, the fast path: one synchronous pass over prepared statements while
+ * holding the connection, in a group commit shared with the sends of the same moment
+ * (db/sqlite-hot.ts). It handles the common case only (a personal chat of mine whose peer lets me
+ * write, nothing unread from them, no attachment or topic) and hands everything else to the
+ * general path in posting.ts, which also gives every refusal. Its rules are posting.ts's: the same
+ * row builder (messageValues, from which the INSERT's columns are derived), the same reply check
+ * (isReplyTarget), the same retry lookup order; each statement below names its general twin. A
+ * parity test (test/api/send-parity.test.ts) runs one conversation through both and compares the
+ * rows, the update logs and the frames. SEND_FAST_PATH=off turns it off.
  */
+import type SQLite from 'better-sqlite3'
+import type { AppContext } from '../../context.js'
 import type { MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement } from '../../db/sqlite-hot.js'
-import type { AppContext } from '../../context.js'
-import { validationError } from '../../http/errors.js'
 import { prunes, type Recorded } from '../../realtime/updates.js'
-import { messageValues, type Draft } from './draft.js'
+import { messageValues, type Draft, type MessageValues } from './draft.js'
+import { isReplyTarget, type FirstSend } from './posting.js'
 import { presentMessage } from './present.js'
 import type { MessageView } from './schemas.js'
 
 /**
- * Each peer's latest update seq, read with the chat rather than by statements of their own (each
- * call costs more than the index lookup it runs). On SQLite a user's seq is the newest entry of
- * their update log (realtime/updates.ts nextSeqs); the job runs synchronously inside the write
- * transaction, so nothing else can log for them before this send's own insert.
+ * Each peer's latest update seq (twin: realtime/updates.ts nextSeqs), read with the chat rather
+ * than by statements of their own (each call costs more than the index lookup it runs). On SQLite
+ * a user's seq is the newest entry of their update log; the job runs synchronously inside the
+ * write transaction, so nothing else can log for them before this send's own insert.
  */
 const PEER_SEQS = `
   (select coalesce(max(seq), 0) from updates where user_id = c.peer1_id) as peer1_seq,
@@ -57,17 +58,15 @@ const PAIR_CHAT = `
     select 1 from blocked_users b where b.user_id = o.id and b.blocked_user_id = ?
   )`
 
+/** twins: repo.ts findByClientId, then scheduled-repo.ts findByClientId (posting.ts findFirstSend) */
 const FIND_BY_CLIENT_ID = 'select * from messages where sender_id = ? and client_message_id = ?'
-/** a retried send whose first attempt was scheduled answers with the pending message */
 const FIND_PENDING_BY_CLIENT_ID = 'select * from scheduled_messages where sender_id = ? and client_message_id = ?'
+/** twin: repo.ts findById, as posting.ts assertReplyTarget reads it */
 const REPLY_TARGET = 'select chat_id, deleted_for_all from messages where id = ?'
-const INSERT_MESSAGE = `
-  insert into messages (chat_id, seq, sender_id, receiver_id, content, reply_to_id, is_encrypted,
-    encrypted_content, encryption_key_id, emoji, emoji_file, emoji_size, emoji_count, client_message_id, created_at)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+/** twin: chats/repo.ts nextMessageSeq and setLastMessage */
 const UPDATE_CHAT = 'update chats set message_seq = ?, last_message_id = ?, last_message_at = ? where id = ?'
 /**
- * chats/repo.ts touchMembers: the chat goes to the top of both lists; the sender has read it.
+ * twin: chats/repo.ts touchMembers: the chat goes to the top of both lists; the sender has read it.
  * Parameters: now, sender, seq, seq, sender, seq, now, chat.
  */
 const TOUCH_MEMBERS = `
@@ -76,9 +75,10 @@ const TOUCH_MEMBERS = `
     read_at = case when user_id = ? and read_seq < ? then ? else read_at end
   where chat_id = ?`
 
+/** twin: the prune in realtime/updates.ts record */
 const PRUNE = 'delete from updates where user_id = ? and seq <= ?'
 
-/** message.new, logged as a reference to the message (realtime/updates.ts renders it when read) */
+/** twin: realtime/updates.ts record: message.new, logged as a reference to the message (rendered when read) */
 const insertUpdates = (n: number) =>
   `insert into updates (user_id, seq, type, message_id, created_at) values ${Array(n).fill("(?, ?, 'message.new', ?, ?)").join(', ')}`
 /** a personal chat has one recipient (Saved Messages) or two */
@@ -91,33 +91,61 @@ const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
  */
 type HotChat = [peer1: number, peer2: number, messageSeq: number, peer1Seq: number, peer2Seq: number, myReadSeq: number, chatId?: number]
 
-export type HotSend =
+/**
+ * twin: repo.ts insertMessage. The columns are those messageValues builds (the same builder as the
+ * general path's), so a new message field reaches both INSERTs with one edit.
+ */
+let insertMessageSql: { sql: string; columns: (keyof MessageValues)[] } | null = null
+function insertMessage(sqlite: SQLite.Database, values: MessageValues): number {
+  if (!insertMessageSql) {
+    const columns = Object.keys(values) as (keyof MessageValues)[]
+    insertMessageSql = { sql: `insert into messages (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`, columns }
+  }
+  const { sql, columns } = insertMessageSql
+  return Number(statement(sqlite, sql).run(...columns.map((column) => values[column])).lastInsertRowid)
+}
+
+export type FastSend =
   | { kind: 'sent'; message: MessageView; recorded: Recorded[] }
-  | { kind: 'duplicate'; row: MessageRow }
-  | { kind: 'pending'; row: ScheduledMessageRow }
+  /** the client id was used before: posting.ts's retry rules answer it */
+  | { kind: 'retry'; first: FirstSend }
   /**
    * not a personal chat of mine whose other member lets me write (a new pair, a group or channel,
    * not a member, blocked, an inactive receiver): the general path handles it or refuses it
    */
   | { kind: 'general' }
 
-export function sendSqlite(
+export interface FastPath {
+  send(me: UserRow, target: { chatId?: number; receiverId?: number }, draft: Draft, clientId: string | null, now: number): Promise<FastSend>
+}
+
+const fastPaths = new WeakMap<AppContext, FastPath>()
+
+/** The fast path, on SQLite unless SEND_FAST_PATH=off; null on PostgreSQL (every send takes the general path). */
+export function fastPath(ctx: AppContext): FastPath | null {
+  if (!ctx.sqlite || !ctx.config.sendFastPath) return null
+  let path = fastPaths.get(ctx)
+  if (!path) fastPaths.set(ctx, (path = { send: (...args) => send(ctx, ...args) }))
+  return path
+}
+
+function send(
   ctx: AppContext,
   me: UserRow,
   target: { chatId?: number; receiverId?: number },
   draft: Draft,
   clientId: string | null,
-): Promise<HotSend> {
+  now: number,
+): Promise<FastSend> {
   // topics exist only in groups, attachments have their own checks: the general path says so
   if (draft.topic_id !== null || draft.attachment) return Promise.resolve({ kind: 'general' })
-  const now = ctx.clock.now()
-  return batched(ctx, (sqlite): HotSend => {
+  return batched(ctx, (sqlite): FastSend => {
     const get = <T>(sql: string, ...params: unknown[]) => statement(sqlite, sql).get(...params) as T | undefined
     if (clientId) {
-      const first = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
-      if (first) return { kind: 'duplicate', row: first }
+      const message = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
+      if (message) return { kind: 'retry', first: { message } }
       const pending = get<ScheduledMessageRow>(FIND_PENDING_BY_CLIENT_ID, me.id, clientId)
-      if (pending) return { kind: 'pending', row: pending }
+      if (pending) return { kind: 'retry', first: { pending } }
     }
     const read = (sql: string, ...params: number[]) => statement(sqlite, sql).raw(true).get(...params) as HotChat | undefined
     let chat: HotChat | undefined
@@ -133,32 +161,14 @@ export function sendSqlite(
     // Sending reads the chat: with messages of theirs I have not read, that is a read receipt to
     // log and publish as well, which the general path does.
     if (myReadSeq < messageSeq) return { kind: 'general' }
-    if (draft.reply_to_id !== null) {
-      const original = get<{ chat_id: number; deleted_for_all: number }>(REPLY_TARGET, draft.reply_to_id)
-      if (!original || original.chat_id !== chatId || original.deleted_for_all === 1) {
-        throw validationError('reply_to_id must be a message of this chat')
-      }
-    }
+    // a bad reply target: the general path refuses it (posting.ts assertReplyTarget)
+    if (draft.reply_to_id !== null && !isReplyTarget(get(REPLY_TARGET, draft.reply_to_id), chatId)) return { kind: 'general' }
     const receiverId = peer1 === me.id ? peer2 : peer1
 
     // The row as the database now holds it, built here rather than read back (RETURNING * costs
     // as much as the insert itself).
-    const row: MessageRow = {
-      id: 0,
-      ...messageValues(draft, { chatId, seq: messageSeq + 1, senderId: me.id, receiverId, clientId, origin: null, now }),
-      deleted_for_all: 0,
-      edited_at: null,
-      scheduled_at: null,
-      delivered_at: null,
-      read_at: null,
-    }
-    row.id = Number(
-      statement(sqlite, INSERT_MESSAGE).run(
-        row.chat_id, row.seq, row.sender_id, row.receiver_id, row.content, row.reply_to_id, row.is_encrypted,
-        row.encrypted_content, row.encryption_key_id, row.emoji, row.emoji_file, row.emoji_size, row.emoji_count,
-        row.client_message_id, row.created_at,
-      ).lastInsertRowid,
-    )
+    const values = messageValues(draft, { chatId, seq: messageSeq + 1, senderId: me.id, receiverId, clientId, origin: null, now })
+    const row: MessageRow = { id: insertMessage(sqlite, values), ...values, deleted_for_all: 0, edited_at: null, scheduled_at: null, delivered_at: null, read_at: null }
     statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chatId)
     statement(sqlite, TOUCH_MEMBERS).run(now, me.id, row.seq, row.seq, me.id, row.seq, now, chatId)
     const message = presentMessage(row, me, receiverId === me.id)
