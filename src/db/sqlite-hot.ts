@@ -7,7 +7,8 @@
  * auth cache).
  */
 import type SQLite from 'better-sqlite3'
-import type { AppContext } from '../context.js'
+import type { Kysely } from 'kysely'
+import type { Database } from './tables.js'
 
 const STATEMENT_CACHE_SIZE = 500
 const caches = new WeakMap<SQLite.Database, Map<string, SQLite.Statement>>()
@@ -23,6 +24,12 @@ export function statement(sqlite: SQLite.Database, sql: string): SQLite.Statemen
     cache.set(sql, prepared)
   }
   return prepared
+}
+
+/** Kysely and the raw handle of the same SQLite connection (the AppContext has both). */
+export interface HotDatabase {
+  db: Kysely<Database>
+  sqlite: SQLite.Database | null
 }
 
 interface Job {
@@ -43,7 +50,7 @@ const queues = new WeakMap<SQLite.Database, Job[]>()
  * failing job is rolled back alone and rejects alone. `work` may therefore run twice: it must act
  * only on the database it is given and on nothing else.
  */
-export function batched<T>(ctx: AppContext, work: (sqlite: SQLite.Database) => T): Promise<T> {
+export function batched<T>(ctx: HotDatabase, work: (sqlite: SQLite.Database) => T): Promise<T> {
   const sqlite = ctx.sqlite!
   let queue = queues.get(sqlite)
   if (!queue) queues.set(sqlite, (queue = []))
@@ -59,7 +66,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown }
 /** Thrown out of the optimistic pass to roll it back when a job failed. */
 const JOB_FAILED = Symbol('job failed')
 
-async function runBatch(ctx: AppContext, sqlite: SQLite.Database) {
+async function runBatch(ctx: HotDatabase, sqlite: SQLite.Database) {
   const queue = queues.get(sqlite)!
   await ctx.db.connection().execute(async () => {
     const jobs = queue.splice(0)

@@ -15,8 +15,8 @@ import { startScheduler } from '../modules/messages/scheduled.js'
 import { savedRoutes } from '../modules/saved/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
 import { statsRoutes } from '../modules/stats/routes.js'
-import { registerGateway } from '../realtime/gateway.js'
-import { updatesRoutes } from '../realtime/routes.js'
+import { mountGateway } from '../modules/updates/gateway.js'
+import { updatesRoutes } from '../modules/updates/routes.js'
 import { webRoutes } from '../web/routes.js'
 
 /** V2, and the same modules again as the V3 stub. */
@@ -34,7 +34,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(blockRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
-  await registerGateway(app, ctx, API_PREFIXES)
+  await mountGateway(app, ctx, API_PREFIXES)
   // Scheduled messages: every instance ticks; delivery is exactly-once (see scheduled.ts).
   let scheduler: ReturnType<typeof startScheduler> | null = null
   app.addHook('onReady', async () => void (scheduler = startScheduler(ctx)))

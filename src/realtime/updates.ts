@@ -10,12 +10,10 @@
  * so a client that catches up sees the current text, reactions and read state, and then the later
  * events (edited, deleted, ...) that led there.
  */
-import { sql } from 'kysely'
 import type { AppContext } from '../context.js'
 import type { Db } from '../db/database.js'
+import { latestUpdateSeq, nextUpdateSeqs } from '../db/dialect.js'
 import { fromJson } from '../db/json.js'
-import type { MessageView } from '../modules/messages/schemas.js'
-import { presentByIds } from '../modules/messages/views.js'
 import type { Delivery } from './fanout.js'
 
 export interface Update {
@@ -53,43 +51,6 @@ export interface MessageRef {
   messageId: number
 }
 
-/**
- * Each recipient's next seq, serialized per user in both dialects.
- *
- * PostgreSQL: an upsert on `update_seqs`, whose row lock makes concurrent transactions for one
- * user take turns. SQLite has one writer at a time (a transaction that read a stale snapshot
- * cannot commit), so there the log is its own counter: a user's seq is the newest row of their
- * log, which retention never deletes (`prunes` keeps the newest `keep`). Reading one index entry
- * costs a fraction of the upsert, and a send no longer dirties a counter page besides the log's.
- * (The SQLite send hot path, messages/send-sqlite.ts, reads it the same way.)
- */
-async function nextSeqs(ctx: AppContext, db: Db, recipients: number[]): Promise<Recorded[]> {
-  if (ctx.dialect === 'sqlite') {
-    // One read per recipient (a chat's event has one or two): each seeks one index entry, where a
-    // grouped max over several users would read every kept update of each.
-    const next: Recorded[] = []
-    for (const userId of recipients) next.push({ userId, seq: (await latestSeqSqlite(db, userId)) + 1 })
-    return next
-  }
-  const rows = await db
-    .insertInto('update_seqs')
-    .values(recipients.map((userId) => ({ user_id: userId, seq: 1 })))
-    .onConflict((oc) => oc.column('user_id').doUpdateSet({ seq: sql`update_seqs.seq + 1` }))
-    .returning(['user_id', 'seq'])
-    .execute()
-  return rows.map((r) => ({ userId: r.user_id, seq: r.seq }))
-}
-
-/** A user's latest seq on SQLite: the newest entry of their log (0 before any update). */
-async function latestSeqSqlite(db: Db, userId: number): Promise<number> {
-  const row = await db
-    .selectFrom('updates')
-    .select(sql<number>`coalesce(max(seq), 0)`.as('seq'))
-    .where('user_id', '=', userId)
-    .executeTakeFirstOrThrow()
-  return row.seq
-}
-
 export async function record(
   ctx: AppContext,
   db: Db,
@@ -101,7 +62,7 @@ export async function record(
 ): Promise<Recorded[]> {
   const recipients = [...new Set(userIds)]
   if (recipients.length === 0) return []
-  const recorded = await nextSeqs(ctx, db, recipients)
+  const recorded = await nextUpdateSeqs(db, ctx.dialect, recipients)
   const json = about ? null : JSON.stringify(data)
   const messageId = about?.messageId ?? null
   await db
@@ -120,8 +81,14 @@ export async function oldestSeq(db: Db, userId: number): Promise<number | null> 
   return row?.seq ?? null
 }
 
-/** Updates after `since`, oldest first, at most `limit`. */
-export async function since(db: Db, userId: number, after: number, limit: number): Promise<Update[]> {
+/**
+ * Renders the messages a log refers to (message.new kept as a reference), as they are now: the
+ * messages module provides it (the update log does not know what a message looks like).
+ */
+export type RenderMessages = (db: Db, messageIds: number[]) => Promise<ReadonlyMap<number, unknown>>
+
+/** Updates after `since`, oldest first, at most `limit`; message references rendered by `render`. */
+export async function since(db: Db, userId: number, after: number, limit: number, render: RenderMessages): Promise<Update[]> {
   const rows = await db
     .selectFrom('updates')
     .select(['seq', 'type', 'data', 'message_id'])
@@ -131,7 +98,7 @@ export async function since(db: Db, userId: number, after: number, limit: number
     .limit(limit)
     .execute()
   const referenced = rows.flatMap((r) => (r.data === null && r.message_id !== null ? [r.message_id] : []))
-  const messages = referenced.length > 0 ? await presentByIds(db, referenced) : new Map<number, MessageView>()
+  const messages = referenced.length > 0 ? await render(db, referenced) : new Map<number, unknown>()
   return rows.map((r) => {
     if (r.data !== null || r.message_id === null) return { type: r.type, seq: r.seq, data: fromJson(r.data) }
     const message = messages.get(r.message_id)
@@ -142,11 +109,7 @@ export async function since(db: Db, userId: number, after: number, limit: number
 }
 
 /** The user's latest seq (0 before any update). */
-export async function currentSeq(ctx: AppContext, userId: number): Promise<number> {
-  if (ctx.dialect === 'sqlite') return latestSeqSqlite(ctx.db, userId)
-  const row = await ctx.db.selectFrom('update_seqs').select('seq').where('user_id', '=', userId).executeTakeFirst()
-  return row?.seq ?? 0
-}
+export const currentSeq = (ctx: AppContext, userId: number): Promise<number> => latestUpdateSeq(ctx.db, ctx.dialect, userId)
 
 /** The live frames of recorded updates, for fan-out after the transaction commits. */
 export function framesOf(recorded: Recorded[], type: string, data: unknown): Delivery[] {

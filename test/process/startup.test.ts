@@ -20,7 +20,7 @@ for (const [name, value] of [
   ['SESSION_TTL_DAYS', '-3'],
   ['TRUST_PROXY', 'maybe'],
   ['REGISTER_RATE_LIMIT', 'lots'],
-  ['OAUTH_PROVIDERS', '{not json'],
+  ['SEND_FAST_PATH', 'sometimes'],
   ['LOG_LEVEL', 'loud'],
 ] as const) {
   test(`a bad ${name} stops start-up with one line naming it`, async () => {

@@ -32,7 +32,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
     schema: { summary: 'List and search users (admin)', ...secured, querystring: UsersQuery, response: { 200: okPageSchema(AdminUser) } },
   }, async (request) => {
     const { q, page, per_page: perPage } = request.query
-    const { items, total } = await admin.listUsers(ctx, q?.trim() || undefined, page, perPage)
+    const { items, total } = await admin.listUsers(ctx, request.user, q?.trim() || undefined, page, perPage)
     return okPage(items, { page, perPage, total })
   })
 
@@ -53,7 +53,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
     schema: { summary: 'The moderation log, newest first (admin)', ...secured, querystring: PageQuery, response: { 200: okPageSchema(ModLogItem) } },
   }, async (request) => {
     const { page, per_page: perPage } = request.query
-    const { items, total } = await admin.listModLog(ctx, page, perPage)
+    const { items, total } = await admin.listModLog(ctx, request.user, page, perPage)
     return okPage(items, { page, perPage, total })
   })
 }

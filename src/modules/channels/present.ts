@@ -1,11 +1,11 @@
 /** Channel rows → the interface's Channel shape. Pure. */
 import { iso } from '../../lib/time.js'
 import { visibleInvite } from '../groups/present.js'
-import type { ChatView } from '../groups/repo.js'
+import type { ChatView } from '../communities/service.js'
 import { uploadUrl } from '../users/present.js'
 import type { Channel } from './schemas.js'
 
-/** An owner or admin, as chats/members.ts staff() reads them. */
+/** An owner or admin, as communities' staff() reads them. */
 export interface Staff {
   id: number
   username: string

@@ -1,15 +1,13 @@
-/** Channels (V2): one-way broadcast chats on top of chats/community.ts. */
+/** Channels (V2): one-way broadcast chats on top of the communities module. */
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
-import { conflict, forbidden, notFound, validationError } from '../../http/errors.js'
+import { conflict, forbidden, validationError } from '../../http/errors.js'
 import { inTransaction } from '../../events/outbox.js'
-import * as adminRepo from '../admin/repo.js'
-import * as community from '../chats/community.js'
-import * as members from '../chats/members.js'
+import * as community from '../communities/service.js'
+import type { ChatView } from '../communities/service.js'
 import { can } from '../chats/permissions.js'
-import type { ChatView } from '../groups/repo.js'
-import * as groupsRepo from '../groups/repo.js'
 import { presentChannel, type Staff } from './present.js'
+import * as repo from './repo.js'
 import type { CreateChannelBody } from './schemas.js'
 
 const link = (ctx: AppContext) => (code: string) => community.inviteLink(ctx, 'channel', code)
@@ -17,7 +15,7 @@ const present = (ctx: AppContext, chat: ChatView, staff?: Staff[]) => presentCha
 
 /** The full Channel shape: with `is_subscribed` and `admins` (owner first). */
 async function full(ctx: AppContext, chat: ChatView) {
-  return present(ctx, chat, await members.staff(ctx.db, chat.id))
+  return present(ctx, chat, await community.staff(ctx, chat.id))
 }
 
 /** The create response: the Channel shape without is_subscribed and admins. */
@@ -69,16 +67,8 @@ export const listInvites = (ctx: AppContext, me: UserRow, channelId: number) => 
 
 /** Platform admins mark a channel verified; a ModLog row is written in the same transaction. */
 export async function verify(ctx: AppContext, me: UserRow, channelId: number) {
-  if (me.is_admin !== 1) throw forbidden('Only platform admins verify channels')
-  await inTransaction(ctx, async (trx, events) => {
-    const chat = await groupsRepo.findView(trx, channelId, me.id)
-    if (!chat || chat.chat_type !== 'channel') throw notFound('Channel not found')
-    await groupsRepo.updateChat(trx, chat.id, { is_verified: 1 })
-    await adminRepo.insertModLog(trx, { admin_id: me.id, action: 'channel.verify', target_id: chat.id, details: { title: chat.title }, created_at: events.now })
-    await events.toChat(chat, 'chat.updated', { chat_id: chat.id, is_verified: true })
-  })
-  const chat = await groupsRepo.findView(ctx.db, channelId, me.id)
-  return full(ctx, chat!)
+  await community.markVerified(ctx, me, channelId)
+  return full(ctx, (await community.findView(ctx.db, channelId, me.id))!)
 }
 
 /**
@@ -89,11 +79,11 @@ export async function bindGroup(ctx: AppContext, me: UserRow, channelId: number,
   await inTransaction(ctx, async (trx, events) => {
     const channel = await community.view(ctx, me, channelId, 'channel', trx)
     community.assertMay(channel, 'channel', 'bind', undefined, 'Only the channel owner binds a discussion group')
-    await trx.deleteFrom('channel_binds').where('channel_id', '=', channel.id).execute()
+    await repo.unbind(trx, channel.id)
     if (groupId !== null) {
       const group = await community.view(ctx, me, groupId, 'group', trx)
       community.assertMay(group, 'group', 'edit_info', undefined, 'You must be an owner or admin of the group')
-      await trx.insertInto('channel_binds').values({ channel_id: channel.id, group_id: group.id, created_at: events.now }).execute()
+      await repo.bind(trx, channel.id, group.id, events.now)
     } else if (channel.discussion_group_id === null) {
       throw conflict('No discussion group is bound')
     }

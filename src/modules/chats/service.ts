@@ -4,9 +4,8 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, UserRow } from '../../db/tables.js'
 import { forbidden, notFound, validationError } from '../../http/errors.js'
-import * as blocks from '../blocks/repo.js'
+import * as blocks from '../blocks/service.js'
 import * as users from '../users/service.js'
-import * as members from './members.js'
 import { presentChatListItem, presentGroupListItem, type ChatListItem } from './present.js'
 import * as repo from './repo.js'
 
@@ -86,9 +85,6 @@ export async function requireReader(ctx: AppContext, userId: number, chatId: num
 export async function assertTopic(db: Db, chat: ChatRow, topicId: number) {
   if (!(await repo.topicInChat(db, topicId, chat.id))) throw validationError('topic_id must be a topic of this group')
 }
-
-/** A member's role in a chat, null for outsiders. */
-export const roleOf = members.roleOf
 
 /** A member's unread count in a chat (deleted-for-all messages excluded). */
 export const unreadCount = repo.unreadCount

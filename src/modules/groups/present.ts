@@ -1,7 +1,7 @@
 /** Group and channel rows → the interface's Group and Channel shapes. Pure. */
 import { iso } from '../../lib/time.js'
 import { uploadUrl } from '../users/present.js'
-import type { ChatView } from './repo.js'
+import type { ChatView } from '../communities/service.js'
 import type { Group } from './schemas.js'
 
 /** The invite link is public in a public chat; in a private one only its owner and admins see it. */

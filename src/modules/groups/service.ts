@@ -1,10 +1,10 @@
-/** Groups (V2): the group-specific parts on top of chats/community.ts. */
+/** Groups (V2): the group-specific parts (forum topics) on top of the communities module. */
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { notFound, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
 import { inTransaction } from '../../events/outbox.js'
-import * as community from '../chats/community.js'
+import * as community from '../communities/service.js'
 import { presentGroup } from './present.js'
 import * as repo from './repo.js'
 import type { CreateGroupBody } from './schemas.js'
@@ -46,7 +46,7 @@ export const listInvites = (ctx: AppContext, me: UserRow, chatId: number) => com
 /** Resolves an invite code (or link) of a group and joins it. */
 export async function joinByInvite(ctx: AppContext, me: UserRow, code: string) {
   const invite = await community.findInvite(ctx, code)
-  const chat = await repo.findView(ctx.db, invite.chat_id, me.id)
+  const chat = await community.findView(ctx.db, invite.chat_id, me.id)
   if (!chat || chat.chat_type !== 'group') throw notFound('Invite link not found')
   return presentGroup(await community.join(ctx, me, chat.id, invite, 'group'), link(ctx))
 }

@@ -11,6 +11,7 @@ import { inTransaction } from '../../events/outbox.js'
 import { isPersonal, personalMembers } from '../../realtime/chat-ref.js'
 import { can } from '../chats/permissions.js'
 import * as chats from '../chats/service.js'
+import * as communities from '../communities/service.js'
 import * as users from '../users/service.js'
 import type { Draft, Origin } from './draft.js'
 import * as repo from './repo.js'
@@ -50,7 +51,7 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
   }
 
   if (row.sender_id !== me.id) {
-    const senderRole = isPersonal(chat) ? null : await chats.roleOf(ctx.db, chat.id, row.sender_id)
+    const senderRole = isPersonal(chat) ? null : await communities.roleOf(ctx.db, chat.id, row.sender_id)
     if (isPersonal(chat) || !can(chat, chat.role, 'delete_others', senderRole ?? 'member')) {
       throw forbidden('Only the sender, or an admin above them, can delete a message for everyone')
     }

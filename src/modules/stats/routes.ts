@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { sql } from 'kysely'
 import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
+import { ping } from '../../db/dialect.js'
 import { errorBody } from '../../http/errors.js'
 import { ok, okSchema } from '../../http/envelope.js'
 import * as users from '../users/service.js'
@@ -24,7 +24,7 @@ const Stats = Type.Object({ users: Type.Integer(), online: Type.Integer() })
 export const statsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.get('/health', { schema: { summary: 'Whether the server and its database answer', tags: ['service'], response: { 200: Health, 503: Unhealthy } } }, async (request, reply) => {
     try {
-      await sql`select 1`.execute(ctx.db)
+      await ping(ctx.db)
     } catch (err) {
       request.log.error({ err }, 'health check: database unreachable')
       return reply.code(503).send({ ...errorBody('internal_error', 'Database unreachable'), status: 'error' as const })

@@ -68,3 +68,13 @@ export async function countUsers(db: Db) {
     .executeTakeFirstOrThrow()
   return { users: Number(row.users), online: Number(row.online ?? 0) }
 }
+
+/** Where these users stand: online, and when they were last seen. */
+export function presenceOf(db: Db, ids: number[]) {
+  return db.selectFrom('users').select(['id', 'is_online', 'last_seen']).where('id', 'in', ids).execute()
+}
+
+/** Everyone offline (a single instance starting: nobody can be online from before). */
+export async function clearOnlineFlags(db: Db) {
+  await db.updateTable('users').set({ is_online: 0 }).where('is_online', '=', 1).execute()
+}

@@ -77,6 +77,8 @@ export const findByIdIn = (db: Db, id: number) => repo.findById(db, id)
 export const listUsers = (ctx: AppContext, q: string | undefined, page: number, perPage: number) =>
   repo.listUsers(ctx.db, q, page, perPage)
 export const countUsers = (ctx: AppContext) => repo.countUsers(ctx.db)
+export const presenceOf = repo.presenceOf
+export const clearOnlineFlags = repo.clearOnlineFlags
 
 /** Sets fields on a user inside the caller's transaction; 404 when the user does not exist. */
 export async function updateUser(db: Db, id: number, changes: Parameters<typeof repo.updateUser>[2]) {

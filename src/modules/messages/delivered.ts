@@ -3,8 +3,8 @@
  * UPDATE per FLUSH_MS at most) so live delivery never waits on the database; the UPDATE only
  * touches messages not marked before.
  */
-import type { AppContext } from '../context.js'
-import { markDelivered } from '../modules/messages/repo.js'
+import type { AppContext } from '../../context.js'
+import { markDelivered } from './repo.js'
 
 const FLUSH_MS = 20
 

@@ -6,16 +6,16 @@
  * (online) and the last one (offline, last_seen) change the user row and send `presence` frames
  * to their personal-chat peers, except where either side blocked the other. Frames are ephemeral
  * (no seq): when pub/sub may have lost some, the gateway sends each socket its peers' presence as
- * it stands (peersOf).
+ * it stands (peersOf). The gateway calls these through its hooks (modules/updates/gateway.ts).
  * A transition that fails (Redis or the database away) is retried until it goes through.
  */
 import { randomBytes } from 'node:crypto'
-import type { AppContext } from '../context.js'
-import { iso } from '../lib/time.js'
-import * as blocks from '../modules/blocks/service.js'
-import * as chats from '../modules/chats/service.js'
-import * as users from '../modules/users/service.js'
-import type { Frame } from './fanout.js'
+import type { AppContext } from '../../context.js'
+import { iso } from '../../lib/time.js'
+import type { Frame } from '../../realtime/fanout.js'
+import * as blocks from '../blocks/service.js'
+import * as chats from '../chats/service.js'
+import * as users from '../users/service.js'
 
 /** an instance's hold on a user lapses after this many missed heartbeats (a crashed instance) */
 const PRESENCE_TTL_HEARTBEATS = 3
@@ -37,6 +37,11 @@ export class Presence {
 
   constructor(private ctx: AppContext) {
     this.ttlMs = PRESENCE_TTL_HEARTBEATS * ctx.config.wsHeartbeatSeconds * 1000
+  }
+
+  /** Before the first socket: one instance alone, nobody can be online from before this start (a crash leaves stale flags). */
+  async start() {
+    if (!this.ctx.redis) await users.clearOnlineFlags(this.ctx.db)
   }
 
   /** A socket of `userId` opened here; resolves once the user row says online. */
@@ -172,11 +177,7 @@ export class Presence {
     const peers = await this.visiblePeers(userId)
     const frames: Frame[] = []
     for (let i = 0; i < peers.length; i += PEER_CHUNK) {
-      const rows = await this.ctx.db
-        .selectFrom('users')
-        .select(['id', 'is_online', 'last_seen'])
-        .where('id', 'in', peers.slice(i, i + PEER_CHUNK))
-        .execute()
+      const rows = await users.presenceOf(this.ctx.db, peers.slice(i, i + PEER_CHUNK))
       for (const row of rows) frames.push(presenceFrame(row.id, row.is_online === 1, row.last_seen))
     }
     return frames

@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import type { AppContext } from '../context.js'
-import { requireUser } from '../http/auth.js'
-import { validationError } from '../http/errors.js'
-import { ok, okSchema } from '../http/envelope.js'
-import { Id } from '../http/schemas.js'
-import { requireReader } from '../modules/chats/service.js'
-import * as chatLog from './chat-log.js'
-import * as updates from './updates.js'
+import type { AppContext } from '../../context.js'
+import { requireUser } from '../../http/auth.js'
+import { validationError } from '../../http/errors.js'
+import { ok, okSchema } from '../../http/envelope.js'
+import { Id } from '../../http/schemas.js'
+import * as chatLog from '../../realtime/chat-log.js'
+import * as updates from '../../realtime/updates.js'
+import { requireReader } from '../chats/service.js'
+import { presentByIds } from '../messages/views.js'
 
 const UpdatesQuery = Type.Object(
   {
@@ -60,7 +61,7 @@ export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
     schema: { summary: 'My update log after a seq (what a socket would have delivered)', tags: ['realtime'], security: [{ bearer: [] }], querystring: UpdatesQuery, response: { 200: UpdatesResult } },
   }, async (request) => {
     const [items, seq, oldest] = await Promise.all([
-      updates.since(ctx.db, request.user.id, request.query.since, request.query.limit),
+      updates.since(ctx.db, request.user.id, request.query.since, request.query.limit, presentByIds),
       updates.currentSeq(ctx, request.user.id),
       updates.oldestSeq(ctx.db, request.user.id),
     ])

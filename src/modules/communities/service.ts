@@ -9,20 +9,20 @@
  * sockets starts or stops following the chat from exactly there.
  */
 import { randomBytes } from 'node:crypto'
-import { sql } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import type { ChatRow, InviteLinkRow, UserRow } from '../../db/tables.js'
 import { conflict, forbidden, notFound, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
-import * as blocks from '../blocks/repo.js'
+import * as admin from '../admin/service.js'
+import * as blocks from '../blocks/service.js'
 import { presentPeer } from '../users/present.js'
 import * as users from '../users/service.js'
-import * as groupsRepo from '../groups/repo.js'
 import { resolveAvatar } from './avatar.js'
-import * as members from './members.js'
-import { can, memberRole, type Action } from './permissions.js'
+import { can, memberRole, type Action } from '../chats/permissions.js'
+import * as members from './members-repo.js'
+import * as repo from './repo.js'
 
 export type CommunityType = 'group' | 'channel'
 
@@ -42,16 +42,14 @@ export function codeOf(input: string) {
 }
 
 /** Serializes membership changes of one chat (a row lock in PostgreSQL; SQLite has one writer). */
-async function lockChat(trx: Db, chatId: number) {
-  await trx.updateTable('chats').set({ join_seq: sql`join_seq` }).where('id', '=', chatId).execute()
-}
+const lockChat = repo.lockChat
 
 /**
  * The group or channel as the caller may see it: a member sees it; anyone sees a public one;
  * otherwise 404, so outsiders cannot tell a private chat exists.
  */
 export async function view(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType, db: Db = ctx.db) {
-  const chat = await groupsRepo.findView(db, chatId, me.id)
+  const chat = await repo.findView(db, chatId, me.id)
   if (!chat || chat.chat_type !== type || (chat.my_role === null && chat.is_public !== 1)) throw notFound(`${NOUN[type]} not found`)
   return chat
 }
@@ -129,7 +127,7 @@ export async function create(ctx: AppContext, me: UserRow, type: CommunityType, 
   const chatId = await inTransaction(ctx, async (trx, events) => {
     const { now } = events
     const code = newInviteCode()
-    const chat = await groupsRepo.insertChat(trx, {
+    const chat = await repo.insertChat(trx, {
       chat_type: type,
       title: input.title.trim(),
       description: input.description ?? '',
@@ -139,7 +137,7 @@ export async function create(ctx: AppContext, me: UserRow, type: CommunityType, 
       code,
       now,
     })
-    await groupsRepo.insertInvite(trx, { chat_id: chat.id, code, created_by: me.id, usage_limit: null, expires_at: null, now })
+    await repo.insertInvite(trx, { chat_id: chat.id, code, created_by: me.id, usage_limit: null, expires_at: null, now })
     for (const [userId, role] of [[me.id, 'owner'], ...others.map((id) => [id, memberRole(chat)])] as [number, string][]) {
       await members.add(trx, chat.id, userId, role, now)
       await membershipEvent(events, chat, 'member.joined', userId, role)
@@ -210,7 +208,7 @@ export async function transfer(ctx: AppContext, me: UserRow, chatId: number, use
 /** The owner role moves to `heir`; the previous owner, if staying, becomes an admin. */
 async function handOver(events: Outbox, chat: ChatRow, heir: number, previous: number, previousStays = true) {
   await members.setRole(events.db, chat.id, heir, 'owner')
-  await groupsRepo.updateChat(events.db, chat.id, { owner_id: heir })
+  await repo.updateChat(events.db, chat.id, { owner_id: heir })
   await events.toChat(chat, 'chat.updated', { chat_id: chat.id, owner_id: heir, user_id: heir, role: 'owner' })
   if (!previousStays) return
   await members.setRole(events.db, chat.id, previous, 'admin')
@@ -233,7 +231,7 @@ export async function leave(ctx: AppContext, me: UserRow, chatId: number, type: 
     }
     await members.remove(trx, chat.id, me.id)
     if (chat.member_count <= 1) {
-      await groupsRepo.deleteChat(trx, chat.id)
+      await repo.deleteChat(trx, chat.id)
       // nobody is left to hear the chat's log; my own devices still learn I left
       const left = { chat_id: chat.id, user_id: me.id, role: null, chat_type: chat.chat_type, chat_seq: chat.event_seq + 1, dissolved: true }
       await events.toUsers([me.id], 'member.left', left)
@@ -250,10 +248,10 @@ export async function join(ctx: AppContext, me: UserRow, chatId: number, invite:
   await inTransaction(ctx, async (trx, events) => {
     const { now } = events
     await lockChat(trx, chatId)
-    const chat = await groupsRepo.findView(trx, chatId, me.id)
+    const chat = await repo.findView(trx, chatId, me.id)
     if (!chat || chat.chat_type !== type || (!invite && chat.is_public !== 1)) throw notFound(`${NOUN[type]} not found`)
     if (chat.my_role !== null) throw conflict('Already a member')
-    if (invite && !(await groupsRepo.takeInviteUse(trx, invite.id, now))) throw forbidden(inviteRefusal(invite, now))
+    if (invite && !(await repo.takeInviteUse(trx, invite.id, now))) throw forbidden(inviteRefusal(invite, now))
     const role = memberRole(chat)
     await members.add(trx, chat.id, me.id, role, now)
     await membershipEvent(events, chat, 'member.joined', me.id, role)
@@ -269,7 +267,7 @@ function inviteRefusal(invite: InviteLinkRow, now: number) {
 
 /** The invite behind a code or link, and its chat; 404 for unknown codes. */
 export async function findInvite(ctx: AppContext, input: string) {
-  const invite = await groupsRepo.findInvite(ctx.db, codeOf(input))
+  const invite = await repo.findInvite(ctx.db, codeOf(input))
   if (!invite) throw notFound('Invite link not found')
   return invite
 }
@@ -295,7 +293,7 @@ export async function edit(
       ...(avatar !== undefined ? { avatar } : {}),
       ...(changes.is_forum !== undefined ? { is_forum: changes.is_forum ? 1 : 0 } : {}),
     }
-    await groupsRepo.updateChat(trx, chat.id, stored)
+    await repo.updateChat(trx, chat.id, stored)
     const event = {
       chat_id: chat.id,
       ...(stored.title !== undefined ? { title: stored.title } : {}),
@@ -328,7 +326,7 @@ export async function createInvite(ctx: AppContext, me: UserRow, chatId: number,
   if (expiresAt !== null && expiresAt <= now) throw validationError('expires_at must be in the future')
   const invite = await ctx.db.transaction().execute(async (trx) => {
     const chat = await authorize(ctx, trx, me, chatId, type, 'invite_links')
-    return groupsRepo.insertInvite(trx, { chat_id: chat.id, code: newInviteCode(), created_by: me.id, usage_limit: options.usage_limit ?? null, expires_at: expiresAt, now })
+    return repo.insertInvite(trx, { chat_id: chat.id, code: newInviteCode(), created_by: me.id, usage_limit: options.usage_limit ?? null, expires_at: expiresAt, now })
   })
   return presentInvite(ctx, type, invite, null)
 }
@@ -339,14 +337,14 @@ export async function revokeInvite(ctx: AppContext, me: UserRow, chatId: number,
   const now = ctx.clock.now()
   const { invite, primary } = await ctx.db.transaction().execute(async (trx) => {
     const chat = await authorize(ctx, trx, me, chatId, type, 'invite_links')
-    if (!(await groupsRepo.revokeInvite(trx, chat.id, code, now))) throw notFound('No active invite link with this code here')
+    if (!(await repo.revokeInvite(trx, chat.id, code, now))) throw notFound('No active invite link with this code here')
     let primary = chat.invite_code
     if (code === chat.invite_code) {
       primary = newInviteCode()
-      await groupsRepo.insertInvite(trx, { chat_id: chat.id, code: primary, created_by: me.id, usage_limit: null, expires_at: null, now })
-      await trx.updateTable('chats').set({ invite_code: primary }).where('id', '=', chat.id).execute()
+      await repo.insertInvite(trx, { chat_id: chat.id, code: primary, created_by: me.id, usage_limit: null, expires_at: null, now })
+      await repo.updateChat(trx, chat.id, { invite_code: primary })
     }
-    return { invite: (await groupsRepo.findInvite(trx, code))!, primary }
+    return { invite: (await repo.findInvite(trx, code))!, primary }
   })
   return presentInvite(ctx, type, invite, primary)
 }
@@ -354,5 +352,27 @@ export async function revokeInvite(ctx: AppContext, me: UserRow, chatId: number,
 export async function listInvites(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType) {
   const chat = await view(ctx, me, chatId, type)
   assertMay(chat, type, 'invite_links', undefined, 'Only the owner and admins see invite links')
-  return (await groupsRepo.listInvites(ctx.db, chat.id)).map((invite) => presentInvite(ctx, type, invite, chat.invite_code))
+  return (await repo.listInvites(ctx.db, chat.id)).map((invite) => presentInvite(ctx, type, invite, chat.invite_code))
+}
+
+/** The group or channel as `viewerId` sees it (their role, its last message…), whatever their access. */
+export const findView = (db: Db, chatId: number, viewerId: number) => repo.findView(db, chatId, viewerId)
+export type { ChatView } from './repo.js'
+
+/** The owner and admins, owner first. */
+export const staff = (ctx: AppContext, chatId: number) => members.staff(ctx.db, chatId)
+
+/** A member's role in a group or channel (null when not a member). */
+export const roleOf = (db: Db, chatId: number, userId: number) => members.roleOf(db, chatId, userId)
+
+/** A platform admin marks a channel verified; the ModLog row is written in the same transaction. */
+export async function markVerified(ctx: AppContext, me: UserRow, channelId: number) {
+  if (me.is_admin !== 1) throw forbidden('Only platform admins verify channels')
+  await inTransaction(ctx, async (trx, events) => {
+    const chat = await repo.findView(trx, channelId, me.id)
+    if (!chat || chat.chat_type !== 'channel') throw notFound('Channel not found')
+    await repo.updateChat(trx, chat.id, { is_verified: 1 })
+    await admin.recordModeration(trx, me, 'channel.verify', chat.id, { title: chat.title }, events.now)
+    await events.toChat(chat, 'chat.updated', { chat_id: chat.id, is_verified: true })
+  })
 }
