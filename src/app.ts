@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { TrustProxy } from './config.js'
 import type { AppContext } from './context.js'
 import { asyncApiDocument } from './events/asyncapi.js'
+import { createJobs } from './jobs/index.js'
 import { decorateAuth } from './http/auth.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, requestTimedOut } from './http/errors.js'
 import { recordMethods } from './http/methods.js'
@@ -83,5 +84,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApi)
 
   await mountRoutes(app, ctx, limiters)
+
+  // Periodic work (scheduled messages, upload sweep, presence) runs once the server is ready.
+  const jobs = createJobs(ctx)
+  app.addHook('onReady', () => jobs.start())
+  app.addHook('onClose', () => jobs.stop())
   return app
 }

@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig } from '../config.js'
 import { createContext, createLogger, type AppContext } from '../context.js'
 import { adminCreate } from './admin-create.js'
+import { jobsList } from './jobs.js'
 import { migrate } from './migrate.js'
 import { UsageError } from './usage-error.js'
 import { userList } from './user-list.js'
@@ -20,6 +21,7 @@ const commands = new Map<string, Command>([
     run: adminCreate,
   }],
   ['user:list', { usage: 'user:list [search]', summary: 'list users (newest first, 100 at most)', run: userList }],
+  ['jobs', { usage: 'jobs', summary: 'list the periodic jobs and what each ran when, on each instance', run: jobsList }],
 ])
 
 const HELP = new Set(['help', '--help', '-h'])

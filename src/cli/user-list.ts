@@ -2,6 +2,7 @@ import type { AppContext } from '../context.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { iso } from '../lib/time.js'
 import * as users from '../modules/users/service.js'
+import { printTable } from './table.js'
 
 export async function userList(ctx: AppContext, [search]: string[]): Promise<void> {
   await migrateToLatest(ctx.db)
@@ -10,7 +11,6 @@ export async function userList(ctx: AppContext, [search]: string[]): Promise<voi
   for (const u of rows) {
     table.push([String(u.id), u.username, u.email ?? '', u.is_admin ? 'yes' : 'no', u.is_active ? 'yes' : 'no', iso(u.created_at)])
   }
-  const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)))
-  for (const row of table) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i])).join('  ')}\n`)
+  printTable(table)
   process.stdout.write(`${rows.length} of ${total} users\n`)
 }

@@ -279,6 +279,29 @@ export interface UploadSessionsTable {
 }
 export type UploadSessionRow = Selectable<UploadSessionsTable>
 
+// jobs runner
+export interface JobLeasesTable {
+  name: string
+  holder: string | null
+  expires_at: EpochMs
+  last_run_at: EpochMs
+}
+export interface JobRunsTable {
+  name: string
+  instance: string
+  scope: string
+  every_ms: number
+  runs: number
+  failures: number
+  last_started_at: EpochMs | null
+  last_finished_at: EpochMs | null
+  last_duration_ms: number | null
+  last_error: string | null
+  last_error_at: EpochMs | null
+  updated_at: EpochMs
+}
+export type JobRunRow = Selectable<JobRunsTable>
+
 export interface Database {
   users: UsersTable
   user_sessions: UserSessionsTable
@@ -301,4 +324,6 @@ export interface Database {
   file_objects: FileObjectsTable
   file_uploads: FileUploadsTable
   upload_sessions: UploadSessionsTable
+  job_leases: JobLeasesTable
+  job_runs: JobRunsTable
 }

@@ -11,7 +11,6 @@ import { chatRoutes } from '../modules/chats/routes.js'
 import { groupRoutes } from '../modules/groups/routes.js'
 import { fileRoutes } from '../modules/files/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
-import { startScheduler } from '../modules/messages/scheduled.js'
 import { savedRoutes } from '../modules/saved/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
 import { statsRoutes } from '../modules/stats/routes.js'
@@ -35,10 +34,6 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(updatesRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
-  // Scheduled messages: every instance ticks; delivery is exactly-once (see scheduled.ts).
-  let scheduler: ReturnType<typeof startScheduler> | null = null
-  app.addHook('onReady', async () => void (scheduler = startScheduler(ctx)))
-  app.addHook('onClose', async () => scheduler?.stop())
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.
   await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })
   await app.register(adminRoutes, { ctx, prefix: '/api/admin' })

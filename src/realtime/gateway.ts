@@ -71,7 +71,6 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
       connection.alive = false
       connection.socket.ping()
     }
-    presence.refresh().catch((err) => ctx.log.warn({ err }, 'presence refresh failed'))
   }, ctx.config.wsHeartbeatSeconds * 1000)
   heartbeat.unref()
   app.addHook('onClose', async () => {

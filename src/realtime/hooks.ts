@@ -13,8 +13,6 @@ export interface GatewayHooks {
     start(): Promise<void>
     connected(userId: number): Promise<void>
     disconnected(userId: number): Promise<void>
-    /** every heartbeat */
-    refresh(): Promise<void>
     /** where the user's peers stand now (after frames may have been lost) */
     peersOf(userId: number): Promise<Frame[]>
     close(): void

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
-import path from 'node:path'
 import test, { after } from 'node:test'
+import { assertError } from '../harness/assert.js'
 import { createTestDatabase, tempDir, type TestDatabase } from '../harness/database.js'
+import { runNode } from '../harness/process.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 
 const server = await startTestServer()
@@ -12,14 +12,6 @@ const admin = await server.createAdmin()
 const V2 = '/api.v2/api'
 const ADMIN = '/api/admin'
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
-const root = path.resolve(import.meta.dirname, '../..')
-
-function assertError(res: { status: number; body: any }, status: number, code: string) {
-  assert.equal(res.status, status, JSON.stringify(res.body))
-  assert.equal(res.body.success, false)
-  assert.equal(res.body.error.code, code)
-  assert.equal(typeof res.body.error.message, 'string')
-}
 
 async function login(user: { username: string; password: string }, api = server.api) {
   return api.post(`${V2}/auth/login`, { login: user.username, password: user.password })
@@ -412,32 +404,6 @@ test('modlog pagination is validated', async () => {
 })
 
 // ---- CLI and ADMIN_USERNAME/ADMIN_PASSWORD ---------------------------------------------------
-
-/** A child's environment: only PATH and HOME from ours (nothing Tern reads), plus `env`. */
-const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => ({
-  PATH: process.env.PATH ?? '',
-  HOME: process.env.HOME ?? '',
-  ...env,
-})
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function runNode(script: string, args: string[], env: Record<string, string>, stdin = ''): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, env: childEnv(env) })
-    child.stdin.end(stdin)
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => (stdout += chunk))
-    child.stderr.on('data', (chunk) => (stderr += chunk))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
 
 const cliDir = tempDir('tern-cli-')
 const cliDatabase: TestDatabase = await createTestDatabase(cliDir)

@@ -24,6 +24,29 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+/** A child's environment: only PATH and HOME from ours (nothing Tern reads), plus `env`. */
+const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env })
+
+export interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs a TypeScript entry of Tern (e.g. src/cli/main.ts) with these arguments, environment and standard input. */
+export function runNode(script: string, args: string[], env: Record<string, string>, stdin = ''): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, env: childEnv(env) })
+    child.stdin.end(stdin)
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => (stdout += chunk))
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
 /** How to run Tern: its source through tsx, or `npm start` exactly as the README says (the compiled dist/). */
 export type Launch = 'tsx' | 'npm start'
 
@@ -31,7 +54,7 @@ function spawnTern(env: Record<string, string>, launch: Launch = 'tsx') {
   const [command, args] = launch === 'npm start' ? ['npm', ['start', '--silent']] : [process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')]]
   const child = spawn(command, args, {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''

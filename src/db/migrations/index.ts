@@ -10,6 +10,7 @@ import * as sendPath from './2026-11-21T06-00-send-path.js'
 import * as updateRefs from './2026-11-21T07-00-update-refs.js'
 import * as sqliteSeqFromLog from './2026-11-21T08-00-sqlite-seq-from-log.js'
 import * as scheduledClientId from './2026-11-23T00-00-scheduled-client-id.js'
+import * as jobs from './2026-11-24T00-00-jobs.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T07-00-update-refs': updateRefs,
   '2026-11-21T08-00-sqlite-seq-from-log': sqliteSeqFromLog,
   '2026-11-23T00-00-scheduled-client-id': scheduledClientId,
+  '2026-11-24T00-00-jobs': jobs,
 }

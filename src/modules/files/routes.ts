@@ -181,20 +181,4 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
     const path = (request.params as { '*': string })['*']
     return sendFile(ctx, request, reply, await files.served(ctx, path), 'private, max-age=31536000, immutable')
   })
-
-  // Every instance sweeps the expired unfinished uploads of its own uploads directory.
-  let timer: NodeJS.Timeout | null = null
-  let sweeping: Promise<unknown> | null = null
-  app.addHook('onReady', async () => {
-    timer = setInterval(() => {
-      sweeping ??= Promise.all([chunked.sweepExpired(ctx), tus.cleanUpExpiredUploads()])
-        .catch((err) => ctx.log.warn({ err }, 'upload sweep failed'))
-        .finally(() => (sweeping = null))
-    }, ctx.config.uploadSweepIntervalSeconds * 1000)
-    timer.unref()
-  })
-  app.addHook('onClose', async () => {
-    if (timer) clearInterval(timer)
-    await sweeping
-  })
 }

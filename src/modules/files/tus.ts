@@ -35,11 +35,21 @@ function callerOf(req: Request): UserRow | undefined {
 
 const notFound = { status_code: 404, body: 'Upload not found\n' }
 
-export function createTusServer(ctx: AppContext): Server {
-  const store = new FileStore({
+/** Where tus keeps unfinished uploads; they expire UPLOAD_SESSION_TTL_SECONDS after they began. */
+function tusStore(ctx: AppContext) {
+  return new FileStore({
     directory: path.join(ctx.config.uploadDir, 'tus'),
     expirationPeriodInMilliseconds: ctx.config.uploadSessionTtlSeconds * 1000,
   })
+}
+
+/** Removes the tus uploads that expired unfinished; how many. */
+export function sweepExpiredTus(ctx: AppContext): Promise<number> {
+  return tusStore(ctx).deleteExpired()
+}
+
+export function createTusServer(ctx: AppContext): Server {
+  const store = tusStore(ctx)
   const server: Server = new Server({
     path: TUS_PATH,
     datastore: store,

@@ -19,7 +19,7 @@ import * as repo from './repo.js'
 import * as scheduledRepo from './scheduled-repo.js'
 import type { MessageView, ScheduleBody } from './schemas.js'
 
-/** How often each instance looks for due messages: delivery lands within this of its time. */
+/** How often the job looks for due messages: delivery lands within this of its time. */
 export const TICK_MS = 250
 const BATCH = 100
 const RETRY_FIRST_MS = 1000
@@ -135,23 +135,22 @@ async function writePending(ctx: AppContext, events: Outbox, row: ScheduledMessa
 }
 
 /**
- * Every instance runs one: it delivers what is due each tick, oldest first. A message whose
- * delivery fails is retried later (after 1 s, doubling up to a minute) while the others go on:
- * one bad row must not hold back everyone's messages.
+ * The scheduled-messages job (src/jobs/): each run delivers what is due, oldest first. A message
+ * whose delivery fails is retried later (after 1 s, doubling up to a minute) while the others go
+ * on: one bad row must not hold back everyone's messages. The jobs runner runs it on one instance
+ * at a time every TICK_MS; delivery itself stays exactly-once (`deliver`) whatever runs it.
  */
-export function startScheduler(ctx: AppContext) {
-  let running: Promise<void> | null = null
-  let stopped = false
+export function scheduledDelivery(ctx: AppContext) {
   /** pending ids whose delivery failed: when to try again, and the wait after the next failure */
   const failing = new Map<number, { retryAt: number; backoffMs: number }>()
-  const tick = async () => {
+  return async function deliverDue(signal: AbortSignal) {
     const now = ctx.clock.now()
     const due = await scheduledRepo.dueIds(ctx.db, now, BATCH + Math.min(failing.size, MAX_FAILING_SKIPPED))
     const dueIds = new Set(due.map((row) => row.id))
     // cancelled, rescheduled or delivered elsewhere meanwhile
     for (const id of failing.keys()) if (!dueIds.has(id)) failing.delete(id)
     for (const { id } of due) {
-      if (stopped) return
+      if (signal.aborted) return
       const failed = failing.get(id)
       if (failed && failed.retryAt > ctx.clock.now()) continue
       try {
@@ -163,19 +162,5 @@ export function startScheduler(ctx: AppContext) {
         ctx.log.warn({ err, scheduled_message_id: id, retry_in_ms: backoffMs }, 'scheduled delivery failed')
       }
     }
-  }
-  const timer = setInterval(() => {
-    if (running) return
-    running = tick()
-      .catch((err) => ctx.log.warn({ err }, 'scheduled delivery failed; retrying next tick'))
-      .finally(() => (running = null))
-  }, TICK_MS)
-  timer.unref()
-  return {
-    async stop() {
-      stopped = true
-      clearInterval(timer)
-      await running
-    },
   }
 }

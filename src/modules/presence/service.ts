@@ -23,6 +23,15 @@ const PRESENCE_TTL_HEARTBEATS = 3
 const RETRY_MIN_MS = 1000
 const RETRY_MAX_MS = 30_000
 
+const instances = new WeakMap<AppContext, Presence>()
+
+/** The instance's presence: one per context, shared by the gateway and the presence-refresh job. */
+export function presenceOf(ctx: AppContext): Presence {
+  let presence = instances.get(ctx)
+  if (!presence) instances.set(ctx, (presence = new Presence(ctx)))
+  return presence
+}
+
 export class Presence {
   private counts = new Map<number, number>()
   /** per-user chain, so one user's transitions are handled in order */
@@ -69,7 +78,7 @@ export class Presence {
     })
   }
 
-  /** Heartbeat: tell Redis this instance still holds its users. */
+  /** The presence-refresh job (src/jobs/): tell Redis this instance still holds its users. */
   async refresh() {
     const redis = this.ctx.redis
     if (!redis || this.counts.size === 0) return

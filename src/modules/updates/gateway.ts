@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.js'
 import { registerGateway } from '../../realtime/gateway.js'
 import { DeliveryMarks } from '../messages/delivered.js'
 import { presentByIds } from '../messages/views.js'
-import { Presence } from '../presence/service.js'
+import { presenceOf } from '../presence/service.js'
 import { authenticate } from '../sessions/service.js'
 
 export async function mountGateway(app: FastifyInstance, ctx: AppContext, prefixes: readonly string[]) {
@@ -18,7 +18,7 @@ export async function mountGateway(app: FastifyInstance, ctx: AppContext, prefix
       return found ? { userId: found.user.id, sessionId: found.sessionId } : null
     },
     renderMessages: presentByIds,
-    presence: new Presence(ctx),
+    presence: presenceOf(ctx),
     deliveries: new DeliveryMarks(ctx),
   })
 }

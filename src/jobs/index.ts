@@ -1,0 +1,39 @@
+/**
+ * Every periodic job of an instance, in one list (explicit wiring, like the mounts): the module
+ * owns what a job does, this file when and where it runs. buildApp starts the runner when the
+ * server is ready and stops it when the server closes.
+ */
+import type { AppContext } from '../context.js'
+import { sweepExpiredUploads } from '../modules/files/sweep.js'
+import { scheduledDelivery, TICK_MS } from '../modules/messages/scheduled.js'
+import { presenceOf } from '../modules/presence/service.js'
+import { JobRunner, type RunnerOptions } from './runner.js'
+
+export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRunner {
+  const jobs = new JobRunner(ctx, options)
+  jobs.define({
+    name: 'scheduled-messages',
+    summary: 'sends the scheduled messages that are due',
+    scope: 'cluster',
+    everyMs: TICK_MS,
+    run: scheduledDelivery(ctx),
+  })
+  jobs.define({
+    name: 'upload-sweep',
+    summary: "removes expired unfinished uploads (chunked and tus) from this instance's directory",
+    // each instance has its own uploads directory
+    scope: 'instance',
+    everyMs: ctx.config.uploadSweepIntervalSeconds * 1000,
+    run: () => sweepExpiredUploads(ctx),
+  })
+  if (ctx.redis) {
+    jobs.define({
+      name: 'presence-refresh',
+      summary: "renews this instance's hold on its users' online state in Redis",
+      scope: 'instance',
+      everyMs: ctx.config.wsHeartbeatSeconds * 1000,
+      run: () => presenceOf(ctx).refresh(),
+    })
+  }
+  return jobs
+}
