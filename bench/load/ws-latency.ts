@@ -36,9 +36,16 @@ const GRACE_MS = 3000
 function connect(port: number, token: string, onFrame: (raw: string) => void): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(`ws://127.0.0.1:${port}${V2}/ws`, { headers: { authorization: `Bearer ${token}` } })
+    // a socket that never says ready fails the run instead of hanging the bench
+    const timer = setTimeout(() => {
+      socket.terminate()
+      reject(new Error('no ready frame within 10 s'))
+    }, 10_000)
     socket.once('error', reject)
+    socket.once('close', (code) => reject(new Error(`closed before ready (${code})`)))
     socket.once('unexpected-response', (_request, response) => reject(new Error(`upgrade refused: ${response.statusCode}`)))
     socket.once('message', (raw) => {
+      clearTimeout(timer)
       if (!String(raw).includes('"ready"')) return reject(new Error(`first frame is not ready: ${String(raw)}`))
       socket.on('message', (frame) => onFrame(String(frame)))
       resolve(socket)

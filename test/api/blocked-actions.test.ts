@@ -8,9 +8,10 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { assertError } from '../harness/assert.js'
 import { anotherDevice, history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
-import { assertNone, TestSocket } from '../harness/socket.js'
+import { assertDelivered, assertNone, TestSocket } from '../harness/socket.js'
 import { waitFor } from '../harness/wait.js'
 
 const server = await startTestServer()
@@ -38,13 +39,6 @@ async function chatListItem(user: TestUser, chatId: number) {
   const res = await user.api.get(`${V2}/chat_list`, { query: { per_page: 100 } })
   assert.equal(res.status, 200, res.text)
   return res.body.items.find((i: any) => i.chat_id === chatId)
-}
-
-function assertRefused(res: { status: number; body: any }, status: number, code: string, what = '') {
-  assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`)
-  assert.equal(res.body.success, false, what)
-  assert.equal(res.body.error.code, code, what)
-  assert.equal(res.body.data, undefined, what)
 }
 
 /** After the drains: nothing at all is left on these sockets (presence is checked on its own). */
@@ -77,10 +71,10 @@ async function blockedChat() {
 // ---------------------------------------------------------------- edit
 
 test('blocked: bob editing his own message is 403 blocked; alice sees it unchanged and gets no message.edited', async () => {
-  const { alice, bob, chatId, b1, aliceSockets, bobSocket, aliceLog } = await blockedChat()
+  const { alice, bob, chatId, a1, b1, aliceSockets, bobSocket, aliceLog } = await blockedChat()
   const before = await history(alice, chatId)
 
-  assertRefused(await edit(bob, b1.message_id, 'bob 1, rewritten'), 403, 'blocked', 'edit')
+  assertError(await edit(bob, b1.message_id, 'bob 1, rewritten'), 403, 'blocked', 'edit')
 
   for (const socket of aliceSockets) await assertNone(socket, 'message.edited', 300)
   await assertNone(bobSocket, 'message.edited', 0, 'message.edited to the refused editor')
@@ -91,16 +85,18 @@ test('blocked: bob editing his own message is 403 blocked; alice sees it unchang
   assert.deepEqual(await history(alice, chatId), before)
   assert.equal((await byId(bob, chatId, b1.message_id)).content, 'bob 1', 'nothing written for bob either')
   assert.deepEqual(await logOf(alice), aliceLog, 'alice\'s update log is unchanged')
+  // control: an edit alice may make reaches all three sockets
+  await assertDelivered([...aliceSockets, bobSocket], 'message.edited', () => edit(alice, a1.message_id, 'alice 1, edited'))
 })
 
 // ---------------------------------------------------------------- delete
 
 test('blocked: bob deleting for everyone is 403 blocked; alice still sees the message and gets no message.deleted', async () => {
-  const { alice, bob, chatId, b2, aliceSockets, bobSocket, aliceLog } = await blockedChat()
+  const { alice, bob, chatId, a2, b2, aliceSockets, bobSocket, aliceLog } = await blockedChat()
   const before = await history(alice, chatId)
 
-  assertRefused(await del(bob, b2.message_id, true), 403, 'blocked', 'delete for all (query)')
-  assertRefused(
+  assertError(await del(bob, b2.message_id, true), 403, 'blocked', 'delete for all (query)')
+  assertError(
     await bob.api.request('DELETE', `${V2}/messages/${b2.message_id}`, { for_all: true }),
     403,
     'blocked',
@@ -117,6 +113,9 @@ test('blocked: bob deleting for everyone is 403 blocked; alice still sees the me
   assert.equal((await byId(bob, chatId, b2.message_id)).content, 'bob 2', 'still there for bob too')
   assert.equal((await chatListItem(alice, chatId)).last_message.message_id, before[0].message_id)
   assert.deepEqual(await logOf(alice), aliceLog, 'alice\'s update log is unchanged')
+  // control: alice deleting her last message for everyone reaches all three (and moves the last message)
+  await assertDelivered([...aliceSockets, bobSocket], 'message.deleted', () => del(alice, a2.message_id, true))
+  for (const socket of aliceSockets) assert.equal((await socket.next('chat.updated')).data.chat_id, chatId)
 })
 
 test('blocked: bob deleting for himself works for bob only; nothing reaches alice', async () => {
@@ -141,6 +140,8 @@ test('blocked: bob deleting for himself works for bob only; nothing reaches alic
   assertNothingElse(aliceSockets, 'after bob deleted for himself')
   assert.deepEqual(await history(alice, chatId), before, 'alice still sees all four')
   assert.deepEqual(await logOf(alice), aliceLog, 'alice\'s update log is unchanged')
+  // control: alice deleting for herself reaches her devices
+  await assertDelivered(aliceSockets, 'message.deleted', () => del(alice, b2.message_id, false))
 })
 
 // ---------------------------------------------------------------- react
@@ -157,9 +158,9 @@ test('blocked: bob reacting (set, change or remove) is 403 blocked; reactions un
   const [laptop, phone] = [await connect(alice), await device(alice)]
   const aliceLog = await logOf(alice)
 
-  assertRefused(await react(bob, a1.message_id, '🎉'), 403, 'blocked', 'new reaction')
-  assertRefused(await react(bob, a2.message_id, '🎉'), 403, 'blocked', 'changed reaction')
-  assertRefused(await react(bob, a2.message_id, null), 403, 'blocked', 'removed reaction')
+  assertError(await react(bob, a1.message_id, '🎉'), 403, 'blocked', 'new reaction')
+  assertError(await react(bob, a2.message_id, '🎉'), 403, 'blocked', 'changed reaction')
+  assertError(await react(bob, a2.message_id, null), 403, 'blocked', 'removed reaction')
 
   for (const socket of [laptop, phone]) await assertNone(socket, 'reaction.updated', 300)
   assertNothingElse([laptop, phone], 'after refused reactions')
@@ -169,6 +170,8 @@ test('blocked: bob reacting (set, change or remove) is 403 blocked; reactions un
   assert.deepEqual(m2.reactions, { '👍': 1 })
   assert.deepEqual((await history(bob, chatId)).map((m) => m.reactions), [{ '👍': 1 }, { '❤️': 1 }])
   assert.deepEqual(await logOf(alice), aliceLog, 'alice\'s update log is unchanged')
+  // control: alice's own reaction reaches her devices
+  await assertDelivered([laptop, phone], 'reaction.updated', () => react(alice, a2.message_id, '🎉'))
 })
 
 // ---------------------------------------------------------------- read
@@ -312,7 +315,7 @@ test('blocked: the blocked list and a shared group\'s member list hide presence 
 
 test('after unblock: bob\'s edit, reaction, read, delete for all and presence reach alice again', async () => {
   const { alice, bob, chatId, a2, b1, b2, aliceSockets, bobSocket } = await blockedChat()
-  assertRefused(await edit(bob, b1.message_id, 'nope'), 403, 'blocked', 'edit while blocked')
+  assertError(await edit(bob, b1.message_id, 'nope'), 403, 'blocked', 'edit while blocked')
   assert.equal((await unblock(alice, bob.id)).status, 200)
   for (const socket of aliceSockets) {
     assert.deepEqual((await socket.next('chat.updated')).data, { chat_id: chatId, is_blocked: false })
@@ -401,5 +404,7 @@ test('blocked: a message bob scheduled before the block is dropped (bob is told)
   assert.equal((await chatListItem(alice, chatId)).unread_count, 1)
 
   // the pending id is gone: bob cannot send it now either
-  assertRefused(await bob.api.post(`${V2}/messages/${pending.scheduled_id}/scheduled`, { scheduled_at: null }), 404, 'not_found', 'send now after drop')
+  assertError(await bob.api.post(`${V2}/messages/${pending.scheduled_id}/scheduled`, { scheduled_at: null }), 404, 'not_found', 'send now after drop')
+  // control: a message alice sends does reach all three sockets
+  await assertDelivered([laptop, phone, bobSocket], 'message.new', () => send(alice, bob, 'from alice'))
 })

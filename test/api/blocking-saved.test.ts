@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { assertError } from '../harness/assert.js'
 import { history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
@@ -15,13 +16,6 @@ const blocked = async (me: TestUser, query: Record<string, number> = {}) => {
   const res = await me.api.get(`${V2}/blocked`, { query })
   assert.equal(res.status, 200, res.text)
   return res.body
-}
-
-function assertRefused(res: { status: number; body: any }, status: number, code: string, what = '') {
-  assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`)
-  assert.equal(res.body.success, false, what)
-  assert.equal(res.body.error.code, code, what)
-  assert.equal(res.body.data, undefined, what)
 }
 
 // ---------------------------------------------------------------- 10. blocking
@@ -63,10 +57,10 @@ test('block, list and unblock: idempotent, Peer items, paginated', async () => {
 
 test('block refusals: myself 400, unknown user 404, bad body 400, no token 401', async () => {
   const [alice] = await users(1)
-  assertRefused(await block(alice, alice.id), 400, 'validation_error', 'self')
-  assertRefused(await block(alice, 987_654_321), 404, 'not_found', 'unknown user')
-  assertRefused(await alice.api.post(`${V2}/block`, {}), 400, 'validation_error', 'no user_id')
-  assertRefused(await alice.api.post(`${V2}/block`, { user_id: 'bob' }), 400, 'validation_error', 'not an id')
+  assertError(await block(alice, alice.id), 400, 'validation_error', 'self')
+  assertError(await block(alice, 987_654_321), 404, 'not_found', 'unknown user')
+  assertError(await alice.api.post(`${V2}/block`, {}), 400, 'validation_error', 'no user_id')
+  assertError(await alice.api.post(`${V2}/block`, { user_id: 'bob' }), 400, 'validation_error', 'not an id')
   assert.equal((await server.api.post(`${V2}/block`, { user_id: alice.id })).status, 401)
   assert.equal((await server.api.get(`${V2}/blocked`)).status, 401)
   assert.deepEqual((await blocked(alice)).items, [])
@@ -88,8 +82,8 @@ test('a blocked sender is refused with code blocked, and nothing reaches the blo
   const aliceLog = await updates(alice)
   const before = await contents(alice, chatId)
 
-  assertRefused(await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'let me explain' }), 403, 'blocked', 'by receiver_id')
-  assertRefused(await bob.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'please' }), 403, 'blocked', 'by chat_id')
+  assertError(await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'let me explain' }), 403, 'blocked', 'by receiver_id')
+  assertError(await bob.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'please' }), 403, 'blocked', 'by chat_id')
   await bob.api.post(`${V2}/chat/typing`, { chat_id: chatId, is_typing: true })
   await sleep(300)
   // alice's own block may tell her devices (chat.updated); nothing of bob's may arrive
@@ -120,7 +114,7 @@ test('blocking is one-way: the blocked user is not blocked from being written to
   assert.equal((await carol.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'hi' })).status, 200)
   assert.equal((await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'hi' })).status, 200)
   assert.equal((await bob.api.post(`${V2}/messages/send`, { receiver_id: carol.id, content: 'hi' })).status, 200)
-  assertRefused(await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'hi' }), 403, 'blocked')
+  assertError(await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'hi' }), 403, 'blocked')
 })
 
 // ---------------------------------------------------------------- 11. saved
@@ -169,9 +163,9 @@ test('save: {message_id, saved_at}, idempotent with the same saved_at, listed ne
 test('save refusals: outsider 404, unknown 404, bad body 400, no token 401; nothing saved', async () => {
   const [alice, bob, eve] = await users(3)
   const m = await send(alice, bob, 'private')
-  assertRefused(await save(eve, m.message_id), 404, 'not_found', 'outsider')
-  assertRefused(await save(eve, 987_654_321), 404, 'not_found', 'unknown')
-  assertRefused(await eve.api.post(`${V2}/saved/add`, {}), 400, 'validation_error', 'no message_id')
+  assertError(await save(eve, m.message_id), 404, 'not_found', 'outsider')
+  assertError(await save(eve, 987_654_321), 404, 'not_found', 'unknown')
+  assertError(await eve.api.post(`${V2}/saved/add`, {}), 400, 'validation_error', 'no message_id')
   assert.equal((await server.api.post(`${V2}/saved/add`, { message_id: m.message_id })).status, 401)
   assert.equal((await server.api.get(`${V2}/saved`)).status, 401)
   assert.deepEqual((await savedList(eve)).items, [])

@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { createChannel as channel } from '../harness/fixtures.js'
+import { assertError } from '../harness/assert.js'
 import type { Response } from '../harness/client.js'
 import { history, ISO, registerUsers, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
@@ -36,15 +38,7 @@ function ok(res: Response) {
   assert.equal(res.body.success, true)
   return res.body.data ?? res.body
 }
-function fails(res: Response, status: number, code: string) {
-  assert.equal(res.status, status, res.text)
-  assert.equal(res.body.success, false, res.text)
-  assert.equal(res.body.error.code, code, res.text)
-  assert.equal(typeof res.body.error.message, 'string')
-}
-
-const createChannel = async (owner: TestUser, body: Record<string, unknown> = {}) =>
-  ok(await owner.api.post(`${V2}/channels/create`, { title: 'News', description: 'daily news', ...body }))
+const createChannel = (owner: TestUser, body: Record<string, unknown> = {}) => channel(owner, { title: 'News', description: 'daily news', ...body })
 const getChannel = async (user: TestUser, id: number) => ok(await user.api.get(`${V2}/channels/${id}`))
 const subscribe = async (user: TestUser, body: Record<string, unknown>) => ok(await user.api.post(`${V2}/channels/subscribe`, body))
 const publish = async (user: TestUser, channelId: number, content: string) =>
@@ -146,10 +140,10 @@ test('a private channel: invite link only for owner and admins; invisible (404) 
   const asSubscriber = await getChannel(subscriber, channel.channel_id)
   assert.equal(asSubscriber.invite_link, null)
   assert.equal(asSubscriber.is_public, false)
-  fails(await outsider.api.get(`${V2}/channels/${channel.channel_id}`), 404, 'not_found')
-  fails(await outsider.api.get(`${V2}/channels/info`, { query: { channel_id: channel.channel_id } }), 404, 'not_found')
-  fails(await outsider.api.get(`${V2}/chat/history`, { query: { chat_id: channel.channel_id } }), 404, 'not_found')
-  fails(await outsider.api.get(`${V2}/chat/updates`, { query: { chat_id: channel.channel_id, since: 0 } }), 404, 'not_found')
+  assertError(await outsider.api.get(`${V2}/channels/${channel.channel_id}`), 404, 'not_found')
+  assertError(await outsider.api.get(`${V2}/channels/info`, { query: { channel_id: channel.channel_id } }), 404, 'not_found')
+  assertError(await outsider.api.get(`${V2}/chat/history`, { query: { chat_id: channel.channel_id } }), 404, 'not_found')
+  assertError(await outsider.api.get(`${V2}/chat/updates`, { query: { chat_id: channel.channel_id, since: 0 } }), 404, 'not_found')
 })
 
 // ---- subscribe and unsubscribe ---------------------------------------------------------------------
@@ -162,8 +156,8 @@ test('subscribe to a public channel by id; twice is 409; unsubscribe; subscriber
   assert.equal(joined.is_subscribed, true)
   assert.equal(joined.my_role, 'subscriber')
   assert.equal(joined.subscriber_count, 2)
-  fails(await reader.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id }), 409, 'conflict')
-  fails(await owner.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id }), 409, 'conflict')
+  assertError(await reader.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id }), 409, 'conflict')
+  assertError(await owner.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id }), 409, 'conflict')
   assert.equal((await subscribe(other, { channel_id: channel.channel_id })).subscriber_count, 3)
 
   const left = ok(await reader.api.post(`${V2}/channels/unsubscribe`, { channel_id: channel.channel_id }))
@@ -173,7 +167,7 @@ test('subscribe to a public channel by id; twice is 409; unsubscribe; subscriber
   assert.equal(after.my_role, null)
   assert.equal(after.subscriber_count, 2)
   // the channel is public, so a non-subscriber sees it: 403, not 404
-  fails(await reader.api.post(`${V2}/channels/unsubscribe`, { channel_id: channel.channel_id }), 403, 'forbidden')
+  assertError(await reader.api.post(`${V2}/channels/unsubscribe`, { channel_id: channel.channel_id }), 403, 'forbidden')
   // and back again
   assert.equal((await subscribe(reader, { channel_id: channel.channel_id })).subscriber_count, 3)
 })
@@ -182,7 +176,7 @@ test('a private channel: by id → 404; by code or the whole link → subscribed
   const [owner, a, b, c] = await users(4)
   const channel = await createChannel(owner, { is_public: false })
   const code = channel.invite_link.split('/').pop()
-  fails(await a.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id }), 404, 'not_found')
+  assertError(await a.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id }), 404, 'not_found')
   assert.equal((await getChannel(owner, channel.channel_id)).subscriber_count, 1, 'nobody got in')
 
   const byCode = await subscribe(a, { code })
@@ -190,26 +184,26 @@ test('a private channel: by id → 404; by code or the whole link → subscribed
   assert.equal(byCode.is_subscribed, true)
   const byLink = await subscribe(b, { code: channel.invite_link })
   assert.equal(byLink.subscriber_count, 3)
-  fails(await a.api.post(`${V2}/channels/subscribe`, { code }), 409, 'conflict')
+  assertError(await a.api.post(`${V2}/channels/subscribe`, { code }), 409, 'conflict')
   // a code together with its own channel id is fine; with another channel's id it is not
   ok(await c.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id, code }))
   const other = await createChannel(owner)
   const mismatch = await (await users(1))[0].api.post(`${V2}/channels/subscribe`, { channel_id: other.channel_id, code })
-  fails(mismatch, 400, 'validation_error')
-  fails(await a.api.post(`${V2}/channels/subscribe`, { code: 'no-such-code' }), 404, 'not_found')
+  assertError(mismatch, 400, 'validation_error')
+  assertError(await a.api.post(`${V2}/channels/subscribe`, { code: 'no-such-code' }), 404, 'not_found')
 })
 
 test("channel and group invite codes do not cross: a group's code does not subscribe, a channel's does not join a group", async () => {
   const [owner, user] = await users(2)
   const channel = await createChannel(owner, { is_public: false })
   const group = ok(await owner.api.post(`${V2}/groups/create`, { title: 'G' }))
-  fails(await user.api.post(`${V2}/channels/subscribe`, { code: group.invite_link }), 404, 'not_found')
-  fails(await user.api.post(`${V2}/groups/invite-link/join`, { code: channel.invite_link }), 404, 'not_found')
+  assertError(await user.api.post(`${V2}/channels/subscribe`, { code: group.invite_link }), 404, 'not_found')
+  assertError(await user.api.post(`${V2}/groups/invite-link/join`, { code: channel.invite_link }), 404, 'not_found')
   assert.equal((await getChannel(owner, channel.channel_id)).subscriber_count, 1)
   assert.equal(ok(await owner.api.get(`${V2}/groups/info`, { query: { chat_id: group.group_id } })).member_count, 1)
   // a group is not a channel, and a channel is not a group
-  fails(await owner.api.get(`${V2}/channels/${group.group_id}`), 404, 'not_found')
-  fails(await owner.api.get(`${V2}/groups/info`, { query: { chat_id: channel.channel_id } }), 404, 'not_found')
+  assertError(await owner.api.get(`${V2}/channels/${group.group_id}`), 404, 'not_found')
+  assertError(await owner.api.get(`${V2}/groups/info`, { query: { chat_id: channel.channel_id } }), 404, 'not_found')
 })
 
 test('group endpoints refuse a channel id and channel endpoints a group id (404), and nothing changes', async () => {
@@ -234,7 +228,7 @@ test('group endpoints refuse a channel id and channel endpoints a group id (404)
     await owner.api.post(`${V2}/channels/set-title`, { channel_id: gid, title: 'hijacked' }),
     await owner.api.get(`${V2}/channels/subscribers`, { query: { channel_id: gid } }),
     await owner.api.post(`${V2}/channels/unsubscribe`, { channel_id: gid }),
-  ]) fails(res, 404, 'not_found')
+  ]) assertError(res, 404, 'not_found')
   const after = await getChannel(owner, cid)
   assert.equal(after.name, 'News')
   assert.equal(after.subscriber_count, 2)
@@ -283,7 +277,7 @@ test('subscribers of a private channel: owner and admins only', async () => {
   ok(await owner.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: admin.id }))
   assert.equal((await subscribers(owner, channel.channel_id)).total, 3)
   assert.equal((await subscribers(admin, channel.channel_id)).total, 3)
-  fails(await subscriber.api.get(`${V2}/channels/subscribers`, { query: { channel_id: channel.channel_id } }), 403, 'forbidden')
+  assertError(await subscriber.api.get(`${V2}/channels/subscribers`, { query: { channel_id: channel.channel_id } }), 403, 'forbidden')
 })
 
 // ---- posts, reactions, history -----------------------------------------------------------------
@@ -313,7 +307,7 @@ test('posts by the owner and an admin reach subscribers over the WebSocket as ch
   assert.equal((await s2Ws.next('message.new')).data.message.content, 'admin post')
 
   const refused = await s1.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'let me speak' })
-  fails(refused, 403, 'forbidden')
+  assertError(refused, 403, 'forbidden')
   assert.deepEqual(await s2Ws.drain('message.new', 250), [], 'nothing reached anyone')
   assert.deepEqual((await history(s2, channel.channel_id)).map((m) => m.content), ['admin post', 'first post'])
   await ownerWs.drain('message.new', 0)
@@ -324,9 +318,9 @@ test('a subscriber cannot get a post in sideways: forwards and scheduled sends a
   const channel = await createChannel(owner)
   await subscribe(s1, { channel_id: channel.channel_id })
   const personal = ok(await s1.api.post(`${V2}/messages/send`, { receiver_id: friend.id, content: 'forward me' }))
-  fails(await s1.api.post(`${V2}/messages/forward`, { message_id: personal.message_id, target_chat_id: channel.channel_id }), 403, 'forbidden')
+  assertError(await s1.api.post(`${V2}/messages/forward`, { message_id: personal.message_id, target_chat_id: channel.channel_id }), 403, 'forbidden')
   const later = new Date(Date.now() + 3600_000).toISOString()
-  fails(await s1.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'later', scheduled_at: later }), 403, 'forbidden')
+  assertError(await s1.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'later', scheduled_at: later }), 403, 'forbidden')
   assert.deepEqual(await history(owner, channel.channel_id), [])
 })
 
@@ -459,7 +453,7 @@ test('verify: a platform admin marks the channel verified, with a ModLog row; ot
   const modlog = async () =>
     (ok(await platformAdmin.api.get('/api/admin/modlog', { query: { per_page: 100 } })).items as any[]).filter((r) => r.target_id === channel.channel_id)
 
-  fails(await owner.api.post(`${V2}/channels/verify`, { channel_id: channel.channel_id }), 403, 'forbidden')
+  assertError(await owner.api.post(`${V2}/channels/verify`, { channel_id: channel.channel_id }), 403, 'forbidden')
   assert.deepEqual(await modlog(), [])
   assert.equal((await getChannel(owner, channel.channel_id)).is_verified, false)
 
@@ -478,9 +472,9 @@ test('verify: a platform admin marks the channel verified, with a ModLog row; ot
   assert.equal(updated.data.chat_id, channel.channel_id)
   assert.equal(updated.data.is_verified, true)
 
-  fails(await platformAdmin.api.post(`${V2}/channels/verify`, { channel_id: 999999999 }), 404, 'not_found')
+  assertError(await platformAdmin.api.post(`${V2}/channels/verify`, { channel_id: 999999999 }), 404, 'not_found')
   const group = ok(await owner.api.post(`${V2}/groups/create`, { title: 'not a channel' }))
-  fails(await platformAdmin.api.post(`${V2}/channels/verify`, { channel_id: group.group_id }), 404, 'not_found')
+  assertError(await platformAdmin.api.post(`${V2}/channels/verify`, { channel_id: group.group_id }), 404, 'not_found')
 })
 
 // ---- channel admins ------------------------------------------------------------------------------
@@ -489,7 +483,7 @@ test('add-admin / remove-admin: an added admin posts and is listed; a removed on
   const [owner, editor, outsider] = await users(3)
   const channel = await createChannel(owner)
   await subscribe(editor, { channel_id: channel.channel_id })
-  fails(await editor.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'too early' }), 403, 'forbidden')
+  assertError(await editor.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'too early' }), 403, 'forbidden')
 
   const added = ok(await owner.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: editor.id }))
   assert.deepEqual(added, { chat_id: channel.channel_id, user_id: editor.id, role: 'admin' })
@@ -497,15 +491,15 @@ test('add-admin / remove-admin: an added admin posts and is listed; a removed on
   assert.equal((await getChannel(editor, channel.channel_id)).my_role, 'admin')
   const post = await publish(editor, channel.channel_id, 'editor post')
   assert.equal(post.sender_id, editor.id)
-  fails(await owner.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: editor.id }), 409, 'conflict')
-  fails(await owner.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: outsider.id }), 404, 'not_found')
+  assertError(await owner.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: editor.id }), 409, 'conflict')
+  assertError(await owner.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: outsider.id }), 404, 'not_found')
 
   const removed = ok(await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channel.channel_id, user_id: editor.id }))
   assert.deepEqual(removed, { chat_id: channel.channel_id, user_id: editor.id, role: 'subscriber' })
-  fails(await editor.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'still here?' }), 403, 'forbidden')
+  assertError(await editor.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'still here?' }), 403, 'forbidden')
   assert.deepEqual((await getChannel(owner, channel.channel_id)).admins.map((a: any) => a.user_id), [owner.id])
   assert.equal((await getChannel(editor, channel.channel_id)).my_role, 'subscriber')
-  fails(await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channel.channel_id, user_id: editor.id }), 409, 'conflict')
+  assertError(await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channel.channel_id, user_id: editor.id }), 409, 'conflict')
   assert.deepEqual((await history(owner, channel.channel_id)).map((m) => m.content), ['editor post'])
 })
 
@@ -538,7 +532,7 @@ test("revoking needs the link's own channel: another channel's id does not reach
   const [owner, stranger, joiner] = await users(3)
   const mine = await createChannel(owner)
   const theirs = await createChannel(stranger, { is_public: false })
-  fails(await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: mine.channel_id, code: theirs.invite_link }), 404, 'not_found')
+  assertError(await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: mine.channel_id, code: theirs.invite_link }), 404, 'not_found')
   const joined = await subscribe(joiner, { code: theirs.invite_link })
   assert.equal(joined.channel_id, theirs.channel_id, 'the link still works')
 })
@@ -555,10 +549,10 @@ test('transfer: the owner role moves, the old owner stays as an admin and can st
   await publish(owner, channel.channel_id, 'still an admin')
   await publish(heir, channel.channel_id, 'the new owner')
   // permission comes first: the old owner (an admin now) may not transfer, whoever they name
-  fails(await owner.api.post(`${V2}/channels/transfer`, { channel_id: channel.channel_id, user_id: owner.id }), 403, 'forbidden')
-  fails(await heir.api.post(`${V2}/channels/transfer`, { channel_id: channel.channel_id, user_id: heir.id }), 400, 'validation_error')
+  assertError(await owner.api.post(`${V2}/channels/transfer`, { channel_id: channel.channel_id, user_id: owner.id }), 403, 'forbidden')
+  assertError(await heir.api.post(`${V2}/channels/transfer`, { channel_id: channel.channel_id, user_id: heir.id }), 400, 'validation_error')
   const [stranger] = await users(1)
-  fails(await heir.api.post(`${V2}/channels/transfer`, { channel_id: channel.channel_id, user_id: stranger.id }), 404, 'not_found')
+  assertError(await heir.api.post(`${V2}/channels/transfer`, { channel_id: channel.channel_id, user_id: stranger.id }), 404, 'not_found')
 })
 
 // ---- discussion groups -------------------------------------------------------------------------
@@ -570,7 +564,7 @@ test('bind-group / unbind-group: discussion_group_id in the Channel shape; bindi
   const g1 = ok(await owner.api.post(`${V2}/groups/create`, { title: 'Talk 1' }))
   const g2 = ok(await owner.api.post(`${V2}/groups/create`, { title: 'Talk 2', is_public: true }))
 
-  fails(await owner.api.post(`${V2}/channels/unbind-group`, { channel_id: channel.channel_id }), 409, 'conflict')
+  assertError(await owner.api.post(`${V2}/channels/unbind-group`, { channel_id: channel.channel_id }), 409, 'conflict')
   const bound = ok(await owner.api.post(`${V2}/channels/bind-group`, { channel_id: channel.channel_id, group_id: g1.group_id }))
   assert.deepEqual(Object.keys(bound).sort(), FULL_KEYS)
   assert.equal(bound.discussion_group_id, g1.group_id)
@@ -580,8 +574,8 @@ test('bind-group / unbind-group: discussion_group_id in the Channel shape; bindi
   assert.equal(rebound.discussion_group_id, g2.group_id)
   // a channel is not a group: refused, and the binding stays
   const other = await createChannel(owner)
-  fails(await owner.api.post(`${V2}/channels/bind-group`, { channel_id: channel.channel_id, group_id: other.channel_id }), 404, 'not_found')
-  fails(await owner.api.post(`${V2}/channels/bind-group`, { channel_id: channel.channel_id, group_id: 999999999 }), 404, 'not_found')
+  assertError(await owner.api.post(`${V2}/channels/bind-group`, { channel_id: channel.channel_id, group_id: other.channel_id }), 404, 'not_found')
+  assertError(await owner.api.post(`${V2}/channels/bind-group`, { channel_id: channel.channel_id, group_id: 999999999 }), 404, 'not_found')
   assert.equal((await getChannel(owner, channel.channel_id)).discussion_group_id, g2.group_id)
 
   const unbound = ok(await owner.api.post(`${V2}/channels/unbind-group`, { channel_id: channel.channel_id }))
@@ -615,25 +609,25 @@ test('channel invite links: {base}/channel/<code>, usage limit, a 409 does not t
   assert.equal(link.expires_at, null)
 
   await subscribe(a, { code: channel.invite_link })
-  fails(await a.api.post(`${V2}/channels/subscribe`, { code: link.code }), 409, 'conflict')
+  assertError(await a.api.post(`${V2}/channels/subscribe`, { code: link.code }), 409, 'conflict')
   const joined = await subscribe(b, { code: link.invite_link })
   assert.equal(joined.channel_id, channel.channel_id, 'the conflict did not use up the one use')
   const exhausted = await c.api.post(`${V2}/channels/subscribe`, { code: link.code })
-  fails(exhausted, 403, 'forbidden')
+  assertError(exhausted, 403, 'forbidden')
   assert.match(exhausted.body.error.message, /limit/)
 
   const revoked = ok(await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: channel.channel_id, code: channel.invite_link }))
   assert.equal(revoked.is_revoked, true)
-  fails(await c.api.post(`${V2}/channels/subscribe`, { code: channel.invite_link }), 403, 'forbidden')
+  assertError(await c.api.post(`${V2}/channels/subscribe`, { code: channel.invite_link }), 403, 'forbidden')
   const now = await getChannel(owner, channel.channel_id)
   assert.notEqual(now.invite_link, channel.invite_link)
   assert.match(now.invite_link, CHANNEL_LINK)
   await subscribe(c, { code: now.invite_link })
   assert.equal((await getChannel(owner, channel.channel_id)).subscriber_count, 4)
 
-  fails(await owner.api.post(`${V2}/channels/invite-link/create`, { channel_id: channel.channel_id, expires_at: '2020-01-01T00:00:00Z' }), 400, 'validation_error')
-  fails(await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: channel.channel_id, code: 'no-such-code' }), 404, 'not_found')
-  fails(await d.api.post(`${V2}/channels/subscribe`, { code: link.code }), 403, 'forbidden')
+  assertError(await owner.api.post(`${V2}/channels/invite-link/create`, { channel_id: channel.channel_id, expires_at: '2020-01-01T00:00:00Z' }), 400, 'validation_error')
+  assertError(await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: channel.channel_id, code: 'no-such-code' }), 404, 'not_found')
+  assertError(await d.api.post(`${V2}/channels/subscribe`, { code: link.code }), 403, 'forbidden')
 })
 
 // ---- leaving -------------------------------------------------------------------------------------
@@ -645,7 +639,7 @@ test('the owner leaving: an admin inherits; without an admin it is 409; alone it
   await subscribe(admin, { channel_id: channel.channel_id })
 
   const refused = await owner.api.post(`${V2}/channels/unsubscribe`, { channel_id: channel.channel_id })
-  fails(refused, 409, 'conflict')
+  assertError(refused, 409, 'conflict')
   let info = await getChannel(owner, channel.channel_id)
   assert.equal(info.owner_id, owner.id, 'still the owner')
   assert.equal(info.subscriber_count, 3)
@@ -663,7 +657,7 @@ test('the owner leaving: an admin inherits; without an admin it is 409; alone it
   const solo = await createChannel(lone)
   const gone = ok(await lone.api.post(`${V2}/channels/unsubscribe`, { channel_id: solo.channel_id }))
   assert.deepEqual(gone, { chat_id: solo.channel_id, left: true, dissolved: true })
-  fails(await lone.api.get(`${V2}/channels/${solo.channel_id}`), 404, 'not_found')
+  assertError(await lone.api.get(`${V2}/channels/${solo.channel_id}`), 404, 'not_found')
 })
 
 // ---- catch-up ------------------------------------------------------------------------------------
@@ -737,9 +731,9 @@ test('removed while offline: the next ready frame no longer names the channel, a
 test('bad input: validation errors in the envelope; unknown properties are dropped; unknown channels are 404', async () => {
   const [owner, other] = await users(2)
   for (const body of [{}, { title: '' }, { title: '   ' }, { title: 'x'.repeat(129) }, { title: 5 }, { title: 'ok', is_public: 'yes' }, { title: 'ok', description: 5 }, { title: 'ok', description: 'x'.repeat(256) }, { title: 'ok', avatar: 7 }]) {
-    fails(await owner.api.post(`${V2}/channels/create`, body), 400, 'validation_error')
+    assertError(await owner.api.post(`${V2}/channels/create`, body), 400, 'validation_error')
   }
-  fails(await owner.api.post(`${V2}/channels/create`, { title: 'ok', avatar: 'never/uploaded.png' }), 400, 'invalid_file')
+  assertError(await owner.api.post(`${V2}/channels/create`, { title: 'ok', avatar: 'never/uploaded.png' }), 400, 'invalid_file')
   const stripped = ok(await owner.api.post(`${V2}/channels/create`, { title: 'ok', bogus: 1, owner_id: other.id }))
   assert.equal('bogus' in stripped, false, 'unknown properties are removed, never stored')
   assert.equal(stripped.owner_id, owner.id)
@@ -764,7 +758,7 @@ test('bad input: validation errors in the envelope; unknown properties are dropp
     [owner.api.post(`${V2}/channels/bind-group`, { channel_id: id }), 400, 'validation_error'],
     [owner.api.post(`${V2}/channels/verify`, {}), 400, 'validation_error'],
   ]
-  for (const [pending, status, code] of bad) fails(await pending, status, code)
+  for (const [pending, status, code] of bad) assertError(await pending, status, code)
 
   const missing = 999999999
   const unknown: Promise<Response>[] = [
@@ -786,10 +780,10 @@ test('bad input: validation errors in the envelope; unknown properties are dropp
     owner.api.post(`${V2}/messages/send`, { chat_id: missing, content: 'x' }),
     owner.api.get(`${V2}/chat/updates`, { query: { chat_id: missing, since: 0 } }),
   ]
-  for (const pending of unknown) fails(await pending, 404, 'not_found')
+  for (const pending of unknown) assertError(await pending, 404, 'not_found')
   // unknown users in a real channel
-  fails(await owner.api.post(`${V2}/channels/remove-subscriber`, { channel_id: id, user_id: missing }), 404, 'not_found')
-  fails(await owner.api.post(`${V2}/channels/remove-subscriber`, { channel_id: id, user_id: other.id }), 404, 'not_found')
+  assertError(await owner.api.post(`${V2}/channels/remove-subscriber`, { channel_id: id, user_id: missing }), 404, 'not_found')
+  assertError(await owner.api.post(`${V2}/channels/remove-subscriber`, { channel_id: id, user_id: other.id }), 404, 'not_found')
   assert.equal((await getChannel(owner, id)).subscriber_count, 1)
 })
 
@@ -801,7 +795,7 @@ test('without a session every channel route is 401', async () => {
     await server.api.post(`${V2}/channels/create`, { title: 'x' }),
     await server.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id }),
     await server.api.get(`${V2}/channels/subscribers`, { query: { channel_id: channel.channel_id } }),
-  ]) fails(res, 401, 'unauthorized')
+  ]) assertError(res, 401, 'unauthorized')
 })
 
 test('channel invite links are listed for the owner and admins only, with their uses', async () => {
@@ -814,8 +808,8 @@ test('channel invite links are listed for the owner and admins only, with their 
   const mine = listed.items.find((l: any) => l.code === link.code)
   assert.equal(mine.uses, 2)
   assert.equal(listed.items.filter((l: any) => l.is_primary).length, 1)
-  fails(await subscriber.api.get(`${V2}/channels/invite-links`, { query: { channel_id: channel.channel_id } }), 403, 'forbidden')
-  fails(await outsider.api.get(`${V2}/channels/invite-links`, { query: { channel_id: channel.channel_id } }), 404, 'not_found')
+  assertError(await subscriber.api.get(`${V2}/channels/invite-links`, { query: { channel_id: channel.channel_id } }), 403, 'forbidden')
+  assertError(await outsider.api.get(`${V2}/channels/invite-links`, { query: { channel_id: channel.channel_id } }), 404, 'not_found')
 })
 
 test('an admin who loses the role can no longer edit their earlier posts', async () => {
@@ -826,7 +820,7 @@ test('an admin who loses the role can no longer edit their earlier posts', async
   const post = await publish(admin, channel.channel_id, 'as admin')
   ok(await admin.api.post(`${V2}/messages/${post.message_id}/edit`, { content: 'still admin' }))
   ok(await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channel.channel_id, user_id: admin.id }))
-  fails(await admin.api.post(`${V2}/messages/${post.message_id}/edit`, { content: 'not any more' }), 403, 'forbidden')
+  assertError(await admin.api.post(`${V2}/messages/${post.message_id}/edit`, { content: 'not any more' }), 403, 'forbidden')
   assert.equal((await history(owner, channel.channel_id))[0].content, 'still admin')
 })
 
@@ -834,10 +828,10 @@ test('an outsider of a public channel who posts is told 403 (they can see it); o
   const [owner, outsider] = await users(2)
   const open = await createChannel(owner)
   const closed = ok(await owner.api.post(`${V2}/channels/create`, { title: 'Closed', is_public: false }))
-  fails(await outsider.api.post(`${V2}/messages/send`, { chat_id: open.channel_id, content: 'hi' }), 403, 'forbidden')
-  fails(await outsider.api.post(`${V2}/messages/send`, { chat_id: closed.channel_id, content: 'hi' }), 404, 'not_found')
+  assertError(await outsider.api.post(`${V2}/messages/send`, { chat_id: open.channel_id, content: 'hi' }), 403, 'forbidden')
+  assertError(await outsider.api.post(`${V2}/messages/send`, { chat_id: closed.channel_id, content: 'hi' }), 404, 'not_found')
   // control: once subscribed, still not allowed to post (403 for the role), and reading works
   await subscribe(outsider, { channel_id: open.channel_id })
-  fails(await outsider.api.post(`${V2}/messages/send`, { chat_id: open.channel_id, content: 'hi' }), 403, 'forbidden')
+  assertError(await outsider.api.post(`${V2}/messages/send`, { chat_id: open.channel_id, content: 'hi' }), 403, 'forbidden')
   assert.equal((await owner.api.post(`${V2}/messages/send`, { chat_id: open.channel_id, content: 'owner post' })).status, 200)
 })

@@ -10,6 +10,7 @@ import path from 'node:path'
 import { test } from 'node:test'
 import sharp from 'sharp'
 import { requireUploaded } from '../../src/modules/files/service.js'
+import { assertError } from '../harness/assert.js'
 import { bytesOf, postMultipart, rawRequest, sha256, storedFiles, upload } from '../harness/files.js'
 import { send, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
@@ -27,12 +28,6 @@ const makePremium = (user: TestUser, until: number) =>
 
 const png = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 90 } } }).png().toBuffer()
-
-function assertError(res: { status: number }, body: any, status: number, code: string, what = '') {
-  assert.equal(res.status, status, `${what}: ${JSON.stringify(body)}`)
-  assert.equal(body.success, false, what)
-  assert.equal(body.error.code, code, what)
-}
 
 // ---------------------------------------------------------------- upload
 
@@ -82,11 +77,11 @@ test('text and unknown bytes get text/plain and application/octet-stream; file n
 test('upload needs a login, multipart and a "file" part', async () => {
   const [alice] = await users(1)
   const anonymous = await postMultipart(server, null, '/files/upload', { name: 'file', bytes: Buffer.from('x') })
-  assertError(anonymous, anonymous.body, 401, 'unauthorized', 'no token')
+  assertError(anonymous, 401, 'unauthorized', 'no token')
   const wrongPart = await postMultipart(server, alice, '/files/upload', { name: 'document', bytes: Buffer.from('x') })
-  assertError(wrongPart, wrongPart.body, 400, 'validation_error', 'part not named file')
+  assertError(wrongPart, 400, 'validation_error', 'part not named file')
   const json = await alice.api.post('/files/upload', { file: 'x' })
-  assertError(json, json.body, 415, 'unsupported_media_type', 'JSON body: not the multipart the route takes')
+  assertError(json, 415, 'unsupported_media_type', 'JSON body: not the multipart the route takes')
   assert.equal((await get(null, '/files/1')).status, 401)
 })
 
@@ -156,7 +151,7 @@ test('an upload over the cap is refused with 413 while it streams, and nothing s
   const before = storedFiles(server)
   const total = 8 * CAP
   const res = await slowUpload(alice, total)
-  assertError(res, res.body, 413, 'payload_too_large', 'over the cap')
+  assertError(res, 413, 'payload_too_large', 'over the cap')
   assert.match(res.body.error.message, new RegExp(`${CAP} bytes`))
   assert.ok(res.sentWhenAnswered < total / 2, `answered after ${res.sentWhenAnswered} of ${total} bytes`)
   assert.ok(res.sentWhenAnswered >= CAP, 'not before the cap was reached')
@@ -206,16 +201,16 @@ test('exactly the cap is accepted; premium users get the premium cap while premi
   assert.equal((await upload(server, alice, bytesOf(CAP, 'at cap'))).size, CAP)
   const over = bytesOf(CAP + 1, 'over cap')
   const refused = await postMultipart(server, bob, '/files/upload', { name: 'file', bytes: over })
-  assertError(refused, refused.body, 413, 'payload_too_large', 'one byte over')
+  assertError(refused, 413, 'payload_too_large', 'one byte over')
 
   await makePremium(bob, Date.now() + 86_400_000)
   assert.equal((await upload(server, bob, over)).size, CAP + 1)
   const overPremium = await postMultipart(server, bob, '/files/upload', { name: 'file', bytes: bytesOf(PREMIUM_CAP + 1, 'over premium') })
-  assertError(overPremium, overPremium.body, 413, 'payload_too_large', 'over the premium cap')
+  assertError(overPremium, 413, 'payload_too_large', 'over the premium cap')
 
   await makePremium(bob, Date.now() - 1000)
   const expired = await postMultipart(server, bob, '/files/upload', { name: 'file', bytes: over })
-  assertError(expired, expired.body, 413, 'payload_too_large', 'premium expired')
+  assertError(expired, 413, 'payload_too_large', 'premium expired')
 })
 
 // ---------------------------------------------------------------- thumbnails
@@ -273,7 +268,7 @@ test('GET /files/{id}: the uploader and members of a chat where it was sent; 404
   assert.deepEqual(Buffer.from(await asBob.arrayBuffer()), bytes)
   const asEve = await get(eve, `/files/${file.id}`)
   assert.equal(asEve.status, 404)
-  assertError(asEve, await asEve.json(), 404, 'not_found', 'not a member')
+  assertError({ status: asEve.status, headers: asEve.headers, body: await asEve.json() }, 404, 'not_found', 'not a member')
   assert.equal((await get(eve, '/files/999999999')).status, 404)
   assert.equal((await get(eve, '/files/abc')).status, 400)
 

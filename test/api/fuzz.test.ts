@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
+import { createGroup } from '../harness/fixtures.js'
 import { upload } from '../harness/files.js'
 import { registerUsers, send, V2 } from '../harness/messaging.js'
 import { startTestServer } from '../harness/server.js'
@@ -25,7 +26,7 @@ const [alice, bob, target] = await registerUsers(server, 3)
 // State for the handlers to go deep: a chat with messages, a group, a channel, a file, a pending message.
 const first = await send(alice, bob, 'hello')
 await send(bob, alice, 'hi back')
-const group = (await alice.api.post(`${V2}/groups/create`, { title: 'Fuzz group' })).body.data
+const group = await createGroup(alice, { title: 'Fuzz group' })
 await alice.api.post(`${V2}/groups/add-member`, { chat_id: group.group_id, user_id: bob.id })
 const channel = (await alice.api.post(`${V2}/channels/create`, { title: 'Fuzz channel' })).body.data
 const file = await upload(server, alice, Buffer.from('fuzz file bytes'), 'f.txt')

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { createGroup as group } from '../harness/fixtures.js'
 import { history, ISO, registerUsers, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
@@ -13,8 +14,7 @@ async function ok(res: { status: number; body: any; text: string }) {
   assert.equal(res.body.success, true)
   return res.body.data ?? res.body
 }
-const createGroup = async (owner: TestUser, body: Record<string, unknown> = {}) =>
-  ok(await owner.api.post(`${V2}/groups/create`, { title: 'Hikers', description: 'weekend trips', ...body }))
+const createGroup = (owner: TestUser, body: Record<string, unknown> = {}) => group(owner, { title: 'Hikers', description: 'weekend trips', ...body })
 const say = async (user: TestUser, chatId: number, content: string, extra: Record<string, unknown> = {}) =>
   ok(await user.api.post(`${V2}/messages/send`, { chat_id: chatId, content, ...extra }))
 /** The chat list without Saved Messages (created, and so on top, at the first listing) */

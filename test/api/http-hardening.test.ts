@@ -7,33 +7,29 @@
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import { test } from 'node:test'
+import { createGroup } from '../harness/fixtures.js'
+import { assertError } from '../harness/assert.js'
 import { registerUsers, V2 } from '../harness/messaging.js'
 import { startTestServer } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
 
 const server = await startTestServer({ env: { CORS_ORIGINS: 'https://app.example', HTTP_REQUEST_TIMEOUT_SECONDS: '1' } })
 
-function assertRefused(res: { status: number; body: any }, status: number, code: string, what: string) {
-  assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`)
-  assert.equal(res.body?.success, false, what)
-  assert.equal(res.body.error.code, code, what)
-}
-
 test('a wrong method on an existing path is 405 method_not_allowed with Allow; an unknown path stays 404', async () => {
   const [alice] = await registerUsers(server, 1)
   const wrong = await alice.api.get(`${V2}/messages/send`)
-  assertRefused(wrong, 405, 'method_not_allowed', 'GET messages/send')
+  assertError(wrong, 405, 'method_not_allowed', 'GET messages/send')
   // POST, and whatever else the router would take this path to (DELETE messages/{id}, CORS's OPTIONS)
   const allow = wrong.headers.get('allow')!.split(', ')
   assert.ok(allow.includes('POST') && !allow.includes('GET'), allow.join())
   const sessions = await alice.api.post(`${V2}/sessions`, {})
-  assertRefused(sessions, 405, 'method_not_allowed', 'POST sessions')
+  assertError(sessions, 405, 'method_not_allowed', 'POST sessions')
   assert.deepEqual(sessions.headers.get('allow')!.split(', ').filter((m) => m !== 'OPTIONS'), ['GET', 'HEAD'])
   const param = await alice.api.post(`${V2}/sessions/12`, {})
-  assertRefused(param, 405, 'method_not_allowed', 'POST sessions/{id}')
+  assertError(param, 405, 'method_not_allowed', 'POST sessions/{id}')
   assert.deepEqual(param.headers.get('allow')!.split(', ').filter((m) => m !== 'OPTIONS'), ['DELETE'])
-  assertRefused(await alice.api.get(`${V2}/no/such/thing`), 404, 'not_found', 'unknown path')
-  assertRefused(await alice.api.get(`${V2}/%E0%A4%A`), 400, 'validation_error', 'bad encoding')
+  assertError(await alice.api.get(`${V2}/no/such/thing`), 404, 'not_found', 'unknown path')
+  assertError(await alice.api.get(`${V2}/%E0%A4%A`), 400, 'validation_error', 'bad encoding')
 })
 
 test('JSON answers are never cached (they carry tokens); file downloads keep their own caching', async () => {
@@ -99,10 +95,10 @@ test('a body that stalls is answered 408 within HTTP_REQUEST_TIMEOUT_SECONDS; a 
 
 test('timestamps that name no instant are 400; real ones work', async () => {
   const [owner, friend] = await registerUsers(server, 2)
-  const group = (await owner.api.post(`${V2}/groups/create`, { title: 'Times' })).body.data
+  const group = await createGroup(owner, { title: 'Times' })
   for (const expires_at of ['2016-12-31T23:59:60Z', '2027-02-30T00:00:00Z', '2027-01-01T24:00:00Z', '2027-01-01T00:00:00+25:00']) {
-    assertRefused(await owner.api.post(`${V2}/groups/invite-link/create`, { chat_id: group.group_id, expires_at }), 400, 'validation_error', expires_at)
-    assertRefused(await owner.api.post(`${V2}/messages/send`, { receiver_id: friend.id, content: 'later', scheduled_at: expires_at }), 400, 'validation_error', `scheduled ${expires_at}`)
+    assertError(await owner.api.post(`${V2}/groups/invite-link/create`, { chat_id: group.group_id, expires_at }), 400, 'validation_error', expires_at)
+    assertError(await owner.api.post(`${V2}/messages/send`, { receiver_id: friend.id, content: 'later', scheduled_at: expires_at }), 400, 'validation_error', `scheduled ${expires_at}`)
   }
   const link = await owner.api.post(`${V2}/groups/invite-link/create`, { chat_id: group.group_id, expires_at: '2099-12-31T23:59:59Z' })
   assert.equal(link.status, 200, link.text)
@@ -113,11 +109,11 @@ test('text with U+0000 or a lone surrogate is refused on every dialect, naming t
   const [alice, bob] = await registerUsers(server, 2)
   for (const content of ['a\u0000b', 'half \ud83d', 'back \ude00 wards']) {
     const res = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content })
-    assertRefused(res, 400, 'validation_error', JSON.stringify(content))
+    assertError(res, 400, 'validation_error', JSON.stringify(content))
     assert.match(res.body.error.message, /^content /)
   }
-  assertRefused(await alice.api.post(`${V2}/groups/create`, { title: 'bad\u0000title' }), 400, 'validation_error', 'title')
-  assertRefused(await alice.api.get(`${V2}/chat/history`, { query: { chat_id: '1\u0000' } }), 400, 'validation_error', 'query')
+  assertError(await alice.api.post(`${V2}/groups/create`, { title: 'bad\u0000title' }), 400, 'validation_error', 'title')
+  assertError(await alice.api.get(`${V2}/chat/history`, { query: { chat_id: '1\u0000' } }), 400, 'validation_error', 'query')
   const ok = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'fine 😀 👩‍👩‍👧 🇫🇷' })
   assert.equal(ok.status, 200, ok.text)
   assert.equal(ok.body.data.content, 'fine 😀 👩‍👩‍👧 🇫🇷')
@@ -126,10 +122,10 @@ test('text with U+0000 or a lone surrogate is refused on every dialect, naming t
 test('integers in queries are real integers: no Infinity, nothing from 2^53 up', async () => {
   const [alice] = await registerUsers(server, 1)
   for (const page of ['1e400', '9007199254740993', 'Infinity', '-1', '1.5', '0x10']) {
-    assertRefused(await alice.api.get(`${V2}/sessions`, { query: { page } }), 400, 'validation_error', `page=${page}`)
+    assertError(await alice.api.get(`${V2}/sessions`, { query: { page } }), 400, 'validation_error', `page=${page}`)
   }
   for (const id of ['1e400', '9007199254740993']) {
-    assertRefused(await alice.api.get(`${V2}/chat/history`, { query: { chat_id: id } }), 400, 'validation_error', `chat_id=${id}`)
+    assertError(await alice.api.get(`${V2}/chat/history`, { query: { chat_id: id } }), 400, 'validation_error', `chat_id=${id}`)
   }
   assert.equal((await alice.api.get(`${V2}/sessions`, { query: { page: '1' } })).status, 200)
 })

@@ -9,6 +9,8 @@ import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import test, { after } from 'node:test'
+import { createGroup } from '../harness/fixtures.js'
+import { assertError, assertNoLeak } from '../harness/assert.js'
 import { Client, type Response } from '../harness/client.js'
 import { createTestDatabase, tempDir, testRedisUrl } from '../harness/database.js'
 import { startTestServer, uniqueName } from '../harness/server.js'
@@ -16,29 +18,6 @@ import { startTestServer, uniqueName } from '../harness/server.js'
 const server = await startTestServer()
 const V2 = '/api.v2/api'
 const root = path.resolve(import.meta.dirname, '../..')
-
-/** The failure envelope, exactly: {success: false, error: {code, message}} as JSON. */
-function assertErrorEnvelope(res: Response, status: number, code: string) {
-  assert.equal(res.status, status, res.text)
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/, `JSON, not ${res.headers.get('content-type')}`)
-  assert.ok(!/<html|<!doctype/i.test(res.text), 'never an HTML error page')
-  assert.deepEqual(Object.keys(res.body).sort(), ['error', 'success'])
-  assert.equal(res.body.success, false)
-  assert.deepEqual(Object.keys(res.body.error).sort(), ['code', 'message'])
-  assert.equal(res.body.error.code, code)
-  assert.equal(typeof res.body.error.message, 'string')
-  assert.ok(res.body.error.message.length > 0)
-  assertNoStack(res)
-}
-
-/** No stack lines, no source or dependency paths in a response. */
-function assertNoStack(res: Response) {
-  assert.doesNotMatch(res.text, /\bat [\w.<>]+ \(|\n\s+at /, 'no stack trace lines')
-  assert.ok(!res.text.includes('/src/'), 'no source paths')
-  assert.ok(!res.text.includes('node_modules'), 'no dependency paths')
-  assert.ok(!res.text.includes(root), 'no absolute paths of the checkout')
-  assert.ok(!/"stack"/.test(res.text), 'no stack field')
-}
 
 // ---------------------------------------------------------------------------------------------
 // Unknown paths
@@ -54,27 +33,27 @@ for (const [method, url] of [
     const res = await server.api.request(method, url, method === 'POST' ? { a: 1 } : undefined, {
       headers: { accept: 'text/html,application/xhtml+xml,*/*' },
     })
-    assertErrorEnvelope(res, 404, 'not_found')
+    assertError(res, 404, 'not_found')
     assert.match(res.body.error.message, new RegExp(url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
   })
 }
 
 test('a known path with the wrong method is a 405 envelope naming the allowed methods', async () => {
   const res = await server.api.request('PUT', `${V2}/auth/register`, { username: 'abc', password: 'long enough' })
-  assertErrorEnvelope(res, 405, 'method_not_allowed')
+  assertError(res, 405, 'method_not_allowed')
   assert.equal(res.headers.get('allow'), 'POST')
 })
 
 test('the 404 message does not echo the query string (it may carry a token)', async () => {
   const res = await server.api.get(`${V2}/nope`, { query: { token: 'secret-query-token' } })
-  assertErrorEnvelope(res, 404, 'not_found')
+  assertError(res, 404, 'not_found')
   assert.ok(!res.text.includes('secret-query-token'))
 })
 
 test(`a malformed percent-encoding in the path is a 400 envelope, not Fastify’s own error shape`, async () => {
   for (const url of [`${V2}/sessions/%E0%A4%A`, `${V2}/auth/%zz`]) {
     const res = await server.api.get(url)
-    assertErrorEnvelope(res, 400, 'validation_error')
+    assertError(res, 400, 'validation_error')
   }
 })
 
@@ -84,7 +63,7 @@ test(`oversized request headers are answered with the envelope (431), not Fastif
   assert.equal(res.headers.get('cache-control'), 'no-store')
   assert.equal(res.body.success, false, res.text)
   assert.equal(typeof res.body.error?.code, 'string', res.text)
-  assertNoStack(res)
+  assertNoLeak(res.text)
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -95,14 +74,14 @@ test('a malformed JSON body is a 400 validation_error envelope', async () => {
     raw: '{"username": "x",',
     headers: { 'content-type': 'application/json' },
   })
-  assertErrorEnvelope(res, 400, 'validation_error')
+  assertError(res, 400, 'validation_error')
   assert.match(res.body.error.message, /JSON/i)
 })
 
 test('malformed JSON variants (trailing garbage, single quotes, bare word) are 400 envelopes', async () => {
   for (const raw of ['{"login":"a","password":"b"} trailing', "{'login': 'a'}", 'undefined', '{"a":1,,}']) {
     const res = await server.api.post(`${V2}/auth/login`, undefined, { raw, headers: { 'content-type': 'application/json' } })
-    assertErrorEnvelope(res, 400, 'validation_error')
+    assertError(res, 400, 'validation_error')
   }
 })
 
@@ -111,13 +90,13 @@ test('an empty body with a JSON content type is a 400 envelope', async () => {
     raw: '',
     headers: { 'content-type': 'application/json' },
   })
-  assertErrorEnvelope(res, 400, 'validation_error')
+  assertError(res, 400, 'validation_error')
 })
 
 test('JSON that is not an object (null, array, string) is a 400 envelope', async () => {
   for (const raw of ['null', '[]', '"hello"', '42']) {
     const res = await server.api.post(`${V2}/auth/register`, undefined, { raw, headers: { 'content-type': 'application/json' } })
-    assertErrorEnvelope(res, 400, 'validation_error')
+    assertError(res, 400, 'validation_error')
   }
 })
 
@@ -132,21 +111,21 @@ test('a wrong content type on a JSON route is a 4xx JSON envelope, not HTML and 
     assert.equal(res.body.success, false, contentType)
     assert.equal(typeof res.body.error.code, 'string', contentType)
     assert.notEqual(res.body.error.code, 'internal_error', contentType)
-    assertNoStack(res)
+    assertNoLeak(res.text)
   }
 })
 
 test('a body over 1 MiB is a 413 payload_too_large envelope', async () => {
   const big = JSON.stringify({ username: uniqueName(), password: 'long enough', display_name: 'x'.repeat(1024 * 1024 + 16) })
   const res = await server.api.post(`${V2}/auth/register`, undefined, { raw: big, headers: { 'content-type': 'application/json' } })
-  assertErrorEnvelope(res, 413, 'payload_too_large')
+  assertError(res, 413, 'payload_too_large')
 })
 
 test('a body just under 1 MiB is parsed (and then fails validation on its size, not on the limit)', async () => {
   const raw = JSON.stringify({ username: uniqueName(), password: 'long enough', display_name: 'x'.repeat(1000 * 1000) })
   assert.ok(Buffer.byteLength(raw) < 1024 * 1024)
   const res = await server.api.post(`${V2}/auth/register`, undefined, { raw, headers: { 'content-type': 'application/json' } })
-  assertErrorEnvelope(res, 400, 'validation_error')
+  assertError(res, 400, 'validation_error')
   assert.match(res.body.error.message, /display_name/)
 })
 
@@ -155,10 +134,10 @@ test('a body just under 1 MiB is parsed (and then fails validation on its size, 
 
 test('a missing field is named in the message', async () => {
   const res = await server.api.post(`${V2}/auth/register`, { username: uniqueName() })
-  assertErrorEnvelope(res, 400, 'validation_error')
+  assertError(res, 400, 'validation_error')
   assert.match(res.body.error.message, /password/)
   const login = await server.api.post(`${V2}/auth/login`, { password: 'whatever1' })
-  assertErrorEnvelope(login, 400, 'validation_error')
+  assertError(login, 400, 'validation_error')
   assert.match(login.body.error.message, /login/)
 })
 
@@ -171,11 +150,11 @@ test('a field of the wrong type is named in the message (no silent coercion of b
   ]
   for (const [body, field] of cases) {
     const res = await server.api.post(`${V2}/auth/login`, body)
-    assertErrorEnvelope(res, 400, 'validation_error')
+    assertError(res, 400, 'validation_error')
     assert.match(res.body.error.message, field, JSON.stringify(body))
   }
   const display = await server.api.post(`${V2}/auth/register`, { username: uniqueName(), password: 'long enough', display_name: 7 })
-  assertErrorEnvelope(display, 400, 'validation_error')
+  assertError(display, 400, 'validation_error')
   assert.match(display.body.error.message, /display_name/)
 })
 
@@ -185,19 +164,19 @@ test('query strings are coerced and validated, naming the parameter', async () =
   assert.equal(good.status, 200)
   assert.equal(good.body.per_page, 5)
   const bad = await admin.api.get('/api/admin/users', { query: { per_page: 'lots' } })
-  assertErrorEnvelope(bad, 400, 'validation_error')
+  assertError(bad, 400, 'validation_error')
   assert.match(bad.body.error.message, /per_page/)
   const tooBig = await admin.api.get('/api/admin/users', { query: { per_page: 1000 } })
-  assertErrorEnvelope(tooBig, 400, 'validation_error')
+  assertError(tooBig, 400, 'validation_error')
   assert.match(tooBig.body.error.message, /per_page/)
 })
 
 test('a timestamp joins date and time with T: the space form, which the services would read as another year, is refused', async () => {
   const owner = await server.registerUser()
-  const group = (await owner.api.post(`${V2}/groups/create`, { title: 'Dates' })).body.data
+  const group = await createGroup(owner, { title: 'Dates' })
   for (const expires_at of ['0050-06-01 00:00:00Z', '2099-06-01 00:00:00Z']) {
     const res = await owner.api.post(`${V2}/groups/invite-link/create`, { chat_id: group.group_id, expires_at })
-    assertErrorEnvelope(res, 400, 'validation_error')
+    assertError(res, 400, 'validation_error')
     assert.match(res.body.error.message, /expires_at/)
   }
   // control: T, with an offset, is read as the instant it names
@@ -210,16 +189,16 @@ test('integers in paths and bodies are real integers below 2^53: no Infinity, no
   const user = await server.registerUser()
   for (const id of ['1e400', '9007199254740993', '0x10', '1.0', '%207', 'Infinity']) {
     const res = await user.api.delete(`${V2}/sessions/${id}`)
-    assertErrorEnvelope(res, 400, 'validation_error')
+    assertError(res, 400, 'validation_error')
     assert.match(res.body.error.message, /^id /, id)
   }
   for (const chatId of ['1e400', '9007199254740993', '-1e400', '1.5']) {
     const res = await user.api.post(`${V2}/messages/send`, undefined, { raw: `{"chat_id": ${chatId}, "content": "hi"}`, headers: { 'content-type': 'application/json' } })
-    assertErrorEnvelope(res, 400, 'validation_error')
+    assertError(res, 400, 'validation_error')
     assert.match(res.body.error.message, /chat_id/, chatId)
   }
   // control: a real id that names nothing is looked up (404), not refused
-  assertErrorEnvelope(await user.api.delete(`${V2}/sessions/9007199254740991`), 404, 'not_found')
+  assertError(await user.api.delete(`${V2}/sessions/9007199254740991`), 404, 'not_found')
 })
 
 test('unknown fields are dropped before the handler (login with extras works, nothing leaks back)', async () => {
@@ -251,7 +230,7 @@ test('error responses carry no stack traces or file paths (validation, auth, 404
   for (const res of responses) {
     assert.ok(res.status >= 400 && res.status < 500, `${res.status} ${res.text}`)
     assert.equal(res.body.success, false)
-    assertNoStack(res)
+    assertNoLeak(res.text)
   }
 })
 
@@ -418,7 +397,7 @@ const register = (api: typeof server.api, headers: Record<string, string> = {}) 
   api.post(`${V2}/auth/register`, { username: uniqueName('rl'), password: 'long enough' }, { headers })
 
 function assertRateLimited(res: Response, windowSeconds: number) {
-  assertErrorEnvelope(res, 429, 'rate_limited')
+  assertError(res, 429, 'rate_limited')
   const retry = res.headers.get('retry-after')
   assert.match(retry ?? '', /^\d+$/, `Retry-After is an integer number of seconds (got ${retry})`)
   assert.ok(Number(retry) > 0 && Number(retry) <= windowSeconds, `Retry-After ${retry}`)

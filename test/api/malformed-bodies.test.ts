@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { test } from 'node:test'
+import { assertError } from '../harness/assert.js'
 import { bytesOf, postMultipart } from '../harness/files.js'
 import { V2 } from '../harness/messaging.js'
 import { startTestServer } from '../harness/server.js'
@@ -49,13 +50,6 @@ function post(path: string, headers: Record<string, string>, body: Buffer | stri
   })
 }
 
-function assertRefused(res: Answer, status: number, code: string, what: string) {
-  assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`)
-  assert.equal(res.body?.success, false, what)
-  assert.equal(res.body.error.code, code, what)
-  assert.equal(typeof res.body.error.message, 'string', what)
-}
-
 const BOUNDARY = 'tern-boundary'
 const part = (name: string, value: string, filename?: string) =>
   `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n` +
@@ -65,23 +59,23 @@ const UPLOAD_ROUTES = ['/files/upload', '/uploads/multipart']
 
 test('multipart without a boundary is 400, and the body is not read to its end', async () => {
   for (const path of UPLOAD_ROUTES) {
-    assertRefused(await post(path, { 'content-type': 'multipart/form-data' }, part('file', 'abc', 'a.txt')), 400, 'validation_error', path)
-    assertRefused(await post(path, { 'content-type': 'multipart/form-data; boundary=' }, 'x'), 400, 'validation_error', path)
+    assertError(await post(path, { 'content-type': 'multipart/form-data' }, part('file', 'abc', 'a.txt')), 400, 'validation_error', path)
+    assertError(await post(path, { 'content-type': 'multipart/form-data; boundary=' }, 'x'), 400, 'validation_error', path)
   }
 })
 
 test('a truncated multipart body is 400', async () => {
   const cut = part('file', bytesOf(4096, 'truncated').toString('latin1'), 'a.bin').slice(0, 300)
-  assertRefused(await post('/files/upload', { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, cut), 400, 'validation_error', 'upload')
+  assertError(await post('/files/upload', { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, cut), 400, 'validation_error', 'upload')
   const chunk = part('session_id', 'x') + part('offset', '0') + part('chunk', 'abcdef', 'c.bin').slice(0, 60)
-  assertRefused(await post('/uploads/multipart', { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, chunk), 400, 'validation_error', 'chunk')
+  assertError(await post('/uploads/multipart', { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, chunk), 400, 'validation_error', 'chunk')
 })
 
 test('no body at all is 400', async () => {
   for (const path of UPLOAD_ROUTES) {
-    assertRefused(await post(path, {}), 400, 'validation_error', `${path} with no content type`)
-    assertRefused(await post(path, { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }), 400, 'validation_error', `${path} empty multipart`)
-    assertRefused(await post(path, { 'content-type': 'application/json' }), 400, 'validation_error', `${path} empty JSON`)
+    assertError(await post(path, {}), 400, 'validation_error', `${path} with no content type`)
+    assertError(await post(path, { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }), 400, 'validation_error', `${path} empty multipart`)
+    assertError(await post(path, { 'content-type': 'application/json' }), 400, 'validation_error', `${path} empty JSON`)
   }
 })
 
@@ -89,7 +83,7 @@ test('a body of a type the route does not take is 415 unsupported_media_type', a
   const json = JSON.stringify({ file_name: 'a.txt', size: 3, mime_type: 'text/plain' })
   for (const path of [...UPLOAD_ROUTES, '/uploads/complete', `${V2}/messages/send`, `${V2}/groups/create`, '/api/auth/login']) {
     for (const type of ['text/plain', 'application/offset+octet-stream', 'application/x-www-form-urlencoded', 'application/xml']) {
-      assertRefused(await post(path, { 'content-type': type }, json), 415, 'unsupported_media_type', `${type} to ${path}`)
+      assertError(await post(path, { 'content-type': type }, json), 415, 'unsupported_media_type', `${type} to ${path}`)
     }
   }
   // nothing was started: the JSON-looking text/plain body never reached the repo

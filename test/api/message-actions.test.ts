@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { assertError } from '../harness/assert.js'
 import { history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
@@ -20,14 +21,6 @@ const seqOf = async (user: TestUser) => (await updates(user)).seq
 
 const createChat = async (user: TestUser, other: TestUser) =>
   (await user.api.post(`${V2}/chat/create`, { user_id: other.id })).body.data.chat_id as number
-
-function assertRefused(res: { status: number; body: any }, status: number, code: string, what = '') {
-  assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`)
-  assert.equal(res.body.success, false, what)
-  assert.equal(res.body.error.code, code, what)
-  assert.equal(res.body.data, undefined, what)
-  assert.equal(res.body.items, undefined, what)
-}
 
 const del = (user: TestUser, id: number, query: Record<string, string | boolean> = {}) =>
   user.api.delete(`${V2}/messages/${id}`, { query })
@@ -128,18 +121,18 @@ test('delete refusals: for_all by the non-sender is 403, outsiders and unknown i
   const m = await send(alice, bob, 'keep me')
   const seqs = [await seqOf(alice), await seqOf(bob), await seqOf(eve)]
 
-  assertRefused(await del(bob, m.message_id, { for_all: 'true' }), 403, 'forbidden', 'non-sender for_all')
-  assertRefused(await del(eve, m.message_id, { for_all: 'true' }), 404, 'not_found', 'outsider for_all')
-  assertRefused(await del(eve, m.message_id), 404, 'not_found', 'outsider for me')
-  assertRefused(await del(alice, 987_654_321), 404, 'not_found', 'unknown id')
+  assertError(await del(bob, m.message_id, { for_all: 'true' }), 403, 'forbidden', 'non-sender for_all')
+  assertError(await del(eve, m.message_id, { for_all: 'true' }), 404, 'not_found', 'outsider for_all')
+  assertError(await del(eve, m.message_id), 404, 'not_found', 'outsider for me')
+  assertError(await del(alice, 987_654_321), 404, 'not_found', 'unknown id')
   assert.equal((await server.api.delete(`${V2}/messages/${m.message_id}`)).status, 401)
   assert.deepEqual(await contents(alice, m.chat_id), ['keep me'])
   assert.deepEqual(await contents(bob, m.chat_id), ['keep me'])
   assert.deepEqual([await seqOf(alice), await seqOf(bob), await seqOf(eve)], seqs, 'no update written on refusals')
 
   assert.equal((await del(alice, m.message_id, { for_all: 'true' })).status, 200)
-  assertRefused(await del(alice, m.message_id, { for_all: 'true' }), 404, 'not_found', 'already deleted for all')
-  assertRefused(await del(bob, m.message_id), 404, 'not_found', 'deleted for all, then for me')
+  assertError(await del(alice, m.message_id, { for_all: 'true' }), 404, 'not_found', 'already deleted for all')
+  assertError(await del(bob, m.message_id), 404, 'not_found', 'deleted for all, then for me')
 })
 
 // ---------------------------------------------------------------- 2. edit
@@ -182,11 +175,11 @@ test('edit refusals: non-sender 403, outsider 404, bad content 400, deleted 404;
   const edit = (user: TestUser, body: unknown, id = m.message_id) => user.api.post(`${V2}/messages/${id}/edit`, body)
   const seqs = [await seqOf(alice), await seqOf(bob), await seqOf(eve)]
 
-  assertRefused(await edit(bob, { content: 'hijack' }), 403, 'forbidden', 'non-sender')
-  assertRefused(await edit(eve, { content: 'hijack' }), 404, 'not_found', 'outsider')
-  assertRefused(await edit(alice, { content: 'x' }, 987_654_321), 404, 'not_found', 'unknown')
+  assertError(await edit(bob, { content: 'hijack' }), 403, 'forbidden', 'non-sender')
+  assertError(await edit(eve, { content: 'hijack' }), 404, 'not_found', 'outsider')
+  assertError(await edit(alice, { content: 'x' }, 987_654_321), 404, 'not_found', 'unknown')
   for (const body of [{ content: '' }, { content: '  \n\t ' }, { content: 'z'.repeat(4097) }, {}, { content: 7 }]) {
-    assertRefused(await edit(alice, body), 400, 'validation_error', JSON.stringify(body).slice(0, 40))
+    assertError(await edit(alice, body), 400, 'validation_error', JSON.stringify(body).slice(0, 40))
   }
   assert.equal((await server.api.post(`${V2}/messages/${m.message_id}/edit`, { content: 'anon' })).status, 401)
   const [inHistory] = await history(bob, m.chat_id)
@@ -195,7 +188,7 @@ test('edit refusals: non-sender 403, outsider 404, bad content 400, deleted 404;
   assert.deepEqual([await seqOf(alice), await seqOf(bob), await seqOf(eve)], seqs)
 
   await del(alice, m.message_id, { for_all: 'true' })
-  assertRefused(await edit(alice, { content: 'resurrect' }), 404, 'not_found', 'deleted for all')
+  assertError(await edit(alice, { content: 'resurrect' }), 404, 'not_found', 'deleted for all')
 })
 
 // ---------------------------------------------------------------- 3. read
@@ -247,8 +240,8 @@ test('read refusals: outsiders and unknown ids are 404 and change nothing', asyn
   const [alice, bob, eve] = await users(3)
   const m = await send(alice, bob, 'unread')
   const seqs = [await seqOf(alice), await seqOf(bob)]
-  assertRefused(await eve.api.post(`${V2}/messages/${m.message_id}/read`), 404, 'not_found', 'outsider')
-  assertRefused(await bob.api.post(`${V2}/messages/987654321/read`), 404, 'not_found', 'unknown')
+  assertError(await eve.api.post(`${V2}/messages/${m.message_id}/read`), 404, 'not_found', 'outsider')
+  assertError(await bob.api.post(`${V2}/messages/987654321/read`), 404, 'not_found', 'unknown')
   assert.equal((await server.api.post(`${V2}/messages/${m.message_id}/read`)).status, 401)
   assert.equal((await chatItem(bob, m.chat_id)).unread_count, 1)
   assert.equal((await history(alice, m.chat_id))[0].is_read, false)
@@ -293,11 +286,11 @@ test('reaction refusals: outsider 404, missing or over-long emoji 400; nothing c
   const m = await send(alice, bob, 'no touching')
   const react = (user: TestUser, body: unknown, id = m.message_id) => user.api.post(`${V2}/messages/${id}/reaction`, body)
   const seqs = [await seqOf(alice), await seqOf(bob)]
-  assertRefused(await react(eve, { emoji: '👍' }), 404, 'not_found', 'outsider')
-  assertRefused(await react(alice, { emoji: '👍' }, 987_654_321), 404, 'not_found', 'unknown')
-  assertRefused(await react(alice, {}), 400, 'validation_error', 'missing emoji')
-  assertRefused(await react(alice, { emoji: 'a'.repeat(33) }), 400, 'validation_error', '33 chars')
-  assertRefused(await react(alice, { emoji: 5 }), 400, 'validation_error', 'number')
+  assertError(await react(eve, { emoji: '👍' }), 404, 'not_found', 'outsider')
+  assertError(await react(alice, { emoji: '👍' }, 987_654_321), 404, 'not_found', 'unknown')
+  assertError(await react(alice, {}), 400, 'validation_error', 'missing emoji')
+  assertError(await react(alice, { emoji: 'a'.repeat(33) }), 400, 'validation_error', '33 chars')
+  assertError(await react(alice, { emoji: 5 }), 400, 'validation_error', 'number')
   assert.equal((await server.api.post(`${V2}/messages/${m.message_id}/reaction`, { emoji: '👍' })).status, 401)
   assert.deepEqual((await history(bob, m.chat_id))[0].reactions, {})
   assert.deepEqual([await seqOf(alice), await seqOf(bob)], seqs)
@@ -357,18 +350,18 @@ test('forward refusals: source outsider 404, target not mine 404, deleted source
   ]
   const before = await counts()
 
-  assertRefused(await fwd(eve, { message_id: m.message_id, target_chat_id: eveCarol }), 404, 'not_found', 'source outsider')
-  assertRefused(await fwd(eve, { message_id: m.message_id, target_chat_id: eveCarol }, 'forward'), 404, 'not_found', 'alias, source outsider')
-  assertRefused(await fwd(bob, { message_id: m.message_id, target_chat_id: aliceCarol }), 404, 'not_found', 'target not mine')
-  assertRefused(await fwd(bob, { message_id: 987_654_321, target_chat_id: bobCarol }), 404, 'not_found', 'unknown source')
-  assertRefused(await fwd(bob, { message_id: m.message_id }), 400, 'validation_error', 'no target')
+  assertError(await fwd(eve, { message_id: m.message_id, target_chat_id: eveCarol }), 404, 'not_found', 'source outsider')
+  assertError(await fwd(eve, { message_id: m.message_id, target_chat_id: eveCarol }, 'forward'), 404, 'not_found', 'alias, source outsider')
+  assertError(await fwd(bob, { message_id: m.message_id, target_chat_id: aliceCarol }), 404, 'not_found', 'target not mine')
+  assertError(await fwd(bob, { message_id: 987_654_321, target_chat_id: bobCarol }), 404, 'not_found', 'unknown source')
+  assertError(await fwd(bob, { message_id: m.message_id }), 400, 'validation_error', 'no target')
 
   await carol.api.post(`${V2}/block`, { user_id: bob.id })
-  assertRefused(await fwd(bob, { message_id: m.message_id, target_chat_id: bobCarol }), 403, 'blocked', 'blocked by target peer')
+  assertError(await fwd(bob, { message_id: m.message_id, target_chat_id: bobCarol }), 403, 'blocked', 'blocked by target peer')
   await carol.api.post(`${V2}/unblock`, { user_id: bob.id })
 
   await del(alice, m.message_id, { for_all: 'true' })
-  assertRefused(await fwd(bob, { message_id: m.message_id, target_chat_id: bobCarol }), 404, 'not_found', 'deleted source')
+  assertError(await fwd(bob, { message_id: m.message_id, target_chat_id: bobCarol }), 404, 'not_found', 'deleted source')
   assert.deepEqual(await counts(), before, 'nothing written')
 })
 
@@ -416,9 +409,9 @@ test('history format=rich: id, timestamp_formatted, is_own, reply and forward fi
   assert.equal('is_own' in v2.body.items[0], false)
   assert.deepEqual(v2.body, plain.body)
 
-  assertRefused(await bob.api.get(`${V2}/chat/history`, { query: { chat_id: m1.chat_id, format: 'xml' } }), 400, 'validation_error', 'bad format')
+  assertError(await bob.api.get(`${V2}/chat/history`, { query: { chat_id: m1.chat_id, format: 'xml' } }), 400, 'validation_error', 'bad format')
   const carolRich = await carol.api.get(`${V2}/chat/history`, { query: { chat_id: m1.chat_id, format: 'rich' } })
-  assertRefused(carolRich, 404, 'not_found', 'outsider, rich')
+  assertError(carolRich, 404, 'not_found', 'outsider, rich')
 })
 
 // ---------------------------------------------------------------- 13. authorization

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { assertError } from '../harness/assert.js'
 import { history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
@@ -16,13 +17,6 @@ const server = await startTestServer()
 const connect = (user: TestUser) => TestSocket.connect(server.url, user.token)
 const users = (n: number, fields: { display_name?: string }[] = []) => registerUsers(server, n, fields)
 const sorted = (object: object) => Object.keys(object).sort()
-
-function assertRefused(res: { status: number; body: any }, status: number, code: string, what = '') {
-  assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`)
-  assert.equal(res.body.success, false, what)
-  assert.equal(res.body.error.code, code, what)
-  assert.equal(res.body.data, undefined, what)
-}
 
 // ---------------------------------------------------------------- emoji fields
 
@@ -107,12 +101,12 @@ test('invalid emoji fields are 400 validation_error and nothing is sent', async 
   ]
   for (const [what, fields] of cases) {
     const res = await alice.api.post(`${V2}/messages/send`, { chat_id: chatId, ...fields })
-    assertRefused(res, 400, 'validation_error', what)
+    assertError(res, 400, 'validation_error', what)
   }
   // a file that was never uploaded (or a path outside the uploads) is invalid_file
   for (const emojiFile of ['stickers/fire.webp', 'AAAAAAAAAAAAAAAAAAAAAA.webp', '../../etc/passwd', '', 'f'.repeat(255)]) {
     const res = await alice.api.post(`${V2}/messages/send`, { chat_id: chatId, emoji: '🔥', emoji_file: emojiFile })
-    assertRefused(res, 400, 'invalid_file', `emoji_file ${JSON.stringify(emojiFile.slice(0, 30))}`)
+    assertError(res, 400, 'invalid_file', `emoji_file ${JSON.stringify(emojiFile.slice(0, 30))}`)
   }
   // the limits themselves are accepted (so the refusals above are about the values)
   const edge = await send(alice, bob, '', { emoji: 'e'.repeat(64), emoji_file: sticker, emoji_size: 1024, emoji_count: 1 })

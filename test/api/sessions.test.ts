@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import test from 'node:test'
+import { assertError } from '../harness/assert.js'
 import { TestClock } from '../harness/clock.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
 
@@ -24,13 +25,6 @@ async function login(srv: TestServer, user: TestUser, device?: string, userAgent
   )
   assert.equal(res.status, 200, res.text)
   return res.body.data.session_token
-}
-
-function assertError(res: { status: number; body: any }, status: number, code: string) {
-  assert.equal(res.status, status, JSON.stringify(res.body))
-  assert.equal(res.body.success, false)
-  assert.equal(res.body.error.code, code)
-  assert.equal(typeof res.body.error.message, 'string')
 }
 
 test('the sessions list is a paginated envelope of masked sessions with exactly one current', async () => {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
 import { test } from 'node:test'
+import { assertError } from '../harness/assert.js'
 import { bytesOf, postMultipart, sha256, storedFiles, upload } from '../harness/files.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
 import { sleep, waitFor } from '../harness/wait.js'
@@ -23,12 +24,6 @@ async function startSession(user: TestUser, size: number, fileName = 'video.mp4'
   const res = await start(user, { file_name: fileName, size, mime_type: 'video/mp4' })
   assert.equal(res.status, 200, res.text)
   return res.body.data.session_id as string
-}
-
-function assertError(res: { status: number; body: any }, status: number, code: string, what = '') {
-  assert.equal(res.status, status, `${what}: ${JSON.stringify(res.body)}`)
-  assert.equal(res.body.success, false, what)
-  assert.equal(res.body.error.code, code, what)
 }
 
 test('start, send chunks, ask for the offset, complete: a normal file', async () => {

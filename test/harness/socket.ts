@@ -1,12 +1,25 @@
 /** A WebSocket test client: waits for frames by type, with timeouts. */
 import assert from 'node:assert/strict'
-import { after } from 'node:test'
+import { after, afterEach } from 'node:test'
 import WebSocket from 'ws'
 
 /** Every socket a test file opened; all are closed when the file ends. */
 const opened = new Set<TestSocket>()
 after(async () => {
   await Promise.all([...opened].map((socket) => socket.close()))
+})
+
+/**
+ * Sockets on which a test asserted that nothing arrived (assertNone) and has not yet shown that
+ * something does arrive (assertDelivered): a test that ends with one fails, since a socket that
+ * receives nothing at all would pass any "nothing arrived".
+ */
+const unproven = new Map<TestSocket, string[]>()
+afterEach(() => {
+  if (unproven.size === 0) return
+  const what = [...unproven.values()].flat().join(', ')
+  unproven.clear()
+  throw new Error(`assertNone (${what}) without a positive control: show with assertDelivered that the socket does get frames`)
 })
 
 export interface Frame {
@@ -79,6 +92,29 @@ export class TestSocket {
     }
   }
 
+  /** The first frame of this type among those received from position `mark` on (taken if not yet taken). */
+  async nextSince(mark: number, type: string, timeoutMs = 3000): Promise<Frame> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const frame = this.received.slice(mark).find((f) => f.type === type)
+      if (frame) {
+        const index = this.frames.indexOf(frame)
+        if (index >= 0) this.frames.splice(index, 1)
+        return frame
+      }
+      if (this.closed) throw new Error(`socket closed (${this.closed.code}) while waiting for ${type}`)
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error(`no ${type} frame within ${timeoutMs} ms of the control; have: ${JSON.stringify(this.received.slice(mark).map((f) => f.type))}`)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left)
+        this.waiters.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
+  }
+
   /** Waits `ms` and returns (and takes) every frame of this type that arrived. */
   async drain(type: string, ms = 200): Promise<Frame[]> {
     await new Promise((resolve) => setTimeout(resolve, ms))
@@ -112,9 +148,30 @@ export class TestSocket {
   }
 }
 
-/** Waits `ms` and asserts that this socket got no frame of this type meanwhile. */
+/**
+ * Waits `ms` and asserts that this socket got no frame of this type meanwhile. The same test must
+ * then show, with assertDelivered, that the socket does get frames (or it fails).
+ */
 export async function assertNone(socket: TestSocket, type: string, ms = 300, what = type) {
   assert.deepEqual(await socket.drain(type, ms), [], `no ${what} frame expected`)
+  unproven.set(socket, [...(unproven.get(socket) ?? []), what])
+}
+
+/**
+ * The positive control beside an assertNone: `action` must make a frame of `type` reach every one
+ * of `sockets` (a frame that arrives after the action starts; earlier ones do not count). Returns
+ * those frames, one per socket.
+ */
+export async function assertDelivered(sockets: TestSocket | TestSocket[], type: string, action: () => Promise<unknown>, timeoutMs = 3000): Promise<Frame[]> {
+  const list = Array.isArray(sockets) ? sockets : [sockets]
+  const marks = list.map((socket) => socket.received.length)
+  await action()
+  const frames: Frame[] = []
+  for (const [i, socket] of list.entries()) {
+    frames.push(await socket.nextSince(marks[i], type, timeoutMs))
+    unproven.delete(socket)
+  }
+  return frames
 }
 
 /**

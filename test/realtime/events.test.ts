@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { anotherDevice, history, ISO, registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
-import { assertNone, TestSocket, type Frame } from '../harness/socket.js'
+import { assertDelivered, assertNone, TestSocket, type Frame } from '../harness/socket.js'
 import { sleep, waitFor } from '../harness/wait.js'
 
 const server = await startTestServer()
@@ -31,6 +31,9 @@ test('delete for me: message.deleted reaches all my devices, with seqs, and noth
   }
   await assertNone(bobSocket, 'message.deleted')
   assert.deepEqual(bobSocket.frames.filter((f) => f.type !== 'presence'), [], 'the peer gets no frame at all')
+  // control: the peer's socket does get message.deleted when it concerns them
+  const both = await send(alice, bob, 'for both')
+  await assertDelivered(bobSocket, 'message.deleted', () => alice.api.delete(`${V2}/messages/${both.message_id}`, { query: { for_all: 'true' } }))
 })
 
 test('delete for all: every member\'s devices get message.deleted with deleted_for_all true', async () => {
@@ -44,6 +47,9 @@ test('delete for all: every member\'s devices get message.deleted with deleted_f
     assert.equal(typeof frame.seq, 'number')
   }
   for (const socket of [laptop, phone, bobSocket]) await assertNone(socket, 'message.deleted', 100, 'second message.deleted')
+  // control: a second deletion does reach every device
+  const next = await send(alice, bob, 'and this')
+  await assertDelivered([laptop, phone, bobSocket], 'message.deleted', () => alice.api.delete(`${V2}/messages/${next.message_id}`, { query: { for_all: 'true' } }))
 })
 
 // ---------------------------------------------------------------- message.edited
@@ -85,6 +91,9 @@ test('read: the sender sees the receipt live; an older read afterwards sends not
   assert.equal(older.status, 200, older.text)
   await assertNone(aliceSocket, 'message.read', 300, 'message.read for an older message')
   await assertNone(bobSocket, 'message.read', 0, 'message.read for an older message')
+  // control: reading further does send it again
+  const m3 = (await history(bob, m1.chat_id))[0]
+  await assertDelivered([aliceSocket, bobSocket], 'message.read', () => bob.api.post(`${V2}/messages/${m3.message_id}/read`))
 })
 
 // ---------------------------------------------------------------- reaction.updated
@@ -132,6 +141,8 @@ test('typing is ephemeral: the peer gets it without seq, the typer\'s devices do
   const log = await updates(bob)
   assert.equal(log.seq, bobSeq, 'typing does not take a seq')
   assert.ok(log.items.every((u) => u.type !== 'typing'))
+  // control: alice's devices do get typing, from bob
+  await assertDelivered([aliceSocket, aliceOther], 'typing', () => bob.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: false }))
 })
 
 test('typing refusals: outsider 404, missing is_typing or chat_id 400; nothing is sent', async () => {
@@ -153,6 +164,8 @@ test('typing refusals: outsider 404, missing is_typing or chat_id 400; nothing i
   }
   assert.equal((await server.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: true })).status, 401)
   await assertNone(bobSocket, 'typing')
+  // control: a member's typing does reach bob
+  await assertDelivered(bobSocket, 'typing', () => alice.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: false }))
 })
 
 test('typing that is not refreshed turns into is_typing:false after about 5 s', async () => {
@@ -167,6 +180,8 @@ test('typing that is not refreshed turns into is_typing:false after about 5 s', 
   assert.deepEqual(expired, { type: 'typing', data: { chat_id: m.chat_id, user_id: alice.id, is_typing: false } })
   assert.ok(elapsed >= 4000 && elapsed <= 8000, `expired after ${elapsed} ms`)
   await assertNone(bobSocket, 'typing', 300, 'a second expiry')
+  // control: typing again is heard
+  await assertDelivered(bobSocket, 'typing', () => alice.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: true }))
 })
 
 test('a refreshed is_typing:true pushes the expiry back', async () => {
@@ -232,6 +247,9 @@ test('presence: first device online, second device silent, last device closing o
   )
   const log = await updates(bob)
   assert.ok(log.items.every((u) => u.type !== 'presence'), 'presence is not in the update log')
+  // control for the two silences above: the next first device is heard again
+  const [again] = await assertDelivered(bobSocket, 'presence', () => device(alice))
+  assert.equal(again.data.is_online, true)
 })
 
 // ---------------------------------------------------------------- delivered_at
@@ -289,6 +307,9 @@ test('chat.updated: deleting the last message for all moves last_message_id back
   await alice.api.delete(`${V2}/messages/${first.message_id}`, { query: { for_all: true } })
   await assertNone(bobSocket, 'chat.updated')
   assert.equal(newer.chat_id, first.chat_id)
+  // control: deleting the newest one does move it
+  const [frame] = await assertDelivered(bobSocket, 'chat.updated', () => alice.api.delete(`${V2}/messages/${newer.message_id}`, { query: { for_all: true } }))
+  assert.equal(frame.data.chat_id, first.chat_id)
 })
 
 test('chat.updated: a block and an unblock reach the blocker\'s devices only', async () => {
@@ -300,4 +321,6 @@ test('chat.updated: a block and an unblock reach the blocker\'s devices only', a
   assert.equal((await alice.api.post(`${V2}/unblock`, { user_id: bob.id })).status, 200)
   assert.deepEqual((await alicePhone.next('chat.updated')).data, { chat_id: sent.chat_id, is_blocked: false })
   await assertNone(bobSocket, 'chat.updated', 200, 'chat.updated for the blocked user')
+  // control: bob's own block does reach bob's socket
+  await assertDelivered(bobSocket, 'chat.updated', () => bob.api.post(`${V2}/block`, { user_id: alice.id }))
 })

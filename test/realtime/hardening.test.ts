@@ -7,10 +7,11 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { test } from 'node:test'
 import WebSocket from 'ws'
+import { createGroup } from '../harness/fixtures.js'
 import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
 import { registerUsers, send, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
-import { assertNone, TestSocket } from '../harness/socket.js'
+import { assertDelivered, assertNone, TestSocket } from '../harness/socket.js'
 
 const server = await startTestServer()
 
@@ -135,15 +136,17 @@ test('a resume ahead of the user\'s log gets reset with the current seq, and the
   await send(alice, bob, 'two')
   const frame = await socket.next('message.new')
   assert.deepEqual([frame.seq, frame.data.message.content], [current + 1, 'two'])
-  // a resume within the log is no reset (control)
+  // a resume within the log is no reset
   socket.send({ type: 'resume', seq: current })
   assert.equal((await socket.next('message.new')).seq, current + 1)
   await assertNone(socket, 'reset')
+  // control: a resume ahead again is answered with reset
+  await assertDelivered(socket, 'reset', async () => socket.send({ type: 'resume', seq: current + 1000 }))
 })
 
 test('a resume with a chat cursor ahead of the chat\'s log gets a reset for that chat and goes on', async () => {
   const [owner, member] = await registerUsers(server, 2)
-  const group = (await owner.api.post(`${V2}/groups/create`, { title: 'Cursors' })).body.data
+  const group = await createGroup(owner, { title: 'Cursors' })
   assert.equal((await owner.api.post(`${V2}/groups/add-member`, { chat_id: group.group_id, user_id: member.id })).status, 200)
   const socket = await TestSocket.connect(server.url, member.token)
   const ready = socket.received[0]
@@ -172,9 +175,9 @@ test('GET updates with since ahead of the log answers reset: true and the curren
 
 test('a resume naming a chat the user is not in tells nothing of that chat; a followed chat ahead still gets its reset', async () => {
   const [owner, outsider] = await registerUsers(server, 2)
-  const secret = (await owner.api.post(`${V2}/groups/create`, { title: 'Secret' })).body.data.group_id as number
+  const secret = (await createGroup(owner, { title: 'Secret' })).group_id as number
   await owner.api.post(`${V2}/messages/send`, { chat_id: secret, content: 'private activity' })
-  const open = (await owner.api.post(`${V2}/groups/create`, { title: 'Followed' })).body.data.group_id as number
+  const open = (await createGroup(owner, { title: 'Followed' })).group_id as number
   assert.equal((await owner.api.post(`${V2}/groups/add-member`, { chat_id: open, user_id: outsider.id })).status, 200)
   const socket = await TestSocket.connect(server.url, outsider.token)
   const at = socket.received[0].data.chats[open] as number
@@ -182,6 +185,9 @@ test('a resume naming a chat the user is not in tells nothing of that chat; a fo
   // control: the followed chat's cursor is answered; the other chat's is not (its chat_seq would leak)
   assert.deepEqual((await socket.next('reset')).data, { chat_id: open, reason: 'ahead', chat_seq: at })
   await assertNone(socket, 'reset')
+  // control: the followed chat, named alone again, is answered again
+  const [reset] = await assertDelivered(socket, 'reset', async () => socket.send({ type: 'resume', chats: { [open]: at + 10 } }))
+  assert.equal(reset.data.chat_id, open)
 })
 
 test('GET chat/updates with since ahead of the chat\'s log answers reset: true and the current chat_seq', async () => {
