@@ -59,6 +59,8 @@ export class HttpConnection {
   /** Sends one request; one at a time per connection (no pipelining). */
   request(encoded: Buffer): Promise<Response> {
     if (this.pending) throw new Error('a request is already in flight on this connection')
+    // a connection the server closed meanwhile would never answer: fail the request, never hang
+    if (this.socket.destroyed || !this.socket.writable) return Promise.reject(new Error('connection closed by the server'))
     return new Promise((resolve, reject) => {
       this.pending = { resolve, reject }
       this.socket.write(encoded)

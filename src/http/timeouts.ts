@@ -20,10 +20,17 @@ const UPLOAD = /^\s*(?:multipart\/form-data|application\/offset\+octet-stream)\s
 /** `socket` missed its time: answer 408 on it and close it (`upload`: an upload body paused). */
 export type OnTimeout = (socket: Socket, upload: boolean) => void
 
+/**
+ * An idle kept-alive connection stays open this long (Fastify's own default, which it does not
+ * apply to a server it did not create; Node's 5 s would close connections that load balancers and
+ * clients expect to reuse, racing their next request).
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000
+
 /** An HTTP server for `handler` that holds its requests to `limitSeconds` as above. */
 export function timedServer(limitSeconds: number, handler: http.RequestListener, onTimeout: OnTimeout): http.Server {
   const limit = limitSeconds * 1000
-  return http.createServer(
+  const server = http.createServer(
     {
       headersTimeout: limit,
       // Node's whole-request limit knows no kind of body: the body's limit is watchBody's
@@ -36,6 +43,8 @@ export function timedServer(limitSeconds: number, handler: http.RequestListener,
       handler(request, response)
     },
   )
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
+  return server
 }
 
 const hasBody = (request: http.IncomingMessage) =>

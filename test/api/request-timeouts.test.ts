@@ -137,3 +137,25 @@ test('a tus PATCH may take longer than the limit while its bytes keep coming', a
   assert.match(done.answer, /Upload-Offset: 12000/i)
   assert.ok(done.took > 2500, `took ${done.took} ms`)
 })
+
+test('an idle kept-alive connection stays open well past Node’s 5 s default and takes the next request (keep-alive 72 s)', async () => {
+  const client = net.connect(Number(port), '127.0.0.1')
+  await new Promise<void>((resolve) => client.once('connect', () => resolve()))
+  let received = ''
+  let closed = false
+  client.on('data', (chunk) => (received += chunk))
+  client.on('close', () => (closed = true))
+  const ask = async () => {
+    const before = received.length
+    client.write(`GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n`)
+    for (let i = 0; i < 100 && !/\}\}$/.test(received.slice(before)); i++) await sleep(20)
+    return received.slice(before)
+  }
+  assert.match(await ask(), /^HTTP\/1\.1 200 /)
+  assert.match(received, /keep-alive/i)
+  // idle longer than Node's own keep-alive (5 s), and than the 1 s request limit of this server
+  await sleep(6000)
+  assert.equal(closed, false, 'the server kept the connection')
+  assert.match(await ask(), /^HTTP\/1\.1 200 /, 'and answers on it')
+  client.destroy()
+})
