@@ -32,6 +32,11 @@ export class EventBus {
     }
   }
 
+  /** Whether anyone listens to this event (a hot path may then skip building it). */
+  listens(name: EventName): boolean {
+    return (this.listeners.get(name)?.length ?? 0) > 0
+  }
+
   emit(events: readonly CommittedEvent[]) {
     if (this.listeners.size === 0) return
     for (const event of events) {

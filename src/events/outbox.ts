@@ -68,7 +68,8 @@ export async function inTransaction<T>(ctx: AppContext, work: (trx: Db, events: 
  * writes its update rows with its own statements), announced the same way.
  */
 export function announceRecorded<Name extends EventName>(ctx: AppContext, recorded: Recorded[], name: Name, payload: EventPayload<Name>, chatId: number, now: number) {
-  announce(ctx, framesOf(recorded, name, payload), [{ name, payload, to: { chatId }, at: now } as CommittedEvent])
+  ctx.fanout.publish(framesOf(recorded, name, payload))
+  if (ctx.events.listens(name)) ctx.events.emit([{ name, payload, to: { chatId }, at: now } as CommittedEvent])
 }
 
 function announce(ctx: AppContext, deliveries: Delivery[], events: CommittedEvent[]) {

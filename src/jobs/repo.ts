@@ -23,9 +23,10 @@ export async function claimRun(db: Db, name: string, holder: string, now: number
   return Number(result.numUpdatedRows) > 0
 }
 
-/** Keeps the lease while a long run goes on. */
-export async function extendLease(db: Db, name: string, holder: string, until: number) {
-  await db.updateTable('job_leases').set({ expires_at: until }).where('name', '=', name).where('holder', '=', holder).execute()
+/** Keeps the lease while a long run goes on; false if it is no longer this holder's. */
+export async function extendLease(db: Db, name: string, holder: string, until: number): Promise<boolean> {
+  const result = await db.updateTable('job_leases').set({ expires_at: until }).where('name', '=', name).where('holder', '=', holder).executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
 }
 
 /** Gives the lease up (a clean stop): another instance may take it at once. */

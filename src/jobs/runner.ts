@@ -5,7 +5,8 @@
  * runs again at its next time. A `cluster` job runs once per period across all instances, never
  * on two at a time: each run is claimed with one conditional UPDATE of the job's row in
  * `job_leases` (so this works on SQLite and PostgreSQL alike) that succeeds only if nobody ran it
- * this period and nobody else holds its lease; the lease is kept while the run lasts. An instance
+ * this period and nobody else holds its lease; the holder then runs it without asking again while
+ * more than half its lease is left, and the lease is kept while a run lasts. An instance
  * that stops gives its leases up; one that crashes loses them when they expire (`leaseMs`). An
  * `instance` job runs on every instance, for what each holds itself (its upload directory, its
  * sockets' presence).
@@ -48,6 +49,8 @@ interface State {
   running: Promise<void> | null
   /** whether this instance claimed a run since it started (and so may hold the lease) */
   claimed: boolean
+  /** until when this instance holds the job's lease, as far as it knows (0: it does not) */
+  leaseUntil: number
   record: repo.JobRunRecord
   dirty: boolean
 }
@@ -87,7 +90,7 @@ export class JobRunner {
       last_error: null,
       last_error_at: null,
     }
-    this.states.set(job.name, { job, timer: null, running: null, claimed: false, record, dirty: true })
+    this.states.set(job.name, { job, timer: null, running: null, claimed: false, leaseUntil: 0, record, dirty: true })
   }
 
   get jobs(): Job[] {
@@ -167,17 +170,27 @@ export class JobRunner {
     }
   }
 
-  /** Whether this instance runs this period's run (see claimRun). */
+  /**
+   * Whether this instance runs this period's run. While it holds the lease with more than half of
+   * it left, nobody else can claim the job, so it runs without asking; otherwise it claims the run
+   * (see claimRun), which also renews the lease. So a lone instance writes to job_leases once per
+   * half lease, not once per run.
+   */
   private async claim(state: State): Promise<boolean> {
     const now = this.ctx.clock.now()
+    if (state.leaseUntil - now > this.leaseMs / 2) return true
     const notSince = now - Math.floor(state.job.everyMs * PERIOD_TOLERANCE)
-    const claimed = await repo.claimRun(this.ctx.db, state.job.name, this.instance, now, notSince, now + this.leaseMs)
+    const until = now + this.leaseMs
+    const claimed = await repo.claimRun(this.ctx.db, state.job.name, this.instance, now, notSince, until)
+    state.leaseUntil = claimed ? until : 0
     if (claimed) state.claimed = true
     return claimed
   }
 
   private async extend(state: State) {
-    await repo.extendLease(this.ctx.db, state.job.name, this.instance, this.ctx.clock.now() + this.leaseMs)
+    const until = this.ctx.clock.now() + this.leaseMs
+    await repo.extendLease(this.ctx.db, state.job.name, this.instance, until)
+      .then((held) => (state.leaseUntil = held ? until : 0))
       .catch((err) => this.ctx.log.warn({ err, job: state.job.name }, 'could not extend a job lease'))
   }
 
