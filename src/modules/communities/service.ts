@@ -13,7 +13,7 @@ import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import type { ChatRow, InviteLinkRow, UserRow } from '../../db/tables.js'
 import { conflict, forbidden, notFound, validationError } from '../../http/errors.js'
-import { iso } from '../../lib/time.js'
+import { iso, parseInstant } from '../../lib/time.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
 import * as admin from '../admin/service.js'
 import * as blocks from '../blocks/service.js'
@@ -322,7 +322,8 @@ export function presentInvite(ctx: AppContext, type: string, invite: InviteLinkR
 /** A new invite link with an optional expiry and usage limit (owner or admin). */
 export async function createInvite(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType, options: { expires_at?: string; usage_limit?: number }) {
   const now = ctx.clock.now()
-  const expiresAt = options.expires_at === undefined ? null : Date.parse(options.expires_at)
+  // validated as a timestamp already; parseInstant is the one reading of one (lib/time.ts)
+  const expiresAt = options.expires_at === undefined ? null : parseInstant(options.expires_at)
   if (expiresAt !== null && expiresAt <= now) throw validationError('expires_at must be in the future')
   const invite = await ctx.db.transaction().execute(async (trx) => {
     const chat = await authorize(ctx, trx, me, chatId, type, 'invite_links')
