@@ -47,8 +47,6 @@ interface State {
   job: Job
   timer: NodeJS.Timeout | null
   running: Promise<void> | null
-  /** whether this instance claimed a run since it started (and so may hold the lease) */
-  claimed: boolean
   /** until when this instance holds the job's lease, as far as it knows (0: it does not) */
   leaseUntil: number
   record: repo.JobRunRecord
@@ -90,7 +88,7 @@ export class JobRunner {
       last_error: null,
       last_error_at: null,
     }
-    this.states.set(job.name, { job, timer: null, running: null, claimed: false, leaseUntil: 0, record, dirty: true })
+    this.states.set(job.name, { job, timer: null, running: null, leaseUntil: 0, record, dirty: true })
   }
 
   get jobs(): Job[] {
@@ -116,8 +114,9 @@ export class JobRunner {
       for (const state of this.states.values()) if (state.timer) clearTimeout(state.timer)
       await Promise.all([...this.states.values()].map((state) => state.running))
       if (!this.started) return
+      // a release names this instance as the holder: a lease held by another is left alone
       for (const state of this.states.values()) {
-        if (state.job.scope === 'cluster' && state.claimed) {
+        if (state.job.scope === 'cluster') {
           await repo.releaseLease(this.ctx.db, state.job.name, this.instance).catch((err) => this.ctx.log.warn({ err, job: state.job.name }, 'could not release a job lease'))
         }
       }
@@ -183,7 +182,6 @@ export class JobRunner {
     const until = now + this.leaseMs
     const claimed = await repo.claimRun(this.ctx.db, state.job.name, this.instance, now, notSince, until)
     state.leaseUntil = claimed ? until : 0
-    if (claimed) state.claimed = true
     return claimed
   }
 

@@ -41,9 +41,6 @@ export function codeOf(input: string) {
   return path.slice(path.lastIndexOf('/') + 1)
 }
 
-/** Serializes membership changes of one chat (a row lock in PostgreSQL; SQLite has one writer). */
-const lockChat = repo.lockChat
-
 /**
  * The group or channel as the caller may see it: a member sees it; anyone sees a public one;
  * otherwise 404, so outsiders cannot tell a private chat exists.
@@ -69,7 +66,7 @@ export async function memberPage(ctx: AppContext, chat: { id: number; member_cou
 
 /** Inside a change: the chat (locked) and my role in it; 404 unless I am a member, 403 unless my role allows `action`. */
 async function authorize(ctx: AppContext, trx: Db, me: UserRow, chatId: number, type: CommunityType, action: Action | null, target?: string) {
-  await lockChat(trx, chatId)
+  await repo.lockChat(trx, chatId)
   const chat = await view(ctx, me, chatId, type, trx)
   assertMay(chat, type, action, target)
   return chat
@@ -247,7 +244,7 @@ export async function leave(ctx: AppContext, me: UserRow, chatId: number, type: 
 export async function join(ctx: AppContext, me: UserRow, chatId: number, invite: InviteLinkRow | null, type: CommunityType) {
   await inTransaction(ctx, async (trx, events) => {
     const { now } = events
-    await lockChat(trx, chatId)
+    await repo.lockChat(trx, chatId)
     const chat = await repo.findView(trx, chatId, me.id)
     if (!chat || chat.chat_type !== type || (!invite && chat.is_public !== 1)) throw notFound(`${NOUN[type]} not found`)
     if (chat.my_role !== null) throw conflict('Already a member')

@@ -125,7 +125,7 @@ const fastPaths = new WeakMap<AppContext, FastPath>()
 export function fastPath(ctx: AppContext): FastPath | null {
   if (!ctx.sqlite || !ctx.config.sendFastPath) return null
   let path = fastPaths.get(ctx)
-  if (!path) fastPaths.set(ctx, (path = { send: (...args) => send(ctx, ...args) }))
+  if (!path) fastPaths.set(ctx, (path = { send: (me, target, draft, clientId, now) => send(ctx, me, target, draft, clientId, now) }))
   return path
 }
 
