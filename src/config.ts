@@ -52,6 +52,10 @@ export interface Config {
   uploadSessionTtlSeconds: number
   /** seconds between sweeps that remove expired unfinished uploads */
   uploadSweepIntervalSeconds: number
+  /** how long a story lives, in seconds */
+  storyLifetimeSeconds: number
+  /** seconds between runs of the job that removes expired stories with their media */
+  storyCleanupIntervalSeconds: number
   /** registrations per window per client IP */
   registerRateLimit: RateLimit
   /** password logins per window per client IP */
@@ -206,6 +210,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     uploadDir: path.join(dataDir, 'uploads'),
     uploadSessionTtlSeconds: int('UPLOAD_SESSION_TTL_SECONDS', 86_400, 1, 30 * 86_400),
     uploadSweepIntervalSeconds: int('UPLOAD_SWEEP_INTERVAL_SECONDS', 600, 1, 86_400),
+    storyLifetimeSeconds: int('STORY_LIFETIME_SECONDS', 86_400, 1, 30 * 86_400),
+    storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
     registerRateLimit: rate('REGISTER_RATE_LIMIT', '5/300'),
     loginRateLimit: rate('LOGIN_RATE_LIMIT', '30/60'),
     updateLogKeep: int('UPDATE_LOG_KEEP', 10_000, 10, 100_000_000),

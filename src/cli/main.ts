@@ -4,6 +4,7 @@ import { createContext, createLogger, type AppContext } from '../context.js'
 import { adminCreate } from './admin-create.js'
 import { jobsList } from './jobs.js'
 import { migrate } from './migrate.js'
+import { storiesCleanup } from './stories-cleanup.js'
 import { UsageError } from './usage-error.js'
 import { userList } from './user-list.js'
 
@@ -21,6 +22,11 @@ const commands = new Map<string, Command>([
     run: adminCreate,
   }],
   ['user:list', { usage: 'user:list [search]', summary: 'list users (newest first, 100 at most)', run: userList }],
+  ['stories:cleanup', {
+    usage: 'stories:cleanup',
+    summary: 'remove expired stories with their views, likes, reactions and media now (the job does it every STORY_CLEANUP_INTERVAL_SECONDS)',
+    run: storiesCleanup,
+  }],
   ['jobs', { usage: 'jobs', summary: 'list the periodic jobs and what each ran when, on each instance', run: jobsList }],
 ])
 

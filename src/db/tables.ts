@@ -205,6 +205,8 @@ export interface ScheduledMessagesTable {
   sender_id: number
   payload: unknown
   client_message_id: string | null
+  /** the attachment's upload path (also in the payload), so the file collector sees it */
+  file_path: string | null
   scheduled_at: EpochMs
   created_at: EpochMs
 }
@@ -279,6 +281,56 @@ export interface UploadSessionsTable {
 }
 export type UploadSessionRow = Selectable<UploadSessionsTable>
 
+// contacts module
+export interface ContactsTable {
+  id: Generated<number>
+  owner_id: number
+  contact_user_id: number
+  /** the owner's own name for the contact (custom_name) */
+  display_name: string | null
+  created_at: EpochMs
+}
+export type ContactRow = Selectable<ContactsTable>
+
+// stories module
+export type StoryMediaType = 'image' | 'video'
+export type StoryPrivacy = 'everyone' | 'contacts' | 'selected'
+export interface StoriesTable {
+  id: Generated<number>
+  user_id: number
+  media_path: string
+  media_type: StoryMediaType
+  caption: string
+  music_path: string | null
+  privacy_type: StoryPrivacy
+  view_count: Generated<number>
+  like_count: Generated<number>
+  reaction_count: Generated<number>
+  created_at: EpochMs
+  expires_at: EpochMs
+}
+export type StoryRow = Selectable<StoriesTable>
+export interface StoryViewsTable {
+  story_id: number
+  viewer_id: number
+  viewed_at: EpochMs
+}
+export interface StoryLikesTable {
+  story_id: number
+  user_id: number
+  created_at: EpochMs
+}
+export interface StoryReactionsTable {
+  story_id: number
+  user_id: number
+  reaction: string
+  created_at: EpochMs
+}
+export interface StoryAllowedUsersTable {
+  story_id: number
+  user_id: number
+}
+
 // jobs runner
 export interface JobLeasesTable {
   name: string
@@ -324,6 +376,12 @@ export interface Database {
   file_objects: FileObjectsTable
   file_uploads: FileUploadsTable
   upload_sessions: UploadSessionsTable
+  contacts: ContactsTable
+  stories: StoriesTable
+  story_views: StoryViewsTable
+  story_likes: StoryLikesTable
+  story_reactions: StoryReactionsTable
+  story_allowed_users: StoryAllowedUsersTable
   job_leases: JobLeasesTable
   job_runs: JobRunsTable
 }

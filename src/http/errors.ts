@@ -40,6 +40,7 @@ export class AppError extends Error {
 export const validationError = (message: string) => new AppError(400, 'validation_error', message)
 export const unauthorized = (message = 'Authentication required') => new AppError(401, 'unauthorized', message)
 export const forbidden = (message = 'Not allowed') => new AppError(403, 'forbidden', message)
+export const premiumRequired = (message = 'This needs Tern Premium') => new AppError(403, 'premium_required', message)
 export const blocked = (message = 'You are blocked by this user') => new AppError(403, 'blocked', message)
 export const notFound = (message = 'Not found') => new AppError(404, 'not_found', message)
 export const conflict = (message: string) => new AppError(409, 'conflict', message)

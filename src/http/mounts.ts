@@ -8,12 +8,14 @@ import { authRoutes } from '../modules/auth/routes.js'
 import { blockRoutes } from '../modules/blocks/routes.js'
 import { channelRoutes } from '../modules/channels/routes.js'
 import { chatRoutes } from '../modules/chats/routes.js'
+import { contactRoutes } from '../modules/contacts/routes.js'
 import { groupRoutes } from '../modules/groups/routes.js'
 import { fileRoutes } from '../modules/files/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
 import { savedRoutes } from '../modules/saved/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
 import { statsRoutes } from '../modules/stats/routes.js'
+import { storyRoutes, storyV1Routes } from '../modules/stories/routes.js'
 import { mountGateway } from '../modules/updates/gateway.js'
 import { updatesRoutes } from '../modules/updates/routes.js'
 import { webRoutes } from '../web/routes.js'
@@ -31,11 +33,14 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(channelRoutes, { ctx, prefix })
     await app.register(savedRoutes, { ctx, prefix })
     await app.register(blockRoutes, { ctx, prefix })
+    await app.register(contactRoutes, { ctx, prefix })
+    await app.register(storyRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.
   await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })
+  await app.register(storyV1Routes, { ctx })
   await app.register(adminRoutes, { ctx, prefix: '/api/admin' })
   await app.register(statsRoutes, { ctx })
   // Documents a browser opens: file downloads (/files/*, and uploads at /uploads/*, tus at

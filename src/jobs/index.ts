@@ -7,6 +7,7 @@ import type { AppContext } from '../context.js'
 import { sweepExpiredUploads } from '../modules/files/sweep.js'
 import { scheduledDelivery, TICK_MS } from '../modules/messages/scheduled.js'
 import { presenceOf } from '../modules/presence/service.js'
+import { cleanupExpiredStories } from '../modules/stories/cleanup.js'
 import { JobRunner, type RunnerOptions } from './runner.js'
 
 export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRunner {
@@ -17,6 +18,15 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     scope: 'cluster',
     everyMs: TICK_MS,
     run: scheduledDelivery(ctx),
+  })
+  jobs.define({
+    name: 'story-cleanup',
+    summary: 'removes expired stories with their views, likes, reactions and media',
+    scope: 'cluster',
+    everyMs: ctx.config.storyCleanupIntervalSeconds * 1000,
+    // stories that expired while the service was down go at start, not a period later
+    runAtStart: true,
+    run: (signal) => cleanupExpiredStories(ctx, signal),
   })
   jobs.define({
     name: 'upload-sweep',

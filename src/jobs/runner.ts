@@ -25,6 +25,11 @@ export interface Job {
   summary: string
   scope: JobScope
   everyMs: number
+  /**
+   * also run as soon as the runner starts (a cluster job: unless another instance holds it), so
+   * what fell due while the service was down is done at once rather than a period later
+   */
+  runAtStart?: boolean
   /** `signal` aborts when the runner stops: a long job should check it between steps */
   run(signal: AbortSignal): Promise<unknown>
 }
@@ -100,7 +105,7 @@ export class JobRunner {
     this.started = true
     for (const state of this.states.values()) {
       if (state.job.scope === 'cluster') await repo.ensureLease(this.ctx.db, state.job.name)
-      this.schedule(state, state.job.everyMs)
+      this.schedule(state, state.job.runAtStart ? 0 : state.job.everyMs, state.job.runAtStart === true)
     }
     this.recorder = setInterval(() => void this.saveRecords(), this.recordEveryMs)
     this.recorder.unref()
@@ -125,12 +130,12 @@ export class JobRunner {
     return this.stopping
   }
 
-  private schedule(state: State, delayMs: number) {
+  private schedule(state: State, delayMs: number, atStart = false) {
     if (this.abort.signal.aborted) return
     state.timer = setTimeout(() => {
       state.timer = null
       const startedAt = Date.now()
-      state.running = this.tick(state).finally(() => {
+      state.running = this.tick(state, atStart).finally(() => {
         state.running = null
         this.schedule(state, Math.max(0, state.job.everyMs - (Date.now() - startedAt)))
       })
@@ -138,10 +143,10 @@ export class JobRunner {
     state.timer.unref()
   }
 
-  private async tick(state: State) {
+  private async tick(state: State, atStart: boolean) {
     if (this.abort.signal.aborted) return
     try {
-      if (state.job.scope === 'cluster' && !(await this.claim(state))) return
+      if (state.job.scope === 'cluster' && !(await this.claim(state, atStart))) return
     } catch (err) {
       // the database is away: no lease, no run; the next tick asks again
       this.ctx.log.warn({ err, job: state.job.name }, 'could not take a job lease')
@@ -173,12 +178,13 @@ export class JobRunner {
    * Whether this instance runs this period's run. While it holds the lease with more than half of
    * it left, nobody else can claim the job, so it runs without asking; otherwise it claims the run
    * (see claimRun), which also renews the lease. So a lone instance writes to job_leases once per
-   * half lease, not once per run.
+   * half lease, not once per run. The run at start claims whenever the lease is free, however
+   * recently the job ran.
    */
-  private async claim(state: State): Promise<boolean> {
+  private async claim(state: State, atStart: boolean): Promise<boolean> {
     const now = this.ctx.clock.now()
     if (state.leaseUntil - now > this.leaseMs / 2) return true
-    const notSince = now - Math.floor(state.job.everyMs * PERIOD_TOLERANCE)
+    const notSince = atStart ? now : now - Math.floor(state.job.everyMs * PERIOD_TOLERANCE)
     const until = now + this.leaseMs
     const claimed = await repo.claimRun(this.ctx.db, state.job.name, this.instance, now, notSince, until)
     state.leaseUntil = claimed ? until : 0

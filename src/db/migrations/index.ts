@@ -11,6 +11,7 @@ import * as updateRefs from './2026-11-21T07-00-update-refs.js'
 import * as sqliteSeqFromLog from './2026-11-21T08-00-sqlite-seq-from-log.js'
 import * as scheduledClientId from './2026-11-23T00-00-scheduled-client-id.js'
 import * as jobs from './2026-11-24T00-00-jobs.js'
+import * as storiesContacts from './2026-11-25T00-00-stories-contacts.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21T08-00-sqlite-seq-from-log': sqliteSeqFromLog,
   '2026-11-23T00-00-scheduled-client-id': scheduledClientId,
   '2026-11-24T00-00-jobs': jobs,
+  '2026-11-25T00-00-stories-contacts': storiesContacts,
 }

@@ -1,6 +1,7 @@
 /** Registration, password login and logout. */
 import type { AppContext } from '../../context.js'
 import { unauthorized } from '../../http/errors.js'
+import { countersFor } from '../users/counters.js'
 import { presentMe } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as sessions from '../sessions/service.js'
@@ -20,7 +21,7 @@ export async function register(ctx: AppContext, input: RegisterBody, client: Cli
   })
   const token = await sessions.createSession(ctx, user.id, { ...client, device: null })
   const now = ctx.clock.now()
-  return { user: presentMe(user, now, await users.countersFor(ctx, user.id)), session_token: token }
+  return { user: presentMe(user, now, await countersFor(ctx, user.id)), session_token: token }
 }
 
 /** Password login by username or email. Unknown login and wrong password answer alike. */
@@ -31,7 +32,7 @@ export async function login(ctx: AppContext, input: LoginBody, client: ClientInf
   if (user.is_active !== 1) throw unauthorized('This account is suspended')
   const token = await sessions.createSession(ctx, user.id, { ...client, device: input.device ?? null })
   const now = ctx.clock.now()
-  return { user: presentMe(user, now, await users.countersFor(ctx, user.id)), session_token: token }
+  return { user: presentMe(user, now, await countersFor(ctx, user.id)), session_token: token }
 }
 
 /** Ends the current session and marks the user offline. */
@@ -42,5 +43,5 @@ export async function logout(ctx: AppContext, userId: number, sessionId: number)
 
 export async function me(ctx: AppContext, userId: number) {
   const user = await users.getUser(ctx, userId)
-  return presentMe(user, ctx.clock.now(), await users.countersFor(ctx, userId))
+  return presentMe(user, ctx.clock.now(), await countersFor(ctx, userId))
 }

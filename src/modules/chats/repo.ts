@@ -183,6 +183,18 @@ export async function listPersonal(db: Db, userId: number, page: number, perPage
   return { rows, total: Number(count.n) }
 }
 
+/** How many groups (not channels) the user is a member of. */
+export async function countGroups(db: Db, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('chat_members as m')
+    .innerJoin('chats as c', 'c.id', 'm.chat_id')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('m.user_id', '=', userId)
+    .where('c.chat_type', '=', 'group')
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
 /** The other members of a user's personal chats (not the user themselves). */
 export async function personalPeers(db: Db, userId: number): Promise<number[]> {
   const rows = await db

@@ -91,6 +91,7 @@ export const unreadCount = repo.unreadCount
 
 /** Everyone the user has a personal chat with: who hears about their presence. */
 export const personalPeers = repo.personalPeers
+export const countGroups = repo.countGroups
 
 /** Moves a member's read position forward (never back); whether it moved. */
 export const advanceRead = repo.advanceRead

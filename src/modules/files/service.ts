@@ -6,6 +6,7 @@ import { createHash, randomBytes, type Hash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { AppContext } from '../../context.js'
 import type { FileObjectRow, PreviewSize, UserRow } from '../../db/tables.js'
+import { isForeignKeyViolation } from '../../db/errors.js'
 import { invalidFile, notFound, payloadTooLarge } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
 import type { Source } from '../../storage/storage.js'
@@ -94,22 +95,33 @@ export async function upload(ctx: AppContext, me: UserRow, source: Source, fileN
  * upload gets its own row and random path.
  */
 export async function record(ctx: AppContext, me: UserRow, received: Received, fileName: string | undefined, origin: string | null): Promise<FileView> {
-  let object = await repo.findObject(ctx.db, received.hash)
-  if (object) await ctx.storage.delete(received.key)
-  else object = await storeObject(ctx, received)
   const name = randomBytes(16).toString('base64url')
-  const row = await repo.insertUpload(ctx.db, {
-    owner_id: me.id,
-    hash: object.hash,
-    path: `${name}.${object.ext}`,
-    thumbnail_path: object.thumbnail_key ? `${name}.thumb.webp` : null,
-    original_name: cleanFileName(fileName),
-    size: object.size,
-    mime_type: object.mime_type,
-    source: origin,
-    created_at: ctx.clock.now(),
-  })
-  return present({ ...object, ...row })
+  const insert = (object: FileObjectRow) =>
+    repo.insertUpload(ctx.db, {
+      owner_id: me.id,
+      hash: object.hash,
+      path: `${name}.${object.ext}`,
+      thumbnail_path: object.thumbnail_key ? `${name}.thumb.webp` : null,
+      original_name: cleanFileName(fileName),
+      size: object.size,
+      mime_type: object.mime_type,
+      source: origin,
+      created_at: ctx.clock.now(),
+    })
+  const existing = await repo.findObject(ctx.db, received.hash)
+  if (existing) {
+    try {
+      // the upload's row holds the object (a foreign key) before this copy of the bytes goes
+      const row = await insert(existing)
+      await ctx.storage.delete(received.key)
+      return present({ ...existing, ...row })
+    } catch (error) {
+      // the collector removed the object in between: this copy becomes it again
+      if (!isForeignKeyViolation(error)) throw error
+    }
+  }
+  const object = await storeObject(ctx, received)
+  return present({ ...object, ...(await insert(object)) })
 }
 
 async function storeObject(ctx: AppContext, received: Received): Promise<FileObjectRow> {

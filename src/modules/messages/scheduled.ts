@@ -50,6 +50,8 @@ export async function schedule(
     sender_id: me.id,
     payload: JSON.stringify(draft),
     client_message_id: clientId,
+    // a column of its own, so the file collector sees the upload is still wanted
+    file_path: draft.attachment?.file_path ?? null,
     scheduled_at: at,
     created_at: now,
   })

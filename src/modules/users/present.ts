@@ -12,6 +12,9 @@ export type AdminUserView = Static<typeof AdminUser>
 /** Uploaded files are served under /uploads/{path}. */
 export const uploadUrl = (path: string | null): string | null => (path ? `/uploads/${path}` : null)
 
+/** Whether the user's premium runs at `now`. */
+export const isPremium = (user: Pick<UserRow, 'premium_expires_at'>, now: number) => user.premium_expires_at !== null && user.premium_expires_at > now
+
 /**
  * The Peer shape. `hidePresence` when a block stands between the viewer and this user, either
  * way: then neither sees whether the other is online or when they were last seen.
@@ -25,7 +28,7 @@ export function presentPeer(user: UserRow, now: number, hidePresence = false): P
     is_online: !hidePresence && user.is_online === 1,
     last_seen: hidePresence ? null : isoOrNull(user.last_seen),
     status_emoji: user.status_emoji,
-    is_premium: user.premium_expires_at !== null && user.premium_expires_at > now,
+    is_premium: isPremium(user, now),
     is_bot: user.is_bot === 1,
     bot_webapp_url: user.bot_webapp_url,
   }

@@ -69,6 +69,12 @@ export async function countUsers(db: Db) {
   return { users: Number(row.users), online: Number(row.online ?? 0) }
 }
 
+/** These users' rows (in no particular order; unknown ids are left out). */
+export function findByIds(db: Db, ids: readonly number[]): Promise<UserRow[]> {
+  if (ids.length === 0) return Promise.resolve([])
+  return db.selectFrom('users').selectAll().where('id', 'in', ids).execute()
+}
+
 /** Where these users stand: online, and when they were last seen. */
 export function presenceOf(db: Db, ids: number[]) {
   return db.selectFrom('users').select(['id', 'is_online', 'last_seen']).where('id', 'in', ids).execute()

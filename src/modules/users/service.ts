@@ -5,7 +5,6 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/tables.js'
 import { conflict, notFound } from '../../http/errors.js'
-import type { PeerCounters } from './present.js'
 import * as repo from './repo.js'
 
 /** Usernames that would be confused with built-in peers. */
@@ -78,6 +77,7 @@ export const listUsers = (ctx: AppContext, q: string | undefined, page: number, 
   repo.listUsers(ctx.db, q, page, perPage)
 export const countUsers = (ctx: AppContext) => repo.countUsers(ctx.db)
 export const presenceOf = repo.presenceOf
+export const findByIds = repo.findByIds
 export const clearOnlineFlags = repo.clearOnlineFlags
 
 /** Sets fields on a user inside the caller's transaction; 404 when the user does not exist. */
@@ -107,13 +107,4 @@ export async function ensureAdmin(ctx: AppContext, username: string, password: s
     is_active: 1,
     ...(passwordMatches ? {} : { password_hash: await hashPassword(password) }),
   })
-}
-
-/**
- * Counters of the fuller Peer shape. Stories, follows and groups arrive with their modules, which
- * extend this; until then a user has none of them.
- */
-export async function countersFor(_ctx: AppContext, _userId: number): Promise<PeerCounters> {
-  // TODO(#4): groups_count from group memberships once groups exist.
-  return { has_story: false, followers_count: 0, following_count: 0, groups_count: 0 }
 }

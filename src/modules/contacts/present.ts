@@ -1,0 +1,25 @@
+/** Contact rows → the interface's Contact list item. Pure. */
+import type { Static } from 'typebox'
+import { iso } from '../../lib/time.js'
+import { presentPeer } from '../users/present.js'
+import type { ContactWithUser } from './repo.js'
+import type { ContactView } from './schemas.js'
+
+export function presentContact(row: ContactWithUser, now: number): Static<typeof ContactView> {
+  const blockedByMe = row.blocked_by_me !== null
+  // presence is hidden both ways between users who blocked each other
+  const peer = presentPeer(row, now, blockedByMe || row.blocked_by_them !== null)
+  return {
+    user_id: peer.user_id,
+    username: peer.username,
+    display_name: peer.display_name,
+    avatar_url: peer.avatar_url,
+    custom_name: row.custom_name,
+    is_online: peer.is_online,
+    last_seen: peer.last_seen,
+    added_at: iso(row.added_at),
+    is_premium: peer.is_premium,
+    status_emoji: peer.status_emoji,
+    is_blocked: blockedByMe,
+  }
+}

@@ -1,0 +1,76 @@
+import type { Db } from '../../db/database.js'
+
+/** Adds the contact, or renames it when `displayName` is given; answers the row. */
+export async function upsert(db: Db, ownerId: number, contactId: number, displayName: string | null | undefined, now: number) {
+  await db
+    .insertInto('contacts')
+    .values({ owner_id: ownerId, contact_user_id: contactId, display_name: displayName ?? null, created_at: now })
+    .onConflict((oc) =>
+      displayName === undefined ? oc.columns(['owner_id', 'contact_user_id']).doNothing() : oc.columns(['owner_id', 'contact_user_id']).doUpdateSet({ display_name: displayName }),
+    )
+    .execute()
+  return find(db, ownerId, contactId)
+}
+
+export function find(db: Db, ownerId: number, contactId: number) {
+  return withUser(db).where('c.owner_id', '=', ownerId).where('c.contact_user_id', '=', contactId).executeTakeFirst()
+}
+
+export async function remove(db: Db, ownerId: number, contactId: number): Promise<boolean> {
+  const result = await db.deleteFrom('contacts').where('owner_id', '=', ownerId).where('contact_user_id', '=', contactId).executeTakeFirst()
+  return Number(result.numDeletedRows) > 0
+}
+
+/** Contacts with their users, and the blocks between owner and contact (either way). */
+function withUser(db: Db) {
+  return db
+    .selectFrom('contacts as c')
+    .innerJoin('users as u', 'u.id', 'c.contact_user_id')
+    .leftJoin('blocked_users as mine', (join) => join.onRef('mine.user_id', '=', 'c.owner_id').onRef('mine.blocked_user_id', '=', 'c.contact_user_id'))
+    .leftJoin('blocked_users as theirs', (join) => join.onRef('theirs.user_id', '=', 'c.contact_user_id').onRef('theirs.blocked_user_id', '=', 'c.owner_id'))
+    .selectAll('u')
+    .select(['c.display_name as custom_name', 'c.created_at as added_at', 'mine.user_id as blocked_by_me', 'theirs.user_id as blocked_by_them'])
+}
+export type ContactWithUser = NonNullable<Awaited<ReturnType<typeof find>>>
+
+/** A page of the owner's contacts, by name. */
+export async function list(db: Db, ownerId: number, page: number, perPage: number) {
+  const [rows, count] = await Promise.all([
+    withUser(db)
+      .where('c.owner_id', '=', ownerId)
+      .orderBy((eb) => eb.fn.coalesce('c.display_name', 'u.display_name'))
+      .orderBy('u.id')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute(),
+    db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow(),
+  ])
+  return { rows, total: Number(count.n) }
+}
+
+/** Whether `ownerId` has `userId` among their contacts (a unique-index lookup). */
+export async function has(db: Db, ownerId: number, userId: number): Promise<boolean> {
+  const row = await db.selectFrom('contacts').select('id').where('owner_id', '=', ownerId).where('contact_user_id', '=', userId).executeTakeFirst()
+  return row !== undefined
+}
+
+/** The people `userId` has as contacts. */
+export async function contactIds(db: Db, userId: number): Promise<number[]> {
+  const rows = await db.selectFrom('contacts').select('contact_user_id').where('owner_id', '=', userId).execute()
+  return rows.map((r) => r.contact_user_id)
+}
+
+/** The people who have `userId` as a contact. */
+export async function ownersOf(db: Db, userId: number): Promise<number[]> {
+  const rows = await db.selectFrom('contacts').select('owner_id').where('contact_user_id', '=', userId).execute()
+  return rows.map((r) => r.owner_id)
+}
+
+/** How many contacts `userId` has, and how many have them. */
+export async function counts(db: Db, userId: number) {
+  const [following, followers] = await Promise.all([
+    db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', userId).executeTakeFirstOrThrow(),
+    db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('contact_user_id', '=', userId).executeTakeFirstOrThrow(),
+  ])
+  return { following: Number(following.n), followers: Number(followers.n) }
+}
