@@ -130,3 +130,34 @@ export function insertCommunity(db: SeedDb, type: 'group' | 'channel', title: st
     return chatId
   })()
 }
+
+/** `ownerId` has each of `contactIds` as a contact. */
+export function insertContacts(db: SeedDb, ownerId: number, contactIds: number[]) {
+  const insert = db.prepare('insert into contacts (owner_id, contact_user_id, created_at) values (?, ?, ?)')
+  const now = Date.now()
+  db.transaction(() => {
+    for (const contactId of contactIds) insert.run(ownerId, contactId, now)
+  })()
+}
+
+export interface SeedStory {
+  userId: number
+  createdAt: number
+  /** default: created_at + 24 h */
+  expiresAt?: number
+  mediaPath?: string
+}
+
+/** Inserts stories (public, images); returns their ids. */
+export function insertStories(db: SeedDb, stories: Iterable<SeedStory>): number[] {
+  const insert = db.prepare('insert into stories (user_id, media_path, created_at, expires_at) values (?, ?, ?, ?)')
+  const ids: number[] = []
+  db.transaction(() => {
+    let i = 0
+    for (const story of stories) {
+      const path = story.mediaPath ?? `seed${(i++).toString(36).padStart(18, '0')}.png`
+      ids.push(Number(insert.run(story.userId, path, story.createdAt, story.expiresAt ?? story.createdAt + 86_400_000).lastInsertRowid))
+    }
+  })()
+  return ids
+}

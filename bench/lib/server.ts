@@ -52,6 +52,8 @@ export interface ServerOptions {
   wrapper?: string[]
   /** how long to wait for /health (default 20 s) */
   startTimeoutMs?: number
+  /** more environment (Tern's configuration) */
+  env?: Record<string, string>
 }
 
 export async function startServer(machine: Machine, kind: ServerKind, dataDir: string, options: ServerOptions = {}): Promise<Server> {
@@ -68,6 +70,7 @@ export async function startServer(machine: Machine, kind: ServerKind, dataDir: s
     // Set-up registers many users from one address; the default 5/300 would refuse them.
     REGISTER_RATE_LIMIT: '1000000/300',
     LOGIN_RATE_LIMIT: '1000000/60',
+    ...options.env,
   }
   // BENCH_CPU_PROF=<dir>: Tern writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
   const profile = kind === 'tern' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []

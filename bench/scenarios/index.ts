@@ -7,7 +7,8 @@ import { historyDepth } from './history-depth.js'
 import { idleWs } from './idle-ws.js'
 import { sendCpu } from './send-cpu.js'
 import { sendThroughput } from './send-throughput.js'
+import { stories } from './stories.js'
 import { upload } from './upload.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, sendCpu]
+export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, sendCpu]
