@@ -1,6 +1,6 @@
 /**
  * stories: (1) GET V2/stories/feed for a user with 2,000 contacts, 500 of whom have an active
- * story, with 1,000,000 stories in the table (most expired or by people the user does not
+ * story, with 1,000,000 active stories in the table (the rest by people the user does not
  * follow); (2) the cleanup job removing 100,000 expired stories (with views, uploads and 10,000
  * files on disk) while sends run at a steady rate: the sends' p99 during the cleanup shows how
  * long the job ever holds the event loop.
@@ -22,15 +22,16 @@ const DAY = 86_400_000
 const CONTACTS = 2000
 const WITH_STORIES = 500
 const TABLE = 1_000_000
-/** expired stories of each contact (older posts, still in the table) */
-const EXPIRED_PER_CONTACT = 100
 const OTHERS = 10_000
 
 const EXPIRED = 100_000
 const FILES = 10_000
-/** when the seeded stories expire, and when the job's second run comes, after the server started */
+/**
+ * when the seeded stories expire, and when the job's second run comes, after the server started
+ * (its third comes after the measured window, so job_runs keeps the second's duration)
+ */
 const EXPIRE_AFTER_MS = 10_000
-const CLEANUP_INTERVAL_S = 15
+const CLEANUP_INTERVAL_S = 30
 /** steady send rate while the job runs (a fraction of send-throughput's maximum) */
 const SEND_RATE = 1000
 const PAIRS = 16
@@ -55,14 +56,14 @@ async function feed(ctx: BenchContext, scenario: string): Promise<Row[]> {
     const others = insertUsers(db, 'other', OTHERS, template.id)
     insertContacts(db, viewer.id, contacts)
     const now = Date.now()
+    // The table as the cleanup job keeps it: active stories only (expired ones live at most one
+    // cleanup period, and the job's run at start would remove seeded ones during the measurement).
     function* rows(): Generator<SeedStory> {
-      // every contact's older, expired stories: the feed must not read them
-      for (const userId of contacts) for (let i = 0; i < EXPIRED_PER_CONTACT; i++) yield { userId, createdAt: now - 2 * DAY - i * 3_600_000 }
-      // the active ones: one per contact for the first 500, posted over the last 23 hours
+      // one per contact for the first 500, posted over the last 23 hours
       for (let i = 0; i < WITH_STORIES; i++) yield { userId: contacts[i], createdAt: now - Math.floor((i / WITH_STORIES) * 23 * 3_600_000) }
-      // the rest of the table: people the viewer does not follow, over the last ten days
-      const rest = TABLE - CONTACTS * EXPIRED_PER_CONTACT - WITH_STORIES
-      for (let i = 0; i < rest; i++) yield { userId: others[i % OTHERS], createdAt: now - Math.floor((i / rest) * 10 * DAY) }
+      // the rest of the table: people the viewer does not follow
+      const rest = TABLE - WITH_STORIES
+      for (let i = 0; i < rest; i++) yield { userId: others[i % OTHERS], createdAt: now - Math.floor((i / rest) * 23 * 3_600_000) }
     }
     insertStories(db, rows())
     db.close()

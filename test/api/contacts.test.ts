@@ -1,4 +1,4 @@
-/** Contacts, black-box: add (and rename), list (the interface's shape, paginated), remove, refusals. */
+/** Contacts, black-box: add (once), list (the interface's shape, paginated), remove, refusals. */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { assertError } from '../harness/assert.js'
@@ -25,11 +25,11 @@ test('add, rename, list and remove a contact', async () => {
   assert.match(contact.added_at, ISO)
   for (const field of ['display_name', 'avatar_url', 'is_online', 'last_seen', 'is_premium', 'status_emoji']) assert.ok(field in contact, field)
 
-  const renamed = await me.api.post(`${V2}/contacts/add`, { user_id: bob.id, display_name: 'Bobby' })
-  assert.equal(renamed.body.data.custom_name, 'Bobby')
-  assert.equal(renamed.body.data.added_at, contact.added_at, 'adding again keeps the contact')
-  const kept = await me.api.post(`${V2}/contacts/add`, { user_id: bob.id })
-  assert.equal(kept.body.data.custom_name, 'Bobby', 'adding again without a name keeps the name')
+  assertError(await me.api.post(`${V2}/contacts/add`, { user_id: bob.id, display_name: 'Bobby' }), 409, 'conflict', 'twice')
+  assert.equal((await list(me)).total, 1, 'never a second row')
+  assert.equal((await me.api.delete(`${V2}/contacts/remove`, { query: { user_id: bob.id } })).status, 200)
+  const renamed = await me.api.post(`${V2}/contacts/add`, { user_id: bob.id, display_name: '  Bobby ' })
+  assert.equal(renamed.body.data.custom_name, 'Bobby', 'trimmed')
 
   await me.api.post(`${V2}/contacts/add`, { user_id: carol.id, display_name: 'Aunt Carol' })
   const all = await list(me)

@@ -1,14 +1,8 @@
 import type { Db } from '../../db/database.js'
 
-/** Adds the contact, or renames it when `displayName` is given; answers the row. */
-export async function upsert(db: Db, ownerId: number, contactId: number, displayName: string | null | undefined, now: number) {
-  await db
-    .insertInto('contacts')
-    .values({ owner_id: ownerId, contact_user_id: contactId, display_name: displayName ?? null, created_at: now })
-    .onConflict((oc) =>
-      displayName === undefined ? oc.columns(['owner_id', 'contact_user_id']).doNothing() : oc.columns(['owner_id', 'contact_user_id']).doUpdateSet({ display_name: displayName }),
-    )
-    .execute()
+/** Adds the contact; a second add of the same contact fails on the unique index (409). */
+export async function insert(db: Db, ownerId: number, contactId: number, displayName: string | null, now: number) {
+  await db.insertInto('contacts').values({ owner_id: ownerId, contact_user_id: contactId, display_name: displayName, created_at: now }).execute()
   return find(db, ownerId, contactId)
 }
 

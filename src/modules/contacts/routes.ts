@@ -18,7 +18,7 @@ export const contactRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   }, async (request) => ok(await contacts.list(ctx, request.user, request.query.page, request.query.per_page)))
 
   app.post('/contacts/add', {
-    schema: { summary: 'Add a contact (again: rename it)', ...secured, body: AddContact, response: { 200: okSchema(ContactView) } },
+    schema: { summary: 'Add a contact (already one: 409)', ...secured, body: AddContact, response: { 200: okSchema(ContactView) } },
   }, async (request) => ok(await contacts.add(ctx, request.user, request.body.user_id, request.body.display_name)))
 
   app.delete('/contacts/remove', {

@@ -27,7 +27,7 @@ export const ContactList = Type.Object({
 export const AddContact = Type.Object(
   {
     user_id: Id,
-    /** my own name for them; null clears it */
+    /** my own name for them (custom_name) */
     display_name: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
   },
   { additionalProperties: false },

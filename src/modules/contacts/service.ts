@@ -5,7 +5,7 @@
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import type { UserRow } from '../../db/tables.js'
-import { notFound, validationError } from '../../http/errors.js'
+import { conflict, notFound, validationError } from '../../http/errors.js'
 import * as users from '../users/service.js'
 import { presentContact } from './present.js'
 import * as repo from './repo.js'
@@ -15,12 +15,13 @@ export const contactIds = repo.contactIds
 export const ownersOf = repo.ownersOf
 export const counts = repo.counts
 
+/** Adds a contact, under my own name for them if given; already a contact: 409 (the unique index decides a race). */
 export async function add(ctx: AppContext, me: UserRow, userId: number, displayName: string | null | undefined) {
   if (userId === me.id) throw validationError('You cannot add yourself as a contact')
   const other = await users.findById(ctx, userId)
   if (!other || other.deleted_at !== null) throw notFound('User not found')
-  const name = displayName === undefined || displayName === null ? displayName : displayName.trim() || null
-  const row = await repo.upsert(ctx.db, me.id, userId, name, ctx.clock.now())
+  if (await repo.has(ctx.db, me.id, userId)) throw conflict('Already in your contacts')
+  const row = await repo.insert(ctx.db, me.id, userId, displayName?.trim() || null, ctx.clock.now())
   return presentContact(row!, ctx.clock.now())
 }
 

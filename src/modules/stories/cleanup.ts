@@ -20,6 +20,7 @@ export interface CleanupResult {
 }
 
 export async function cleanupExpiredStories(ctx: AppContext, signal?: AbortSignal): Promise<CleanupResult> {
+  const started = performance.now()
   const result: CleanupResult = { stories: 0, uploads: 0, files: 0 }
   while (!signal?.aborted) {
     const gone = await repo.deleteExpired(ctx.db, ctx.clock.now(), CLEANUP_BATCH)
@@ -31,6 +32,8 @@ export async function cleanupExpiredStories(ctx: AppContext, signal?: AbortSigna
     if (gone.length < CLEANUP_BATCH) break
     await yieldToRequests()
   }
-  if (result.stories > 0) ctx.log.info(result, 'story cleanup: removed %d expired stories', result.stories)
+  if (result.stories > 0) {
+    ctx.log.info({ ...result, duration_ms: Math.round(performance.now() - started) }, 'story cleanup: removed %d expired stories', result.stories)
+  }
   return result
 }

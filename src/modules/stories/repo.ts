@@ -36,7 +36,7 @@ function withViewerState(db: Db, viewerId: number) {
     .selectAll('s')
     .select(['v.viewed_at as my_viewed_at', 'l.created_at as my_liked_at', 'r.reaction as my_reaction'])
 }
-export type StoryWithState = Awaited<ReturnType<typeof findWithState>> & {}
+export type StoryWithState = NonNullable<Awaited<ReturnType<typeof findWithState>>>
 
 export function findWithState(db: Db, id: number, viewerId: number) {
   return withViewerState(db, viewerId).where('s.id', '=', id).executeTakeFirst()

@@ -8,7 +8,7 @@
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import type { StoryMediaType, StoryPrivacy, StoryRow, UserRow } from '../../db/tables.js'
-import { inTransaction } from '../../events/outbox.js'
+import { inTransaction, type Outbox } from '../../events/outbox.js'
 import { forbidden, notFound, premiumRequired, validationError } from '../../http/errors.js'
 import { isSingleEmoji } from '../../lib/emoji.js'
 import { iso } from '../../lib/time.js'
@@ -207,7 +207,7 @@ export async function react(ctx: AppContext, me: UserRow, id: number, reaction: 
   return get(ctx, me, id)
 }
 
-async function tellOwner(db: Db, events: Parameters<Parameters<typeof inTransaction>[1]>[1], ownerId: number, storyId: number) {
+async function tellOwner(db: Db, events: Outbox, ownerId: number, storyId: number) {
   const counts = await repo.counts(db, storyId)
   if (!counts) return
   await events.toUsers([ownerId], 'story.viewed', {
