@@ -331,6 +331,31 @@ export interface StoryAllowedUsersTable {
   user_id: number
 }
 
+// settings module
+export interface UserSettingsTable {
+  user_id: number
+  /** the preferences the user changed (defaults are not stored) */
+  settings: unknown
+  updated_at: EpochMs
+}
+
+// reports module
+export type ReportStatus = 'pending' | 'resolved' | 'dismissed'
+export interface ReportsTable {
+  id: Generated<number>
+  reporter_id: number
+  reported_user_id: number | null
+  reported_message_id: number | null
+  /** `user:<id>` or `message:<id>` */
+  target: string
+  reason: string
+  status: Generated<ReportStatus>
+  created_at: EpochMs
+  resolved_at: EpochMs | null
+  resolved_by: number | null
+}
+export type ReportRow = Selectable<ReportsTable>
+
 // jobs runner
 export interface JobLeasesTable {
   name: string
@@ -382,6 +407,8 @@ export interface Database {
   story_likes: StoryLikesTable
   story_reactions: StoryReactionsTable
   story_allowed_users: StoryAllowedUsersTable
+  user_settings: UserSettingsTable
+  reports: ReportsTable
   job_leases: JobLeasesTable
   job_runs: JobRunsTable
 }

@@ -12,8 +12,10 @@ import { contactRoutes } from '../modules/contacts/routes.js'
 import { groupRoutes } from '../modules/groups/routes.js'
 import { fileRoutes } from '../modules/files/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
+import { reportRoutes } from '../modules/reports/routes.js'
 import { savedRoutes } from '../modules/saved/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
+import { settingsRoutes } from '../modules/settings/routes.js'
 import { statsRoutes } from '../modules/stats/routes.js'
 import { storyRoutes, storyV1Routes } from '../modules/stories/routes.js'
 import { mountGateway } from '../modules/updates/gateway.js'
@@ -35,6 +37,8 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(blockRoutes, { ctx, prefix })
     await app.register(contactRoutes, { ctx, prefix })
     await app.register(storyRoutes, { ctx, prefix })
+    await app.register(settingsRoutes, { ctx, prefix })
+    await app.register(reportRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
