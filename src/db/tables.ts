@@ -331,6 +331,18 @@ export interface StoryAllowedUsersTable {
   user_id: number
 }
 
+// chats module: the user's own placement of chats
+export interface PinnedChatsTable {
+  user_id: number
+  chat_id: number
+  pinned_at: EpochMs
+}
+export interface ArchivedChatsTable {
+  user_id: number
+  chat_id: number
+  archived_at: EpochMs
+}
+
 // settings module
 export interface UserSettingsTable {
   user_id: number
@@ -407,6 +419,8 @@ export interface Database {
   story_likes: StoryLikesTable
   story_reactions: StoryReactionsTable
   story_allowed_users: StoryAllowedUsersTable
+  pinned_chats: PinnedChatsTable
+  archived_chats: ArchivedChatsTable
   user_settings: UserSettingsTable
   reports: ReportsTable
   job_leases: JobLeasesTable

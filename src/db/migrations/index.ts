@@ -13,6 +13,7 @@ import * as scheduledClientId from './2026-11-23T00-00-scheduled-client-id.js'
 import * as jobs from './2026-11-24T00-00-jobs.js'
 import * as storiesContacts from './2026-11-25T00-00-stories-contacts.js'
 import * as settingsReports from './2026-11-25T01-00-settings-reports.js'
+import * as pinsArchive from './2026-11-25T02-00-pins-archive.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24T00-00-jobs': jobs,
   '2026-11-25T00-00-stories-contacts': storiesContacts,
   '2026-11-25T01-00-settings-reports': settingsReports,
+  '2026-11-25T02-00-pins-archive': pinsArchive,
 }

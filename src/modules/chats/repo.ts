@@ -162,10 +162,22 @@ export function findPersonalItem(db: Db, userId: number, chatId: number) {
   return personalItems(db, userId).where('c.id', '=', chatId).executeTakeFirst()
 }
 
-/** One page of a user's personal chats, most recent activity first. */
-export async function listPersonal(db: Db, userId: number, page: number, perPage: number) {
+/**
+ * Which of a user's chats a list shows: the main list leaves out archived and pinned chats (the
+ * pinned ones come first, on their own), the archive shows only archived ones.
+ */
+export type ListView = 'main' | 'archived'
+
+const archivedByMe = sql`exists (select 1 from archived_chats ac where ac.user_id = me.user_id and ac.chat_id = me.chat_id)`
+const pinnedByMe = sql`exists (select 1 from pinned_chats pc where pc.user_id = me.user_id and pc.chat_id = me.chat_id)`
+/** The filter of a view, on a query over the user's memberships `me` (primary-key probes). */
+const inView = (view: ListView) => (view === 'archived' ? sql<boolean>`${archivedByMe}` : sql<boolean>`not ${archivedByMe} and not ${pinnedByMe}`)
+
+/** One page of a user's personal chats in a view, most recent activity first. */
+export async function listPersonal(db: Db, userId: number, page: number, perPage: number, view: ListView = 'main') {
   const [rows, count] = await Promise.all([
     personalItems(db, userId)
+      .where(inView(view))
       // served by chat_members_user_activity: a page costs O(page), however many chats
       .orderBy('me.last_activity_at', 'desc')
       .orderBy('me.chat_id', 'desc')
@@ -177,10 +189,47 @@ export async function listPersonal(db: Db, userId: number, page: number, perPage
       .innerJoin('chats as c', 'c.id', 'me.chat_id')
       .where('me.user_id', '=', userId)
       .where('c.chat_type', '=', 'personal')
+      .where(inView(view))
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
+}
+
+/** The user's pinned chats they are still in, most recently pinned first. */
+export function listPinned(db: Db, userId: number) {
+  return db
+    .selectFrom('pinned_chats as pc')
+    .innerJoin('chat_members as me', (join) => join.onRef('me.chat_id', '=', 'pc.chat_id').onRef('me.user_id', '=', 'pc.user_id'))
+    .innerJoin('chats as c', 'c.id', 'pc.chat_id')
+    .select(['pc.chat_id', 'pc.pinned_at', 'c.chat_type'])
+    .where('pc.user_id', '=', userId)
+    .orderBy('pc.pinned_at', 'desc')
+    .orderBy('pc.chat_id', 'desc')
+    .execute()
+}
+
+export async function pin(db: Db, userId: number, chatId: number, now: number) {
+  await db.insertInto('pinned_chats').values({ user_id: userId, chat_id: chatId, pinned_at: now }).onConflict((oc) => oc.columns(['user_id', 'chat_id']).doNothing()).execute()
+}
+
+export async function unpin(db: Db, userId: number, chatId: number): Promise<boolean> {
+  const result = await db.deleteFrom('pinned_chats').where('user_id', '=', userId).where('chat_id', '=', chatId).executeTakeFirst()
+  return Number(result.numDeletedRows) > 0
+}
+
+export async function archive(db: Db, userId: number, chatId: number, now: number) {
+  await db.insertInto('archived_chats').values({ user_id: userId, chat_id: chatId, archived_at: now }).onConflict((oc) => oc.columns(['user_id', 'chat_id']).doNothing()).execute()
+}
+
+export async function unarchive(db: Db, userId: number, chatId: number): Promise<boolean> {
+  const result = await db.deleteFrom('archived_chats').where('user_id', '=', userId).where('chat_id', '=', chatId).executeTakeFirst()
+  return Number(result.numDeletedRows) > 0
+}
+
+/** Locks the user's row for a pin (PostgreSQL: pins of one user take turns, so the limit holds). */
+export async function lockUser(db: Db, userId: number) {
+  await db.updateTable('users').set({ id: sql`id` }).where('id', '=', userId).execute()
 }
 
 /** How many groups (not channels) the user is a member of. */
@@ -215,12 +264,13 @@ const groupActivity = sql<number>`case when c.last_message_at > me.joined_at the
  * Their order comes from the chat row (no per-member write on a message), so this reads all of
  * the user's group and channel memberships: O(groups joined), not O(chats).
  */
-export async function listGroups(db: Db, userId: number, limit: number) {
+export async function listGroups(db: Db, userId: number, limit: number, view: ListView | { chatIds: number[] } = 'main') {
   const base = db
     .selectFrom('chat_members as me')
     .innerJoin('chats as c', 'c.id', 'me.chat_id')
     .where('me.user_id', '=', userId)
     .where('c.chat_type', '<>', 'personal')
+    .where(typeof view === 'string' ? inView(view) : sql<boolean>`me.chat_id in (${sql.join(view.chatIds.length ? view.chatIds : [0])})`)
   const [rows, count] = await Promise.all([
     base
       .leftJoin('messages as lm', 'lm.id', 'c.last_message_id')

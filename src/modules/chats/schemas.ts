@@ -41,4 +41,16 @@ export const ChatListItem = Type.Object({
 export const CreateChatBody = Type.Object({ user_id: Id }, { additionalProperties: false })
 export type CreateChatBody = Static<typeof CreateChatBody>
 
-export const ChatListQuery = PageQuery
+export const ChatListQuery = Type.Object(
+  { ...PageQuery.properties, archived: Type.Boolean({ default: false }) },
+  { additionalProperties: false },
+)
+
+const ChatType = Type.Union([Type.Literal('personal'), Type.Literal('group'), Type.Literal('channel')], {
+  errorMessage: 'chat_type must be personal, group or channel',
+})
+/** Which chat to pin or archive (JSON body; the DELETE forms take it in the query string too). */
+export const PlacementBody = Type.Object({ chat_type: ChatType, chat_id: Id }, { additionalProperties: false })
+export const PlacementOptions = Type.Object({ chat_type: Type.Optional(ChatType), chat_id: Type.Optional(Id) }, { additionalProperties: false })
+export const PinView = Type.Object({ chat_type: ChatType, chat_id: Type.Integer(), pinned_at: Timestamp })
+export const ArchiveView = Type.Object({ chat_type: ChatType, chat_id: Type.Integer(), is_archived: Type.Boolean() })

@@ -126,24 +126,48 @@ export async function createPersonal(ctx: AppContext, me: UserRow, otherId: numb
 /**
  * The user's chat list, most recent activity first; Saved Messages is always there. Personal
  * chats come from the member activity index (O(page)); groups and channels from their own last
- * message time, over the user's group and channel memberships; the two are merged.
+ * message time, over the user's group and channel memberships; the two are merged. The main list
+ * starts with the pinned chats (most recently pinned first) and leaves out archived ones;
+ * `archived` lists only those.
  */
-export async function list(ctx: AppContext, me: UserRow, page: number, perPage: number) {
+export async function list(ctx: AppContext, me: UserRow, page: number, perPage: number, view: repo.ListView = 'main') {
   await getOrCreatePersonal(ctx, me, me.id)
   const upTo = page * perPage
   const now = ctx.clock.now()
-  const groups = await repo.listGroups(ctx.db, me.id, upTo)
   // peers on either side of a block see no presence of each other
   const blocked = await blocks.blockedEitherWay(ctx.db, me.id)
   const personalItem = (row: repo.PersonalItemRow) => presentChatListItem(row, me.id, now, blocked.has(row.id))
-  if (groups.total === 0) {
-    const { rows, total } = await repo.listPersonal(ctx.db, me.id, page, perPage)
+  const pinned = view === 'main' ? await pinnedEntries(ctx, me, personalItem) : []
+  const rest = Math.max(0, upTo - pinned.length)
+  const groups = await repo.listGroups(ctx.db, me.id, rest, view)
+  if (groups.total === 0 && pinned.length === 0) {
+    const { rows, total } = await repo.listPersonal(ctx.db, me.id, page, perPage, view)
     return { items: rows.map(personalItem), total }
   }
-  const personal = await repo.listPersonal(ctx.db, me.id, 1, upTo)
+  const personal = await repo.listPersonal(ctx.db, me.id, 1, rest, view)
   const merged = [
     ...personal.rows.map((row) => ({ at: row.my_activity_at ?? 0, id: row.chat_id, item: () => personalItem(row) })),
     ...groups.rows.map((row) => ({ at: row.activity_at, id: row.chat_id, item: () => presentGroupListItem(row, me.id) })),
   ].sort((a, b) => b.at - a.at || b.id - a.id)
-  return { items: merged.slice(upTo - perPage, upTo).map((entry) => entry.item()), total: personal.total + groups.total }
+  const items = [...pinned, ...merged].slice(upTo - perPage, upTo).map((entry) => entry.item())
+  return { items, total: pinned.length + personal.total + groups.total }
+}
+
+/** The pinned chats' list items, in pin order. */
+async function pinnedEntries(ctx: AppContext, me: UserRow, personalItem: (row: repo.PersonalItemRow) => ChatListItem) {
+  const pins = await repo.listPinned(ctx.db, me.id)
+  if (pins.length === 0) return []
+  const groupIds = pins.filter((p) => p.chat_type !== 'personal').map((p) => p.chat_id)
+  const groupRows = new Map(groupIds.length ? (await repo.listGroups(ctx.db, me.id, groupIds.length, { chatIds: groupIds })).rows.map((row) => [row.chat_id, row]) : [])
+  const entries: { item: () => ChatListItem }[] = []
+  for (const pin of pins) {
+    if (pin.chat_type === 'personal') {
+      const row = await repo.findPersonalItem(ctx.db, me.id, pin.chat_id)
+      if (row) entries.push({ item: () => personalItem(row) })
+    } else {
+      const row = groupRows.get(pin.chat_id)
+      if (row) entries.push({ item: () => presentGroupListItem(row, me.id) })
+    }
+  }
+  return entries
 }
