@@ -1,4 +1,6 @@
 /** What a scenario is given and returns, and the checks every load result goes through. */
+import type { RequestSpec } from './http-client.js'
+import { runLoad } from './load.js'
 import type { LoadResult } from './load-engine.js'
 import type { Machine } from './machine.js'
 import type { Row } from './report.js'
@@ -31,3 +33,19 @@ export function checkLoad(ctx: BenchContext, label: string, result: LoadResult):
 
 export const fmt = (value: number, digits = 0) =>
   value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+/**
+ * Latency of one request at a time (one connection, closed loop), in a window of half the usual
+ * length (at least 2 s): the figure is the service time of one request, not a queue.
+ */
+export async function serviceTime(ctx: BenchContext, port: number, label: string, requests: RequestSpec[]): Promise<LoadResult> {
+  const result = await runLoad<LoadResult>(ctx.machine, 'http', {
+    mode: 'closed',
+    port,
+    connections: 1,
+    warmupMs: Math.min(1000, ctx.warmupMs),
+    durationMs: Math.max(2000, ctx.durationMs / 2),
+    requests,
+  })
+  return checkLoad(ctx, label, result)
+}

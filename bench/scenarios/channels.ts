@@ -5,11 +5,9 @@
  * the database (100,000 registrations through argon2 would take an hour).
  */
 import { MESSAGE_TEXT, registerMany, V2 } from '../lib/api.js'
-import { runLoad } from '../lib/load.js'
-import type { LoadResult } from '../lib/load-engine.js'
 import { makeDataDir, removeDataDir } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
-import { checkLoad, fmt, type BenchContext, type Scenario } from '../lib/scenario.js'
+import { fmt, serviceTime, type BenchContext, type Scenario } from '../lib/scenario.js'
 import { insertCommunity, insertUsers, openTernDb } from '../lib/seed.js'
 import { startServer, type Server } from '../lib/server.js'
 
@@ -17,17 +15,10 @@ const BIG = 100_000
 const SMALL = 10
 const PER_PAGE = 20
 
-async function latency(ctx: BenchContext, server: Server, label: string, request: { method: 'GET' | 'POST'; path: string; token: string; body?: unknown }) {
-  const result = await runLoad<LoadResult>(ctx.machine, 'http', {
-    mode: 'closed',
-    port: server.port,
-    connections: 1,
-    warmupMs: Math.min(1000, ctx.warmupMs),
-    durationMs: Math.max(2000, ctx.durationMs / 2),
-    requests: [{ method: request.method, path: request.path, headers: { authorization: `Bearer ${request.token}` }, ...(request.body ? { body: request.body } : {}) }],
-  })
-  checkLoad(ctx, label, result)
-  return result
+function latency(ctx: BenchContext, server: Server, label: string, request: { method: 'GET' | 'POST'; path: string; token: string; body?: unknown }) {
+  return serviceTime(ctx, server.port, label, [
+    { method: request.method, path: request.path, headers: { authorization: `Bearer ${request.token}` }, ...(request.body ? { body: request.body } : {}) },
+  ])
 }
 
 export const channels: Scenario = {

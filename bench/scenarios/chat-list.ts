@@ -1,10 +1,8 @@
 /** chat-list: GET V2/chat_list (first page of 20) for a user with 5,000 personal chats. */
 import { MESSAGE_TEXT, openChat, registerMany, sendMessage, V2 } from '../lib/api.js'
-import { runLoad } from '../lib/load.js'
-import type { LoadResult } from '../lib/load-engine.js'
 import { makeDataDir, removeDataDir } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
-import { checkLoad, fmt, type Scenario } from '../lib/scenario.js'
+import { fmt, serviceTime, type Scenario } from '../lib/scenario.js'
 import { insertPersonalChats, insertUsers, openTernDb } from '../lib/seed.js'
 import { startServer } from '../lib/server.js'
 
@@ -29,16 +27,9 @@ export const chatList: Scenario = {
       const p50: number[] = []
       const p99: number[] = []
       for (let run = 1; run <= ctx.runs; run++) {
-        const result = await runLoad<LoadResult>(ctx.machine, 'http', {
-          mode: 'closed',
-          port: server.port,
-          // One request at a time: the figure is the service time of one list, not a queue.
-          connections: 1,
-          warmupMs: Math.min(1000, ctx.warmupMs),
-          durationMs: Math.max(2000, ctx.durationMs / 2),
-          requests: [{ method: 'GET', path: `${V2}/chat_list?page=1&per_page=20`, headers: { authorization: `Bearer ${owner.token}` } }],
-        })
-        checkLoad(ctx, 'chat_list', result)
+        const result = await serviceTime(ctx, server.port, 'chat_list', [
+          { method: 'GET', path: `${V2}/chat_list?page=1&per_page=20`, headers: { authorization: `Bearer ${owner.token}` } },
+        ])
         p50.push(result.latency.p50)
         p99.push(result.latency.p99)
         ctx.log(`  run ${run}: p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms`)

@@ -14,7 +14,7 @@ import { runLoad } from '../lib/load.js'
 import type { LoadResult } from '../lib/load-engine.js'
 import { makeDataDir, removeDataDir, sleep } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
-import { checkLoad, fmt, type BenchContext, type Scenario } from '../lib/scenario.js'
+import { checkLoad, fmt, serviceTime, type BenchContext, type Scenario } from '../lib/scenario.js'
 import { insertContacts, insertStories, insertUsers, openTernDb, type SeedDb, type SeedStory } from '../lib/seed.js'
 import { startServer } from '../lib/server.js'
 
@@ -77,16 +77,7 @@ async function feed(ctx: BenchContext, scenario: string): Promise<Row[]> {
     const p50: number[] = []
     const p99: number[] = []
     for (let run = 1; run <= ctx.runs; run++) {
-      // one request at a time: the figure is the service time of one feed, not a queue
-      const result = await runLoad<LoadResult>(ctx.machine, 'http', {
-        mode: 'closed',
-        port: server.port,
-        connections: 1,
-        warmupMs: Math.min(1000, ctx.warmupMs),
-        durationMs: Math.max(2000, ctx.durationMs / 2),
-        requests: [request],
-      })
-      checkLoad(ctx, 'stories/feed', result)
+      const result = await serviceTime(ctx, server.port, 'stories/feed', [request])
       p50.push(result.latency.p50)
       p99.push(result.latency.p99)
       ctx.log(`  feed run ${run}: p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms`)
