@@ -178,6 +178,8 @@ export interface MessagesTable {
   created_at: EpochMs
   topic_id: number | null
   preview_size: string | null
+  /** a poll posted as this message */
+  poll_id: number | null
 }
 export type MessageRow = Selectable<MessagesTable>
 export type NewMessageRow = Insertable<MessagesTable>
@@ -343,6 +345,42 @@ export interface ArchivedChatsTable {
   archived_at: EpochMs
 }
 
+// polls module
+export interface PollsTable {
+  id: Generated<number>
+  chat_id: number
+  creator_id: number
+  question: string
+  /** the options' texts, in order */
+  options: unknown
+  is_multiple: Generated<Flag>
+  is_anonymous: Generated<Flag>
+  closed_at: EpochMs | null
+  created_at: EpochMs
+}
+export type PollRow = Selectable<PollsTable>
+export interface PollVotesTable {
+  poll_id: number
+  user_id: number
+  option_index: number
+  created_at: EpochMs
+}
+
+// music module
+export interface UserMusicTable {
+  id: Generated<number>
+  user_id: number
+  /** the upload's path (served at /uploads/{path}) */
+  file_path: string
+  file_name: string
+  artist: string
+  title: string
+  duration: number | null
+  source_message_id: number | null
+  added_at: EpochMs
+}
+export type UserMusicRow = Selectable<UserMusicTable>
+
 // settings module
 export interface UserSettingsTable {
   user_id: number
@@ -420,6 +458,9 @@ export interface Database {
   story_reactions: StoryReactionsTable
   story_allowed_users: StoryAllowedUsersTable
   pinned_chats: PinnedChatsTable
+  polls: PollsTable
+  user_music: UserMusicTable
+  poll_votes: PollVotesTable
   archived_chats: ArchivedChatsTable
   user_settings: UserSettingsTable
   reports: ReportsTable

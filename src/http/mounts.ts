@@ -12,6 +12,8 @@ import { contactRoutes } from '../modules/contacts/routes.js'
 import { groupRoutes } from '../modules/groups/routes.js'
 import { fileRoutes } from '../modules/files/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
+import { musicRoutes } from '../modules/music/routes.js'
+import { pollRoutes } from '../modules/polls/routes.js'
 import { reportRoutes } from '../modules/reports/routes.js'
 import { savedRoutes } from '../modules/saved/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
@@ -39,6 +41,8 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(storyRoutes, { ctx, prefix })
     await app.register(settingsRoutes, { ctx, prefix })
     await app.register(reportRoutes, { ctx, prefix })
+    await app.register(pollRoutes, { ctx, prefix })
+    await app.register(musicRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)

@@ -14,6 +14,8 @@ import * as jobs from './2026-11-24T00-00-jobs.js'
 import * as storiesContacts from './2026-11-25T00-00-stories-contacts.js'
 import * as settingsReports from './2026-11-25T01-00-settings-reports.js'
 import * as pinsArchive from './2026-11-25T02-00-pins-archive.js'
+import * as polls from './2026-11-25T03-00-polls.js'
+import * as music from './2026-11-25T04-00-music.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -30,4 +32,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T00-00-stories-contacts': storiesContacts,
   '2026-11-25T01-00-settings-reports': settingsReports,
   '2026-11-25T02-00-pins-archive': pinsArchive,
+  '2026-11-25T03-00-polls': polls,
+  '2026-11-25T04-00-music': music,
 }

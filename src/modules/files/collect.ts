@@ -21,6 +21,7 @@ const REFERRERS: readonly Referrer[] = [
   { table: 'chats', column: 'avatar' },
   { table: 'stories', column: 'media_path' },
   { table: 'stories', column: 'music_path' },
+  { table: 'user_music', column: 'file_path' },
 ]
 
 /** Of these paths, the ones some record still references. */

@@ -18,6 +18,8 @@ export interface Draft {
   topic_id: number | null
   /** an uploaded file (resolved by the send, never taken from the client as is) */
   attachment?: Attachment | null
+  /** the poll this message posts (made by poll/create, never by a send) */
+  poll_id?: number | null
 }
 
 /** 400 when there is nothing to send: no text, attachment, emoji or encrypted payload. */
@@ -46,6 +48,21 @@ export function draftFrom(input: SendMessageBody): Draft {
     topic_id: input.topic_id ?? null,
   }
 }
+
+/** A draft of plain text, with `extra` fields (a poll's message). */
+export const textDraft = (content: string, extra: Partial<Draft> = {}): Draft => ({
+  content,
+  reply_to_id: null,
+  is_encrypted: false,
+  encrypted_content: null,
+  encryption_key_id: null,
+  emoji: null,
+  emoji_file: null,
+  emoji_size: null,
+  emoji_count: null,
+  topic_id: null,
+  ...extra,
+})
 
 /** What a forward adds to a draft. */
 export interface Origin {
@@ -93,6 +110,7 @@ export function messageValues(draft: Draft, at: Placement): MessageValues {
     file_size: draft.attachment?.file_size ?? null,
     thumbnail_path: draft.attachment?.thumbnail_path ?? null,
     preview_size: draft.attachment?.preview_size ?? null,
+    poll_id: draft.poll_id ?? null,
     created_at: at.now,
   }
 }

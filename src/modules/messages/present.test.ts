@@ -16,7 +16,7 @@ const row: MessageRow = {
   forwarded_from: null, forwarded_from_id: null, file_path: 'ab/cd.pdf', file_type: 'document', file_name: 'cd.pdf',
   file_size: 2_621_440, thumbnail_path: null, is_encrypted: 0, encrypted_content: null, encryption_key_id: null,
   emoji: null, emoji_file: null, emoji_size: null, emoji_count: null, deleted_for_all: 0, edited_at: null,
-  scheduled_at: null, delivered_at: null, read_at: null, client_message_id: null, created_at: Date.UTC(2026, 10, 21, 9, 5), topic_id: null, preview_size: null,
+  scheduled_at: null, delivered_at: null, read_at: null, client_message_id: null, created_at: Date.UTC(2026, 10, 21, 9, 5), topic_id: null, preview_size: null, poll_id: null,
 }
 
 test('the richer shape: id, HH:MM, is_own, a 50-character reply preview and attachment fields', () => {

@@ -53,6 +53,7 @@ export function presentMessage(
     reactions,
     client_message_id: row.client_message_id,
     topic_id: row.topic_id,
+    poll_id: row.poll_id,
   }
 }
 
@@ -152,6 +153,7 @@ export function presentPending(row: ScheduledMessageRow, draft: Draft, sender: S
     reactions: {},
     client_message_id: row.client_message_id,
     topic_id: draft.topic_id ?? null,
+    poll_id: null,
     scheduled_at: iso(row.scheduled_at),
     is_scheduled: true,
   }

@@ -64,6 +64,8 @@ export const MessageView = Type.Object({
   client_message_id: Nullable(Type.String()),
   /** the forum topic, in a group in forum mode */
   topic_id: Nullable(Type.Integer()),
+  /** a poll (GET V2/poll/{id}/results) */
+  poll_id: Nullable(Type.Integer()),
   /** pending (scheduled) messages only: the id POST messages/{id}/scheduled takes, never a message id */
   scheduled_id: Type.Optional(Type.Integer()),
   scheduled_at: Type.Optional(Timestamp),

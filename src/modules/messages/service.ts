@@ -3,12 +3,12 @@ import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { MessageRow, UserRow } from '../../db/tables.js'
-import { announceRecorded, inTransaction } from '../../events/outbox.js'
+import { announceRecorded, inTransaction, type Outbox } from '../../events/outbox.js'
 import { AppError, conflict, notFound, validationError } from '../../http/errors.js'
 import { parseInstant } from '../../lib/time.js'
 import * as chats from '../chats/service.js'
 import * as files from '../files/service.js'
-import { draftFrom, repeats } from './draft.js'
+import { draftFrom, repeats, type Draft } from './draft.js'
 import { fastPath } from './posting-sqlite.js'
 import { assertMaySend, assertReplyTarget, findFirstSend, writeMessage, type FirstSend } from './posting.js'
 import { isRead, presentMessage, presentRich, type Sender } from './present.js'
@@ -16,6 +16,17 @@ import * as repo from './repo.js'
 import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from './schemas.js'
 import * as scheduled from './scheduled.js'
 import { presentRows } from './views.js'
+
+export { textDraft } from './draft.js'
+
+/**
+ * Posts a message another module made (a poll) inside that module's unit of work: the posting
+ * rules, then the one write path, so members see it in history and get `message.new`.
+ */
+export async function postIn(events: Outbox, chat: chats.MemberChat, sender: UserRow, draft: Draft): Promise<MessageView> {
+  await assertMaySend(events.db, chat, sender.id)
+  return writeMessage(events, chat, sender, draft, null, null)
+}
 
 const DEFAULT_PAGE_SIZE = 20
 const DEFAULT_LIMIT = 50

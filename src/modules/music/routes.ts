@@ -1,0 +1,62 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { AppContext } from '../../context.js'
+import { requireUser } from '../../http/auth.js'
+import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
+import { validationError } from '../../http/errors.js'
+import { Id, Nullable, PageQuery, Timestamp } from '../../http/schemas.js'
+import { emptyBodyAsObject } from '../../http/validation.js'
+import * as music from './service.js'
+
+const secured = { tags: ['music'], security: [{ bearer: [] }] }
+
+const Track = Type.Object({
+  id: Type.Integer(),
+  user_id: Type.Integer(),
+  file_url: Type.String(),
+  file_name: Type.String(),
+  artist: Type.String(),
+  title: Type.String(),
+  duration: Nullable(Type.Integer()),
+  source_message_id: Nullable(Type.Integer()),
+  added_at: Timestamp,
+})
+const AddTrack = Type.Object(
+  {
+    file_url: Type.String({ minLength: 1, maxLength: 300 }),
+    artist: Type.String({ minLength: 1, maxLength: 255 }),
+    title: Type.String({ minLength: 1, maxLength: 255 }),
+    file_name: Type.Optional(Type.String({ maxLength: 255 })),
+    /** seconds */
+    duration: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
+    source_message_id: Type.Optional(Id),
+  },
+  { additionalProperties: false },
+)
+const RemoveTrack = Type.Object({ id: Type.Optional(Id) }, { additionalProperties: false })
+
+export const musicRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.addHook('preHandler', requireUser(ctx))
+
+  app.post('/music/add', {
+    schema: { summary: 'Add an audio file to my music library', ...secured, body: AddTrack, response: { 200: okSchema(Track) } },
+  }, async (request) => ok(await music.add(ctx, request.user, request.body)))
+
+  app.delete('/music/remove', {
+    schema: { summary: 'Remove a track from my library', ...secured, querystring: RemoveTrack, body: RemoveTrack,
+      response: { 200: okSchema(Type.Object({ id: Type.Integer(), removed: Type.Boolean() })) } },
+    preValidation: emptyBodyAsObject,
+  }, async (request) => {
+    const id = request.query.id ?? request.body.id
+    if (id === undefined) throw validationError('id is required')
+    return ok(await music.remove(ctx, request.user, id))
+  })
+
+  app.get('/music', {
+    schema: { summary: 'My music library, newest first', ...secured, querystring: PageQuery, response: { 200: okPageSchema(Track) } },
+  }, async (request) => {
+    const { page, per_page: perPage } = request.query
+    const { items, total } = await music.list(ctx, request.user, page, perPage)
+    return okPage(items, { page, perPage, total })
+  })
+}
