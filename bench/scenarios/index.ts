@@ -6,9 +6,10 @@ import { chatList } from './chat-list.js'
 import { historyDepth } from './history-depth.js'
 import { idleWs } from './idle-ws.js'
 import { sendCpu } from './send-cpu.js'
+import { search } from './search.js'
 import { sendThroughput } from './send-throughput.js'
 import { stories } from './stories.js'
 import { upload } from './upload.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, sendCpu]
+export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, sendCpu]

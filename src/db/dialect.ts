@@ -60,3 +60,38 @@ export async function latestUpdateSeq(db: Db, dialect: Dialect, userId: number):
 export async function ping(db: Db) {
   await sql`select 1`.execute(db)
 }
+
+/** How many matches of each kind a search looks at, at most (a broad query costs no more than this). */
+export const SEARCH_CANDIDATES = 1000
+
+/**
+ * Users `u` whose username or display name starts with `q` (already lower-cased, 2 characters or
+ * more) or, from 3 characters, contains it; at most SEARCH_CANDIDATES of each kind, each kind
+ * served by an index: prefixes by indexes on lower() (SQLite: in binary order; PostgreSQL:
+ * text_pattern_ops), substrings by trigrams (SQLite: the FTS5 table `users_search`; PostgreSQL:
+ * pg_trgm GIN indexes). Trigrams need 3 characters, so 2 find prefixes only.
+ */
+export function userNameMatches(dialect: Dialect, q: string) {
+  const limit = SEARCH_CANDIDATES
+  if (dialect === 'sqlite') {
+    const upper = nextString(q)
+    const prefixes = sql`u.id in (select id from users where lower(username) >= ${q} and lower(username) < ${upper} limit ${limit})
+      or u.id in (select id from users where lower(display_name) >= ${q} and lower(display_name) < ${upper} limit ${limit})`
+    if (q.length < 3) return sql<boolean>`(${prefixes})`
+    const phrase = `"${q.replaceAll('"', '""')}"`
+    return sql<boolean>`(${prefixes} or u.id in (select rowid from users_search where users_search match ${phrase} limit ${limit}))`
+  }
+  const escaped = q.replace(/[\\%_]/g, (c) => `\\${c}`)
+  const prefix = `${escaped}%`
+  const prefixes = sql`u.id in (select id from users where lower(username) like ${prefix} limit ${limit})
+    or u.id in (select id from users where lower(display_name) like ${prefix} limit ${limit})`
+  if (q.length < 3) return sql<boolean>`(${prefixes})`
+  const anywhere = `%${escaped}%`
+  return sql<boolean>`(${prefixes} or u.id in (select id from users where lower(username) like ${anywhere} or lower(display_name) like ${anywhere} limit ${limit}))`
+}
+
+/** The smallest string after every string that starts with `prefix` (in binary order). */
+function nextString(prefix: string): string {
+  const last = prefix.charCodeAt(prefix.length - 1)
+  return last === 0xffff ? `${prefix}\uffff` : prefix.slice(0, -1) + String.fromCharCode(last + 1)
+}

@@ -381,6 +381,15 @@ export interface UserMusicTable {
 }
 export type UserMusicRow = Selectable<UserMusicTable>
 
+// search module
+export interface RecentSearchesTable {
+  id: Generated<number>
+  user_id: number
+  search_query: string
+  search_type: string
+  created_at: EpochMs
+}
+
 // settings module
 export interface UserSettingsTable {
   user_id: number
@@ -459,6 +468,7 @@ export interface Database {
   story_allowed_users: StoryAllowedUsersTable
   pinned_chats: PinnedChatsTable
   polls: PollsTable
+  recent_searches: RecentSearchesTable
   user_music: UserMusicTable
   poll_votes: PollVotesTable
   archived_chats: ArchivedChatsTable

@@ -16,6 +16,7 @@ import { musicRoutes } from '../modules/music/routes.js'
 import { pollRoutes } from '../modules/polls/routes.js'
 import { reportRoutes } from '../modules/reports/routes.js'
 import { savedRoutes } from '../modules/saved/routes.js'
+import { searchRoutes } from '../modules/search/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
 import { settingsRoutes } from '../modules/settings/routes.js'
 import { statsRoutes } from '../modules/stats/routes.js'
@@ -43,6 +44,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(reportRoutes, { ctx, prefix })
     await app.register(pollRoutes, { ctx, prefix })
     await app.register(musicRoutes, { ctx, prefix })
+    await app.register(searchRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
