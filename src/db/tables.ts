@@ -390,6 +390,29 @@ export interface RecentSearchesTable {
   created_at: EpochMs
 }
 
+// referrals module
+export interface ReferralsTable {
+  id: Generated<number>
+  inviter_id: number
+  invited_user_id: number
+  created_at: EpochMs
+}
+
+// premium module
+export interface PremiumOrdersTable {
+  id: Generated<number>
+  user_id: number
+  plan: string
+  /** whole roubles */
+  amount: number
+  currency: string
+  status: string
+  provider: string
+  /** the premium_expires_at the order took the user to */
+  premium_until: EpochMs
+  created_at: EpochMs
+}
+
 // settings module
 export interface UserSettingsTable {
   user_id: number
@@ -468,6 +491,8 @@ export interface Database {
   story_allowed_users: StoryAllowedUsersTable
   pinned_chats: PinnedChatsTable
   polls: PollsTable
+  referrals: ReferralsTable
+  premium_orders: PremiumOrdersTable
   recent_searches: RecentSearchesTable
   user_music: UserMusicTable
   poll_votes: PollVotesTable

@@ -14,6 +14,7 @@ import { fileRoutes } from '../modules/files/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
 import { musicRoutes } from '../modules/music/routes.js'
 import { pollRoutes } from '../modules/polls/routes.js'
+import { referralRoutes } from '../modules/referrals/routes.js'
 import { reportRoutes } from '../modules/reports/routes.js'
 import { savedRoutes } from '../modules/saved/routes.js'
 import { searchRoutes } from '../modules/search/routes.js'
@@ -45,6 +46,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(pollRoutes, { ctx, prefix })
     await app.register(musicRoutes, { ctx, prefix })
     await app.register(searchRoutes, { ctx, prefix })
+    await app.register(referralRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
