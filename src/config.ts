@@ -5,6 +5,7 @@
  * `ConfigError` listing each bad variable on its own line, so start-up fails with a clear message
  * instead of half-working.
  */
+import { isSupportedCountry, type CountryCode } from 'libphonenumber-js/max'
 import { isIP } from 'node:net'
 import path from 'node:path'
 
@@ -56,6 +57,10 @@ export interface Config {
   storyLifetimeSeconds: number
   /** seconds between runs of the job that removes expired stories with their media */
   storyCleanupIntervalSeconds: number
+  /** the region (ISO 3166 alpha-2) of phone numbers written without a country code */
+  phoneDefaultRegion: CountryCode
+  /** contact imports (phone lookups) per window per client IP */
+  contactImportRateLimit: RateLimit
   /** registrations per window per client IP */
   registerRateLimit: RateLimit
   /** password logins per window per client IP */
@@ -168,6 +173,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }
     return { max: Number(match[1]), windowMs: Number(match[2]) * 1000 }
   }
+  const region = (name: string, fallback: CountryCode): CountryCode => {
+    const raw = (read(name) ?? fallback).toUpperCase()
+    if (isSupportedCountry(raw)) return raw
+    fail(name, 'must be a two-letter region code, e.g. RU, US or DE')
+    return fallback
+  }
   const dataDir = path.resolve(read('DATA_DIR') ?? './data')
   const databaseUrl = read('DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'tern.db')}`
   let dialect: Dialect = 'sqlite'
@@ -212,6 +223,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     uploadSweepIntervalSeconds: int('UPLOAD_SWEEP_INTERVAL_SECONDS', 600, 1, 86_400),
     storyLifetimeSeconds: int('STORY_LIFETIME_SECONDS', 86_400, 1, 30 * 86_400),
     storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
+    phoneDefaultRegion: region('PHONE_DEFAULT_REGION', 'RU'),
+    contactImportRateLimit: rate('CONTACT_IMPORT_RATE_LIMIT', '30/3600'),
     registerRateLimit: rate('REGISTER_RATE_LIMIT', '5/300'),
     loginRateLimit: rate('LOGIN_RATE_LIMIT', '30/60'),
     updateLogKeep: int('UPDATE_LOG_KEEP', 10_000, 10, 100_000_000),

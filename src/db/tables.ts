@@ -8,6 +8,9 @@ type Flag = number
 type EpochMs = number
 
 // users module
+/** Who may see a part of a user's profile. */
+export type Audience = 'everyone' | 'contacts' | 'nobody'
+
 export interface UsersTable {
   id: Generated<number>
   username: string
@@ -30,7 +33,12 @@ export interface UsersTable {
   last_activity: EpochMs | null
   premium_expires_at: EpochMs | null
   two_factor_secret: string | null
-  privacy_settings: unknown | null
+  /** who sees the user's last seen and online state, phone number, avatar */
+  privacy_last_seen: Generated<Audience>
+  privacy_phone: Generated<Audience>
+  privacy_avatar: Generated<Audience>
+  /** the profile's link */
+  link: string | null
   appearance_settings: unknown | null
   deleted_at: EpochMs | null
   created_at: EpochMs

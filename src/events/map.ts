@@ -4,12 +4,13 @@
  */
 import type { Static } from 'typebox'
 import { chatEvents } from '../modules/chats/events.js'
+import { contactEvents } from '../modules/contacts/events.js'
 import { messageEvents } from '../modules/messages/events.js'
 import { pollEvents } from '../modules/polls/events.js'
 import { storyEvents } from '../modules/stories/events.js'
 import { userEvents } from '../modules/users/events.js'
 
-export const EVENTS = { ...messageEvents, ...chatEvents, ...userEvents, ...storyEvents, ...pollEvents }
+export const EVENTS = { ...messageEvents, ...chatEvents, ...userEvents, ...storyEvents, ...pollEvents, ...contactEvents }
 
 export type EventMap = typeof EVENTS
 export type EventName = keyof EventMap

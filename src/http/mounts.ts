@@ -14,6 +14,7 @@ import { fileRoutes } from '../modules/files/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
 import { musicRoutes } from '../modules/music/routes.js'
 import { pollRoutes } from '../modules/polls/routes.js'
+import { avatarImageRoutes, profileRoutes } from '../modules/profile/routes.js'
 import { referralRoutes } from '../modules/referrals/routes.js'
 import { reportRoutes } from '../modules/reports/routes.js'
 import { savedRoutes } from '../modules/saved/routes.js'
@@ -39,7 +40,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(channelRoutes, { ctx, prefix })
     await app.register(savedRoutes, { ctx, prefix })
     await app.register(blockRoutes, { ctx, prefix })
-    await app.register(contactRoutes, { ctx, prefix })
+    await app.register(contactRoutes, { ctx, limiters, prefix })
     await app.register(storyRoutes, { ctx, prefix })
     await app.register(settingsRoutes, { ctx, prefix })
     await app.register(reportRoutes, { ctx, prefix })
@@ -47,6 +48,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(musicRoutes, { ctx, prefix })
     await app.register(searchRoutes, { ctx, prefix })
     await app.register(referralRoutes, { ctx, prefix })
+    await app.register(profileRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
@@ -61,5 +63,6 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     usePageHeaders(pages, ctx.config.publicBaseUrl)
     await pages.register(fileRoutes, { ctx })
     await pages.register(webRoutes, { ctx })
+    await pages.register(avatarImageRoutes)
   })
 }

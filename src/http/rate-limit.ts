@@ -13,6 +13,7 @@ import { rateLimited } from './errors.js'
 export interface RateLimiters {
   register: onRequestHookHandler
   login: onRequestHookHandler
+  contactImport: onRequestHookHandler
 }
 
 export async function registerRateLimits(app: FastifyInstance, ctx: AppContext): Promise<RateLimiters> {
@@ -30,5 +31,6 @@ export async function registerRateLimits(app: FastifyInstance, ctx: AppContext):
   return {
     register: limiter('register', ctx.config.registerRateLimit),
     login: limiter('login', ctx.config.loginRateLimit),
+    contactImport: limiter('contact-import', ctx.config.contactImportRateLimit),
   }
 }

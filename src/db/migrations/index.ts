@@ -18,6 +18,7 @@ import * as polls from './2026-11-25T03-00-polls.js'
 import * as music from './2026-11-25T04-00-music.js'
 import * as userSearch from './2026-11-25T05-00-user-search.js'
 import * as referralsPremiumOrders from './2026-11-25T06-00-referrals-premium-orders.js'
+import * as profilePrivacy from './2026-11-25T07-00-profile-privacy.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T04-00-music': music,
   '2026-11-25T05-00-user-search': userSearch,
   '2026-11-25T06-00-referrals-premium-orders': referralsPremiumOrders,
+  '2026-11-25T07-00-profile-privacy': profilePrivacy,
 }

@@ -8,6 +8,7 @@ import { notFound, validationError } from '../../http/errors.js'
 import { inTransaction } from '../../events/outbox.js'
 import * as chats from '../chats/service.js'
 import * as users from '../users/service.js'
+import { seer } from '../contacts/sight.js'
 import { presentPeer } from '../users/present.js'
 import * as repo from './repo.js'
 
@@ -29,5 +30,6 @@ export async function list(ctx: AppContext, me: UserRow, page: number, perPage: 
   const { rows, total } = await repo.listBlocked(ctx.db, me.id, page, perPage)
   const now = ctx.clock.now()
   // I blocked each of them: their presence is hidden from me as mine is from them
-  return { items: rows.map((row) => presentPeer(row, now, true)), total }
+  const see = await seer(ctx.db, me.id, rows, new Set(rows.map((row) => row.id)))
+  return { items: rows.map((row) => presentPeer(row, now, see(row))), total }
 }

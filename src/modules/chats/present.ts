@@ -1,7 +1,7 @@
 /** Chat rows → the interface's chat list item shapes. Pure. */
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
-import { presentPeer, uploadUrl } from '../users/present.js'
+import { presentPeer, uploadUrl, type Sight } from '../users/present.js'
 import type { GroupItemRow, PersonalItemRow } from './repo.js'
 import type { ChatListItem as ChatListItemSchema } from './schemas.js'
 
@@ -13,10 +13,10 @@ export const SAVED_MESSAGES = { username: 'saved_messages', display_name: 'Saved
 const unread = (row: { message_seq: number; my_read_seq: number; deleted_unread: unknown }) =>
   Math.max(0, row.message_seq - row.my_read_seq - Number(row.deleted_unread))
 
-/** `blocked`: either of us blocked the other (the peer's presence is hidden). */
-export function presentChatListItem(row: PersonalItemRow, meId: number, now: number, blocked = false): ChatListItem {
+/** `sight`: what I may see of the peer (contacts/sight.ts: their privacy, blocks either way). */
+export function presentChatListItem(row: PersonalItemRow, meId: number, now: number, sight: Sight): ChatListItem {
   const isSaved = row.id === meId
-  const peer = presentPeer(row, now, blocked)
+  const peer = presentPeer(row, now, sight)
   const lastMessage =
     row.lm_id !== null && row.lm_deleted_for_all === 0
       ? {

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, UserRow } from '../../db/tables.js'
 import { forbidden, notFound, validationError } from '../../http/errors.js'
 import * as blocks from '../blocks/service.js'
+import { seer, type Seer } from '../contacts/sight.js'
 import * as users from '../users/service.js'
 import { presentChatListItem, presentGroupListItem, type ChatListItem } from './present.js'
 import * as repo from './repo.js'
@@ -119,8 +120,8 @@ export async function createPersonal(ctx: AppContext, me: UserRow, otherId: numb
   const chat = await getOrCreatePersonal(ctx, me, otherId)
   const item = await repo.findPersonalItem(ctx.db, me.id, chat.id)
   if (!item) throw notFound('Chat not found')
-  const blocked = item.id !== me.id && (await blocks.blockedEitherWay(ctx.db, me.id)).has(item.id)
-  return presentChatListItem(item, me.id, ctx.clock.now(), blocked)
+  const see = await seer(ctx.db, me.id, [item], await blocks.blockedEitherWay(ctx.db, me.id))
+  return presentChatListItem(item, me.id, ctx.clock.now(), see(item))
 }
 
 /**
@@ -134,17 +135,20 @@ export async function list(ctx: AppContext, me: UserRow, page: number, perPage: 
   await getOrCreatePersonal(ctx, me, me.id)
   const upTo = page * perPage
   const now = ctx.clock.now()
-  // peers on either side of a block see no presence of each other
+  // what I see of each peer: their privacy settings, and no presence across a block either way
   const blocked = await blocks.blockedEitherWay(ctx.db, me.id)
-  const personalItem = (row: repo.PersonalItemRow) => presentChatListItem(row, me.id, now, blocked.has(row.id))
-  const pinned = view === 'main' ? await pinnedEntries(ctx, me, personalItem) : []
+  const seePeers = (rows: repo.PersonalItemRow[]) => seer(ctx.db, me.id, rows, blocked)
+  const pinned = view === 'main' ? await pinnedEntries(ctx, me, seePeers, now) : []
   const rest = Math.max(0, upTo - pinned.length)
   const groups = await repo.listGroups(ctx.db, me.id, rest, view)
   if (groups.total === 0 && pinned.length === 0) {
     const { rows, total } = await repo.listPersonal(ctx.db, me.id, page, perPage, view)
-    return { items: rows.map(personalItem), total }
+    const see = await seePeers(rows)
+    return { items: rows.map((row) => presentChatListItem(row, me.id, now, see(row))), total }
   }
   const personal = await repo.listPersonal(ctx.db, me.id, 1, rest, view)
+  const see = await seePeers(personal.rows)
+  const personalItem = (row: repo.PersonalItemRow) => presentChatListItem(row, me.id, now, see(row))
   const merged = [
     ...personal.rows.map((row) => ({ at: row.my_activity_at ?? 0, id: row.chat_id, item: () => personalItem(row) })),
     ...groups.rows.map((row) => ({ at: row.activity_at, id: row.chat_id, item: () => presentGroupListItem(row, me.id) })),
@@ -154,16 +158,23 @@ export async function list(ctx: AppContext, me: UserRow, page: number, perPage: 
 }
 
 /** The pinned chats' list items, in pin order. */
-async function pinnedEntries(ctx: AppContext, me: UserRow, personalItem: (row: repo.PersonalItemRow) => ChatListItem) {
+async function pinnedEntries(ctx: AppContext, me: UserRow, seePeers: (rows: repo.PersonalItemRow[]) => Promise<Seer>, now: number) {
   const pins = await repo.listPinned(ctx.db, me.id)
   if (pins.length === 0) return []
   const groupIds = pins.filter((p) => p.chat_type !== 'personal').map((p) => p.chat_id)
   const groupRows = new Map(groupIds.length ? (await repo.listGroups(ctx.db, me.id, groupIds.length, { chatIds: groupIds })).rows.map((row) => [row.chat_id, row]) : [])
+  const personalRows = new Map<number, repo.PersonalItemRow>()
+  for (const pin of pins) {
+    if (pin.chat_type !== 'personal') continue
+    const row = await repo.findPersonalItem(ctx.db, me.id, pin.chat_id)
+    if (row) personalRows.set(pin.chat_id, row)
+  }
+  const see = await seePeers([...personalRows.values()])
   const entries: { item: () => ChatListItem }[] = []
   for (const pin of pins) {
     if (pin.chat_type === 'personal') {
-      const row = await repo.findPersonalItem(ctx.db, me.id, pin.chat_id)
-      if (row) entries.push({ item: () => personalItem(row) })
+      const row = personalRows.get(pin.chat_id)
+      if (row) entries.push({ item: () => presentChatListItem(row, me.id, now, see(row)) })
     } else {
       const row = groupRows.get(pin.chat_id)
       if (row) entries.push({ item: () => presentGroupListItem(row, me.id) })

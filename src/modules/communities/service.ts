@@ -17,6 +17,7 @@ import { iso, parseInstant } from '../../lib/time.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
 import * as admin from '../admin/service.js'
 import * as blocks from '../blocks/service.js'
+import { seer } from '../contacts/sight.js'
 import { presentPeer } from '../users/present.js'
 import * as users from '../users/service.js'
 import { resolveAvatar } from './avatar.js'
@@ -52,14 +53,15 @@ export async function view(ctx: AppContext, me: UserRow, chatId: number, type: C
 }
 
 /**
- * A page of members in join order, as `viewerId` sees them: their Peer shape with role and join
- * time (without presence for anyone on either side of a block with the viewer).
+ * A page of members in join order, as `viewerId` sees them (privacy and blocks): their Peer shape
+ * with role and join time.
  */
 export async function memberPage(ctx: AppContext, chat: { id: number; member_count: number }, viewerId: number, page: number, perPage: number) {
   const [rows, blocked] = await Promise.all([members.page(ctx.db, chat.id, page, perPage), blocks.blockedEitherWay(ctx.db, viewerId)])
   const now = ctx.clock.now()
+  const see = await seer(ctx.db, viewerId, rows, blocked)
   return {
-    items: rows.map((row) => ({ ...presentPeer(row, now, blocked.has(row.id)), role: row.role, joined_at: iso(row.joined_at) })),
+    items: rows.map((row) => ({ ...presentPeer(row, now, see(row)), role: row.role, joined_at: iso(row.joined_at) })),
     total: chat.member_count,
   }
 }

@@ -1,14 +1,14 @@
 /** Contact rows → the interface's Contact list item. Pure. */
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
-import { presentPeer } from '../users/present.js'
+import { presentPeer, type Sight } from '../users/present.js'
 import type { ContactWithUser } from './repo.js'
 import type { ContactView } from './schemas.js'
 
-export function presentContact(row: ContactWithUser, now: number): Static<typeof ContactView> {
+/** `sight`: what the owner may see of the contact (contacts/sight.ts). */
+export function presentContact(row: ContactWithUser, now: number, sight: Sight): Static<typeof ContactView> {
   const blockedByMe = row.blocked_by_me !== null
-  // presence is hidden both ways between users who blocked each other
-  const peer = presentPeer(row, now, blockedByMe || row.blocked_by_them !== null)
+  const peer = presentPeer(row, now, sight)
   return {
     user_id: peer.user_id,
     username: peer.username,

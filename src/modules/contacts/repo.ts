@@ -10,6 +10,27 @@ export function find(db: Db, ownerId: number, contactId: number) {
   return withUser(db).where('c.owner_id', '=', ownerId).where('c.contact_user_id', '=', contactId).executeTakeFirst()
 }
 
+/** Adds those of `contactIds` that are not contacts yet; answers the ones it added. */
+export async function insertMissing(db: Db, ownerId: number, contactIds: readonly number[], now: number): Promise<Set<number>> {
+  const rows = await db
+    .insertInto('contacts')
+    .values(contactIds.map((id) => ({ owner_id: ownerId, contact_user_id: id, display_name: null, created_at: now })))
+    .onConflict((oc) => oc.columns(['owner_id', 'contact_user_id']).doNothing())
+    .returning('contact_user_id')
+    .execute()
+  return new Set(rows.map((row) => row.contact_user_id))
+}
+
+/** These contacts of the owner, by name. */
+export function findMany(db: Db, ownerId: number, contactIds: readonly number[]) {
+  return withUser(db)
+    .where('c.owner_id', '=', ownerId)
+    .where('c.contact_user_id', 'in', contactIds)
+    .orderBy((eb) => eb.fn.coalesce('c.display_name', 'u.display_name'))
+    .orderBy('u.id')
+    .execute()
+}
+
 export async function remove(db: Db, ownerId: number, contactId: number): Promise<boolean> {
   const result = await db.deleteFrom('contacts').where('owner_id', '=', ownerId).where('contact_user_id', '=', contactId).executeTakeFirst()
   return Number(result.numDeletedRows) > 0
@@ -68,3 +89,21 @@ export async function counts(db: Db, userId: number) {
   ])
   return { following: Number(following.n), followers: Number(followers.n) }
 }
+
+/** Which of `ownerIds` have `contactId` among their contacts (the owner-contact unique index). */
+export async function ownersKeeping(db: Db, ownerIds: readonly number[], contactId: number): Promise<Set<number>> {
+  const owners = new Set<number>()
+  for (let i = 0; i < ownerIds.length; i += OWNER_CHUNK) {
+    const rows = await db
+      .selectFrom('contacts')
+      .select('owner_id')
+      .where('contact_user_id', '=', contactId)
+      .where('owner_id', 'in', ownerIds.slice(i, i + OWNER_CHUNK))
+      .execute()
+    for (const row of rows) owners.add(row.owner_id)
+  }
+  return owners
+}
+
+/** owner ids per query (well under either dialect's bound-parameter limit) */
+const OWNER_CHUNK = 500

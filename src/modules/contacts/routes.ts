@@ -5,12 +5,13 @@ import { ok, okSchema } from '../../http/envelope.js'
 import { validationError } from '../../http/errors.js'
 import { PageQuery } from '../../http/schemas.js'
 import { emptyBodyAsObject } from '../../http/validation.js'
-import { AddContact, ContactList, ContactView, RemoveContact } from './schemas.js'
+import type { RateLimiters } from '../../http/rate-limit.js'
+import { AddContact, ContactList, ContactView, ImportContacts, ImportResult, RemoveContact } from './schemas.js'
 import * as contacts from './service.js'
 
 const secured = { tags: ['contacts'], security: [{ bearer: [] }] }
 
-export const contactRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+export const contactRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; limiters: RateLimiters }> = async (app, { ctx, limiters }) => {
   app.addHook('preHandler', requireUser(ctx))
 
   app.get('/contacts', {
@@ -29,4 +30,14 @@ export const contactRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
     if (userId === undefined) throw validationError('user_id is required')
     return ok(await contacts.remove(ctx, request.user, userId))
   })
+
+  app.post('/contacts/import', {
+    schema: {
+      summary: 'Add the users with these phone numbers as contacts (only those who may be found by their number)',
+      ...secured,
+      body: ImportContacts,
+      response: { 200: okSchema(ImportResult) },
+    },
+    onRequest: limiters.contactImport,
+  }, async (request) => ok(await contacts.importPhones(ctx, request.user, request.body.phones)))
 }

@@ -1,5 +1,9 @@
 import { Type } from 'typebox'
 import { Id, Nullable, Timestamp } from '../../http/schemas.js'
+import { PHONE_INPUT_MAX } from '../../lib/phone.js'
+
+/** phone numbers per import */
+export const IMPORT_MAX = 1000
 
 /** The interface's Contact list item (plus is_blocked: I blocked them). */
 export const ContactView = Type.Object({
@@ -34,3 +38,17 @@ export const AddContact = Type.Object(
 )
 
 export const RemoveContact = Type.Object({ user_id: Type.Optional(Id) }, { additionalProperties: false })
+
+export const ImportContacts = Type.Object(
+  {
+    /** phone numbers, with a country code or in PHONE_DEFAULT_REGION's format */
+    phones: Type.Array(Type.String({ maxLength: PHONE_INPUT_MAX }), { minItems: 1, maxItems: IMPORT_MAX }),
+  },
+  { additionalProperties: false },
+)
+
+export const ImportResult = Type.Object({
+  imported: Type.Array(ContactView),
+  /** the numbers as sent that matched nobody who may be found by them */
+  not_found: Type.Array(Type.String()),
+})

@@ -1,17 +1,27 @@
 /**
  * Contacts: the people a user keeps, under a name of their own. Whom a user has as a contact
- * decides whose stories they follow and who sees their contacts-only stories.
+ * decides whose stories they follow, who sees their contacts-only stories, and who sees what their
+ * privacy settings keep for contacts (sight.ts). Every change reaches the owner's other devices
+ * (`contact.added`, `contact.removed`).
  */
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import type { UserRow } from '../../db/tables.js'
+import { inTransaction } from '../../events/outbox.js'
 import { conflict, notFound, validationError } from '../../http/errors.js'
+import { toE164 } from '../../lib/phone.js'
+import * as blocks from '../blocks/service.js'
 import * as users from '../users/service.js'
 import { presentContact } from './present.js'
 import * as repo from './repo.js'
+import type { ContactWithUser } from './repo.js'
+import { seer, sightOf } from './sight.js'
 
 export const isContactOf = (db: Db, ownerId: number, userId: number) => repo.has(db, ownerId, userId)
+/** The people `userId` has as contacts. */
 export const contactIds = repo.contactIds
+/** Which of `ownerIds` keep `contactId` among their contacts. */
+export const ownersKeeping = repo.ownersKeeping
 export const ownersOf = repo.ownersOf
 export const counts = repo.counts
 
@@ -21,18 +31,65 @@ export async function add(ctx: AppContext, me: UserRow, userId: number, displayN
   const other = await users.findById(ctx, userId)
   if (!other || other.deleted_at !== null) throw notFound('User not found')
   if (await repo.has(ctx.db, me.id, userId)) throw conflict('Already in your contacts')
-  const row = await repo.insert(ctx.db, me.id, userId, displayName?.trim() || null, ctx.clock.now())
-  return presentContact(row!, ctx.clock.now())
+  return inTransaction(ctx, async (trx, events) => {
+    const [contact] = await presentContacts(ctx, me, [(await repo.insert(trx, me.id, userId, displayName?.trim() || null, events.now))!], trx)
+    await events.toUsers([me.id], 'contact.added', { contact })
+    return contact
+  })
 }
 
 export async function remove(ctx: AppContext, me: UserRow, userId: number) {
   const row = await repo.find(ctx.db, me.id, userId)
-  if (!row || !(await repo.remove(ctx.db, me.id, userId))) throw notFound('Not in your contacts')
-  return presentContact(row, ctx.clock.now())
+  if (!row) throw notFound('Not in your contacts')
+  return inTransaction(ctx, async (trx, events) => {
+    if (!(await repo.remove(trx, me.id, userId))) throw notFound('Not in your contacts')
+    await events.toUsers([me.id], 'contact.removed', { user_id: userId })
+    return (await presentContacts(ctx, me, [row], trx))[0]
+  })
 }
 
 export async function list(ctx: AppContext, me: UserRow, page: number, perPage: number) {
   const { rows, total } = await repo.list(ctx.db, me.id, page, perPage)
+  return { contacts: await presentContacts(ctx, me, rows), total, page, per_page: perPage, pages: Math.ceil(total / perPage) }
+}
+
+/**
+ * Adds the users with these phone numbers as contacts (those already contacts stay as they are,
+ * and are answered too). A number is read in PHONE_DEFAULT_REGION unless it has a country code.
+ * A user is found only when their privacy lets me find them by their number (everyone, or their
+ * contacts and I am one), neither of us blocked the other, and the account is active; anyone
+ * else's number is answered exactly like a number nobody has, so an import reveals nothing about
+ * them.
+ */
+export async function importPhones(ctx: AppContext, me: UserRow, phones: readonly string[]) {
+  const wanted = new Map<string, string[]>()
+  const notFound: string[] = []
+  for (const phone of phones) {
+    const number = toE164(phone.trim(), ctx.config.phoneDefaultRegion)
+    if (number === null) notFound.push(phone)
+    else wanted.set(number, [...(wanted.get(number) ?? []), phone])
+  }
+  const [owners, blocked] = await Promise.all([users.findByPhones(ctx.db, [...wanted.keys()]), blocks.blockedEitherWay(ctx.db, me.id)])
+  const keepMe = await repo.ownersKeeping(ctx.db, owners.filter((user) => user.privacy_phone === 'contacts').map((user) => user.id), me.id)
+  const found = owners.filter(
+    (user) => user.id !== me.id && user.is_active === 1 && user.deleted_at === null && !blocked.has(user.id) && sightOf(user, keepMe.has(user.id), false).phone,
+  )
+  const foundPhones = new Set(found.map((user) => user.phone))
+  for (const [number, inputs] of wanted) if (!foundPhones.has(number)) notFound.push(...inputs)
+  if (found.length === 0) return { imported: [], not_found: notFound }
+  const imported = await inTransaction(ctx, async (trx, events) => {
+    const added = await repo.insertMissing(trx, me.id, found.map((user) => user.id), events.now)
+    const contacts = await presentContacts(ctx, me, await repo.findMany(trx, me.id, found.map((user) => user.id)), trx)
+    for (const contact of contacts) if (added.has(contact.user_id)) await events.toUsers([me.id], 'contact.added', { contact })
+    return contacts
+  })
+  return { imported, not_found: notFound }
+}
+
+/** Contacts as their owner sees them: each contact's privacy, and no presence across a block. */
+async function presentContacts(ctx: AppContext, me: UserRow, rows: ContactWithUser[], db: Db = ctx.db) {
+  const blocked = new Set(rows.filter((row) => row.blocked_by_me !== null || row.blocked_by_them !== null).map((row) => row.id))
+  const see = await seer(db, me.id, rows, blocked)
   const now = ctx.clock.now()
-  return { contacts: rows.map((row) => presentContact(row, now)), total, page, per_page: perPage, pages: Math.ceil(total / perPage) }
+  return rows.map((row) => presentContact(row, now, see(row)))
 }

@@ -20,7 +20,7 @@ const row: MessageRow = {
 }
 
 test('the richer shape: id, HH:MM, is_own, a 50-character reply preview and attachment fields', () => {
-  const v2 = presentMessage(row, { username: 'alice', avatar: null }, false)
+  const v2 = presentMessage(row, { username: 'alice', avatar: null, privacy_avatar: 'everyone' }, false)
   const rich = presentRich(v2, row, 1, { content: 'x'.repeat(80), sender_name: 'Bob' })
   assert.equal(rich.id, 7)
   assert.equal('message_id' in rich, false)

@@ -1,14 +1,23 @@
 /** Message rows → the interface's message shapes (V2 and the richer helper variant). Pure. */
-import type { MessageRow, ScheduledMessageRow } from '../../db/tables.js'
+import type { Audience, MessageRow, ScheduledMessageRow } from '../../db/tables.js'
 import { iso, isoOrNull } from '../../lib/time.js'
+import { avatarUrl } from '../users/avatars.js'
 import { uploadUrl } from '../users/present.js'
 import type { Draft } from './draft.js'
 import type { MessageView, RichMessageView } from './schemas.js'
 
+/** Who sent a message; a user row is one. */
 export interface Sender {
   username: string
   avatar: string | null
+  privacy_avatar: Audience
 }
+
+/**
+ * A message goes out once to every member, so it carries the sender's avatar only when the
+ * sender shows it to everyone (the Peer shapes show it to the contacts their privacy allows).
+ */
+const senderAvatarUrl = (sender: Sender) => (sender.privacy_avatar === 'everyone' ? avatarUrl(sender.avatar) : null)
 
 /**
  * Read by another member: read_at is stamped on the newly read range whenever a read position
@@ -30,7 +39,7 @@ export function presentMessage(
     sender_id: row.sender_id,
     receiver_id: row.receiver_id,
     sender_username: sender.username,
-    sender_avatar_url: uploadUrl(sender.avatar),
+    sender_avatar_url: senderAvatarUrl(sender),
     content: row.content,
     reply_to_id: row.reply_to_id,
     forwarded_from: row.forwarded_from,
@@ -130,7 +139,7 @@ export function presentPending(row: ScheduledMessageRow, draft: Draft, sender: S
     sender_id: row.sender_id,
     receiver_id: receiverId,
     sender_username: sender.username,
-    sender_avatar_url: uploadUrl(sender.avatar),
+    sender_avatar_url: senderAvatarUrl(sender),
     content: draft.content,
     reply_to_id: draft.reply_to_id,
     forwarded_from: null,

@@ -16,7 +16,7 @@ export function findWithSenders(db: Db, ids: number[]) {
     .selectFrom('messages as m')
     .innerJoin('users as s', 's.id', 'm.sender_id')
     .selectAll('m')
-    .select(['s.username as sender_username', 's.avatar as sender_avatar'])
+    .select(['s.username as sender_username', 's.avatar as sender_avatar', 's.privacy_avatar as sender_privacy_avatar'])
     .where('m.id', 'in', ids)
     .execute()
 }
@@ -55,7 +55,7 @@ export function listBySeq(
     .selectFrom('messages as m')
     .innerJoin('users as s', 's.id', 'm.sender_id')
     .selectAll('m')
-    .select(['s.username as sender_username', 's.avatar as sender_avatar'])
+    .select(['s.username as sender_username', 's.avatar as sender_avatar', 's.privacy_avatar as sender_privacy_avatar'])
     // a topic's messages seek on messages_topic_seq (topic_id, seq); the topic is of this chat
     .where(range.topicId !== undefined ? 'm.topic_id' : 'm.chat_id', '=', range.topicId ?? chatId)
     .where('m.deleted_for_all', '=', 0)

@@ -4,7 +4,8 @@
  * the instances that have one (scored by an expiry the heartbeat refreshes, so a crashed instance
  * stops counting after PRESENCE_TTL_HEARTBEATS missed heartbeats). Only the first socket anywhere
  * (online) and the last one (offline, last_seen) change the user row and send `presence` frames
- * to their personal-chat peers, except where either side blocked the other. Frames are ephemeral
+ * to their personal-chat peers, except where either side blocked the other or the user's privacy
+ * (last seen: everyone | contacts | nobody) leaves the peer out. Frames are ephemeral
  * (no seq): when pub/sub may have lost some, the gateway sends each socket its peers' presence as
  * it stands (peersOf). The gateway calls these through its hooks (modules/updates/gateway.ts).
  * A transition that fails (Redis or the database away) is retried until it goes through.
@@ -15,6 +16,7 @@ import { iso } from '../../lib/time.js'
 import type { Frame } from '../../realtime/fanout.js'
 import * as blocks from '../blocks/service.js'
 import * as chats from '../chats/service.js'
+import * as contacts from '../contacts/service.js'
 import * as users from '../users/service.js'
 
 /** an instance's hold on a user lapses after this many missed heartbeats (a crashed instance) */
@@ -173,21 +175,55 @@ export class Presence {
   private async announce(userId: number, isOnline: boolean) {
     const now = this.ctx.clock.now()
     const user = await users.updateUser(this.ctx.db, userId, isOnline ? { is_online: 1 } : { is_online: 0, last_seen: now })
+    if (user.privacy_last_seen === 'nobody') return
     const frame = presenceFrame(userId, isOnline, user.last_seen)
-    this.ctx.fanout.publish((await this.visiblePeers(userId)).map((peer) => ({ userId: peer, frame })))
+    let peers = await this.visiblePeers(userId)
+    if (user.privacy_last_seen === 'contacts') {
+      const kept = new Set(await contacts.contactIds(this.ctx.db, userId))
+      peers = peers.filter((peer) => kept.has(peer))
+    }
+    this.ctx.fanout.publish(peers.map((peer) => ({ userId: peer, frame })))
+  }
+
+  /**
+   * After the user changed who sees their last seen, or whom they keep as contacts: each
+   * personal-chat peer (of `viewers`, when given) gets the user's presence as they may now see
+   * it, the hidden form (offline, never seen) where they may not.
+   */
+  async reannounce(userId: number, viewers?: readonly number[]) {
+    const [user, blocked, peers] = await Promise.all([
+      users.findById(this.ctx, userId),
+      blocks.blockedEitherWay(this.ctx.db, userId),
+      chats.personalPeers(this.ctx.db, userId),
+    ])
+    if (!user) return
+    const only = viewers ? new Set(viewers) : null
+    const targets = peers.filter((id) => !blocked.has(id) && (only === null || only.has(id)))
+    if (targets.length === 0) return
+    const kept = user.privacy_last_seen === 'contacts' ? new Set(await contacts.contactIds(this.ctx.db, userId)) : null
+    const shown = presenceFrame(userId, user.is_online === 1, user.last_seen)
+    const hidden = presenceFrame(userId, false, null)
+    const sees = (viewer: number) => user.privacy_last_seen === 'everyone' || (kept !== null && kept.has(viewer))
+    this.ctx.fanout.publish(targets.map((viewer) => ({ userId: viewer, frame: sees(viewer) ? shown : hidden })))
   }
 
   /**
    * Where each of the user's personal-chat peers stands now, as `presence` frames: for a socket
    * that may have missed some (pub/sub was cut). The user rows are written before a change is
    * published, so these frames plus whatever arrives after the read began are the current state.
+   * A peer whose privacy hides their last seen from this user is sent in the hidden form.
    */
   async peersOf(userId: number): Promise<Frame[]> {
     const peers = await this.visiblePeers(userId)
     const frames: Frame[] = []
     for (let i = 0; i < peers.length; i += PEER_CHUNK) {
       const rows = await users.presenceOf(this.ctx.db, peers.slice(i, i + PEER_CHUNK))
-      for (const row of rows) frames.push(presenceFrame(row.id, row.is_online === 1, row.last_seen))
+      const asking = rows.filter((row) => row.privacy_last_seen === 'contacts').map((row) => row.id)
+      const keepMe = asking.length ? await contacts.ownersKeeping(this.ctx.db, asking, userId) : null
+      for (const row of rows) {
+        const sees = row.privacy_last_seen === 'everyone' || (keepMe !== null && keepMe.has(row.id))
+        frames.push(sees ? presenceFrame(row.id, row.is_online === 1, row.last_seen) : presenceFrame(row.id, false, null))
+      }
     }
     return frames
   }

@@ -36,7 +36,7 @@ export async function list(db: Db, userId: number, page: number, perPage: number
     visibleSaved(db, userId)
       .innerJoin('users as s', 's.id', 'm.sender_id')
       .selectAll('m')
-      .select(['sv.saved_at', 's.username as sender_username', 's.avatar as sender_avatar'])
+      .select(['sv.saved_at', 's.username as sender_username', 's.avatar as sender_avatar', 's.privacy_avatar as sender_privacy_avatar'])
       .orderBy('sv.id', 'desc')
       .limit(perPage)
       .offset((page - 1) * perPage)

@@ -7,6 +7,7 @@ import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
+import { seer } from '../contacts/sight.js'
 import { presentPeer } from '../users/present.js'
 import * as repo from './repo.js'
 
@@ -19,7 +20,9 @@ export async function searchGlobal(ctx: AppContext, me: UserRow, query: string, 
   const { rows, total } = await repo.searchUsers(ctx.db, ctx.config.dialect, me.id, q, page, perPage)
   await repo.remember(ctx.db, me.id, query.trim(), 'global', ctx.clock.now(), HISTORY_KEEP)
   const now = ctx.clock.now()
-  return { items: rows.map((row) => ({ ...presentPeer(row, now), bio: row.bio, is_contact: row.contact_id !== null })), total }
+  // blocked users are not found at all; the rest as their privacy lets me see them
+  const see = await seer(ctx.db, me.id, rows)
+  return { items: rows.map((row) => ({ ...presentPeer(row, now, see(row)), bio: row.bio, is_contact: row.contact_id !== null })), total }
 }
 
 export async function history(ctx: AppContext, me: UserRow) {

@@ -1,8 +1,7 @@
 /** Story rows → the interface's Story shapes (V2 and V1). Pure. */
 import type { Static } from 'typebox'
-import type { UserRow } from '../../db/tables.js'
 import { iso } from '../../lib/time.js'
-import { presentPeer, uploadUrl, type PeerView } from '../users/present.js'
+import { uploadUrl, type PeerView } from '../users/present.js'
 import type { StoryWithState } from './repo.js'
 import type { FeedStory, StoryV1, StoryView } from './schemas.js'
 
@@ -37,7 +36,7 @@ export function presentFeedStory(row: StoryWithState, viewerId: number, author: 
 }
 
 /** The V1 variant of a story as its reader sees it; `viewers` only for its owner. */
-export function presentV1(story: FeedStoryShape, viewers: UserRow[], now: number): StoryV1Shape {
+export function presentV1(story: FeedStoryShape, viewers: PeerView[]): StoryV1Shape {
   return {
     story_id: story.story_id,
     user_id: story.user_id,
@@ -49,7 +48,7 @@ export function presentV1(story: FeedStoryShape, viewers: UserRow[], now: number
     created_at: story.created_at,
     expires_at: story.expires_at,
     is_viewed: story.is_viewed,
-    views: viewers.map((user) => presentPeer(user, now)),
+    views: viewers,
     likes: story.like_count,
     liked: story.is_liked,
     my_reaction: story.my_reaction ?? '',

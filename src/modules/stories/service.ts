@@ -17,7 +17,8 @@ import * as chats from '../chats/service.js'
 import * as contacts from '../contacts/service.js'
 import { releaseUploads } from '../files/collect.js'
 import * as files from '../files/service.js'
-import { isPremium, presentPeer, type PeerView } from '../users/present.js'
+import { FULL_SIGHT, isPremium, presentPeer, type PeerView } from '../users/present.js'
+import { seer, sightFor } from '../contacts/sight.js'
 import * as users from '../users/service.js'
 import { presentFeedStory, presentV1, type FeedStoryShape, type StoryV1Shape } from './present.js'
 import * as repo from './repo.js'
@@ -60,15 +61,16 @@ export async function create(ctx: AppContext, me: UserRow, input: NewStory): Pro
       expires_at: events.now + ctx.config.storyLifetimeSeconds * 1000,
     })
     await repo.insertAllowed(trx, story.id, allowed)
+    // one public payload for every follower; my own devices see all of me
     const author = presentPeer(me, events.now)
     const fresh = { ...story, my_viewed_at: null, my_liked_at: null, my_reaction: null }
     const audience = await audienceOf(trx, story, allowed)
     // one payload for every follower (nothing of theirs in it yet), the owner's form for my devices
     if (audience.length > 0) await events.toUsers(audience, 'story.new', { story: presentFeedStory(fresh, 0, author) })
-    await events.toUsers([me.id], 'story.new', { story: presentFeedStory(fresh, me.id, author) })
+    await events.toUsers([me.id], 'story.new', { story: presentFeedStory(fresh, me.id, presentPeer(me, events.now, FULL_SIGHT)) })
     return story
   })
-  return presentFeedStory({ ...row, my_viewed_at: null, my_liked_at: null, my_reaction: null }, me.id, presentPeer(me, ctx.clock.now()))
+  return presentFeedStory({ ...row, my_viewed_at: null, my_liked_at: null, my_reaction: null }, me.id, presentPeer(me, ctx.clock.now(), FULL_SIGHT))
 }
 
 const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a')
@@ -127,8 +129,9 @@ async function active(ctx: AppContext, me: UserRow, id: number): Promise<repo.St
 
 async function authorOf(ctx: AppContext, me: UserRow, story: StoryRow): Promise<PeerView> {
   const now = ctx.clock.now()
-  if (story.user_id === me.id) return presentPeer(me, now)
-  return presentPeer(await users.getUser(ctx, story.user_id), now)
+  if (story.user_id === me.id) return presentPeer(me, now, FULL_SIGHT)
+  const author = await users.getUser(ctx, story.user_id)
+  return presentPeer(author, now, await sightFor(ctx.db, me.id, author))
 }
 
 export async function get(ctx: AppContext, me: UserRow, id: number): Promise<FeedStoryShape> {
@@ -149,11 +152,13 @@ export async function feed(ctx: AppContext, me: UserRow): Promise<FeedStoryShape
     if (list) list.push(row)
     else byAuthor.set(row.user_id, [row])
   }
-  const authors = new Map((await users.findByIds(ctx.db, [...byAuthor.keys()])).map((user) => [user.id, presentPeer(user, now)]))
+  const authorRows = await users.findByIds(ctx.db, [...byAuthor.keys()])
+  const see = await seer(ctx.db, me.id, authorRows)
+  const authors = new Map(authorRows.map((user) => [user.id, presentPeer(user, now, see(user))]))
   const groups = [...byAuthor.values()]
     .map((rows) => ({ rows, unseen: rows.some((row) => row.my_viewed_at === null), newest: rows[rows.length - 1].id }))
     .sort((a, b) => Number(b.unseen) - Number(a.unseen) || b.newest - a.newest)
-  const mine = presentPeer(me, now)
+  const mine = presentPeer(me, now, FULL_SIGHT)
   return [
     ...own.map((row) => presentFeedStory(row, me.id, mine)),
     ...groups.flatMap((group) => group.rows.map((row) => presentFeedStory(row, me.id, authors.get(row.user_id)!))),
@@ -225,9 +230,9 @@ export async function viewers(ctx: AppContext, me: UserRow, id: number, page: nu
   const now = ctx.clock.now()
   if (!isPremium(me, now)) throw premiumRequired("A story's viewer list is a Tern Premium feature")
   const rows = await repo.viewers(ctx.db, id, perPage, (page - 1) * perPage)
-  const blocked = await blocks.blockedEitherWay(ctx.db, me.id)
+  const see = await seer(ctx.db, me.id, rows, await blocks.blockedEitherWay(ctx.db, me.id))
   return {
-    items: rows.map((viewer) => ({ user: presentPeer(viewer, now, blocked.has(viewer.id)), viewed_at: iso(viewer.viewed_at), reaction: viewer.reaction })),
+    items: rows.map((viewer) => ({ user: presentPeer(viewer, now, see(viewer)), viewed_at: iso(viewer.viewed_at), reaction: viewer.reaction })),
     total: row.view_count,
   }
 }
@@ -247,7 +252,8 @@ export async function getV1(ctx: AppContext, me: UserRow, id: number): Promise<S
 async function toV1(ctx: AppContext, me: UserRow, story: FeedStoryShape): Promise<StoryV1Shape> {
   const now = ctx.clock.now()
   const viewerRows = story.user_id === me.id && isPremium(me, now) ? await repo.viewers(ctx.db, story.story_id, V1_VIEWERS, 0) : []
-  return presentV1(story, viewerRows, now)
+  const see = await seer(ctx.db, me.id, viewerRows, viewerRows.length ? await blocks.blockedEitherWay(ctx.db, me.id) : undefined)
+  return presentV1(story, viewerRows.map((viewer) => presentPeer(viewer, now, see(viewer))))
 }
 
 /** Whether the user has an active story (the fuller Peer's has_story). */

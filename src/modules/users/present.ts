@@ -3,6 +3,7 @@ import type { Static } from 'typebox'
 import type { UserRow } from '../../db/tables.js'
 import type { AdminUser, FullPeer, Me, Peer } from '../../http/schemas.js'
 import { iso, isoOrNull } from '../../lib/time.js'
+import { avatarUrl } from './avatars.js'
 
 export type PeerView = Static<typeof Peer>
 export type FullPeerView = Static<typeof FullPeer>
@@ -15,18 +16,38 @@ export const uploadUrl = (path: string | null): string | null => (path ? `/uploa
 /** Whether the user's premium runs at `now`. */
 export const isPremium = (user: Pick<UserRow, 'premium_expires_at'>, now: number) => user.premium_expires_at !== null && user.premium_expires_at > now
 
+/** The part of a user row that decides what others see of it. */
+export type SightSubject = Pick<UserRow, 'id' | 'privacy_last_seen' | 'privacy_avatar' | 'privacy_phone'>
+
+/** What one viewer may see of a user (contacts/sight.ts works it out from privacy and blocks). */
+export interface Sight {
+  /** online state and last seen */
+  presence: boolean
+  avatar: boolean
+  phone: boolean
+}
+
+export const FULL_SIGHT: Sight = { presence: true, avatar: true, phone: true }
+
+/** What a user shows to anyone at all: the parts whose audience is everyone. */
+export const publicSight = (user: SightSubject): Sight => ({
+  presence: user.privacy_last_seen === 'everyone',
+  avatar: user.privacy_avatar === 'everyone',
+  phone: user.privacy_phone === 'everyone',
+})
+
 /**
- * The Peer shape. `hidePresence` when a block stands between the viewer and this user, either
- * way: then neither sees whether the other is online or when they were last seen.
+ * The Peer shape as one viewer sees it. Without a sight, only what the user shows everyone: a
+ * caller that knows the viewer passes what contacts/sight.ts worked out for them.
  */
-export function presentPeer(user: UserRow, now: number, hidePresence = false): PeerView {
+export function presentPeer(user: UserRow, now: number, sight: Sight = publicSight(user)): PeerView {
   return {
     user_id: user.id,
     username: user.username,
     display_name: user.display_name,
-    avatar_url: uploadUrl(user.avatar),
-    is_online: !hidePresence && user.is_online === 1,
-    last_seen: hidePresence ? null : isoOrNull(user.last_seen),
+    avatar_url: sight.avatar ? avatarUrl(user.avatar) : null,
+    is_online: sight.presence && user.is_online === 1,
+    last_seen: sight.presence ? isoOrNull(user.last_seen) : null,
     status_emoji: user.status_emoji,
     is_premium: isPremium(user, now),
     is_bot: user.is_bot === 1,
@@ -42,13 +63,13 @@ export interface PeerCounters {
   groups_count: number
 }
 
-export function presentFullPeer(user: UserRow, now: number, counters: PeerCounters): FullPeerView {
-  return { ...presentPeer(user, now), bio: user.bio, created_at: iso(user.created_at), ...counters }
+export function presentFullPeer(user: UserRow, now: number, counters: PeerCounters, sight: Sight = publicSight(user)): FullPeerView {
+  return { ...presentPeer(user, now, sight), bio: user.bio, created_at: iso(user.created_at), ...counters }
 }
 
 export function presentMe(user: UserRow, now: number, counters: PeerCounters): MeView {
   return {
-    ...presentFullPeer(user, now, counters),
+    ...presentFullPeer(user, now, counters, FULL_SIGHT),
     email: user.email,
     email_verified: user.email_verified === 1,
     phone: user.phone,
@@ -58,7 +79,7 @@ export function presentMe(user: UserRow, now: number, counters: PeerCounters): M
 
 export function presentAdminUser(user: UserRow, now: number): AdminUserView {
   return {
-    ...presentPeer(user, now),
+    ...presentPeer(user, now, FULL_SIGHT),
     email: user.email,
     is_active: user.is_active === 1,
     is_admin: user.is_admin === 1,

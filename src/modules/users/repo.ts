@@ -19,6 +19,11 @@ export function findByLogin(db: Db, login: string): Promise<UserRow | undefined>
     .executeTakeFirst()
 }
 
+/** A user by username, case-insensitively (users_username_lower). */
+export function findByUsername(db: Db, username: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where(sql`lower(username)`, '=', username.toLowerCase()).executeTakeFirst()
+}
+
 /** Whether a username or email is taken, case-insensitively (served by the lower(...) indexes). */
 export async function isTaken(db: Db, column: 'username' | 'email', value: string): Promise<boolean> {
   const row = await db
@@ -75,9 +80,15 @@ export function findByIds(db: Db, ids: readonly number[]): Promise<UserRow[]> {
   return db.selectFrom('users').selectAll().where('id', 'in', ids).execute()
 }
 
-/** Where these users stand: online, and when they were last seen. */
+/** The users with these (E.164) phone numbers: users_phone_unique. */
+export function findByPhones(db: Db, phones: readonly string[]): Promise<UserRow[]> {
+  if (phones.length === 0) return Promise.resolve([])
+  return db.selectFrom('users').selectAll().where('phone', 'in', phones).execute()
+}
+
+/** Where these users stand: online, and when they were last seen (and who may know). */
 export function presenceOf(db: Db, ids: number[]) {
-  return db.selectFrom('users').select(['id', 'is_online', 'last_seen']).where('id', 'in', ids).execute()
+  return db.selectFrom('users').select(['id', 'is_online', 'last_seen', 'privacy_last_seen']).where('id', 'in', ids).execute()
 }
 
 /** Everyone offline (a single instance starting: nobody can be online from before). */

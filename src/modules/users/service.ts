@@ -71,6 +71,7 @@ export async function getUser(ctx: AppContext, id: number, db: Db = ctx.db): Pro
 
 export const findByLogin = (ctx: AppContext, login: string) => repo.findByLogin(ctx.db, login)
 export const findById = (ctx: AppContext, id: number) => repo.findById(ctx.db, id)
+export const findByUsername = (ctx: AppContext, username: string) => repo.findByUsername(ctx.db, username)
 /** The same, inside a transaction. */
 export const findByIdIn = (db: Db, id: number) => repo.findById(db, id)
 export const listUsers = (ctx: AppContext, q: string | undefined, page: number, perPage: number) =>
@@ -78,6 +79,7 @@ export const listUsers = (ctx: AppContext, q: string | undefined, page: number, 
 export const countUsers = (ctx: AppContext) => repo.countUsers(ctx.db)
 export const presenceOf = repo.presenceOf
 export const findByIds = repo.findByIds
+export const findByPhones = repo.findByPhones
 export const clearOnlineFlags = repo.clearOnlineFlags
 
 /** Sets fields on a user inside the caller's transaction; 404 when the user does not exist. */
