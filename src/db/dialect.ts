@@ -95,3 +95,62 @@ function nextString(prefix: string): string {
   const last = prefix.charCodeAt(prefix.length - 1)
   return last === 0xffff ? `${prefix}\uffff` : prefix.slice(0, -1) + String.fromCharCode(last + 1)
 }
+
+/** Words a message search may hold at most (each is one more index lookup). */
+export const TEXT_QUERY_WORDS = 8
+
+/**
+ * The words of a message search: runs of letters and digits, lower-cased, at most
+ * TEXT_QUERY_WORDS; a message matches when it has a word starting with each of them. Pure, and
+ * the same for both dialects (so both find the same messages).
+ */
+export function textQueryWords(q: string): string[] {
+  return [...new Set(q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, TEXT_QUERY_WORDS)
+}
+
+export interface TextSearch {
+  /** from textQueryWords: at least one */
+  words: readonly string[]
+  userId: number
+  /** one chat, or every chat the user is a member of */
+  chatId: number | null
+  /** keyset: only messages older than this id */
+  beforeId: number | null
+  limit: number
+}
+
+/**
+ * The ids of the messages, newest first, whose text has a word starting with each of `words`, in
+ * the user's chats (or one chat), that the user can see: not deleted for everyone or for them, not
+ * encrypted. Served by each dialect's full-text index (migration 2026-11-25T08-00):
+ *
+ * SQLite drives the query from the FTS5 table, which yields matches in rowid (= message id) order
+ * newest first and takes the keyset bound itself, so a common word stops after `limit` visible
+ * matches. PostgreSQL matches the GIN index on to_tsvector('tern_words', content); the query repeats
+ * the index's partial condition so the planner can use it.
+ *
+ * The words are letters and digits only (textQueryWords), so neither query language sees an
+ * operator or a quote in them.
+ */
+export async function messageSearchIds(db: Db, dialect: Dialect, search: TextSearch): Promise<number[]> {
+  const scope =
+    search.chatId === null
+      ? sql`m.chat_id in (select chat_id from chat_members where user_id = ${search.userId})`
+      : sql`m.chat_id = ${search.chatId}`
+  const visible = sql`m.deleted_for_all = 0 and m.is_encrypted = 0 and ${scope}
+    and not exists (select 1 from message_hidden h where h.user_id = ${search.userId} and h.message_id = m.id)`
+  if (dialect === 'sqlite') {
+    const match = search.words.map((word) => `"${word}"*`).join(' ')
+    const before = search.beforeId === null ? sql`` : sql`and f.rowid < ${search.beforeId}`
+    const { rows } = await sql<{ id: number }>`select m.id from messages_search f join messages m on m.id = f.rowid
+      where f.messages_search match ${match} ${before} and ${visible}
+      order by f.rowid desc limit ${search.limit}`.execute(db)
+    return rows.map((row) => row.id)
+  }
+  const query = search.words.map((word) => `${word}:*`).join(' & ')
+  const before = search.beforeId === null ? sql`` : sql`and m.id < ${search.beforeId}`
+  const { rows } = await sql<{ id: string | number }>`select m.id from messages m
+    where to_tsvector('tern_words', m.content) @@ to_tsquery('tern_words', ${query}) ${before} and ${visible}
+    order by m.id desc limit ${search.limit}`.execute(db)
+  return rows.map((row) => Number(row.id))
+}

@@ -7,8 +7,12 @@ import type { AppContext } from '../context.js'
 import { sweepExpiredUploads } from '../modules/files/sweep.js'
 import { scheduledDelivery, TICK_MS } from '../modules/messages/scheduled.js'
 import { presenceOf } from '../modules/presence/service.js'
+import { catchUpMessageIndex } from '../modules/search/message-index.js'
 import { cleanupExpiredStories } from '../modules/stories/cleanup.js'
 import { JobRunner, type RunnerOptions } from './runner.js'
+
+/** how often new messages are indexed for message search on SQLite (a search catches up itself) */
+const MESSAGE_INDEX_EVERY_MS = 2000
 
 export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRunner {
   const jobs = new JobRunner(ctx, options)
@@ -36,6 +40,16 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     everyMs: ctx.config.uploadSweepIntervalSeconds * 1000,
     run: () => sweepExpiredUploads(ctx),
   })
+  if (ctx.config.dialect === 'sqlite') {
+    jobs.define({
+      name: 'message-search-index',
+      summary: 'adds new messages to the full-text index of message search, in batches (SQLite)',
+      scope: 'instance',
+      everyMs: MESSAGE_INDEX_EVERY_MS,
+      runAtStart: true,
+      run: async (signal) => ({ indexed: await catchUpMessageIndex(ctx, Number.POSITIVE_INFINITY, signal) }),
+    })
+  }
   if (ctx.redis) {
     jobs.define({
       name: 'presence-refresh',

@@ -19,6 +19,7 @@ import * as music from './2026-11-25T04-00-music.js'
 import * as userSearch from './2026-11-25T05-00-user-search.js'
 import * as referralsPremiumOrders from './2026-11-25T06-00-referrals-premium-orders.js'
 import * as profilePrivacy from './2026-11-25T07-00-profile-privacy.js'
+import * as messageSearch from './2026-11-25T08-00-message-search.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T05-00-user-search': userSearch,
   '2026-11-25T06-00-referrals-premium-orders': referralsPremiumOrders,
   '2026-11-25T07-00-profile-privacy': profilePrivacy,
+  '2026-11-25T08-00-message-search': messageSearch,
 }

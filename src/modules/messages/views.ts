@@ -15,6 +15,7 @@ export async function presentRows(db: Db, rows: RowWithSender[]): Promise<Messag
 
 /** Messages as they are now, by id (an id whose message no longer exists is absent). */
 export async function presentByIds(db: Db, ids: number[]): Promise<Map<number, MessageView>> {
+  if (ids.length === 0) return new Map()
   const rows = await repo.findWithSenders(db, [...new Set(ids)])
   const views = await presentRows(db, rows)
   return new Map(rows.map((row, i) => [row.id, views[i]]))

@@ -1,18 +1,25 @@
 /**
  * Global search: people by username or display name (case-insensitive; prefixes rank first),
- * served by an index in both dialects (db/dialect.ts). Each search is remembered in the user's
- * recent searches (newest first, one entry per query, the newest HISTORY_KEEP kept).
+ * and message search: the text of the messages in my chats, by words (full-text), newest first.
+ * Both are served by an index in both dialects (db/dialect.ts). Each search is remembered in the
+ * user's recent searches (newest first, one entry per query and kind, the newest HISTORY_KEEP kept).
  */
 import type { AppContext } from '../../context.js'
+import { messageSearchIds, textQueryWords } from '../../db/dialect.js'
 import type { UserRow } from '../../db/tables.js'
 import { validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
+import * as chats from '../chats/service.js'
 import { seer } from '../contacts/sight.js'
+import { presentByIds } from '../messages/views.js'
 import { presentPeer } from '../users/present.js'
+import { catchUpMessageIndex } from './message-index.js'
 import * as repo from './repo.js'
 
 export const QUERY_MIN = 2
 export const HISTORY_KEEP = 20
+/** messages a search indexes first at most (the job keeps the backlog far smaller) */
+const SEARCH_CATCH_UP = 20_000
 
 export async function searchGlobal(ctx: AppContext, me: UserRow, query: string, page: number, perPage: number) {
   const q = query.trim().toLowerCase()
@@ -23,6 +30,38 @@ export async function searchGlobal(ctx: AppContext, me: UserRow, query: string, 
   // blocked users are not found at all; the rest as their privacy lets me see them
   const see = await seer(ctx.db, me.id, rows)
   return { items: rows.map((row) => ({ ...presentPeer(row, now, see(row)), bio: row.bio, is_contact: row.contact_id !== null })), total }
+}
+
+export interface MessageSearch {
+  q: string
+  chat_id?: number
+  before_id?: number
+  limit: number
+}
+
+/**
+ * Messages of my chats (or of one chat I can read) whose text has a word starting with each word
+ * of `q`, newest first; `next_before_id` continues the list (null at its end). Words of one
+ * character are left out when there are longer ones (each would match most of the index).
+ */
+export async function searchMessages(ctx: AppContext, me: UserRow, input: MessageSearch) {
+  const all = textQueryWords(input.q)
+  const words = all.some((word) => [...word].length >= QUERY_MIN) ? all.filter((word) => [...word].length >= QUERY_MIN) : []
+  if (words.length === 0) throw validationError(`q must hold a word of at least ${QUERY_MIN} letters or digits`)
+  if (input.chat_id !== undefined) await chats.requireReader(ctx, me.id, input.chat_id)
+  // SQLite: what the indexing job has not reached yet, first (a search sees every message)
+  await catchUpMessageIndex(ctx, SEARCH_CATCH_UP)
+  const ids = await messageSearchIds(ctx.db, ctx.config.dialect, {
+    words,
+    userId: me.id,
+    chatId: input.chat_id ?? null,
+    beforeId: input.before_id ?? null,
+    limit: input.limit,
+  })
+  await repo.remember(ctx.db, me.id, input.q.trim(), 'messages', ctx.clock.now(), HISTORY_KEEP)
+  const views = await presentByIds(ctx.db, ids)
+  const items = ids.flatMap((id) => views.get(id) ?? [])
+  return { items, next_before_id: ids.length === input.limit ? ids[ids.length - 1] : null }
 }
 
 export async function history(ctx: AppContext, me: UserRow) {
