@@ -24,9 +24,16 @@ export function openTernDb(dataDir: string): SeedDb {
 
 /**
  * Fills a personal chat up to `total` messages, alternating between its two peers, one second
- * apart and ending now. Returns the id of each seq asked for in `idsOfSeqs`.
+ * apart and ending now, each with the text `textOf(seq)`. Returns the id of each seq asked for in
+ * `idsOfSeqs`.
  */
-export function fillHistory(db: SeedDb, chatId: number, total: number, idsOfSeqs: number[]): Map<number, number> {
+export function fillHistory(
+  db: SeedDb,
+  chatId: number,
+  total: number,
+  idsOfSeqs: number[],
+  textOf: (seq: number) => string = (seq) => `${MESSAGE_TEXT} #${seq}`,
+): Map<number, number> {
   const chat = db.prepare('select peer1_id, peer2_id, message_seq from chats where id = ?').get(chatId) as {
     peer1_id: number
     peer2_id: number
@@ -38,7 +45,7 @@ export function fillHistory(db: SeedDb, chatId: number, total: number, idsOfSeqs
     let last = 0
     for (let seq = chat.message_seq + 1; seq <= total; seq++) {
       const [sender, receiver] = seq % 2 ? [chat.peer1_id, chat.peer2_id] : [chat.peer2_id, chat.peer1_id]
-      last = Number(insert.run(chatId, seq, sender, receiver, `${MESSAGE_TEXT} #${seq}`, now - (total - seq) * 1000).lastInsertRowid)
+      last = Number(insert.run(chatId, seq, sender, receiver, textOf(seq), now - (total - seq) * 1000).lastInsertRowid)
     }
     db.prepare('update chats set message_seq = ?, last_message_id = ?, last_message_at = ? where id = ?').run(total, last, now, chatId)
     db.prepare('update chat_members set last_activity_at = ? where chat_id = ?').run(now, chatId)

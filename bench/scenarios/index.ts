@@ -3,8 +3,10 @@ import type { Scenario } from '../lib/scenario.js'
 import { channelFanout } from './channel-fanout.js'
 import { channels } from './channels.js'
 import { chatList } from './chat-list.js'
+import { contacts } from './contacts.js'
 import { historyDepth } from './history-depth.js'
 import { idleWs } from './idle-ws.js'
+import { messageSearch } from './message-search.js'
 import { sendCpu } from './send-cpu.js'
 import { search } from './search.js'
 import { sendThroughput } from './send-throughput.js'
@@ -12,4 +14,4 @@ import { stories } from './stories.js'
 import { upload } from './upload.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, sendCpu]
+export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, messageSearch, contacts, sendCpu]

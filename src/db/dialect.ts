@@ -126,7 +126,7 @@ export interface TextSearch {
  *
  * SQLite drives the query from the FTS5 table, which yields matches in rowid (= message id) order
  * newest first and takes the keyset bound itself, so a common word stops after `limit` visible
- * matches. PostgreSQL matches the GIN index on to_tsvector('tern_words', content); the query repeats
+ * matches; a search in one chat matches the chat's token in the index too. PostgreSQL matches the GIN index on to_tsvector('tern_words', content); the query repeats
  * the index's partial condition so the planner can use it.
  *
  * The words are letters and digits only (textQueryWords), so neither query language sees an
@@ -140,7 +140,10 @@ export async function messageSearchIds(db: Db, dialect: Dialect, search: TextSea
   const visible = sql`m.deleted_for_all = 0 and m.is_encrypted = 0 and ${scope}
     and not exists (select 1 from message_hidden h where h.user_id = ${search.userId} and h.message_id = m.id)`
   if (dialect === 'sqlite') {
-    const match = search.words.map((word) => `"${word}"*`).join(' ')
+    // the words in the text; one chat: also its token (an intersection inside the index, where
+    // walking every match of a common word to the chat's older messages took 116 ms of 1,000,000)
+    const words = `content : (${search.words.map((word) => `"${word}"*`).join(' ')})`
+    const match = search.chatId === null ? words : `${words} AND chat : "c${search.chatId}"`
     const before = search.beforeId === null ? sql`` : sql`and f.rowid < ${search.beforeId}`
     const { rows } = await sql<{ id: number }>`select m.id from messages_search f join messages m on m.id = f.rowid
       where f.messages_search match ${match} ${before} and ${visible}

@@ -5,8 +5,8 @@ import { dialectOf } from './columns.js'
  * Full-text search over message text. Indexed: what a reader can see as text, so neither messages
  * deleted for everyone (their content is emptied) nor encrypted ones (the server cannot read them).
  *
- * SQLite: an FTS5 table (`messages_search`: unicode61 words, diacritics folded; external content,
- * so the text is stored once). A send does not touch it: indexing one row per commit would cost a
+ * SQLite: an FTS5 table (`messages_search`: unicode61 words, diacritics folded; contentless, so
+ * the text is stored once, with each message's chat as a token). A send does not touch it: indexing one row per commit would cost a
  * send about half again its CPU. Messages are indexed in batches, in id order, up to the mark in
  * `message_search_state` (one writer at a time, so ids are committed in order and nothing is
  * skipped): by a job, and by each search first (so a search always sees every message). Triggers
@@ -19,18 +19,19 @@ import { dialectOf } from './columns.js'
  */
 export async function up(db: Kysely<any>): Promise<void> {
   if (dialectOf(db) === 'sqlite') {
-    await sql`create virtual table messages_search using fts5(content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 2')`.execute(db)
+    // contentless (the text stays in `messages` alone), deletable by rowid; `chat` holds one token,
+    // c<chat_id>, so a search in one chat is an intersection inside the index
+    await sql`create virtual table messages_search using fts5(content, chat, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2')`.execute(db)
     await sql`create table message_search_state (id integer primary key check (id = 1), indexed_up_to integer not null)`.execute(db)
     await sql`insert into message_search_state (id, indexed_up_to) values (1, 0)`.execute(db)
     await sql`create trigger messages_search_delete after delete on messages
-      when old.content <> '' and old.is_encrypted = 0 and old.id <= (select indexed_up_to from message_search_state) begin
-      insert into messages_search(messages_search, rowid, content) values ('delete', old.id, old.content);
+      when old.id <= (select indexed_up_to from message_search_state) begin
+      delete from messages_search where rowid = old.id;
     end`.execute(db)
-    // one trigger for both steps, in this order (two triggers on one event fire in an unspecified order)
     await sql`create trigger messages_search_update after update of content on messages
       when old.id <= (select indexed_up_to from message_search_state) begin
-      insert into messages_search(messages_search, rowid, content) select 'delete', old.id, old.content where old.content <> '' and old.is_encrypted = 0;
-      insert into messages_search(rowid, content) select new.id, new.content where new.content <> '' and new.is_encrypted = 0;
+      delete from messages_search where rowid = old.id;
+      insert into messages_search(rowid, content, chat) select new.id, new.content, 'c' || new.chat_id where new.content <> '' and new.is_encrypted = 0;
     end`.execute(db)
   } else {
     await sql`create extension if not exists unaccent`.execute(db)

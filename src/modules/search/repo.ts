@@ -73,7 +73,7 @@ export async function indexMessagesSqlite(db: Db, batch: number): Promise<number
     const { rows: spans } = await sql<{ upTo: number | null; n: number }>`select max(id) as "upTo", count(*) as n from (select id from messages where id > ${mark} order by id limit ${batch})`.execute(trx)
     const upTo = spans[0]?.upTo
     if (upTo === null || upTo === undefined) return 0
-    await sql`insert into messages_search (rowid, content) select id, content from messages
+    await sql`insert into messages_search (rowid, content, chat) select id, content, 'c' || chat_id from messages
       where id > ${mark} and id <= ${upTo} and content <> '' and is_encrypted = 0`.execute(trx)
     await sql`update message_search_state set indexed_up_to = ${upTo} where id = 1`.execute(trx)
     return Number(spans[0].n)
