@@ -6,12 +6,12 @@ import { chatList } from './chat-list.js'
 import { contacts } from './contacts.js'
 import { historyDepth } from './history-depth.js'
 import { idleWs } from './idle-ws.js'
-import { messageSearch } from './message-search.js'
+import { messageSearch, messageSearchPg } from './message-search.js'
 import { sendCpu } from './send-cpu.js'
-import { search } from './search.js'
+import { search, searchPg } from './search.js'
 import { sendThroughput } from './send-throughput.js'
 import { stories } from './stories.js'
 import { upload } from './upload.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, messageSearch, contacts, sendCpu]
+export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu]

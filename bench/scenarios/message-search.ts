@@ -8,12 +8,13 @@
  */
 import SQLite from 'better-sqlite3'
 import path from 'node:path'
-import { registerMany, V2 } from '../lib/api.js'
+import { openChat, registerMany, sendMessage, V2, type BenchUser } from '../lib/api.js'
+import { createPgDatabase, insertRows } from '../lib/pg.js'
 import { makeDataDir, removeDataDir } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
-import { fmt, serviceTime, type Scenario } from '../lib/scenario.js'
+import { fmt, serviceTime, type BenchContext, type Scenario } from '../lib/scenario.js'
 import { fillHistory, insertPersonalChats, openTernDb } from '../lib/seed.js'
-import { startServer } from '../lib/server.js'
+import { startServer, type Server } from '../lib/server.js'
 
 const MESSAGES = 1_000_000
 const CHATS = 20
@@ -27,6 +28,30 @@ function random(seed: number) {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
+}
+
+/** The vocabulary, and sentences of 5 to 12 of its words drawn with Zipf frequencies (the same every run). */
+function text() {
+  const words = vocabulary()
+  // Zipf: word k is drawn with probability proportional to 1/(k+1)
+  const weights = words.map((_, k) => 1 / (k + 1))
+  const total = weights.reduce((a, b) => a + b, 0)
+  const cumulative: number[] = []
+  weights.reduce((sum, w, k) => (cumulative[k] = sum + w / total), 0)
+  const next = random(42)
+  const draw = () => {
+    const x = next()
+    let lo = 0
+    let hi = words.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (cumulative[mid] < x) lo = mid + 1
+      else hi = mid
+    }
+    return words[lo]
+  }
+  const sentence = () => Array.from({ length: 5 + Math.floor(next() * 8) }, draw).join(' ')
+  return { words, sentence }
 }
 
 /** Pronounceable distinct words: syllables chosen by the word's number. */
@@ -47,26 +72,7 @@ export const messageSearch: Scenario = {
     try {
       const [me, ...peers] = await registerMany(server.url, 'reader', CHATS + 1)
       await server.stop()
-      const words = vocabulary()
-      // Zipf: word k is drawn with probability proportional to 1/(k+1)
-      const weights = words.map((_, k) => 1 / (k + 1))
-      const total = weights.reduce((a, b) => a + b, 0)
-      const cumulative: number[] = []
-      weights.reduce((sum, w, k) => (cumulative[k] = sum + w / total), 0)
-      const next = random(42)
-      const draw = () => {
-        const x = next()
-        let lo = 0
-        let hi = words.length - 1
-        while (lo < hi) {
-          const mid = (lo + hi) >> 1
-          if (cumulative[mid] < x) lo = mid + 1
-          else hi = mid
-        }
-        return words[lo]
-      }
-      const sentence = () => Array.from({ length: 5 + Math.floor(next() * 8) }, draw).join(' ')
-
+      const { words, sentence } = text()
       const seeding = Date.now()
       const db = openTernDb(dataDir)
       insertPersonalChats(db, me.id, peers.map((p) => p.id))
@@ -87,36 +93,87 @@ export const messageSearch: Scenario = {
       const indexMs = Date.now() - started
       ctx.log(`  indexed ${fmt(MESSAGES)} messages in ${fmt(indexMs / 1000, 1)} s after start (${fmt(MESSAGES / (indexMs / 1000))} messages/s)`)
 
-      const rare = words[4000]
-      const queries = {
-        common: words[0],
-        rare,
-        two: `${words[1]} ${words[60]}`,
-        prefix: words[300].slice(0, 3),
-        chat: `${words[0]}&chat_id=${chatIds[7]}`,
-      }
-      const p50 = Object.fromEntries(Object.keys(queries).map((key) => [key, [] as number[]])) as Record<keyof typeof queries, number[]>
-      for (let run = 1; run <= ctx.runs; run++) {
-        for (const [key, q] of Object.entries(queries) as [keyof typeof queries, string][]) {
-          const [text, rest] = q.split('&')
-          const query = `q=${encodeURIComponent(text)}&limit=20${rest ? `&${rest}` : ''}`
-          const request = { method: 'GET' as const, path: `${V2}/search/messages?${query}`, headers: { authorization: `Bearer ${me.token}` } }
-          p50[key].push((await serviceTime(ctx, server.port, `message search ${key}`, [request])).latency.p50)
-        }
-        ctx.log(`  run ${run}: ${Object.entries(p50).map(([key, values]) => `${key} ${fmt(values.at(-1)!, 2)} ms`).join(', ')}`)
-      }
-      const scenario = this.name
-      return [
-        { scenario, figure: `commonest word among ${fmt(MESSAGES)} messages (in over half), p50`, unit: 'ms', samples: p50.common, target: { max: 50 } },
-        { scenario, figure: 'a rare word (a few hundred messages), p50', unit: 'ms', samples: p50.rare, target: { max: 50 } },
-        { scenario, figure: 'two words together, p50', unit: 'ms', samples: p50.two, target: { max: 50 } },
-        { scenario, figure: 'a 3-letter prefix, p50', unit: 'ms', samples: p50.prefix, target: { max: 50 } },
-        { scenario, figure: `commonest word in one chat of ${fmt(MESSAGES / CHATS)}, p50`, unit: 'ms', samples: p50.chat, target: { max: 50 } },
-        { scenario, figure: `indexing ${fmt(MESSAGES)} seeded messages from start (the job, in batches)`, unit: 'ms', samples: [indexMs] },
-      ] satisfies Row[]
+      const rows = await measure(ctx, this.name, server, me, words, chatIds[7])
+      return [...rows, { scenario: this.name, figure: `indexing ${fmt(MESSAGES)} seeded messages from start (the job, in batches)`, unit: 'ms', samples: [indexMs] }]
     } finally {
       await server.stop()
       removeDataDir(dataDir)
     }
   },
+}
+
+export const messageSearchPg: Scenario = {
+  name: 'message-search-pg',
+  summary: `search/messages over ${fmt(MESSAGES)} messages on PostgreSQL (BENCH_PG_URL): the same queries (GIN tsvector index)`,
+  async run(ctx) {
+    const dataDir = makeDataDir('message-search-pg')
+    const database = await createPgDatabase('message_search')
+    let server: Server | null = null
+    try {
+      const env = { DATABASE_URL: database.url }
+      server = await startServer(ctx.machine, 'tern', dataDir, { env })
+      const [me, ...peers] = await registerMany(server.url, 'reader', CHATS + 1)
+      const chatIds: number[] = []
+      for (const peer of peers) {
+        const chatId = await openChat(server.url, me, peer)
+        await sendMessage(server.url, peer, chatId, 'hello')
+        chatIds.push(chatId)
+      }
+      await server.stop()
+      const { sentence } = text()
+      const seeding = Date.now()
+      const perChat = MESSAGES / CHATS
+      const now = Date.now()
+      for (const [i, chatId] of chatIds.entries()) {
+        const peer = peers[i]
+        const rows = function* () {
+          for (let seq = 2; seq <= perChat + 1; seq++) {
+            const [sender, receiver] = seq % 2 ? [me.id, peer.id] : [peer.id, me.id]
+            yield [chatId, seq, sender, receiver, sentence(), now - (perChat + 1 - seq) * 1000]
+          }
+        }
+        await insertRows(database.client, 'messages', ['chat_id', 'seq', 'sender_id', 'receiver_id', 'content', 'created_at'], rows())
+        await database.client.query(
+          'update chats set message_seq = $1, last_message_id = (select max(id) from messages where chat_id = $2), last_message_at = $3 where id = $2',
+          [perChat + 1, chatId, now],
+        )
+      }
+      await database.client.query('vacuum analyze')
+      ctx.log(`  seeded ${fmt(MESSAGES)} messages on PostgreSQL (the GIN index kept up) in ${fmt((Date.now() - seeding) / 1000, 1)} s`)
+      server = await startServer(ctx.machine, 'tern', dataDir, { env })
+      return await measure(ctx, this.name, server, me, text().words, chatIds[7])
+    } finally {
+      await server?.stop()
+      await database.drop()
+      removeDataDir(dataDir)
+    }
+  },
+}
+
+async function measure(ctx: BenchContext, scenario: string, server: Server, me: BenchUser, words: string[], oneChat: number): Promise<Row[]> {
+  const queries = {
+    common: words[0],
+    rare: words[4000],
+    two: `${words[1]} ${words[60]}`,
+    prefix: words[300].slice(0, 3),
+    chat: `${words[0]}&chat_id=${oneChat}`,
+  }
+  const p50 = Object.fromEntries(Object.keys(queries).map((key) => [key, [] as number[]])) as Record<keyof typeof queries, number[]>
+  for (let run = 1; run <= ctx.runs; run++) {
+    for (const [key, q] of Object.entries(queries) as [keyof typeof queries, string][]) {
+      const [words, rest] = q.split('&')
+      const query = `q=${encodeURIComponent(words)}&limit=20${rest ? `&${rest}` : ''}`
+      const request = { method: 'GET' as const, path: `${V2}/search/messages?${query}`, headers: { authorization: `Bearer ${me.token}` } }
+      p50[key].push((await serviceTime(ctx, server.port, `message search ${key}`, [request])).latency.p50)
+    }
+    ctx.log(`  run ${run}: ${Object.entries(p50).map(([key, values]) => `${key} ${fmt(values.at(-1)!, 2)} ms`).join(', ')}`)
+  }
+  const target = { max: 50 }
+  return [
+    { scenario, figure: `commonest word among ${fmt(MESSAGES)} messages (in over half), p50`, unit: 'ms', samples: p50.common, target },
+    { scenario, figure: 'a rare word (a few hundred messages), p50', unit: 'ms', samples: p50.rare, target },
+    { scenario, figure: 'two words together, p50', unit: 'ms', samples: p50.two, target },
+    { scenario, figure: 'a 3-letter prefix, p50', unit: 'ms', samples: p50.prefix, target },
+    { scenario, figure: `commonest word in one chat of ${fmt(MESSAGES / CHATS)}, p50`, unit: 'ms', samples: p50.chat, target },
+  ]
 }

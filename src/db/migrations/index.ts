@@ -20,6 +20,7 @@ import * as userSearch from './2026-11-25T05-00-user-search.js'
 import * as referralsPremiumOrders from './2026-11-25T06-00-referrals-premium-orders.js'
 import * as profilePrivacy from './2026-11-25T07-00-profile-privacy.js'
 import * as messageSearch from './2026-11-25T08-00-message-search.js'
+import * as userSearchNames from './2026-11-25T09-00-user-search-names.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T06-00-referrals-premium-orders': referralsPremiumOrders,
   '2026-11-25T07-00-profile-privacy': profilePrivacy,
   '2026-11-25T08-00-message-search': messageSearch,
+  '2026-11-25T09-00-user-search-names': userSearchNames,
 }

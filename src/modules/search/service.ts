@@ -22,7 +22,8 @@ export const HISTORY_KEEP = 20
 const SEARCH_CATCH_UP = 20_000
 
 export async function searchGlobal(ctx: AppContext, me: UserRow, query: string, page: number, perPage: number) {
-  const q = query.trim().toLowerCase()
+  // control characters name nobody (and U+0001 joins the names in PostgreSQL's index)
+  const q = query.replace(/\p{Cc}/gu, '').trim().toLowerCase()
   if ([...q].length < QUERY_MIN) throw validationError(`q must be at least ${QUERY_MIN} characters`)
   const { rows, total } = await repo.searchUsers(ctx.db, ctx.config.dialect, me.id, q, page, perPage)
   await repo.remember(ctx.db, me.id, query.trim(), 'global', ctx.clock.now(), HISTORY_KEEP)
