@@ -133,8 +133,9 @@ export interface TextSearch {
  *
  * SQLite drives the query from the FTS5 table, which yields matches in rowid (= message id) order
  * newest first and takes the keyset bound itself, so a common word stops after `limit` visible
- * matches; a search in one chat matches the chat's token in the index too. PostgreSQL matches the GIN index on to_tsvector('tern_words', content); the query repeats
- * the index's partial condition so the planner can use it.
+ * matches; a search in one chat matches the chat's token in the index too. PostgreSQL matches
+ * the GIN index on to_tsvector('tern_words', content), repeating the index's partial condition so
+ * the planner can use it, in the plan the words' frequency calls for (below).
  *
  * The words are letters and digits only (textQueryWords), so neither query language sees an
  * operator or a quote in them.
@@ -157,10 +158,76 @@ export async function messageSearchIds(db: Db, dialect: Dialect, search: TextSea
       order by f.rowid desc limit ${search.limit}`.execute(db)
     return rows.map((row) => row.id)
   }
+  // PostgreSQL estimates any prefix query at the same selectivity, so it walked the newest
+  // messages for a rare word too (214 ms over 1,000,000) or gathered every match of a common one.
+  // The index's own statistics tell the two apart: a common word walks newest first and stops
+  // early; a rare one gathers its few matches from the GIN index and sorts them.
   const query = search.words.map((word) => `${word}:*`).join(' & ')
   const before = search.beforeId === null ? sql`` : sql`and m.id < ${search.beforeId}`
-  const { rows } = await sql<{ id: string | number }>`select m.id from messages m
-    where to_tsvector('tern_words', m.content) @@ to_tsquery('tern_words', ${query}) ${before} and ${visible}
-    order by m.id desc limit ${search.limit}`.execute(db)
+  const matches = sql`to_tsvector('tern_words', m.content) @@ to_tsquery('tern_words', ${query}) ${before} and ${visible}`
+  // walking newest first costs about limit / share rows, each matched by computing its tsvector
+  const common = search.limit / (await wordShare(db, search.words)) <= WALK_ROWS
+  const { rows } = await db.transaction().execute(async (trx) => {
+    if (common) {
+      await sql`set local enable_bitmapscan = off`.execute(trx)
+      // one chat: its (chat_id, seq) index gives its messages newest first
+      const order = search.chatId === null ? sql`m.id desc` : sql`m.seq desc`
+      return sql<{ id: string | number }>`select m.id from messages m where ${matches} order by ${order} limit ${search.limit}`.execute(trx)
+    }
+    return sql<{ id: string | number }>`with matched as materialized (select m.id from messages m where ${matches})
+      select id from matched order by id desc limit ${search.limit}`.execute(trx)
+  })
   return rows.map((row) => Number(row.id))
+}
+
+/** a query expected to find its page within this many of the newest messages walks them */
+const WALK_ROWS = 500
+/** how long the index's word statistics are trusted before they are read again */
+const WORD_STATS_MS = 5 * 60_000
+
+interface WordStats {
+  at: number
+  /** the index's most common words, in order, with the share of messages holding each */
+  words: string[]
+  shares: number[]
+}
+const wordStatsOf = new WeakMap<Db, WordStats>()
+
+/**
+ * PostgreSQL: the share of messages expected to hold all of `words` (each as a prefix; taken as
+ * independent), from the most common elements ANALYZE keeps for the messages_search index; a word
+ * not among them is rare (0).
+ */
+async function wordShare(db: Db, words: readonly string[]): Promise<number> {
+  let stats = wordStatsOf.get(db)
+  if (!stats || Date.now() - stats.at > WORD_STATS_MS) {
+    const { rows } = await sql<{ elems: string[] | null; freqs: number[] | null }>`
+      select most_common_elems::text::text[] as elems, most_common_elem_freqs as freqs from pg_stats where schemaname = current_schema() and tablename = 'messages_search'`.execute(db)
+    const elems = rows[0]?.elems ?? []
+    const pairs = elems.map((word, i) => [word, rows[0]?.freqs?.[i] ?? 0] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    stats = { at: Date.now(), words: pairs.map((pair) => pair[0]), shares: pairs.map((pair) => pair[1]) }
+    wordStatsOf.set(db, stats)
+  }
+  const { words: known, shares } = stats
+  let all = 1
+  for (const word of words) {
+    // the index folds accents (unaccent); fold them here the same way to find the word
+    const folded = word.normalize('NFD').replace(/\p{M}/gu, '')
+    let share = 0
+    for (let i = lowerBound(known, folded); i < known.length && known[i].startsWith(folded); i++) share += shares[i]
+    all *= Math.min(1, share)
+  }
+  return all
+}
+
+/** The first index of a sorted array whose element is not below `value`. */
+function lowerBound(sorted: readonly string[], value: string): number {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (sorted[mid] < value) lo = mid + 1
+    else hi = mid
+  }
+  return lo
 }

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { sql } from 'kysely'
 import { assertError } from '../harness/assert.js'
 import { createChannel, createGroup } from '../harness/fixtures.js'
 import { registerUsers, send, V2 } from '../harness/messaging.js'
@@ -127,4 +128,35 @@ test('refusals: a query with no word of 2 characters, bad limits and ids, no ses
   assert.deepEqual(await contents(alice, 'a note'), ['a quick note'], '"a" is left out, "note" kept')
   assert.deepEqual(await contents(alice, '"note" quick*'), ['a quick note'], 'quotes and stars are not query syntax')
   assert.deepEqual(await contents(alice, 'note OR lunch'), [], 'neither is OR: every word must match')
+})
+
+test('a word in most messages and a rare one give the same newest-first answers as the messages themselves (both query plans)', async () => {
+  // a server of its own: its statistics (PostgreSQL picks a plan by how common a word is) are read
+  // after ANALYZE below, not before
+  const own = await startTestServer()
+  try {
+    const [alice, bob, carol] = await registerUsers(own, 3)
+    const rows: any[] = []
+    for (let i = 0; i < 120; i++) {
+      const [from, to] = i % 3 === 0 ? [carol, alice] : [alice, bob]
+      const content = `ubiquitous ${i % 7 === 0 ? 'seldom' : 'filler'} line ${i}`
+      rows.push({ ...(await send(from, to, content)), content })
+    }
+    await sql`analyze`.execute(own.ctx.db)
+    const expect = (where: (row: any) => boolean, n: number) => rows.filter(where).reverse().slice(0, n).map((row) => row.content)
+    const found = async (q: string, extra: Record<string, string | number> = {}) => {
+      const res = await alice.api.get(`${V2}/search/messages`, { query: { q, limit: 15, ...extra } })
+      assert.equal(res.status, 200, res.text)
+      return res.body.data.items.map((m: any) => m.content)
+    }
+    assert.deepEqual(await found('ubiquitous'), expect(() => true, 15), 'common: newest first')
+    assert.deepEqual(await found('seldom'), expect((row) => row.content.includes('seldom'), 15), 'rare: newest first')
+    const bobChat = rows.find((row) => row.receiver_id === bob.id).chat_id
+    assert.deepEqual(await found('ubiquitous', { chat_id: bobChat }), expect((row) => row.chat_id === bobChat, 15), 'common in one chat')
+    const before = rows[60].message_id
+    assert.deepEqual(await found('ubiq', { before_id: before }), expect((row) => row.message_id < before, 15), 'common, older than a message')
+    assert.deepEqual(await found('seldom ubiquitous'), expect((row) => row.content.includes('seldom'), 15), 'rare and common together')
+  } finally {
+    await own.close()
+  }
 })
