@@ -87,3 +87,26 @@ test('PUBLIC_BASE_URL defaults to the server\'s own listener, HOST and PORT', ()
   assert.equal(loadConfig({ HOST: 'tern.lan', PORT: '3000' }).publicBaseUrl, 'http://tern.lan:3000')
   assert.equal(loadConfig({ PORT: '8080', PUBLIC_BASE_URL: 'https://chat.example/' }).publicBaseUrl, 'https://chat.example')
 })
+
+test('PREMIUM_PLANS: the default plans; a JSON list of plans in roubles, kept in kopecks; a bad one stops start-up naming the problem', () => {
+  assert.deepEqual(loadConfig({}).premiumPlans.map((p) => [p.id, p.months, p.price]), [['monthly', 1, 30000], ['yearly', 12, 299000]])
+  const plans = loadConfig({ PREMIUM_PLANS: '[{"id":"week","title":"A week","months":1,"price_rub":99.99},{"id":"year","title":"Year","months":12,"price_rub":1000}]' }).premiumPlans
+  assert.deepEqual(plans.map((p) => [p.id, p.price]), [['week', 9999], ['year', 100000]])
+  const bad = {
+    'not json': 'must be a JSON list',
+    '[]': '1 to 20 plans',
+    '{"id":"a"}': '1 to 20 plans',
+    '[{"id":"a","title":"A","months":1,"price_rub":-5}]': 'price_rub must be a positive',
+    '[{"id":"a","title":"A","months":1,"price_rub":"300"}]': 'price_rub must be a positive',
+    '[{"id":"a","title":"A","months":1,"price_rub":1.234}]': 'at most two decimals',
+    '[{"id":"a","title":"A","months":1.5,"price_rub":1}]': 'months must be an integer',
+    '[{"id":"A B","title":"A","months":1,"price_rub":1}]': 'id must be',
+    '[{"id":"a","title":"A","months":1,"price_rub":1},{"id":"a","title":"B","months":2,"price_rub":2}]': 'twice',
+    '[{"id":"a","title":"","months":1,"price_rub":1}]': 'title must be',
+  }
+  for (const [raw, message] of Object.entries(bad)) {
+    assert.throws(() => loadConfig({ PREMIUM_PLANS: raw }), (error: Error) => error.message.includes('PREMIUM_PLANS') && error.message.includes(message), raw)
+  }
+  assert.throws(() => loadConfig({ PAYMENT_PROVIDER: 'paypal' }), /PAYMENT_PROVIDER/)
+  assert.equal(loadConfig({ PAYMENT_PROVIDER: 'manual' }).paymentProvider, 'manual')
+})

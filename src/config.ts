@@ -57,6 +57,14 @@ export interface Config {
   storyLifetimeSeconds: number
   /** seconds between runs of the job that removes expired stories with their media */
   storyCleanupIntervalSeconds: number
+  /** the premium plans on sale (PREMIUM_PLANS), prices in kopecks */
+  premiumPlans: readonly PremiumPlan[]
+  /** who takes premium payments: `test` pays at once, `manual` waits for an admin to mark the order paid */
+  paymentProvider: 'test' | 'manual'
+  /** how long before premium ends the renewal job asks for the renewal payment */
+  premiumRenewBeforeSeconds: number
+  /** seconds between runs of the premium renewal job */
+  premiumRenewalIntervalSeconds: number
   /** the region (ISO 3166 alpha-2) of phone numbers written without a country code */
   phoneDefaultRegion: CountryCode
   /** contact imports (phone lookups) per window per client IP */
@@ -78,6 +86,49 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
   /** allowed CORS origins; `*` allows any origin (without credentials) */
   corsOrigins: string[]
+}
+
+/** A premium plan: `months` of premium for `price` kopecks (shown as roubles). */
+export interface PremiumPlan {
+  id: string
+  title: string
+  months: number
+  /** in kopecks (1 RUB = 100) */
+  price: number
+}
+
+export const DEFAULT_PREMIUM_PLANS: PremiumPlan[] = [
+  { id: 'monthly', title: 'Tern Premium, 1 month', months: 1, price: 300_00 },
+  { id: 'yearly', title: 'Tern Premium, 12 months', months: 12, price: 2990_00 },
+]
+
+/**
+ * PREMIUM_PLANS: a JSON list of `{id, title, months, price_rub}` (price in roubles, at most two
+ * decimals). Answers the plans, or what is wrong with the text. Pure.
+ */
+export function parsePremiumPlans(raw: string): PremiumPlan[] | string {
+  let list: unknown
+  try {
+    list = JSON.parse(raw)
+  } catch {
+    return 'must be a JSON list of {id, title, months, price_rub}'
+  }
+  if (!Array.isArray(list) || list.length === 0 || list.length > 20) return 'must be a JSON list of 1 to 20 plans {id, title, months, price_rub}'
+  const plans: PremiumPlan[] = []
+  for (const [i, item] of list.entries()) {
+    const at = `plan ${i + 1}`
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return `${at} must be an object {id, title, months, price_rub}`
+    const { id, title, months, price_rub: rub } = item as Record<string, unknown>
+    if (typeof id !== 'string' || !/^[a-z0-9_-]{1,32}$/.test(id)) return `${at}: id must be 1 to 32 of a-z, 0-9, _ and -`
+    if (plans.some((plan) => plan.id === id)) return `${at}: id ${id} is there twice`
+    if (typeof title !== 'string' || title.trim() === '' || title.length > 64) return `${at}: title must be 1 to 64 characters`
+    if (typeof months !== 'number' || !Number.isInteger(months) || months < 1 || months > 120) return `${at}: months must be an integer from 1 to 120`
+    if (typeof rub !== 'number' || !Number.isFinite(rub) || rub <= 0 || rub > 10_000_000) return `${at}: price_rub must be a positive number of roubles`
+    const price = Math.round(rub * 100)
+    if (Math.abs(price - rub * 100) > 1e-6) return `${at}: price_rub has at most two decimals (kopecks)`
+    plans.push({ id, title: title.trim(), months, price })
+  }
+  return plans
 }
 
 export class ConfigError extends Error {
@@ -173,6 +224,23 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }
     return { max: Number(match[1]), windowMs: Number(match[2]) * 1000 }
   }
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const raw = read(name)
+    if (raw === undefined) return fallback
+    if ((allowed as readonly string[]).includes(raw)) return raw as T
+    fail(name, `must be one of ${allowed.join(', ')}`)
+    return fallback
+  }
+  const plans = (name: string): PremiumPlan[] => {
+    const raw = read(name)
+    if (raw === undefined) return DEFAULT_PREMIUM_PLANS
+    const parsed = parsePremiumPlans(raw)
+    if (typeof parsed === 'string') {
+      fail(name, parsed)
+      return DEFAULT_PREMIUM_PLANS
+    }
+    return parsed
+  }
   const region = (name: string, fallback: CountryCode): CountryCode => {
     const raw = (read(name) ?? fallback).toUpperCase()
     if (isSupportedCountry(raw)) return raw
@@ -223,6 +291,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     uploadSweepIntervalSeconds: int('UPLOAD_SWEEP_INTERVAL_SECONDS', 600, 1, 86_400),
     storyLifetimeSeconds: int('STORY_LIFETIME_SECONDS', 86_400, 1, 30 * 86_400),
     storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
+    premiumPlans: plans('PREMIUM_PLANS'),
+    paymentProvider: oneOf('PAYMENT_PROVIDER', ['test', 'manual'] as const, 'test'),
+    premiumRenewBeforeSeconds: int('PREMIUM_RENEW_BEFORE_SECONDS', 86_400, 0, 30 * 86_400),
+    premiumRenewalIntervalSeconds: int('PREMIUM_RENEWAL_INTERVAL_SECONDS', 3600, 1, 86_400),
     phoneDefaultRegion: region('PHONE_DEFAULT_REGION', 'RU'),
     contactImportRateLimit: rate('CONTACT_IMPORT_RATE_LIMIT', '30/3600'),
     registerRateLimit: rate('REGISTER_RATE_LIMIT', '5/300'),

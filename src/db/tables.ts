@@ -407,17 +407,60 @@ export interface ReferralsTable {
 }
 
 // premium module
+export type OrderStatus = 'pending' | 'paid' | 'failed' | 'refunded'
+/** purchase: activate or redeem; renewal: the renewal job; referral: ten invited users */
+export type OrderKind = 'purchase' | 'renewal' | 'referral'
+
 export interface PremiumOrdersTable {
   id: Generated<number>
   user_id: number
   plan: string
-  /** whole roubles */
+  /** kopecks */
   amount: number
   currency: string
-  status: string
+  status: OrderStatus
   provider: string
-  /** the premium_expires_at the order took the user to */
-  premium_until: EpochMs
+  /** the premium_expires_at paying the order took the user to (null until paid) */
+  premium_until: EpochMs | null
+  created_at: EpochMs
+  kind: Generated<OrderKind>
+  /** months of premium the order buys (0 for a referral's days) */
+  months: Generated<number>
+  payment_method: string | null
+  promo_id: number | null
+  idempotency_key: string | null
+  /** the provider's own id of the payment */
+  provider_ref: string | null
+  paid_at: EpochMs | null
+}
+export type PremiumOrderRow = Selectable<PremiumOrdersTable>
+
+export interface PremiumSubscriptionsTable {
+  user_id: number
+  premium_since: EpochMs | null
+  plan: string | null
+  payment_method: string | null
+  auto_renew: Generated<Flag>
+  updated_at: EpochMs
+}
+
+export interface PremiumPromosTable {
+  id: Generated<number>
+  code: string
+  discount_percent: number
+  max_uses: number
+  used_count: Generated<number>
+  expires_at: EpochMs | null
+  is_active: Generated<Flag>
+  created_by: number | null
+  created_at: EpochMs
+}
+export type PremiumPromoRow = Selectable<PremiumPromosTable>
+
+export interface PremiumPromoRedemptionsTable {
+  promo_id: number
+  user_id: number
+  order_id: number | null
   created_at: EpochMs
 }
 
@@ -501,6 +544,9 @@ export interface Database {
   polls: PollsTable
   referrals: ReferralsTable
   premium_orders: PremiumOrdersTable
+  premium_subscriptions: PremiumSubscriptionsTable
+  premium_promos: PremiumPromosTable
+  premium_promo_redemptions: PremiumPromoRedemptionsTable
   recent_searches: RecentSearchesTable
   user_music: UserMusicTable
   poll_votes: PollVotesTable

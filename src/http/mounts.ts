@@ -14,6 +14,7 @@ import { fileRoutes } from '../modules/files/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
 import { musicRoutes } from '../modules/music/routes.js'
 import { pollRoutes } from '../modules/polls/routes.js'
+import { premiumAdminRoutes, premiumRoutes, premiumV2Routes } from '../modules/premium/routes.js'
 import { avatarImageRoutes, profileRoutes } from '../modules/profile/routes.js'
 import { referralRoutes } from '../modules/referrals/routes.js'
 import { reportRoutes } from '../modules/reports/routes.js'
@@ -49,6 +50,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(searchRoutes, { ctx, prefix })
     await app.register(referralRoutes, { ctx, prefix })
     await app.register(profileRoutes, { ctx, prefix })
+    await app.register(premiumV2Routes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
@@ -56,6 +58,8 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
   await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })
   await app.register(storyV1Routes, { ctx })
   await app.register(adminRoutes, { ctx, prefix: '/api/admin' })
+  await app.register(premiumAdminRoutes, { ctx, prefix: '/api/admin' })
+  await app.register(premiumRoutes, { ctx, prefix: '/premium' })
   await app.register(statsRoutes, { ctx })
   // Documents a browser opens: file downloads (/files/*, and uploads at /uploads/*, tus at
   // /uploads/tus) and the web pages get the page set of security headers.

@@ -6,6 +6,7 @@
 import type { AppContext } from '../context.js'
 import { sweepExpiredUploads } from '../modules/files/sweep.js'
 import { scheduledDelivery, TICK_MS } from '../modules/messages/scheduled.js'
+import { renewDue } from '../modules/premium/service.js'
 import { presenceOf } from '../modules/presence/service.js'
 import { catchUpMessageIndex } from '../modules/search/message-index.js'
 import { cleanupExpiredStories } from '../modules/stories/cleanup.js'
@@ -31,6 +32,14 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     // stories that expired while the service was down go at start, not a period later
     runAtStart: true,
     run: (signal) => cleanupExpiredStories(ctx, signal),
+  })
+  jobs.define({
+    name: 'premium-renewal',
+    summary: 'renews the premium of subscriptions with auto-renew on before it ends, through the payment provider',
+    scope: 'cluster',
+    everyMs: ctx.config.premiumRenewalIntervalSeconds * 1000,
+    runAtStart: true,
+    run: (signal) => renewDue(ctx, ctx.config.premiumRenewBeforeSeconds * 1000, signal),
   })
   jobs.define({
     name: 'upload-sweep',

@@ -1,0 +1,171 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { AppContext } from '../../context.js'
+import { requireAdmin, requireUser } from '../../http/auth.js'
+import { ok, okItems, okItemsSchema, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
+import { validationError } from '../../http/errors.js'
+import { IdParams, Nullable, PageQuery, Timestamp } from '../../http/schemas.js'
+import { emptyBodyAsObject } from '../../http/validation.js'
+import { parseInstant } from '../../lib/time.js'
+import * as premium from './service.js'
+
+const tags = ['premium']
+const secured = { tags, security: [{ bearer: [] }] }
+
+const PROMO_CODE = { pattern: '^[A-Za-z0-9_-]{3,32}$', errorMessage: 'must be 3 to 32 letters, digits, _ or -' }
+
+const Plan = Type.Object({ id: Type.String(), title: Type.String(), months: Type.Integer(), price_rub: Type.Number() })
+const Order = Type.Object({
+  order_id: Type.Integer(),
+  plan: Type.String(),
+  kind: Type.String(),
+  /** kopecks */
+  amount: Type.Integer(),
+  amount_rub: Type.Number(),
+  currency: Type.String(),
+  status: Type.String(),
+  provider: Type.String(),
+  payment_method: Nullable(Type.String()),
+  premium_until: Nullable(Timestamp),
+  created_at: Timestamp,
+  paid_at: Nullable(Timestamp),
+})
+const Outcome = Type.Object({
+  is_premium: Type.Boolean(),
+  plan: Type.String(),
+  premium_expires_at: Nullable(Timestamp),
+  order_id: Type.Integer(),
+  order: Order,
+})
+const Status = Type.Object({
+  is_premium: Type.Boolean(),
+  premium_expires_at: Nullable(Timestamp),
+  plan: Nullable(Type.String()),
+  auto_renew: Type.Boolean(),
+  premium_since: Nullable(Timestamp),
+  payment_method: Nullable(Type.String()),
+})
+const ActivateBody = Type.Object(
+  {
+    plan: Type.String({ maxLength: 32 }),
+    payment_method: Type.Optional(Type.String({ maxLength: 32 })),
+    promo_code: Type.Optional(Type.String(PROMO_CODE)),
+  },
+  { additionalProperties: false },
+)
+const RedeemBody = Type.Object({ code: Type.String(PROMO_CODE), plan: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false })
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$', errorMessage: 'Idempotency-Key must be 1 to 128 visible ASCII characters' })),
+})
+
+const idempotencyKey = (request: FastifyRequest) => (request.headers as { 'idempotency-key'?: string })['idempotency-key']
+
+/** /premium/*: plans (public), activate, redeem, status, cancel, orders. */
+export const premiumRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.get('/plans', {
+    schema: { summary: 'The premium plans on sale, prices in RUB', tags, response: { 200: okItemsSchema(Plan) } },
+  }, async () => okItems(premium.plans(ctx)))
+
+  await app.register(async (signedIn) => {
+    signedIn.addHook('preHandler', requireUser(ctx))
+    await signedIn.register(purchaseRoutes, { ctx })
+
+    signedIn.post('/redeem', {
+      schema: { summary: 'Redeem a promo code for a plan (the first on sale by default)', ...secured, headers: IdempotencyHeaders, body: RedeemBody, response: { 200: okSchema(Outcome) } },
+    }, async (request) => ok(await premium.redeem(ctx, request.user, request.body as { code: string; plan?: string }, idempotencyKey(request))))
+
+    signedIn.post('/cancel', {
+      schema: { summary: 'Turn auto-renew off (premium runs until it expires)', ...secured, response: { 200: okSchema(Status) } },
+      preValidation: emptyBodyAsObject,
+    }, async (request) => ok(await premium.cancel(ctx, request.user)))
+
+    signedIn.get('/orders', {
+      schema: { summary: 'My premium orders, newest first', ...secured, response: { 200: okItemsSchema(Order) } },
+    }, async (request) => okItems(await premium.orders(ctx, request.user)))
+  })
+}
+
+/** status and activate: under /premium and under V2/premium. */
+export const purchaseRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.get('/status', {
+    schema: { summary: 'Where my premium stands', ...secured, response: { 200: okSchema(Status) } },
+  }, async (request) => ok(await premium.status(ctx, request.user)))
+
+  app.post('/activate', {
+    schema: { summary: 'Buy a plan through the payment provider (Idempotency-Key: a retry is the same order)', ...secured, headers: IdempotencyHeaders, body: ActivateBody, response: { 200: okSchema(Outcome) } },
+  }, async (request) => ok(await premium.activate(ctx, request.user, request.body as premium.Purchase, idempotencyKey(request))))
+}
+
+/** V2/premium/status and V2/premium/activate. */
+export const premiumV2Routes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.addHook('preHandler', requireUser(ctx))
+  await app.register(purchaseRoutes, { ctx, prefix: '/premium' })
+}
+
+const PromoBody = Type.Object(
+  {
+    code: Type.String(PROMO_CODE),
+    discount_percent: Type.Integer({ minimum: 1, maximum: 100 }),
+    max_uses: Type.Integer({ minimum: 1, maximum: 10_000_000 }),
+    expires_at: Type.Optional(Nullable(Timestamp)),
+    is_active: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+const Promo = Type.Object({
+  id: Type.Integer(),
+  code: Type.String(),
+  discount_percent: Type.Integer(),
+  max_uses: Type.Integer(),
+  used_count: Type.Integer(),
+  expires_at: Nullable(Timestamp),
+  is_active: Type.Boolean(),
+  created_at: Timestamp,
+})
+const OrdersQuery = Type.Object(
+  { ...PageQuery.properties, status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('paid'), Type.Literal('failed'), Type.Literal('refunded')])) },
+  { additionalProperties: false },
+)
+const AdminOrder = Type.Object({ ...Order.properties, user_id: Type.Integer() })
+
+/** /api/admin/orders and /api/admin/promos. */
+export const premiumAdminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  app.addHook('preHandler', requireAdmin(ctx))
+  const adminTags = { tags: ['admin'], security: [{ bearer: [] }] }
+
+  app.get('/orders', {
+    schema: { summary: 'Premium orders, newest first (admin)', ...adminTags, querystring: OrdersQuery, response: { 200: okPageSchema(AdminOrder) } },
+  }, async (request) => {
+    const { status, page, per_page: perPage } = request.query
+    const { items, total } = await premium.listOrders(ctx, request.user, status, page, perPage)
+    return okPage(items, { page, perPage, total })
+  })
+
+  app.post('/orders/:id/mark-paid', {
+    schema: { summary: 'Mark a pending order paid: the manual provider (admin)', ...adminTags, params: IdParams, response: { 200: okSchema(Order) } },
+    preValidation: emptyBodyAsObject,
+  }, async (request) => ok(await premium.markPaid(ctx, request.user, request.params.id)))
+
+  app.post('/promos', {
+    schema: { summary: 'Create a promo code (admin)', ...adminTags, body: PromoBody, response: { 200: okSchema(Promo) } },
+  }, async (request) => {
+    const { expires_at: expiresAt, ...rest } = request.body
+    const expires = expiresAt == null ? null : parseInstant(expiresAt)
+    if (expires !== null && expires <= ctx.clock.now()) throw validationError('expires_at must be in the future')
+    return ok(await premium.createPromo(ctx, request.user, { ...rest, expires_at: expires }))
+  })
+
+  app.get('/promos', {
+    schema: { summary: 'Promo codes, newest first (admin)', ...adminTags, querystring: PageQuery, response: { 200: okPageSchema(Promo) } },
+  }, async (request) => {
+    const { page, per_page: perPage } = request.query
+    const { items, total } = await premium.listPromos(ctx, request.user, page, perPage)
+    return okPage(items, { page, perPage, total })
+  })
+
+  app.post('/promos/:id/deactivate', {
+    schema: { summary: 'Deactivate a promo code (admin)', ...adminTags, params: IdParams, response: { 200: okSchema(Promo) } },
+    preValidation: emptyBodyAsObject,
+  }, async (request) => ok(await premium.deactivatePromo(ctx, request.user, request.params.id)))
+}

@@ -1,0 +1,250 @@
+/**
+ * Premium, black-box: plans, activation through the test provider (and a declined card), the
+ * Idempotency-Key, status and cancel, promo codes (admin CRUD with ModLog, every refusal, discounts,
+ * and 50 concurrent redemptions of a 10-use code), the manual provider's pending → paid path, and
+ * expiry and renewal by the job under a test clock.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { assertError } from '../harness/assert.js'
+import { TestClock } from '../harness/clock.js'
+import { ISO, registerUsers, V2 } from '../harness/messaging.js'
+import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
+import { waitFor } from '../harness/wait.js'
+
+const server = await startTestServer()
+const admin = await server.createAdmin()
+
+async function activate(user: TestUser, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const res = await user.api.post('/premium/activate', body, { headers })
+  assert.equal(res.status, 200, res.text)
+  return res.body.data
+}
+const status = async (user: TestUser, at = '/premium') => {
+  const res = await user.api.get(`${at}/status`)
+  assert.equal(res.status, 200, res.text)
+  return res.body.data
+}
+const orders = async (user: TestUser) => (await user.api.get('/premium/orders')).body.items as any[]
+async function createPromo(body: Record<string, unknown>, by: TestUser = admin) {
+  const res = await by.api.post('/api/admin/promos', body)
+  assert.equal(res.status, 200, res.text)
+  return res.body.data
+}
+let promoSeq = 0
+const code = (prefix = 'CODE') => `${prefix}${++promoSeq}${Date.now() % 100000}`
+/** The same calendar-month arithmetic the server uses, for checking expiries. */
+function addMonths(ms: number, months: number) {
+  const d = new Date(ms)
+  const day = d.getUTCDate()
+  d.setUTCDate(1)
+  d.setUTCMonth(d.getUTCMonth() + months)
+  d.setUTCDate(Math.min(day, new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate()))
+  return d.getTime()
+}
+
+test('plans: public, from configuration, prices in RUB', async () => {
+  const res = await server.api.get('/premium/plans')
+  assert.equal(res.status, 200, res.text)
+  assert.deepEqual(res.body.items.map((p: any) => [p.id, p.months, p.price_rub]), [['monthly', 1, 300], ['yearly', 12, 2990]])
+  for (const plan of res.body.items) assert.equal(typeof plan.title, 'string')
+})
+
+test('activate with the test provider: a paid order, premium until a month from now; again extends from the expiry, not from now', async () => {
+  const [me] = await registerUsers(server, 1)
+  const before = Date.now()
+  const first = await activate(me, { plan: 'monthly' })
+  assert.equal(first.is_premium, true)
+  assert.equal(first.order.status, 'paid')
+  assert.deepEqual([first.order.amount, first.order.amount_rub, first.order.currency, first.order.provider, first.order.payment_method], [300_00, 300, 'RUB', 'test', 'card'])
+  const expiry = Date.parse(first.premium_expires_at)
+  assert.ok(expiry >= addMonths(before, 1) && expiry <= addMonths(Date.now(), 1), 'a calendar month from now')
+  const st = await status(me)
+  assert.deepEqual([st.is_premium, st.plan, st.auto_renew, st.payment_method], [true, 'monthly', true, 'card'])
+  assert.match(st.premium_since, ISO)
+  assert.deepEqual(await status(me, `${V2}/premium`), st, 'V2/premium/status is the same')
+  assert.equal((await me.api.get(`${V2}/auth/me`)).body.data.is_premium, true, 'on my Peer')
+
+  const second = (await me.api.post(`${V2}/premium/activate`, { plan: 'yearly' })).body.data
+  assert.equal(Date.parse(second.premium_expires_at), addMonths(expiry, 12), 'extended from the running expiry')
+  assert.equal((await status(me)).premium_since, st.premium_since, 'premium since the first purchase')
+  assert.deepEqual((await orders(me)).map((o) => [o.plan, o.status, o.premium_until]), [['yearly', 'paid', second.premium_expires_at], ['monthly', 'paid', first.premium_expires_at]])
+})
+
+test('bad input: unknown plan, a method the provider does not take, a declined card, a malformed code; no premium, no paid order', async () => {
+  const [me] = await registerUsers(server, 1)
+  assertError(await me.api.post('/premium/activate', { plan: 'lifetime' }), 400, 'validation_error', 'unknown plan')
+  assertError(await me.api.post('/premium/activate', { plan: '__proto__' }), 400, 'validation_error', 'prototype plan')
+  assertError(await me.api.post('/premium/activate', { plan: 'monthly', payment_method: 'bank_transfer' }), 400, 'validation_error', 'not a test-provider method')
+  assertError(await me.api.post('/premium/activate', { plan: 'monthly', promo_code: 'x' }), 400, 'validation_error', 'malformed code')
+  assertError(await me.api.post('/premium/activate', {}), 400, 'validation_error', 'no plan')
+  assertError(await me.api.post('/premium/redeem', { code: 'bad code!' }), 400, 'validation_error', 'malformed redeem code')
+  assert.deepEqual(await orders(me), [], 'no order for a refused request')
+  const declined = await activate(me, { plan: 'monthly', payment_method: 'declined_card' })
+  assert.deepEqual([declined.is_premium, declined.order.status, declined.premium_expires_at], [false, 'failed', null])
+  assert.equal((await status(me)).is_premium, false)
+  assert.equal((await server.api.post('/premium/activate', { plan: 'monthly' })).status, 401)
+  assert.equal((await server.api.get('/premium/status')).status, 401)
+})
+
+test('Idempotency-Key: a retried activation is the first order, also when both arrive at once', async () => {
+  const [me] = await registerUsers(server, 1)
+  const a = await activate(me, { plan: 'monthly' }, { 'idempotency-key': 'buy-1' })
+  const b = await activate(me, { plan: 'monthly' }, { 'idempotency-key': 'buy-1' })
+  assert.equal(b.order_id, a.order_id)
+  assert.equal(b.premium_expires_at, a.premium_expires_at, 'not extended twice')
+  const racing = await Promise.all(Array.from({ length: 8 }, () => me.api.post('/premium/activate', { plan: 'yearly' }, { headers: { 'idempotency-key': 'buy-2' } })))
+  assert.ok(racing.every((res) => res.status === 200), racing.map((r) => r.text).join('\n'))
+  assert.equal(new Set(racing.map((res) => res.body.data.order_id)).size, 1, 'one order')
+  assert.equal((await orders(me)).length, 2, 'buy-1 and buy-2')
+  assertError(await me.api.post('/premium/activate', { plan: 'monthly' }, { headers: { 'idempotency-key': 'x'.repeat(129) } }), 400, 'validation_error', 'long key')
+})
+
+test('cancel turns auto-renew off; premium stays until it expires; a double cancel is 409', async () => {
+  const [me, never] = await registerUsers(server, 2)
+  const bought = await activate(me, { plan: 'monthly' })
+  const cancelled = (await me.api.post('/premium/cancel')).body.data
+  assert.deepEqual([cancelled.is_premium, cancelled.auto_renew, cancelled.premium_expires_at], [true, false, bought.premium_expires_at])
+  assertError(await me.api.post('/premium/cancel'), 409, 'conflict', 'twice')
+  assertError(await never.api.post('/premium/cancel'), 409, 'conflict', 'never subscribed')
+})
+
+test('promo codes: admin create/list/deactivate with ModLog; discounts; every refusal; once per user', async () => {
+  const [buyer, other, third, notAdmin] = await registerUsers(server, 4)
+  assertError(await notAdmin.api.post('/api/admin/promos', { code: code(), discount_percent: 10, max_uses: 5 }), 403, 'forbidden', 'not an admin')
+  for (const bad of [{ discount_percent: 0 }, { discount_percent: 101 }, { max_uses: 0 }, { code: 'a b' }, { expires_at: new Date(Date.now() - 1000).toISOString() }]) {
+    assertError(await admin.api.post('/api/admin/promos', { code: code(), discount_percent: 10, max_uses: 5, ...bad }), 400, 'validation_error', JSON.stringify(bad))
+  }
+  const half = await createPromo({ code: code('HALF'), discount_percent: 50, max_uses: 5 })
+  assertError(await admin.api.post('/api/admin/promos', { code: half.code.toLowerCase(), discount_percent: 10, max_uses: 1 }), 409, 'conflict', 'same code, other case')
+  const log = (await admin.api.get('/api/admin/modlog')).body.items
+  assert.ok(log.some((row: any) => row.action === 'premium.promo_create' && row.details.promo_id === half.id), 'ModLog')
+
+  const redeemed = (await buyer.api.post('/premium/redeem', { code: half.code.toLowerCase(), plan: 'monthly' })).body.data
+  assert.deepEqual([redeemed.is_premium, redeemed.order.amount, redeemed.order.status], [true, 150_00, 'paid'], 'half price, any case')
+  assertError(await buyer.api.post('/premium/redeem', { code: half.code }), 409, 'conflict', 'once per user')
+  assertError(await buyer.api.post('/premium/activate', { plan: 'yearly', promo_code: half.code }), 409, 'conflict', 'once per user, through activate too')
+
+  const free = await createPromo({ code: code('FREE'), discount_percent: 100, max_uses: 1 })
+  const gift = (await other.api.post('/premium/redeem', { code: free.code, plan: 'yearly' })).body.data
+  assert.deepEqual([gift.is_premium, gift.order.amount, gift.order.status, gift.order.provider], [true, 0, 'paid', 'promo'], 'a 100% code: an order of 0')
+  assertError(await third.api.post('/premium/redeem', { code: free.code }), 409, 'conflict', 'used up')
+  assertError(await third.api.post('/premium/redeem', { code: 'NOSUCHCODE' }), 404, 'not_found', 'unknown')
+
+  const off = await createPromo({ code: code('OFF'), discount_percent: 20, max_uses: 3 })
+  const deactivated = await admin.api.post(`/api/admin/promos/${off.id}/deactivate`)
+  assert.equal(deactivated.body.data.is_active, false)
+  assertError(await admin.api.post(`/api/admin/promos/${off.id}/deactivate`), 409, 'conflict', 'deactivate twice')
+  assertError(await admin.api.post('/api/admin/promos/987654/deactivate'), 404, 'not_found', 'unknown promo')
+  assertError(await third.api.post('/premium/redeem', { code: off.code }), 400, 'validation_error', 'inactive')
+  assert.equal((await orders(third)).length, 0, 'no order for refused redemptions')
+
+  const listed = (await admin.api.get('/api/admin/promos', { query: { per_page: 100 } })).body.items
+  const used = listed.find((p: any) => p.id === half.id)
+  assert.deepEqual([used.used_count, used.max_uses, used.discount_percent], [1, 5, 50])
+})
+
+test('50 concurrent redemptions of a 10-use code: exactly 10 orders', async () => {
+  const buyers = await registerUsers(server, 50)
+  const promo = await createPromo({ code: code('RUSH'), discount_percent: 100, max_uses: 10 })
+  const results = await Promise.all(buyers.map((buyer) => buyer.api.post('/premium/redeem', { code: promo.code })))
+  const won = results.filter((res) => res.status === 200)
+  assert.equal(won.length, 10, results.map((r) => r.status).join(','))
+  for (const res of results.filter((r) => r.status !== 200)) assertError(res, 409, 'conflict', 'used up')
+  const rows = await server.ctx.db.selectFrom('premium_orders').select('id').where('promo_id', '=', promo.id).execute()
+  assert.equal(rows.length, 10, 'orders')
+  const listed = (await admin.api.get('/api/admin/promos', { query: { per_page: 100 } })).body.items.find((p: any) => p.id === promo.id)
+  assert.equal(listed.used_count, 10)
+})
+
+test('a code that expires is refused after its expiry', async () => {
+  const clock = new TestClock()
+  const own = await startTestServer({ clock })
+  try {
+    const boss = await own.createAdmin()
+    const [me] = await registerUsers(own, 1)
+    const res = await boss.api.post('/api/admin/promos', { code: 'SOONGONE', discount_percent: 10, max_uses: 5, expires_at: new Date(clock.now() + 60_000).toISOString() })
+    assert.equal(res.status, 200, res.text)
+    clock.advance(61_000)
+    assertError(await me.api.post('/premium/redeem', { code: 'SOONGONE' }), 400, 'validation_error', 'expired')
+  } finally {
+    await own.close()
+  }
+})
+
+test('the manual provider: orders wait as pending until an admin marks them paid (ModLog), once', async () => {
+  const own = await startTestServer({ env: { PAYMENT_PROVIDER: 'manual' } })
+  try {
+    const boss = await own.createAdmin()
+    const [me] = await registerUsers(own, 1)
+    assertError(await me.api.post('/premium/activate', { plan: 'monthly', payment_method: 'card' }), 400, 'validation_error', 'not a manual method')
+    const pending = (await me.api.post('/premium/activate', { plan: 'monthly', payment_method: 'bank_transfer' })).body.data
+    assert.deepEqual([pending.is_premium, pending.order.status, pending.order.provider], [false, 'pending', 'manual'])
+    assert.equal((await status(me)).is_premium, false)
+    const queue = (await boss.api.get('/api/admin/orders', { query: { status: 'pending' } })).body.items
+    assert.deepEqual(queue.map((o: any) => [o.order_id, o.user_id]), [[pending.order_id, me.id]])
+    assertError(await me.api.post(`/api/admin/orders/${pending.order_id}/mark-paid`), 403, 'forbidden', 'not an admin')
+    const paid = await boss.api.post(`/api/admin/orders/${pending.order_id}/mark-paid`)
+    assert.equal(paid.status, 200, paid.text)
+    assert.equal(paid.body.data.status, 'paid')
+    assert.equal((await status(me)).is_premium, true)
+    assertError(await boss.api.post(`/api/admin/orders/${pending.order_id}/mark-paid`), 409, 'conflict', 'already paid')
+    assertError(await boss.api.post('/api/admin/orders/987654/mark-paid'), 404, 'not_found', 'unknown order')
+    const log = (await boss.api.get('/api/admin/modlog')).body.items
+    assert.ok(log.some((row: any) => row.action === 'premium.order_paid' && row.target_id === me.id))
+  } finally {
+    await own.close()
+  }
+})
+
+test('expiry and renewal by the job: auto-renew extends through the provider; without it premium ends everywhere', async () => {
+  const clock = new TestClock()
+  const own = await startTestServer({ clock, env: { PREMIUM_RENEWAL_INTERVAL_SECONDS: '1', PREMIUM_RENEW_BEFORE_SECONDS: '3600', SESSION_TTL_DAYS: '90' } })
+  try {
+    const [renewing, lapsing] = await registerUsers(own, 2)
+    const bought = (await renewing.api.post('/premium/activate', { plan: 'monthly' })).body.data
+    await lapsing.api.post('/premium/activate', { plan: 'monthly' })
+    await lapsing.api.post('/premium/cancel')
+    const expiry = Date.parse(bought.premium_expires_at)
+
+    // within the hour before expiry: the job renews the one with auto-renew on
+    clock.advance(expiry - clock.now() - 30 * 60_000)
+    const renewed = await waitFor(async () => {
+      const list = await orders(renewing)
+      return list.find((o) => o.kind === 'renewal' && o.status === 'paid')
+    }, { timeoutMs: 5000, message: 'a paid renewal order' })
+    assert.equal(Date.parse(renewed.premium_until), addMonths(expiry, 1), 'extended from the expiry')
+    assert.equal((await orders(lapsing)).filter((o) => o.kind === 'renewal').length, 0, 'no renewal without auto-renew')
+
+    // past the expiry: the lapsed user is premium nowhere, the renewed one still is
+    clock.advance(31 * 60_000)
+    const [renewedStatus, lapsedStatus] = [await status(renewing), await status(lapsing)]
+    assert.equal(renewedStatus.is_premium, true)
+    assert.deepEqual([lapsedStatus.is_premium, lapsedStatus.premium_expires_at, lapsedStatus.plan], [false, null, null])
+    const [viewer] = await registerUsers(own, 1)
+    const peer = async (user: TestUser) => (await viewer.api.get(`${V2}/profile/${user.username}`)).body.data.is_premium
+    assert.deepEqual([await peer(renewing), await peer(lapsing)], [true, false], 'in Peer shapes')
+    assert.equal((await orders(renewing)).filter((o) => o.kind === 'renewal').length, 1, 'renewed once')
+  } finally {
+    await own.close()
+  }
+})
+
+test('a renewal the provider declines stops renewing; premium ends at its expiry', async () => {
+  const clock = new TestClock()
+  const own: TestServer = await startTestServer({ clock, env: { PREMIUM_RENEWAL_INTERVAL_SECONDS: '1', PREMIUM_RENEW_BEFORE_SECONDS: '3600', SESSION_TTL_DAYS: '90' } })
+  try {
+    const [me] = await registerUsers(own, 1)
+    const bought = (await me.api.post('/premium/activate', { plan: 'monthly' })).body.data
+    // the card on file starts declining
+    await own.ctx.db.updateTable('premium_subscriptions').set({ payment_method: 'declined_card' }).where('user_id', '=', me.id).execute()
+    clock.advance(Date.parse(bought.premium_expires_at) - clock.now() - 10 * 60_000)
+    await waitFor(async () => ((await orders(me)).some((o) => o.kind === 'renewal' && o.status === 'failed') ? true : undefined), { timeoutMs: 5000, message: 'a failed renewal' })
+    assert.equal((await status(me)).auto_renew, false)
+    clock.advance(11 * 60_000)
+    assert.equal((await status(me)).is_premium, false)
+    assert.equal((await orders(me)).filter((o) => o.kind === 'renewal').length, 1, 'not asked again')
+  } finally {
+    await own.close()
+  }
+})
