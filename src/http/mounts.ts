@@ -23,6 +23,7 @@ import { searchRoutes } from '../modules/search/routes.js'
 import { sessionRoutes } from '../modules/sessions/routes.js'
 import { settingsRoutes } from '../modules/settings/routes.js'
 import { statsRoutes } from '../modules/stats/routes.js'
+import { stickerImageRoutes, stickerRoutes } from '../modules/stickers/routes.js'
 import { storyRoutes, storyV1Routes } from '../modules/stories/routes.js'
 import { mountGateway } from '../modules/updates/gateway.js'
 import { updatesRoutes } from '../modules/updates/routes.js'
@@ -51,6 +52,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(referralRoutes, { ctx, prefix })
     await app.register(profileRoutes, { ctx, prefix })
     await app.register(premiumV2Routes, { ctx, prefix })
+    await app.register(stickerRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
@@ -68,5 +70,6 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await pages.register(fileRoutes, { ctx })
     await pages.register(webRoutes, { ctx })
     await pages.register(avatarImageRoutes)
+    await pages.register(stickerImageRoutes)
   })
 }

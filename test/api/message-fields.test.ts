@@ -1,6 +1,6 @@
 /**
  * Message and chat-list fields, value by value: the emoji fields of a send (returned message,
- * history, message.new and the update log; emoji_file must be an uploaded file, anyone's), the
+ * history, message.new and the update log; emoji_file must be a sticker of a pack), the
  * key sets of chat_list's personal and Saved Messages items and their Peer, and the richer
  * history shape's reply_to_content cut at 50 characters as a reader counts them (never half an
  * emoji).
@@ -24,11 +24,11 @@ const EMOJI_FIELDS = ['emoji', 'emoji_file', 'emoji_url', 'emoji_size', 'emoji_c
 const emojiOf = (message: any) => Object.fromEntries(EMOJI_FIELDS.map((k) => [k, message[k]]))
 
 test('emoji fields round-trip exactly: send answer, history, message.new on both sides, update log', async () => {
-  const [alice, bob, carol] = await users(3)
+  const [alice, bob] = await users(2)
   const [aliceSocket, bobSocket] = [await connect(alice), await connect(bob)]
-  // a sticker alice uploaded, and one of carol's (a sticker anyone may reuse by its path)
-  const fireFile = (await upload(server, alice, bytesOf(2000, 'fire'), 'fire_big.webp')).path as string
-  const heartFile = (await upload(server, carol, bytesOf(1000, 'heart'), 'heart.png')).path as string
+  // two stickers of the free pack
+  const fireFile = 'stickers/basics/grin.svg'
+  const heartFile = 'stickers/basics/love.svg'
   const fire = { emoji: '🔥', emoji_file: fireFile, emoji_size: 128, emoji_count: 3 }
   const heart = { emoji: '❤️', emoji_file: heartFile, emoji_size: 1, emoji_count: 100 }
 
@@ -41,8 +41,8 @@ test('emoji fields round-trip exactly: send answer, history, message.new on both
   const plain = await send(alice, bob, 'no emoji')
 
   const expected = new Map<number, Record<string, unknown>>([
-    [sentFire.message_id, { ...fire, emoji_url: `/uploads/${fireFile}`, content: '' }],
-    [sentHeart.message_id, { ...heart, emoji_url: `/uploads/${heartFile}`, content: 'with text' }],
+    [sentFire.message_id, { ...fire, emoji_url: `/${fireFile}`, content: '' }],
+    [sentHeart.message_id, { ...heart, emoji_url: `/${heartFile}`, content: 'with text' }],
     [plain.message_id, { emoji: null, emoji_file: null, emoji_url: null, emoji_size: null, emoji_count: null, content: 'no emoji' }],
   ])
   const check = (message: any, where: string) => {
@@ -81,7 +81,8 @@ test('invalid emoji fields are 400 validation_error and nothing is sent', async 
   const baseline = await send(alice, bob, 'baseline')
   const chatId = baseline.chat_id as number
   const bobSocket = await connect(bob)
-  const sticker = (await upload(server, alice, bytesOf(500, 'sticker'), 'sticker.webp')).path as string
+  const sticker = 'stickers/basics/wink.svg'
+  const uploaded = (await upload(server, alice, bytesOf(500, 'sticker'), 'sticker.webp')).path as string
   const cases: [string, Record<string, unknown>][] = [
     ['empty emoji', { content: 'x', emoji: '' }],
     ['emoji over 64 characters', { content: 'x', emoji: 'e'.repeat(65) }],
@@ -103,8 +104,8 @@ test('invalid emoji fields are 400 validation_error and nothing is sent', async 
     const res = await alice.api.post(`${V2}/messages/send`, { chat_id: chatId, ...fields })
     assertError(res, 400, 'validation_error', what)
   }
-  // a file that was never uploaded (or a path outside the uploads) is invalid_file
-  for (const emojiFile of ['stickers/fire.webp', 'AAAAAAAAAAAAAAAAAAAAAA.webp', '../../etc/passwd', '', 'f'.repeat(255)]) {
+  // anything but a sticker of a pack is invalid_file: an upload too (it would bypass the packs' premium gate)
+  for (const emojiFile of ['stickers/fire.webp', 'stickers/basics/nope.svg', 'stickers/../basics/wink.svg', uploaded, 'AAAAAAAAAAAAAAAAAAAAAA.webp', '../../etc/passwd', '', 'f'.repeat(255)]) {
     const res = await alice.api.post(`${V2}/messages/send`, { chat_id: chatId, emoji: '🔥', emoji_file: emojiFile })
     assertError(res, 400, 'invalid_file', `emoji_file ${JSON.stringify(emojiFile.slice(0, 30))}`)
   }
@@ -113,7 +114,7 @@ test('invalid emoji fields are 400 validation_error and nothing is sent', async 
   assert.deepEqual(emojiOf(edge), {
     emoji: 'e'.repeat(64),
     emoji_file: sticker,
-    emoji_url: `/uploads/${sticker}`,
+    emoji_url: `/${sticker}`,
     emoji_size: 1024,
     emoji_count: 1,
   })

@@ -248,3 +248,48 @@ test('a renewal the provider declines stops renewing; premium ends at its expiry
     await own.close()
   }
 })
+
+test('what premium unlocks: premium sticker packs, the status emoji, a longer bio; each refusal beside its positive control', async () => {
+  const [me, friend] = await registerUsers(server, 2)
+  const chat = (await me.api.post(`${V2}/messages/send`, { receiver_id: friend.id, content: 'hi' })).body.data.chat_id
+  const packs = (await me.api.get(`${V2}/stickers`)).body.items
+  assert.deepEqual(packs.map((p: any) => [p.pack_id, p.is_premium, p.available]), [['basics', false, true], ['gold', true, false]])
+  const free = packs[0].stickers[0]
+  const gold = packs[1].stickers[0]
+  const image = await fetch(`${server.url}${gold.url}`)
+  assert.deepEqual([image.status, image.headers.get('content-type')], [200, 'image/svg+xml'])
+  assert.match(await image.text(), /<animate/, 'premium stickers are animated')
+
+  const sendSticker = (sticker: any) => me.api.post(`${V2}/messages/send`, { chat_id: chat, emoji: sticker.emoji, emoji_file: sticker.emoji_file })
+  assert.equal((await sendSticker(free)).status, 200, 'control: a free sticker')
+  assertError(await sendSticker(gold), 403, 'premium_required', 'a premium sticker without premium')
+  assertError(await me.api.post(`${V2}/profile/update`, { status_emoji: '🔥' }), 403, 'premium_required', 'status emoji without premium')
+  assertError(await me.api.post(`${V2}/profile/update`, { bio: 'b'.repeat(71) }), 403, 'premium_required', 'long bio without premium')
+
+  await activate(me, { plan: 'monthly' })
+  assert.equal((await me.api.get(`${V2}/stickers`)).body.items[1].available, true)
+  const sent = await sendSticker(gold)
+  assert.equal(sent.status, 200, sent.text)
+  assert.equal(sent.body.data.emoji_url, gold.url)
+  assert.equal((await me.api.post(`${V2}/profile/update`, { status_emoji: '🔥' })).body.data.status_emoji, '🔥')
+  // a reader without premium sees it, and may forward it
+  const forwarded = await friend.api.post(`${V2}/messages/forward`, { message_id: sent.body.data.message_id, target_chat_id: chat })
+  assert.equal(forwarded.status, 200, forwarded.text)
+})
+
+test('refund (admin): a paid order becomes refunded, its premium is taken off, once; nothing paid or not paid: 409', async () => {
+  const [me, gifted] = await registerUsers(server, 2)
+  const bought = await activate(me, { plan: 'monthly' })
+  assertError(await me.api.post(`/api/admin/orders/${bought.order_id}/refund`), 403, 'forbidden', 'not an admin')
+  const res = await admin.api.post(`/api/admin/orders/${bought.order_id}/refund`)
+  assert.equal(res.status, 200, res.text)
+  assert.equal(res.body.data.status, 'refunded')
+  const after = await status(me)
+  assert.deepEqual([after.is_premium, after.auto_renew], [false, false], 'the month it bought is gone')
+  assertError(await admin.api.post(`/api/admin/orders/${bought.order_id}/refund`), 409, 'conflict', 'twice')
+  const free = await createPromo({ code: code('GIFT'), discount_percent: 100, max_uses: 1 })
+  const gift = (await gifted.api.post('/premium/redeem', { code: free.code })).body.data
+  assertError(await admin.api.post(`/api/admin/orders/${gift.order_id}/refund`), 409, 'conflict', 'nothing paid')
+  const log = (await admin.api.get('/api/admin/modlog')).body.items
+  assert.ok(log.some((row: any) => row.action === 'premium.order_refund' && row.target_id === me.id))
+})

@@ -81,6 +81,7 @@ test('profile/update bounds: names, bio (longer with premium), emoji, link, admi
   assert.deepEqual([self.is_admin, self.is_premium], [false, false], 'is_admin and is_premium can never be set')
 
   assert.equal((await update(me, { bio: 'b'.repeat(70) })).bio.length, 70, 'exactly 70 without premium')
+  assertError(await me.api.post(`${V2}/profile/update`, { status_emoji: '🔥' }), 403, 'premium_required', 'a status emoji without premium')
   await grantPremium(me)
   assert.equal((await update(me, { bio: 'c'.repeat(140) })).bio.length, 140, '140 with premium')
   for (const emoji of ['🔥', '🇫🇷', '👍🏽', '👨‍👩‍👧']) assert.equal((await update(me, { status_emoji: emoji })).status_emoji, emoji)

@@ -198,15 +198,6 @@ export async function requireUploaded(ctx: AppContext, userId: number, filePath:
   }
 }
 
-/**
- * 400 `invalid_file` unless `path` is a file this server serves (`/uploads/{path}`): a custom
- * emoji or sticker may be anyone's upload (holding its path is what lets anyone show it).
- */
-export async function requireServed(ctx: AppContext, path: string): Promise<void> {
-  const row = SERVED_PATH.test(path) ? await repo.findByServedPath(ctx.db, path, false) : undefined
-  if (!row) throw invalidFile('emoji_file must be the path of an uploaded file')
-}
-
 /** What a download serves: the object, its type and validator, the name to save it as. */
 export interface Servable {
   key: string

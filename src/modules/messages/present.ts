@@ -1,6 +1,7 @@
 /** Message rows → the interface's message shapes (V2 and the richer helper variant). Pure. */
 import type { Audience, MessageRow, ScheduledMessageRow } from '../../db/tables.js'
 import { iso, isoOrNull } from '../../lib/time.js'
+import { emojiUrl } from '../stickers/catalogue.js'
 import { avatarUrl } from '../users/avatars.js'
 import { uploadUrl } from '../users/present.js'
 import type { Draft } from './draft.js'
@@ -56,7 +57,7 @@ export function presentMessage(
     encryption_key_id: row.encryption_key_id,
     emoji: row.emoji,
     emoji_file: row.emoji_file,
-    emoji_url: uploadUrl(row.emoji_file),
+    emoji_url: emojiUrl(row.emoji_file),
     emoji_size: row.emoji_size,
     emoji_count: row.emoji_count,
     reactions,
@@ -156,7 +157,7 @@ export function presentPending(row: ScheduledMessageRow, draft: Draft, sender: S
     encryption_key_id: draft.encryption_key_id,
     emoji: draft.emoji,
     emoji_file: draft.emoji_file,
-    emoji_url: uploadUrl(draft.emoji_file),
+    emoji_url: emojiUrl(draft.emoji_file),
     emoji_size: draft.emoji_size,
     emoji_count: draft.emoji_count,
     reactions: {},

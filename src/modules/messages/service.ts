@@ -8,6 +8,7 @@ import { AppError, conflict, notFound, validationError } from '../../http/errors
 import { parseInstant } from '../../lib/time.js'
 import * as chats from '../chats/service.js'
 import * as files from '../files/service.js'
+import * as stickers from '../stickers/service.js'
 import { draftFrom, repeats, type Draft } from './draft.js'
 import { fastPath } from './posting-sqlite.js'
 import { assertMaySend, assertReplyTarget, findFirstSend, writeMessage, type FirstSend } from './posting.js'
@@ -45,8 +46,8 @@ export async function send(
   }
   // only a file this sender uploaded (400 invalid_file otherwise); its stored facts, not the client's
   if (input.file_path !== undefined) draft.attachment = await files.requireUploaded(ctx, me.id, input.file_path)
-  // a custom emoji or sticker is shown from /uploads/{emoji_file}: it must be an uploaded file
-  if (draft.emoji_file !== null) await files.requireServed(ctx, draft.emoji_file)
+  // a sticker of a pack the sender may use (a premium pack: with premium)
+  if (draft.emoji_file !== null) stickers.requireUsable(ctx, me, draft.emoji_file)
 
   const now = ctx.clock.now()
   // a time already past sends at once

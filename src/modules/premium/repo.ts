@@ -32,6 +32,11 @@ export function settleOrder(db: Db, id: number, changes: Updateable<PremiumOrder
   return db.updateTable('premium_orders').set(changes).where('id', '=', id).where('status', '=', 'pending').returningAll().executeTakeFirst()
 }
 
+/** A paid order becomes refunded; undefined when it was not paid (refunded once only). */
+export function markRefunded(db: Db, id: number) {
+  return db.updateTable('premium_orders').set({ status: 'refunded' }).where('id', '=', id).where('status', '=', 'paid').returningAll().executeTakeFirst()
+}
+
 /** Where paying the order took the user's premium. */
 export function setPremiumUntil(db: Db, id: number, until: number) {
   return db.updateTable('premium_orders').set({ premium_until: until }).where('id', '=', id).returningAll().executeTakeFirstOrThrow()

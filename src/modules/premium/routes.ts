@@ -147,6 +147,11 @@ export const premiumAdminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> 
     preValidation: emptyBodyAsObject,
   }, async (request) => ok(await premium.markPaid(ctx, request.user, request.params.id)))
 
+  app.post('/orders/:id/refund', {
+    schema: { summary: 'Refund a paid order through its provider; its premium is taken off (admin)', ...adminTags, params: IdParams, response: { 200: okSchema(Order) } },
+    preValidation: emptyBodyAsObject,
+  }, async (request) => ok(await premium.refund(ctx, request.user, request.params.id)))
+
   app.post('/promos', {
     schema: { summary: 'Create a promo code (admin)', ...adminTags, body: PromoBody, response: { 200: okSchema(Promo) } },
   }, async (request) => {

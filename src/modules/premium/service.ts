@@ -345,6 +345,32 @@ export async function markPaid(ctx: AppContext, admin: UserRow, orderId: number)
   return presentOrder(settled)
 }
 
+/**
+ * Gives a paid order's money back through its provider (admin, ModLog): the order becomes
+ * refunded, the premium it bought is taken off the user's expiry (not before now) and auto-renew
+ * stops. Not paid, or paid nothing: 409.
+ */
+export async function refund(ctx: AppContext, admin: UserRow, orderId: number) {
+  assertAdmin(admin)
+  const order = await repo.findOrder(ctx.db, orderId)
+  if (!order) throw notFound('Order not found')
+  if (order.status !== 'paid') throw conflict(`The order is ${order.status}, not paid`)
+  if (order.amount === 0) throw conflict('Nothing was paid for this order')
+  const provider = providerNamed(order.provider)
+  if (!provider) throw conflict(`The order's provider (${order.provider}) is not available`)
+  if (!(await provider.refund(order)).refunded) throw conflict('The provider did not refund the payment')
+  const refunded = await inTransaction(ctx, async (trx, events) => {
+    const row = await repo.markRefunded(trx, order.id)
+    if (!row) throw conflict('The order is no longer paid')
+    const current = await repo.lockExpiry(trx, row.user_id)
+    if (current !== null) await repo.setExpiry(trx, row.user_id, Math.max(events.now, addMonths(current, -row.months)))
+    await repo.stopRenewing(trx, row.user_id, events.now)
+    await recordModeration(trx, admin, 'premium.order_refund', row.user_id, { order_id: row.id, amount: row.amount }, events.now)
+    return row
+  })
+  return presentOrder(refunded)
+}
+
 export async function listOrders(ctx: AppContext, admin: UserRow, status: string | undefined, page: number, perPage: number) {
   assertAdmin(admin)
   const { rows, total } = await repo.listOrders(ctx.db, status, page, perPage)

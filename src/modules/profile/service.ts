@@ -88,6 +88,8 @@ export async function update(ctx: AppContext, me: UserRow, input: ProfileChanges
   }
   if (input.status_emoji !== undefined) {
     if (input.status_emoji !== '' && !isOneEmoji(input.status_emoji)) throw validationError('status_emoji must be a single emoji')
+    // clearing it needs nothing; showing one is a premium feature
+    if (input.status_emoji !== '' && !isPremium(me, ctx.clock.now())) throw premiumRequired('A status emoji is a Tern Premium feature')
     changes.status_emoji = input.status_emoji
   }
   if (input.link !== undefined) changes.link = input.link === null || input.link.trim() === '' ? null : httpUrl(input.link.trim())
