@@ -61,6 +61,8 @@ export interface Config {
   premiumPlans: readonly PremiumPlan[]
   /** who takes premium payments: `test` pays at once, `manual` waits for an admin to mark the order paid */
   paymentProvider: 'test' | 'manual'
+  /** the secret payment providers sign their webhooks with (null: webhooks off) */
+  paymentWebhookSecret: string | null
   /** how long before premium ends the renewal job asks for the renewal payment */
   premiumRenewBeforeSeconds: number
   /** seconds between runs of the premium renewal job */
@@ -293,6 +295,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
     premiumPlans: plans('PREMIUM_PLANS'),
     paymentProvider: oneOf('PAYMENT_PROVIDER', ['test', 'manual'] as const, 'test'),
+    paymentWebhookSecret: read('PAYMENT_WEBHOOK_SECRET') ?? null,
     premiumRenewBeforeSeconds: int('PREMIUM_RENEW_BEFORE_SECONDS', 86_400, 0, 30 * 86_400),
     premiumRenewalIntervalSeconds: int('PREMIUM_RENEWAL_INTERVAL_SECONDS', 3600, 1, 86_400),
     phoneDefaultRegion: region('PHONE_DEFAULT_REGION', 'RU'),

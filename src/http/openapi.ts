@@ -64,7 +64,8 @@ export const transform: Transform = ({ schema, url, route }) => {
     schema: withoutPrivateKeywords({
       ...s,
       ...(wildcard ? { params: { type: 'object', properties: { path: { type: 'string', description: 'the file’s path as uploads return it' } }, required: ['path'] } } : {}),
-      operationId: operationId(method, url),
+      // a route mounted twice outside V2 and inside it names its V2 copy itself
+      operationId: typeof s.operationId === 'string' ? s.operationId : operationId(method, url),
       security: secured ? s.security : [],
       response: responses,
     }) as typeof schema,

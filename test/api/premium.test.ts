@@ -5,6 +5,7 @@
  * expiry and renewal by the job under a test clock.
  */
 import assert from 'node:assert/strict'
+import { createHmac } from 'node:crypto'
 import { test } from 'node:test'
 import { assertError } from '../harness/assert.js'
 import { TestClock } from '../harness/clock.js'
@@ -292,4 +293,46 @@ test('refund (admin): a paid order becomes refunded, its premium is taken off, o
   assertError(await admin.api.post(`/api/admin/orders/${gift.order_id}/refund`), 409, 'conflict', 'nothing paid')
   const log = (await admin.api.get('/api/admin/modlog')).body.items
   assert.ok(log.some((row: any) => row.action === 'premium.order_refund' && row.target_id === me.id))
+})
+
+test('the provider webhook: a pending async card payment is settled by a signed notification, once; bad signatures and bodies are refused', async () => {
+  const secret = 'webhook-secret-for-tests'
+  const own = await startTestServer({ env: { PAYMENT_WEBHOOK_SECRET: secret } })
+  try {
+    const [me, other] = await registerUsers(own, 2)
+    const pending = (await me.api.post('/premium/activate', { plan: 'monthly', payment_method: 'async_card' })).body.data
+    assert.deepEqual([pending.is_premium, pending.order.status], [false, 'pending'])
+    const sign = (body: string, key = secret) => `sha256=${createHmac('sha256', key).update(body).digest('hex')}`
+    const notify = (body: string, signature: string, provider = 'test') =>
+      fetch(`${own.url}/premium/webhook/${provider}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-tern-signature': signature }, body })
+    const paidBody = JSON.stringify({ order_id: pending.order_id, outcome: 'paid' })
+
+    assert.equal((await notify(paidBody, sign(paidBody, 'wrong'))).status, 401, 'wrong secret')
+    assert.equal((await notify(paidBody, 'sha256=00')).status, 401, 'malformed signature')
+    assert.equal((await notify(`${paidBody} `, sign(paidBody))).status, 401, 'a changed body')
+    assert.equal((await notify('{"order_id":"x"}', sign('{"order_id":"x"}'))).status, 400, 'a wrong body, signed')
+    assert.equal((await notify('not json', sign('not json'))).status, 400, 'not JSON, signed')
+    const unknown = JSON.stringify({ order_id: 987654, outcome: 'paid' })
+    assert.equal((await notify(unknown, sign(unknown))).status, 404, 'unknown order')
+    assert.equal((await notify(paidBody, sign(paidBody), 'manual')).status, 404, 'a provider without webhooks')
+    assert.equal((await status(me)).is_premium, false, 'nothing settled by the refusals')
+
+    const ok = await notify(paidBody, sign(paidBody))
+    assert.equal(ok.status, 200, await ok.clone().text())
+    assert.deepEqual((await ok.json()).data, { order_id: pending.order_id, status: 'paid' })
+    assert.equal((await status(me)).is_premium, true)
+    const expiry = (await status(me)).premium_expires_at
+    const again = await notify(paidBody, sign(paidBody))
+    assert.deepEqual((await again.json()).data.status, 'paid', 'a repeat answers the order')
+    assert.equal((await status(me)).premium_expires_at, expiry, 'not extended twice')
+
+    const second = (await other.api.post('/premium/activate', { plan: 'monthly', payment_method: 'async_card' })).body.data
+    const failedBody = JSON.stringify({ order_id: second.order_id, outcome: 'failed' })
+    assert.deepEqual((await (await notify(failedBody, sign(failedBody))).json()).data.status, 'failed')
+    assert.equal((await status(other)).is_premium, false)
+  } finally {
+    await own.close()
+  }
+  // without PAYMENT_WEBHOOK_SECRET there is no webhook at all
+  assert.equal((await fetch(`${server.url}/premium/webhook/test`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 404)
 })

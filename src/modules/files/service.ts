@@ -10,7 +10,7 @@ import { isForeignKeyViolation } from '../../db/errors.js'
 import { invalidFile, notFound, payloadTooLarge } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
 import type { Source } from '../../storage/storage.js'
-import { uploadUrl } from '../users/present.js'
+import { isPremium, uploadUrl } from '../users/present.js'
 import { detectType, HEAD_BYTES } from './detect.js'
 import * as repo from './repo.js'
 import type { FileView } from './schemas.js'
@@ -29,8 +29,7 @@ export interface Attachment {
 
 /** The caller's upload cap in bytes: PREMIUM_MAX_UPLOAD_BYTES while premium, else MAX_UPLOAD_BYTES. */
 export function capFor(ctx: AppContext, user: UserRow): number {
-  const premium = user.premium_expires_at !== null && user.premium_expires_at > ctx.clock.now()
-  return premium ? ctx.config.premiumMaxUploadBytes : ctx.config.maxUploadBytes
+  return isPremium(user, ctx.clock.now()) ? ctx.config.premiumMaxUploadBytes : ctx.config.maxUploadBytes
 }
 
 const tooLarge = (limit: number) => payloadTooLarge(`The file is larger than your upload limit of ${limit} bytes`)

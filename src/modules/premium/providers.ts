@@ -5,6 +5,7 @@
  * admin marks it paid (a bank transfer, an invoice). A real provider (a card acquirer) implements
  * the same four steps; its webhook tells Tern about payments settled later.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { PremiumOrderRow } from '../../db/tables.js'
 
 export type PaymentOutcome = 'paid' | 'pending' | 'failed'
@@ -28,19 +29,53 @@ export interface PaymentProvider {
   /** gives a paid order's money back */
   refund(order: PremiumOrderRow): Promise<{ refunded: boolean }>
   /**
-   * A notification from the provider about a payment (its signature checked by the provider);
-   * null when it is not one of Tern's. Built-in providers settle synchronously and have none.
+   * A notification from the provider about a payment settled later: the raw body and headers as
+   * they arrived, checked against `secret` (PAYMENT_WEBHOOK_SECRET). Answers the order and its
+   * outcome; throws WebhookRefused when the signature or the body is wrong.
    */
-  webhook?(body: unknown, headers: Record<string, string | string[] | undefined>): Promise<{ orderId: number; result: PaymentResult } | null>
+  webhook?(rawBody: string, headers: Record<string, string | string[] | undefined>, secret: string): Promise<{ orderId: number; result: PaymentResult }>
 }
 
-/** Pays at once; a `declined_card` is declined. For development, tests and demos. */
+export class WebhookRefused extends Error {
+  constructor(readonly reason: 'signature' | 'body', message: string) {
+    super(message)
+  }
+}
+
+/** `sha256=<hex HMAC-SHA256 of the raw body>`, compared in constant time. */
+export function signatureMatches(rawBody: string, header: string | string[] | undefined, secret: string): boolean {
+  if (typeof header !== 'string' || !header.startsWith('sha256=')) return false
+  const expected = Buffer.from(createHmac('sha256', secret).update(rawBody).digest('hex'))
+  const given = Buffer.from(header.slice('sha256='.length))
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
+
+/**
+ * Pays at once; a `declined_card` is declined; an `async_card` stays pending until a signed webhook
+ * (`POST /premium/webhook/test`, `X-Tern-Signature: sha256=<HMAC of the body>`) settles it, as a
+ * card acquirer's 3-D Secure step would. For development, tests and demos.
+ */
 export const testProvider: PaymentProvider = {
   name: 'test',
-  methods: ['card', 'declined_card'],
+  methods: ['card', 'declined_card', 'async_card'],
   async createPayment(order) {
     if (order.payment_method === 'declined_card') return { outcome: 'failed', reference: `test_${order.id}`, reason: 'The card was declined' }
+    if (order.payment_method === 'async_card') return { outcome: 'pending', reference: `test_${order.id}` }
     return { outcome: 'paid', reference: `test_${order.id}` }
+  },
+  async webhook(rawBody, headers, secret) {
+    if (!signatureMatches(rawBody, headers['x-tern-signature'], secret)) throw new WebhookRefused('signature', 'The signature does not match')
+    let body: unknown
+    try {
+      body = JSON.parse(rawBody)
+    } catch {
+      throw new WebhookRefused('body', 'The body is not JSON')
+    }
+    const { order_id: orderId, outcome } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>
+    if (typeof orderId !== 'number' || !Number.isSafeInteger(orderId) || orderId < 1 || (outcome !== 'paid' && outcome !== 'failed')) {
+      throw new WebhookRefused('body', 'The body must be {order_id, outcome: paid | failed}')
+    }
+    return { orderId, result: { outcome, reference: `test_${orderId}` } }
   },
   async confirm(order) {
     return { outcome: 'paid', reference: order.provider_ref ?? `test_${order.id}` }

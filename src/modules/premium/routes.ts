@@ -67,6 +67,22 @@ export const premiumRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
     schema: { summary: 'The premium plans on sale, prices in RUB', tags, response: { 200: okItemsSchema(Plan) } },
   }, async () => okItems(premium.plans(ctx)))
 
+  // the provider signs the raw bytes, so they are kept as they came
+  await app.register(async (hooks) => {
+    hooks.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => done(null, body))
+    hooks.post('/webhook/:provider', {
+      schema: {
+        summary: "A payment provider's notification about a payment (signed; PAYMENT_WEBHOOK_SECRET)",
+        tags,
+        params: Type.Object({ provider: Type.String({ maxLength: 32 }) }),
+        response: { 200: okSchema(Type.Object({ order_id: Type.Integer(), status: Type.String() })) },
+      },
+    }, async (request) => {
+      const raw = typeof request.body === 'string' ? request.body : ''
+      return ok(await premium.webhook(ctx, (request.params as { provider: string }).provider, raw, request.headers))
+    })
+  })
+
   await app.register(async (signedIn) => {
     signedIn.addHook('preHandler', requireUser(ctx))
     await signedIn.register(purchaseRoutes, { ctx })
@@ -86,21 +102,22 @@ export const premiumRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   })
 }
 
-/** status and activate: under /premium and under V2/premium. */
-export const purchaseRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+/** status and activate: under /premium and under V2/premium (`v2`: their OpenAPI ids say so). */
+export const purchaseRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; v2?: boolean }> = async (app, { ctx, v2 }) => {
+  const id = (name: string) => (v2 ? { operationId: `${name}V2` } : {})
   app.get('/status', {
-    schema: { summary: 'Where my premium stands', ...secured, response: { 200: okSchema(Status) } },
+    schema: { summary: 'Where my premium stands', ...id('getPremiumStatus'), ...secured, response: { 200: okSchema(Status) } },
   }, async (request) => ok(await premium.status(ctx, request.user)))
 
   app.post('/activate', {
-    schema: { summary: 'Buy a plan through the payment provider (Idempotency-Key: a retry is the same order)', ...secured, headers: IdempotencyHeaders, body: ActivateBody, response: { 200: okSchema(Outcome) } },
+    schema: { summary: 'Buy a plan through the payment provider (Idempotency-Key: a retry is the same order)', ...id('postPremiumActivate'), ...secured, headers: IdempotencyHeaders, body: ActivateBody, response: { 200: okSchema(Outcome) } },
   }, async (request) => ok(await premium.activate(ctx, request.user, request.body as premium.Purchase, idempotencyKey(request))))
 }
 
 /** V2/premium/status and V2/premium/activate. */
 export const premiumV2Routes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preHandler', requireUser(ctx))
-  await app.register(purchaseRoutes, { ctx, prefix: '/premium' })
+  await app.register(purchaseRoutes, { ctx, v2: true, prefix: '/premium' })
 }
 
 const PromoBody = Type.Object(

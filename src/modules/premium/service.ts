@@ -14,12 +14,12 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { PremiumOrderRow, PremiumPromoRow, UserRow } from '../../db/tables.js'
 import { inTransaction } from '../../events/outbox.js'
-import { conflict, notFound, validationError } from '../../http/errors.js'
+import { conflict, notFound, unauthorized, validationError } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import { assertAdmin, recordModeration } from '../admin/service.js'
 import { isPremium } from '../users/present.js'
 import * as users from '../users/service.js'
-import { providerNamed, type PaymentProvider, type PaymentResult } from './providers.js'
+import { providerNamed, WebhookRefused, type PaymentProvider, type PaymentResult } from './providers.js'
 import * as repo from './repo.js'
 
 const DAY_MS = 86_400_000
@@ -249,6 +249,29 @@ export function presentOrder(order: PremiumOrderRow) {
     created_at: iso(order.created_at),
     paid_at: isoOrNull(order.paid_at),
   }
+}
+
+/**
+ * A provider's notification about a payment (`POST /premium/webhook/{provider}`): 404 unless the
+ * provider takes webhooks and PAYMENT_WEBHOOK_SECRET is set; 401 for a wrong signature, 400 for a
+ * wrong body, 404 for an order that is not this provider's. Settles the order once; a repeat
+ * answers it as it stands.
+ */
+export async function webhook(ctx: AppContext, providerName: string, rawBody: string, headers: Record<string, string | string[] | undefined>) {
+  const provider = providerNamed(providerName)
+  const secret = ctx.config.paymentWebhookSecret
+  if (!provider?.webhook || secret === null) throw notFound('No webhook here')
+  let notice: { orderId: number; result: PaymentResult }
+  try {
+    notice = await provider.webhook(rawBody, headers, secret)
+  } catch (error) {
+    if (!(error instanceof WebhookRefused)) throw error
+    throw error.reason === 'signature' ? unauthorized(error.message) : validationError(error.message)
+  }
+  const order = await repo.findOrder(ctx.db, notice.orderId)
+  if (!order || order.provider !== provider.name) throw notFound('Order not found')
+  const settled = order.status === 'pending' ? await settle(ctx, order, notice.result) : order
+  return { order_id: settled.id, status: settled.status }
 }
 
 // ---------------------------------------------------------------- the subscription
