@@ -486,6 +486,8 @@ export interface ReportsTable {
   created_at: EpochMs
   resolved_at: EpochMs | null
   resolved_by: number | null
+  /** the moderator's note on the resolution */
+  resolution_note: string | null
 }
 export type ReportRow = Selectable<ReportsTable>
 

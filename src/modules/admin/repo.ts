@@ -10,17 +10,29 @@ export function insertModLog(
     .execute()
 }
 
-export async function listModLogs(db: Db, page: number, perPage: number) {
+export interface ModLogFilter {
+  adminId?: number
+  action?: string
+  targetId?: number
+}
+
+export async function listModLogs(db: Db, page: number, perPage: number, filter: ModLogFilter = {}) {
+  const filtered = <Q extends { where: (...args: any[]) => Q }>(query: Q) => {
+    let q = query
+    if (filter.adminId !== undefined) q = q.where('m.admin_id', '=', filter.adminId)
+    if (filter.action !== undefined) q = q.where('m.action', '=', filter.action)
+    if (filter.targetId !== undefined) q = q.where('m.target_id', '=', filter.targetId)
+    return q
+  }
   const [rows, count] = await Promise.all([
-    db
-      .selectFrom('mod_logs as m')
+    filtered(db.selectFrom('mod_logs as m'))
       .leftJoin('users as a', 'a.id', 'm.admin_id')
       .select(['m.id', 'm.admin_id', 'a.username as admin_username', 'm.action', 'm.target_id', 'm.details', 'm.created_at'])
       .orderBy('m.id', 'desc')
       .limit(perPage)
       .offset((page - 1) * perPage)
       .execute(),
-    db.selectFrom('mod_logs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    filtered(db.selectFrom('mod_logs as m')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
 }

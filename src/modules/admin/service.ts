@@ -71,9 +71,9 @@ export async function setRole(ctx: AppContext, admin: UserRow, targetId: number,
   })
 }
 
-export async function listModLog(ctx: AppContext, admin: UserRow, page: number, perPage: number) {
+export async function listModLog(ctx: AppContext, admin: UserRow, page: number, perPage: number, filter: repo.ModLogFilter = {}) {
   assertAdmin(admin)
-  const { rows, total } = await repo.listModLogs(ctx.db, page, perPage)
+  const { rows, total } = await repo.listModLogs(ctx.db, page, perPage, filter)
   const items = rows.map((r) => ({
     id: r.id,
     admin_id: r.admin_id,
