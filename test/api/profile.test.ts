@@ -10,7 +10,8 @@ import { upload } from '../harness/files.js'
 import { png } from '../harness/media.js'
 import { history, ISO, registerUsers, send, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
-import { assertDelivered, assertNone, TestSocket } from '../harness/socket.js'
+import { assertDelivered, assertNone, TestSocket, type Frame } from '../harness/socket.js'
+import { waitFor } from '../harness/wait.js'
 
 const server = await startTestServer({ env: { PHONE_DEFAULT_REGION: 'RU' } })
 const users = (n: number) => registerUsers(server, n)
@@ -242,18 +243,26 @@ test('last seen privacy: hidden peers show offline and never seen, and get no pr
   assert.match(back.data.last_seen, ISO)
 })
 
-test("a socket's presence snapshot (after a resume) honours the peers' privacy", async () => {
-  const [alice, bob] = await users(2)
+test("a socket's presence repair (after pub/sub lost frames) honours each peer's privacy", { skip: !server.ctx.redis && 'needs TEST_REDIS_URL (a repair follows a fan-out resync)' }, async () => {
+  const [alice, bob, carol] = await users(3)
   await send(alice, bob, 'hello')
-  const aliceSocket = await connect(alice)
+  await send(carol, bob, 'hi')
+  const [aliceSocket, carolSocket] = [await connect(alice), await connect(carol)]
   await privacy(alice, { last_seen: 'nobody' })
-  // the snapshot a reconnecting socket gets is what the chat list says
   const bobSocket = await connect(bob)
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  const aboutAlice = bobSocket.received.filter((f) => f.type === 'presence' && f.data.user_id === alice.id)
-  for (const frame of aboutAlice) assert.deepEqual(frame.data, { user_id: alice.id, is_online: false, last_seen: null })
+  await bobSocket.drain('presence', 200)
+  const mark = bobSocket.received.length
+  // what an instance that lost fan-out messages asks for: every socket repairs its peers' presence
+  await server.ctx.redis!.publish(`${server.ctx.config.redisPrefix}fanout`, JSON.stringify({ origin: 'a-test', resync: true }))
+  const about = (frames: Frame[], userId: number) => frames.find((f) => f.type === 'presence' && f.data.user_id === userId)
+  const repaired = await waitFor(async () => {
+    const frames = bobSocket.received.slice(mark)
+    return about(frames, alice.id) && about(frames, carol.id) ? frames : undefined
+  }, { timeoutMs: 3000, message: "the repair's presence frames" })
+  assert.deepEqual(about(repaired, carol.id)!.data.is_online, true, 'control: carol shows everyone she is online')
+  assert.deepEqual(about(repaired, alice.id)!.data, { user_id: alice.id, is_online: false, last_seen: null }, 'alice is hidden')
   assert.equal((await chatPeer(bob, alice.id)).is_online, false)
   await privacy(alice, { last_seen: 'everyone' })
   assert.equal((await chatPeer(bob, alice.id)).is_online, true, 'control: shown again')
-  await aliceSocket.close()
+  await Promise.all([aliceSocket.close(), carolSocket.close()])
 })

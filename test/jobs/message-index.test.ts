@@ -86,10 +86,15 @@ test('the job indexes new messages by itself, in batches', { skip: !sqlite && 'S
   // many messages at once, written straight to the table as an import would
   const { seq } = await server.ctx.db.selectFrom('chats').select('message_seq as seq').where('id', '=', chat).executeTakeFirstOrThrow()
   const rows = Array.from({ length: INDEX_BATCH * 2 + 17 }, (_, i) => ({ chat_id: chat, seq: seq + 1 + i, sender_id: alice.id, receiver_id: bob.id, content: `bulk ${i}`, created_at: Date.now() }))
-  for (let i = 0; i < rows.length; i += 500) await server.ctx.db.insertInto('messages').values(rows.slice(i, i + 500)).execute()
-  await server.ctx.db.updateTable('chats').set({ message_seq: seq + rows.length }).where('id', '=', chat).execute()
-  const top = await maxId(server)
-  assert.ok((await mark(server)) < top, 'not indexed on insert')
+  // in one transaction with the check, so the job cannot index them in between (one writer)
+  const top = await server.ctx.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < rows.length; i += 500) await trx.insertInto('messages').values(rows.slice(i, i + 500)).execute()
+    await trx.updateTable('chats').set({ message_seq: seq + rows.length }).where('id', '=', chat).execute()
+    const newest = Number((await trx.selectFrom('messages').select((eb) => eb.fn.max('id').as('m')).executeTakeFirstOrThrow()).m)
+    const { rows: marks } = await sql<{ m: number }>`select indexed_up_to as m from message_search_state`.execute(trx)
+    assert.ok(marks[0].m < newest, 'not indexed on insert')
+    return newest
+  })
   // the job runs every 2 s; it reaches the newest message without any search
   await waitFor(async () => ((await mark(server)) === top ? true : undefined), { timeoutMs: 10_000, message: "the job reaches the newest message" })
   await integrityCheck(server)

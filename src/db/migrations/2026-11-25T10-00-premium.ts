@@ -39,7 +39,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
   await uniqueLower(db, 'premium_promos_code', 'premium_promos', 'code')
 
-  const orderColumns = <T extends string>(table: any) =>
+  const orderColumns = (table: any) =>
     table
       .addColumn('user_id', ref(d), (c: any) => c.notNull().references('users.id').onDelete('cascade'))
       .addColumn('plan', 'text', (c: any) => c.notNull())

@@ -142,10 +142,6 @@ export async function insertRedemption(db: Db, promoId: number, userId: number, 
   await db.insertInto('premium_promo_redemptions').values({ promo_id: promoId, user_id: userId, order_id: orderId, created_at: now }).execute()
 }
 
-export async function setRedemptionOrder(db: Db, promoId: number, userId: number, orderId: number) {
-  await db.updateTable('premium_promo_redemptions').set({ order_id: orderId }).where('promo_id', '=', promoId).where('user_id', '=', userId).execute()
-}
-
 export async function deleteRedemption(db: Db, promoId: number, userId: number) {
   await db.deleteFrom('premium_promo_redemptions').where('promo_id', '=', promoId).where('user_id', '=', userId).execute()
 }

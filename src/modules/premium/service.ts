@@ -299,8 +299,6 @@ export async function orders(ctx: AppContext, me: UserRow) {
   return (await repo.ordersOf(ctx.db, me.id)).map(presentOrder)
 }
 
-export const ordersOf = repo.ordersOf
-
 // ---------------------------------------------------------------- renewal
 
 /**

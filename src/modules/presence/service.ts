@@ -191,12 +191,11 @@ export class Presence {
    * it, the hidden form (offline, never seen) where they may not.
    */
   async reannounce(userId: number, viewers?: readonly number[]) {
-    const [user, blocked, peers] = await Promise.all([
-      users.findById(this.ctx, userId),
-      blocks.blockedEitherWay(this.ctx.db, userId),
-      chats.personalPeers(this.ctx.db, userId),
-    ])
+    const user = await users.findById(this.ctx, userId)
     if (!user) return
+    // a contact coming or going changes what anyone sees only under "contacts"
+    if (viewers && user.privacy_last_seen !== 'contacts') return
+    const [blocked, peers] = await Promise.all([blocks.blockedEitherWay(this.ctx.db, userId), chats.personalPeers(this.ctx.db, userId)])
     const only = viewers ? new Set(viewers) : null
     const targets = peers.filter((id) => !blocked.has(id) && (only === null || only.has(id)))
     if (targets.length === 0) return
