@@ -88,6 +88,12 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
   /** allowed CORS origins; `*` allows any origin (without credentials) */
   corsOrigins: string[]
+  /** the SMTP server mail goes through (`smtp://` or `smtps://`, credentials in the URL); null: mails are written to the log */
+  smtpUrl: string | null
+  /** the From of every mail */
+  mailFrom: string
+  /** seconds one mail may take to hand to the SMTP server (connect, greeting, each reply); then 503 mail_unavailable */
+  mailTimeoutSeconds: number
 }
 
 /** A premium plan: `months` of premium for `price` kopecks (shown as roubles). */
@@ -312,6 +318,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       .split(',')
       .map((origin) => origin.trim())
       .filter(Boolean),
+    smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: read('MAIL_FROM') ?? 'Tern <no-reply@localhost>',
+    mailTimeoutSeconds: int('MAIL_TIMEOUT_SECONDS', 5, 1, 60),
   }
 
   if (problems.length > 0) throw new ConfigError(problems)

@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { after } from 'node:test'
 import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { createContext, type AppContext } from '../../src/context.js'
@@ -56,6 +57,8 @@ export interface TestServerOptions {
   dataDir?: string
   /** drop `database` on close even though it was passed in (restart hands ownership over) */
   ownsDatabase?: boolean
+  /** the server's logger (harness/log-capture.ts keeps its lines), instead of one at TEST_LOG_LEVEL */
+  log?: Logger
 }
 
 let counter = 0
@@ -77,7 +80,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(testRedisUrl ? { REDIS_URL: testRedisUrl, REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:` } : {}),
     ...options.env,
   })
-  const ctx = createContext(config, { clock: options.clock })
+  const ctx = createContext(config, { clock: options.clock, log: options.log })
   // As main.ts does: no socket before this instance hears what the others publish.
   await ctx.fanout.ready
   await migrateToLatest(ctx.db)
