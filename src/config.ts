@@ -94,6 +94,13 @@ export interface Config {
   mailFrom: string
   /** seconds one mail may take to hand to the SMTP server (connect, greeting, each reply); then 503 mail_unavailable */
   mailTimeoutSeconds: number
+  /**
+   * the server secret two-factor secrets are encrypted with (AES-256-GCM) and short codes are
+   * hashed with (HMAC); null: a random one kept in `<DATA_DIR>/secret.key`
+   */
+  secretKey: string | null
+  /** admins must have signed in with a second factor to use admin endpoints (else 403) */
+  adminRequire2fa: boolean
 }
 
 /** A premium plan: `months` of premium for `price` kopecks (shown as roubles). */
@@ -255,6 +262,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     fail(name, 'must be a two-letter region code, e.g. RU, US or DE')
     return fallback
   }
+  const secretKey = (): string | null => {
+    const raw = env.SECRET_KEY
+    if (raw === undefined || raw === '') return null
+    if (raw.length < 32) {
+      // the value itself is a secret: never echoed
+      problems.push('SECRET_KEY: must be at least 32 characters (e.g. `openssl rand -base64 48`)')
+      return null
+    }
+    return raw
+  }
   const dataDir = path.resolve(read('DATA_DIR') ?? './data')
   const databaseUrl = read('DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'tern.db')}`
   let dialect: Dialect = 'sqlite'
@@ -321,6 +338,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: read('MAIL_FROM') ?? 'Tern <no-reply@localhost>',
     mailTimeoutSeconds: int('MAIL_TIMEOUT_SECONDS', 5, 1, 60),
+    secretKey: secretKey(),
+    adminRequire2fa: bool('ADMIN_REQUIRE_2FA', false),
   }
 
   if (problems.length > 0) throw new ConfigError(problems)

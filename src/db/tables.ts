@@ -32,7 +32,12 @@ export interface UsersTable {
   last_seen: EpochMs | null
   last_activity: EpochMs | null
   premium_expires_at: EpochMs | null
+  /** the TOTP secret, encrypted (auth/secret-box.ts); set while two-factor is on */
   two_factor_secret: string | null
+  /** a setup's secret (encrypted) until a code confirms it */
+  two_factor_pending_secret: string | null
+  /** the last TOTP time step a code was accepted for: a code works once */
+  two_factor_last_step: number | null
   /** who sees the user's last seen and online state, phone number, avatar */
   privacy_last_seen: Generated<Audience>
   privacy_phone: Generated<Audience>
@@ -59,8 +64,37 @@ export interface UserSessionsTable {
   created_at: EpochMs
   last_activity: EpochMs
   is_active: Generated<Flag>
+  /** 1 when a TOTP or recovery code finished the login that opened the session */
+  two_factor_verified: Generated<Flag>
+  /** how the session was opened: password, otp, qr, oauth:<provider> */
+  method: Generated<string>
 }
 export type SessionRow = Selectable<UserSessionsTable>
+
+// auth module
+export interface TwoFactorRecoveryCodesTable {
+  id: Generated<number>
+  user_id: number
+  /** HMAC-SHA256 of the code under the server key */
+  code_hash: string
+  used_at: EpochMs | null
+  created_at: EpochMs
+}
+/** A login waiting for its second step. */
+export interface LoginTicketsTable {
+  id: Generated<number>
+  /** SHA-256 of the ticket */
+  ticket_hash: string
+  user_id: number
+  stage: 'totp'
+  method: string
+  device: string | null
+  attempts: Generated<number>
+  expires_at: EpochMs
+  used_at: EpochMs | null
+  created_at: EpochMs
+}
+export type LoginTicketRow = Selectable<LoginTicketsTable>
 
 // admin module
 export interface ModLogsTable {
@@ -557,4 +591,6 @@ export interface Database {
   reports: ReportsTable
   job_leases: JobLeasesTable
   job_runs: JobRunsTable
+  two_factor_recovery_codes: TwoFactorRecoveryCodesTable
+  login_tickets: LoginTicketsTable
 }

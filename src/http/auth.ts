@@ -18,12 +18,15 @@ declare module 'fastify' {
     user: UserRow
     /** the id of the session the request was made with */
     sessionId: number
+    /** the session's login was finished by a TOTP or recovery code */
+    twoFactorVerified: boolean
   }
 }
 
 export function decorateAuth(app: FastifyInstance) {
   app.decorateRequest('user', null as unknown as UserRow)
   app.decorateRequest('sessionId', 0)
+  app.decorateRequest('twoFactorVerified', false)
 }
 
 /**
@@ -91,14 +94,21 @@ export function requireUser(ctx: AppContext) {
     }
     request.user = found.user
     request.sessionId = found.sessionId
+    request.twoFactorVerified = found.twoFactorVerified
   }
 }
 
-/** preHandler: requireUser, then 403 unless the user is a platform admin. */
+/**
+ * preHandler: requireUser, then 403 unless the user is a platform admin (and, with
+ * ADMIN_REQUIRE_2FA, signed in with a second factor in this session).
+ */
 export function requireAdmin(ctx: AppContext) {
   const user = requireUser(ctx)
   return async (request: FastifyRequest, reply: FastifyReply) => {
     await user(request, reply)
     if (request.user.is_admin !== 1) throw forbidden('Administrators only')
+    if (ctx.config.adminRequire2fa && !request.twoFactorVerified) {
+      throw forbidden('Two-factor authentication is required for administrators: turn on 2FA, then sign in again with a code')
+    }
   }
 }

@@ -45,8 +45,9 @@ test('the sessions list is a paginated envelope of masked sessions with exactly 
 
   for (const item of res.body.items) {
     assert.deepEqual(Object.keys(item).sort(), [
-      'created_at', 'device', 'id', 'ip_address', 'is_current', 'last_active', 'session_token', 'user_agent',
+      'created_at', 'device', 'id', 'ip_address', 'is_current', 'last_active', 'method', 'session_token', 'user_agent',
     ])
+    assert.equal(item.method, 'password')
     assert.equal(typeof item.id, 'number')
     assert.ok(Number.isInteger(item.id))
     assert.match(item.created_at, ISO)

@@ -6,7 +6,18 @@ import { ok, okSchema } from '../../http/envelope.js'
 import { Me } from '../../http/schemas.js'
 import type { RateLimiters } from '../../http/rate-limit.js'
 import * as auth from './service.js'
-import { AuthResult, LoginBody, MessageResult, RegisterBody } from './schemas.js'
+import {
+  AuthResult,
+  CodeBody,
+  LoginBody,
+  LoginResult,
+  MessageResult,
+  RegisterBody,
+  TotpLoginBody,
+  TwoFactorSetupResult,
+  TwoFactorState,
+} from './schemas.js'
+import * as twoFactor from './two-factor.js'
 
 export interface AuthRoutesOptions {
   ctx: AppContext
@@ -43,13 +54,43 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
   })
 
   app.post('/login', {
-    schema: { summary: 'Sign in with a username or email and a password', tags: ['auth'], body: LoginBody, response: { 200: okSchema(AuthResult) } },
+    schema: {
+      summary: 'Sign in with a username or email and a password',
+      description: 'With two-factor authentication on, the answer is `{next: "totp", ticket}`: finish with `login/totp`.',
+      tags: ['auth'],
+      body: LoginBody,
+      response: { 200: okSchema(LoginResult) },
+    },
     onRequest: limiters.login,
   }, async (request, reply) => {
     const result = await auth.login(ctx, request.body, clientOf(request))
+    if ('session_token' in result) setCookie(reply, result.session_token)
+    return ok(result)
+  })
+
+  app.post('/login/totp', {
+    schema: { summary: 'Finish a login with its ticket and a TOTP (or recovery) code', tags: ['auth'], body: TotpLoginBody, response: { 200: okSchema(AuthResult) } },
+    onRequest: limiters.login,
+  }, async (request, reply) => {
+    const result = await auth.finishTotp(ctx, request.body.ticket, request.body.code, clientOf(request))
     setCookie(reply, result.session_token)
     return ok(result)
   })
+
+  app.post('/2fa/setup', {
+    schema: { summary: 'Start turning on two-factor authentication: a new TOTP secret (not active until 2fa/enable)', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(TwoFactorSetupResult) } },
+    preHandler: requireUser(ctx),
+  }, async (request) => ok(await twoFactor.setup(ctx, request.user.id)))
+
+  app.post('/2fa/enable', {
+    schema: { summary: 'Turn on two-factor authentication with a current code; answers 10 recovery codes, once', tags: ['auth'], security: [{ bearer: [] }], body: CodeBody, response: { 200: okSchema(TwoFactorState) } },
+    preHandler: requireUser(ctx),
+  }, async (request) => ok(await twoFactor.enable(ctx, request.user.id, request.body.code)))
+
+  app.post('/2fa/disable', {
+    schema: { summary: 'Turn off two-factor authentication with a current code or a recovery code', tags: ['auth'], security: [{ bearer: [] }], body: CodeBody, response: { 200: okSchema(TwoFactorState) } },
+    preHandler: requireUser(ctx),
+  }, async (request) => ok(await twoFactor.disable(ctx, request.user.id, request.body.code)))
 
   app.post('/logout', {
     schema: { summary: 'End the current session and close its sockets', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(MessageResult) } },

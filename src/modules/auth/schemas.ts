@@ -30,3 +30,34 @@ export const AuthResult = Type.Object({ user: Me, session_token: Type.String() }
 export type AuthResult = Static<typeof AuthResult>
 
 export const MessageResult = Type.Object({ message: Type.String() })
+
+/** A login whose password (or emailed code) passed and that waits for the second factor. */
+export const TotpRequired = Type.Object({
+  next: Type.Literal('totp', { description: 'the step that finishes this login' }),
+  ticket: Type.String({ description: 'single use, valid 5 minutes; finish with auth/login/totp or login_v3 step totp' }),
+})
+
+export const LoginResult = Type.Union([AuthResult, TotpRequired])
+
+/** A 6-digit TOTP code, or a recovery code (xxxxx-xxxxx) where the step accepts one. */
+const Code = Type.String({ minLength: 1, maxLength: 32, errorMessage: 'code must be a 6-digit code (or a recovery code)' })
+
+export const CodeBody = Type.Object({ code: Code }, { additionalProperties: false })
+export type CodeBody = Static<typeof CodeBody>
+
+export const TotpLoginBody = Type.Object(
+  { ticket: Type.String({ minLength: 1, maxLength: 128 }), code: Code },
+  { additionalProperties: false },
+)
+export type TotpLoginBody = Static<typeof TotpLoginBody>
+
+export const TwoFactorSetupResult = Type.Object({
+  secret: Type.String({ description: 'base32; shown only now' }),
+  otpauth_url: Type.String(),
+  qr_svg: Type.String({ description: 'the otpauth URL as a QR code (SVG)' }),
+})
+
+export const TwoFactorState = Type.Object({
+  enabled: Type.Boolean(),
+  recovery_codes: Type.Optional(Type.Array(Type.String(), { description: 'on enable only: 10 single-use codes, shown only now' })),
+})

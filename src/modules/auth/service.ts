@@ -1,15 +1,24 @@
-/** Registration, password login and logout. */
+/** Registration, password login (with its second step when two-factor is on) and logout. */
 import type { AppContext } from '../../context.js'
+import type { UserRow } from '../../db/tables.js'
 import { unauthorized } from '../../http/errors.js'
 import { countersFor } from '../users/counters.js'
 import { presentMe } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as sessions from '../sessions/service.js'
 import type { AuthResult, LoginBody, RegisterBody } from './schemas.js'
+import { issueTicket, redeemTicket, type FirstStep } from './tickets.js'
+import { isTwoFactorEnabled } from './two-factor.js'
 
 export interface ClientInfo {
   ipAddress: string
   userAgent: string | null
+}
+
+/** A login that waits for its second factor: finish it with finishTotp(ticket, code). */
+export interface TotpRequired {
+  next: 'totp'
+  ticket: string
 }
 
 export async function register(ctx: AppContext, input: RegisterBody, client: ClientInfo): Promise<AuthResult> {
@@ -19,20 +28,50 @@ export async function register(ctx: AppContext, input: RegisterBody, client: Cli
     email: input.email,
     displayName: input.display_name,
   })
-  const token = await sessions.createSession(ctx, user.id, { ...client, device: null })
-  const now = ctx.clock.now()
-  return { user: presentMe(user, now, await countersFor(ctx, user.id)), session_token: token }
+  return openSession(ctx, user, client, { device: null, method: 'password', twoFactorVerified: false })
 }
 
-/** Password login by username or email. Unknown login and wrong password answer alike. */
-export async function login(ctx: AppContext, input: LoginBody, client: ClientInfo): Promise<AuthResult> {
+/**
+ * Password login by username or email. Unknown login and wrong password answer alike. With
+ * two-factor on, no session yet: a ticket for the second step.
+ */
+export async function login(ctx: AppContext, input: LoginBody, client: ClientInfo): Promise<AuthResult | TotpRequired> {
   const user = await users.findByLogin(ctx, input.login)
   const valid = await users.verifyPassword(user?.password_hash ?? null, input.password)
   if (!user || !valid) throw unauthorized('Invalid login or password')
+  return passedFirstStep(ctx, user, 'password', input.device ?? null, client)
+}
+
+/**
+ * What follows a passed first step (password, emailed code): a session, or with two-factor on a
+ * ticket for the `totp` step.
+ */
+export async function passedFirstStep(
+  ctx: AppContext,
+  user: UserRow,
+  method: FirstStep,
+  device: string | null,
+  client: ClientInfo,
+): Promise<AuthResult | TotpRequired> {
   if (user.is_active !== 1) throw unauthorized('This account is suspended')
-  const token = await sessions.createSession(ctx, user.id, { ...client, device: input.device ?? null })
-  const now = ctx.clock.now()
-  return { user: presentMe(user, now, await countersFor(ctx, user.id)), session_token: token }
+  if (isTwoFactorEnabled(user)) return { next: 'totp', ticket: await issueTicket(ctx, user.id, method, device) }
+  return openSession(ctx, user, client, { device, method, twoFactorVerified: false })
+}
+
+/** Finishes a login waiting for its second factor: a TOTP code or a recovery code, with the ticket. */
+export async function finishTotp(ctx: AppContext, ticket: string, code: string, client: ClientInfo): Promise<AuthResult> {
+  const { user, method, device } = await redeemTicket(ctx, ticket, code)
+  return openSession(ctx, user, client, { device, method, twoFactorVerified: true })
+}
+
+async function openSession(
+  ctx: AppContext,
+  user: UserRow,
+  client: ClientInfo,
+  how: { device: string | null; method: string; twoFactorVerified: boolean },
+): Promise<AuthResult> {
+  const token = await sessions.createSession(ctx, user.id, { ...client, ...how })
+  return { user: presentMe(user, ctx.clock.now(), await countersFor(ctx, user.id)), session_token: token }
 }
 
 /** Ends the current session and marks the user offline. */

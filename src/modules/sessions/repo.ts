@@ -17,6 +17,8 @@ export interface SessionWithUser {
   sessionId: number
   sessionIsActive: number
   sessionLastActivity: number
+  /** 1 when a second factor finished the session's login */
+  sessionTwoFactorVerified: number
   user: UserRow
 }
 
@@ -30,15 +32,22 @@ export async function findByTokenHash(db: Db, tokenHash: string): Promise<Sessio
       's.id as session_id',
       's.is_active as session_is_active',
       's.last_activity as session_last_activity',
+      's.two_factor_verified as session_two_factor_verified',
     ])
     .where('s.token_hash', '=', tokenHash)
     .executeTakeFirst()
   if (!row) return undefined
-  const { session_id, session_is_active, session_last_activity, ...user } = row
-  return { sessionId: session_id, sessionIsActive: session_is_active, sessionLastActivity: session_last_activity, user }
+  const { session_id, session_is_active, session_last_activity, session_two_factor_verified, ...user } = row
+  return {
+    sessionId: session_id,
+    sessionIsActive: session_is_active,
+    sessionLastActivity: session_last_activity,
+    sessionTwoFactorVerified: session_two_factor_verified,
+    user,
+  }
 }
 
-const SESSION_BY_TOKEN_HASH = 'select id, user_id, is_active, last_activity from user_sessions where token_hash = ?'
+const SESSION_BY_TOKEN_HASH = 'select id, user_id, is_active, last_activity, two_factor_verified from user_sessions where token_hash = ?'
 const USER_BY_ID = 'select * from users where id = ?'
 
 /**
@@ -49,12 +58,18 @@ const USER_BY_ID = 'select * from users where id = ?'
  */
 export function findByTokenHashHot(reader: SQLite.Database, tokenHash: string): SessionWithUser | undefined {
   const session = statement(reader, SESSION_BY_TOKEN_HASH).get(tokenHash) as
-    | { id: number; user_id: number; is_active: number; last_activity: number }
+    | { id: number; user_id: number; is_active: number; last_activity: number; two_factor_verified: number }
     | undefined
   if (!session) return undefined
   const user = statement(reader, USER_BY_ID).get(session.user_id) as UserRow | undefined
   if (!user) return undefined
-  return { sessionId: session.id, sessionIsActive: session.is_active, sessionLastActivity: session.last_activity, user }
+  return {
+    sessionId: session.id,
+    sessionIsActive: session.is_active,
+    sessionLastActivity: session.last_activity,
+    sessionTwoFactorVerified: session.two_factor_verified,
+    user,
+  }
 }
 
 /** Bumps last_activity of a session (called at most once a minute per session). */

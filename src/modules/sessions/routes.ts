@@ -12,6 +12,7 @@ const SessionItem = Type.Object({
   device: Nullable(Type.String()),
   ip_address: Nullable(Type.String()),
   user_agent: Nullable(Type.String()),
+  method: Type.String({ description: 'how the session was opened: password, otp, qr, oauth:<provider>' }),
   is_current: Type.Boolean(),
   last_active: Timestamp,
   created_at: Timestamp,

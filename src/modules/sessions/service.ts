@@ -19,11 +19,17 @@ export interface SessionInfo {
   device?: string | null
   ipAddress?: string | null
   userAgent?: string | null
+  /** how the session is opened: password (the default), otp, qr, oauth:<provider> */
+  method?: string
+  /** a TOTP or recovery code finished the login */
+  twoFactorVerified?: boolean
 }
 
 export interface Authenticated {
   user: UserRow
   sessionId: number
+  /** the session was finished by a second factor (ADMIN_REQUIRE_2FA) */
+  twoFactorVerified: boolean
 }
 
 const ttlMs = (ctx: AppContext) => ctx.config.sessionTtlDays * 86_400_000
@@ -39,6 +45,8 @@ export async function createSession(ctx: AppContext, userId: number, info: Sessi
     device: info.device?.slice(0, 128) ?? null,
     ip_address: info.ipAddress ?? null,
     user_agent: info.userAgent?.slice(0, 512) ?? null,
+    method: info.method ?? 'password',
+    two_factor_verified: info.twoFactorVerified ? 1 : 0,
     created_at: now,
   })
   await users.touchActivity(ctx.db, userId, now)
@@ -61,7 +69,7 @@ export async function authenticate(ctx: AppContext, token: string): Promise<Auth
     // the found row may be the auth cache's shared, frozen one (the touch above has dropped it)
     user = { ...user, last_activity: now }
   }
-  return { user, sessionId: found.sessionId }
+  return { user, sessionId: found.sessionId, twoFactorVerified: found.sessionTwoFactorVerified === 1 }
 }
 
 export async function listSessions(
@@ -78,6 +86,7 @@ export async function listSessions(
     device: s.device,
     ip_address: s.ip_address,
     user_agent: s.user_agent,
+    method: s.method,
     is_current: s.id === currentSessionId,
     last_active: iso(s.last_activity),
     created_at: iso(s.created_at),

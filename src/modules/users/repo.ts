@@ -95,3 +95,43 @@ export function presenceOf(db: Db, ids: number[]) {
 export async function clearOnlineFlags(db: Db) {
   await db.updateTable('users').set({ is_online: 0 }).where('is_online', '=', 1).execute()
 }
+
+/**
+ * Records that a TOTP code of this time step was accepted, unless one of this step or a later
+ * one already was: false means the code is a replay.
+ */
+export async function claimTwoFactorStep(db: Db, id: number, step: number): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ two_factor_last_step: step })
+    .where('id', '=', id)
+    .where('two_factor_secret', 'is not', null)
+    .where((eb) => eb.or([eb('two_factor_last_step', 'is', null), eb('two_factor_last_step', '<', step)]))
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** Turns two-factor on with the pending secret, unless it is on already or the pending secret changed meanwhile. */
+export async function activateTwoFactor(db: Db, id: number, pendingSecret: string, step: number): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ two_factor_secret: pendingSecret, two_factor_pending_secret: null, two_factor_last_step: step })
+    .where('id', '=', id)
+    .where('two_factor_secret', 'is', null)
+    .where('two_factor_pending_secret', '=', pendingSecret)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** Turns two-factor off and drops any pending setup; true when it was on. */
+export async function clearTwoFactor(db: Db, id: number): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ two_factor_secret: null, two_factor_pending_secret: null, two_factor_last_step: null })
+    .where('id', '=', id)
+    .where('two_factor_secret', 'is not', null)
+    .executeTakeFirst()
+  if (Number(result.numUpdatedRows) > 0) return true
+  await db.updateTable('users').set({ two_factor_pending_secret: null }).where('id', '=', id).where('two_factor_pending_secret', 'is not', null).execute()
+  return false
+}

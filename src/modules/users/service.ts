@@ -110,3 +110,8 @@ export async function ensureAdmin(ctx: AppContext, username: string, password: s
     ...(passwordMatches ? {} : { password_hash: await hashPassword(password) }),
   })
 }
+
+/** Accepts a TOTP time step for the user once (auth/two-factor.ts); false for a replay. */
+export const claimTwoFactorStep = repo.claimTwoFactorStep
+export const activateTwoFactor = repo.activateTwoFactor
+export const clearTwoFactor = repo.clearTwoFactor
