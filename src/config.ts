@@ -101,6 +101,10 @@ export interface Config {
   secretKey: string | null
   /** admins must have signed in with a second factor to use admin endpoints (else 403) */
   adminRequire2fa: boolean
+  /** login_v3 `email` steps (does this email have an account?) per window per client IP */
+  loginLookupRateLimit: RateLimit
+  /** seconds before another sign-in code may be mailed to the same address */
+  loginCodeResendSeconds: number
 }
 
 /** A premium plan: `months` of premium for `price` kopecks (shown as roubles). */
@@ -340,6 +344,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     mailTimeoutSeconds: int('MAIL_TIMEOUT_SECONDS', 5, 1, 60),
     secretKey: secretKey(),
     adminRequire2fa: bool('ADMIN_REQUIRE_2FA', false),
+    loginLookupRateLimit: rate('LOGIN_LOOKUP_RATE_LIMIT', '10/60'),
+    loginCodeResendSeconds: int('LOGIN_CODE_RESEND_SECONDS', 60, 1, 3600),
   }
 
   if (problems.length > 0) throw new ConfigError(problems)

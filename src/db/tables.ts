@@ -95,6 +95,21 @@ export interface LoginTicketsTable {
   created_at: EpochMs
 }
 export type LoginTicketRow = Selectable<LoginTicketsTable>
+/** The newest sign-in code mailed to an address (login_v3). */
+export interface LoginCodesTable {
+  id: Generated<number>
+  /** the address, lower-cased */
+  email_key: string
+  /** null: no account has the address */
+  user_id: number | null
+  /** HMAC-SHA256 of the code under the server key */
+  code_hash: string
+  attempts: Generated<number>
+  expires_at: EpochMs
+  used_at: EpochMs | null
+  created_at: EpochMs
+}
+export type LoginCodeRow = Selectable<LoginCodesTable>
 
 // admin module
 export interface ModLogsTable {
@@ -593,4 +608,5 @@ export interface Database {
   job_runs: JobRunsTable
   two_factor_recovery_codes: TwoFactorRecoveryCodesTable
   login_tickets: LoginTicketsTable
+  login_codes: LoginCodesTable
 }

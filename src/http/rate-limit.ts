@@ -13,6 +13,8 @@ import { rateLimited } from './errors.js'
 export interface RateLimiters {
   register: onRequestHookHandler
   login: onRequestHookHandler
+  /** login_v3's `email` step: whether an address has an account */
+  loginLookup: onRequestHookHandler
   contactImport: onRequestHookHandler
 }
 
@@ -31,6 +33,7 @@ export async function registerRateLimits(app: FastifyInstance, ctx: AppContext):
   return {
     register: limiter('register', ctx.config.registerRateLimit),
     login: limiter('login', ctx.config.loginRateLimit),
+    loginLookup: limiter('login-lookup', ctx.config.loginLookupRateLimit),
     contactImport: limiter('contact-import', ctx.config.contactImportRateLimit),
   }
 }

@@ -1,6 +1,6 @@
-/** The auth module's tables: recovery codes and the tickets of logins waiting for a second step. */
+/** The auth module's tables: recovery codes, tickets of logins waiting for a second step, mailed sign-in codes. */
 import type { Db } from '../../db/database.js'
-import type { LoginTicketRow } from '../../db/tables.js'
+import type { LoginCodeRow, LoginTicketRow } from '../../db/tables.js'
 
 export async function replaceRecoveryCodes(db: Db, userId: number, codeHashes: readonly string[], now: number) {
   await db.deleteFrom('two_factor_recovery_codes').where('user_id', '=', userId).execute()
@@ -59,6 +59,61 @@ export async function claimTicket(db: Db, id: number, now: number): Promise<bool
     .updateTable('login_tickets')
     .set({ used_at: now })
     .where('id', '=', id)
+    .where('used_at', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/**
+ * Stores a new sign-in code for an address, replacing the previous one, unless the previous one
+ * is younger than `resendCutoff` (then nothing changes and the answer is undefined): one atomic
+ * statement, so two requests at once cannot both mail a code.
+ */
+export async function putLoginCode(db: Db, code: Omit<LoginCodeRow, 'id' | 'attempts' | 'used_at'>, resendCutoff: number) {
+  await db.deleteFrom('login_codes').where('expires_at', '<', code.created_at - 3_600_000).execute()
+  return db
+    .insertInto('login_codes')
+    .values(code)
+    .onConflict((oc) =>
+      oc
+        .column('email_key')
+        .doUpdateSet({ user_id: code.user_id, code_hash: code.code_hash, attempts: 0, expires_at: code.expires_at, used_at: null, created_at: code.created_at })
+        .where('login_codes.created_at', '<=', resendCutoff),
+    )
+    .returning('id')
+    .executeTakeFirst()
+}
+
+export function findLoginCode(db: Db, emailKey: string): Promise<LoginCodeRow | undefined> {
+  return db.selectFrom('login_codes').selectAll().where('email_key', '=', emailKey).executeTakeFirst()
+}
+
+/** Drops a code that could not be mailed (only that one: a newer code stays). */
+export async function deleteLoginCode(db: Db, id: number, codeHash: string) {
+  await db.deleteFrom('login_codes').where('id', '=', id).where('code_hash', '=', codeHash).execute()
+}
+
+/** Counts one more try at a code before it is compared; the attempts so far, or undefined when it is used, expired or out of tries. */
+export async function reserveLoginCodeAttempt(db: Db, id: number, now: number, maxAttempts: number): Promise<number | undefined> {
+  const row = await db
+    .updateTable('login_codes')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('id', '=', id)
+    .where('attempts', '<', maxAttempts)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning('attempts')
+    .executeTakeFirst()
+  return row?.attempts
+}
+
+/** Uses a code up; false when it was used already (or replaced meanwhile). */
+export async function claimLoginCode(db: Db, id: number, codeHash: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('login_codes')
+    .set({ used_at: now })
+    .where('id', '=', id)
+    .where('code_hash', '=', codeHash)
     .where('used_at', 'is', null)
     .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0

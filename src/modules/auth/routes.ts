@@ -11,12 +11,15 @@ import {
   CodeBody,
   LoginBody,
   LoginResult,
+  LoginV3Body,
+  LoginV3Result,
   MessageResult,
   RegisterBody,
   TotpLoginBody,
   TwoFactorSetupResult,
   TwoFactorState,
 } from './schemas.js'
+import { loginV3 } from './login-v3.js'
 import * as twoFactor from './two-factor.js'
 
 export interface AuthRoutesOptions {
@@ -74,6 +77,24 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
   }, async (request, reply) => {
     const result = await auth.finishTotp(ctx, request.body.ticket, request.body.code, clientOf(request))
     setCookie(reply, result.session_token)
+    return ok(result)
+  })
+
+  app.post('/login_v3', {
+    schema: {
+      summary: 'Sign in step by step: email, send_otp, verify_otp, password, totp',
+      description: '`email {email}` → `{exists, methods}`; `send_otp {email}` mails a 6-digit code → `{sent, expires_in, resend_in}`; ' +
+        '`verify_otp {email, code}` and `password {email, password}` → `{session_token, user}` or, with two-factor on, `{next: "totp", ticket}`; ' +
+        '`totp {ticket, code}` → `{session_token, user}`.',
+      tags: ['auth'],
+      body: LoginV3Body,
+      response: { 200: okSchema(LoginV3Result) },
+    },
+    // one limiter per request (they share the plugin's once-per-request mark): the lookup has its own, tighter one
+    preHandler: (request, reply) => (request.body.step === 'email' ? limiters.loginLookup : limiters.login).call(app, request, reply, () => {}),
+  }, async (request, reply) => {
+    const result = await loginV3(ctx, request.body, clientOf(request))
+    if ('session_token' in result) setCookie(reply, result.session_token)
     return ok(result)
   })
 

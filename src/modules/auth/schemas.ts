@@ -61,3 +61,35 @@ export const TwoFactorState = Type.Object({
   enabled: Type.Boolean(),
   recovery_codes: Type.Optional(Type.Array(Type.String(), { description: 'on enable only: 10 single-use codes, shown only now' })),
 })
+
+/** login_v3: one endpoint, one step per call; each step names the fields it needs. */
+export const LoginV3Body = Type.Object(
+  {
+    step: Type.Union(
+      [Type.Literal('email'), Type.Literal('send_otp'), Type.Literal('verify_otp'), Type.Literal('password'), Type.Literal('totp')],
+      { errorMessage: 'step must be one of email, send_otp, verify_otp, password, totp' },
+    ),
+    email: Type.Optional(Type.String({ format: 'email', maxLength: 254, errorMessage: 'email must be a valid email address' })),
+    code: Type.Optional(Code),
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    ticket: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    device: Type.Optional(Type.String({ maxLength: 128 })),
+  },
+  { additionalProperties: false },
+)
+export type LoginV3Body = Static<typeof LoginV3Body>
+
+export const EmailLookupResult = Type.Object({
+  exists: Type.Boolean(),
+  methods: Type.Array(Type.Union([Type.Literal('password'), Type.Literal('otp')]), { description: 'the first steps this account can sign in with' }),
+})
+export type EmailLookupResult = Static<typeof EmailLookupResult>
+
+export const CodeSentResult = Type.Object({
+  sent: Type.Literal(true),
+  expires_in: Type.Integer({ description: 'seconds the code works' }),
+  resend_in: Type.Integer({ description: 'seconds before another code may be asked for' }),
+})
+export type CodeSentResult = Static<typeof CodeSentResult>
+
+export const LoginV3Result = Type.Union([EmailLookupResult, CodeSentResult, AuthResult, TotpRequired])
