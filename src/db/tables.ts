@@ -110,6 +110,19 @@ export interface LoginCodesTable {
   created_at: EpochMs
 }
 export type LoginCodeRow = Selectable<LoginCodesTable>
+/** An email confirmation link sent to a user. */
+export interface EmailVerificationsTable {
+  id: Generated<number>
+  user_id: number
+  /** the address the link confirms */
+  email: string
+  /** SHA-256 of the token */
+  token_hash: string
+  expires_at: EpochMs
+  used_at: EpochMs | null
+  created_at: EpochMs
+}
+export type EmailVerificationRow = Selectable<EmailVerificationsTable>
 
 // admin module
 export interface ModLogsTable {
@@ -609,4 +622,5 @@ export interface Database {
   two_factor_recovery_codes: TwoFactorRecoveryCodesTable
   login_tickets: LoginTicketsTable
   login_codes: LoginCodesTable
+  email_verifications: EmailVerificationsTable
 }

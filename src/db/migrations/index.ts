@@ -25,6 +25,7 @@ import * as premium from './2026-11-25T10-00-premium.js'
 import * as reportResolution from './2026-11-25T11-00-report-resolution.js'
 import * as twoFactor from './2026-11-25T21-00-two-factor.js'
 import * as loginCodes from './2026-11-25T21-10-login-codes.js'
+import * as emailVerification from './2026-11-25T21-20-email-verification.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T11-00-report-resolution': reportResolution,
   '2026-11-25T21-00-two-factor': twoFactor,
   '2026-11-25T21-10-login-codes': loginCodes,
+  '2026-11-25T21-20-email-verification': emailVerification,
 }

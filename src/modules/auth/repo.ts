@@ -1,6 +1,6 @@
-/** The auth module's tables: recovery codes, tickets of logins waiting for a second step, mailed sign-in codes. */
+/** The auth module's tables: recovery codes, tickets of logins waiting for a second step, mailed sign-in codes, email confirmation links. */
 import type { Db } from '../../db/database.js'
-import type { LoginCodeRow, LoginTicketRow } from '../../db/tables.js'
+import type { EmailVerificationRow, LoginCodeRow, LoginTicketRow } from '../../db/tables.js'
 
 export async function replaceRecoveryCodes(db: Db, userId: number, codeHashes: readonly string[], now: number) {
   await db.deleteFrom('two_factor_recovery_codes').where('user_id', '=', userId).execute()
@@ -114,6 +114,43 @@ export async function claimLoginCode(db: Db, id: number, codeHash: string, now: 
     .set({ used_at: now })
     .where('id', '=', id)
     .where('code_hash', '=', codeHash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** A new confirmation link for a user; the user's earlier unused links stop working. */
+export async function putEmailVerification(db: Db, row: Omit<EmailVerificationRow, 'id' | 'used_at'>) {
+  await db.deleteFrom('email_verifications').where('user_id', '=', row.user_id).where('used_at', 'is', null).execute()
+  return db.insertInto('email_verifications').values(row).returning('id').executeTakeFirstOrThrow()
+}
+
+export function findEmailVerification(db: Db, tokenHash: string): Promise<EmailVerificationRow | undefined> {
+  return db.selectFrom('email_verifications').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
+}
+
+/** When the user's newest confirmation link was made (the resend wait), or undefined. */
+export async function lastEmailVerificationAt(db: Db, userId: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('email_verifications')
+    .select('created_at')
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return row?.created_at
+}
+
+export async function deleteEmailVerification(db: Db, id: number) {
+  await db.deleteFrom('email_verifications').where('id', '=', id).execute()
+}
+
+/** Uses a link up; false when it already was. */
+export async function claimEmailVerification(db: Db, id: number, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('email_verifications')
+    .set({ used_at: now })
+    .where('id', '=', id)
     .where('used_at', 'is', null)
     .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0

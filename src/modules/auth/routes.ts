@@ -8,7 +8,10 @@ import type { RateLimiters } from '../../http/rate-limit.js'
 import * as auth from './service.js'
 import {
   AuthResult,
+  ChangeEmailBody,
   CodeBody,
+  EmailChanged,
+  EmailVerified,
   LoginBody,
   LoginResult,
   LoginV3Body,
@@ -18,7 +21,10 @@ import {
   TotpLoginBody,
   TwoFactorSetupResult,
   TwoFactorState,
+  VerificationSent,
+  VerifyEmailBody,
 } from './schemas.js'
+import * as emailVerification from './email-verification.js'
 import { loginV3 } from './login-v3.js'
 import * as twoFactor from './two-factor.js'
 
@@ -97,6 +103,21 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     if ('session_token' in result) setCookie(reply, result.session_token)
     return ok(result)
   })
+
+  app.post('/verify-email', {
+    schema: { summary: 'Confirm an email address with the token of its link', tags: ['auth'], body: VerifyEmailBody, response: { 200: okSchema(EmailVerified) } },
+    onRequest: limiters.login,
+  }, async (request) => ok(await emailVerification.verifyEmail(ctx, request.body.token)))
+
+  app.post('/verify-email/resend', {
+    schema: { summary: 'Mail a new confirmation link to my email address', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(VerificationSent) } },
+    preHandler: requireUser(ctx),
+  }, async (request) => ok(await emailVerification.resendVerification(ctx, request.user.id)))
+
+  app.post('/email', {
+    schema: { summary: 'Change my email address (unconfirmed until its link is opened)', tags: ['auth'], security: [{ bearer: [] }], body: ChangeEmailBody, response: { 200: okSchema(EmailChanged) } },
+    preHandler: requireUser(ctx),
+  }, async (request) => ok(await emailVerification.changeEmail(ctx, request.user.id, request.body)))
 
   app.post('/2fa/setup', {
     schema: { summary: 'Start turning on two-factor authentication: a new TOTP secret (not active until 2fa/enable)', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(TwoFactorSetupResult) } },

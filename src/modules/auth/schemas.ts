@@ -93,3 +93,20 @@ export const CodeSentResult = Type.Object({
 export type CodeSentResult = Static<typeof CodeSentResult>
 
 export const LoginV3Result = Type.Union([EmailLookupResult, CodeSentResult, AuthResult, TotpRequired])
+
+export const VerifyEmailBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false })
+export const EmailVerified = Type.Object({ email_verified: Type.Literal(true), email: Type.String() })
+export const VerificationSent = Type.Object({ sent: Type.Literal(true), email: Type.String() })
+
+export const ChangeEmailBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 254, errorMessage: 'email must be a valid email address' }),
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'required when the account has a password' })),
+  },
+  { additionalProperties: false },
+)
+export const EmailChanged = Type.Object({
+  email: Type.String(),
+  email_verified: Type.Literal(false),
+  verification_sent: Type.Boolean({ description: 'false when the mail could not be sent now: ask again with verify-email/resend' }),
+})

@@ -1,4 +1,4 @@
-/** Registration, password login (with its second step when two-factor is on) and logout. */
+/** Registration (which mails the email confirmation link), password login (with its second step when two-factor is on) and logout. */
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { unauthorized } from '../../http/errors.js'
@@ -7,6 +7,7 @@ import { presentMe } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as sessions from '../sessions/service.js'
 import type { AuthResult, LoginBody, RegisterBody } from './schemas.js'
+import { sendVerificationLater } from './email-verification.js'
 import { issueTicket, redeemTicket, type FirstStep } from './tickets.js'
 import { isTwoFactorEnabled } from './two-factor.js'
 
@@ -28,6 +29,7 @@ export async function register(ctx: AppContext, input: RegisterBody, client: Cli
     email: input.email,
     displayName: input.display_name,
   })
+  sendVerificationLater(ctx, user)
   return openSession(ctx, user, client, { device: null, method: 'password', twoFactorVerified: false })
 }
 
