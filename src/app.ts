@@ -19,7 +19,7 @@ import { applySecurityHeaders, usePageHeaders } from './http/security-headers.js
 import { timedServer } from './http/timeouts.js'
 import { validatorCompiler } from './http/validation.js'
 
-const VERSION = '0.1.0'
+import { VERSION } from './version.js'
 
 /** TRUST_PROXY as Fastify takes it: a hop count trusts that many proxies nearest to Tern (proxy-addr's rule). */
 const trustedProxies = (trust: TrustProxy) => (typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust)

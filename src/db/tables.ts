@@ -44,6 +44,10 @@ export interface UsersTable {
   privacy_avatar: Generated<Audience>
   /** the profile's link */
   link: string | null
+  /** the platform's own account (`tern`): broadcasts and warnings come from it */
+  is_system: Generated<Flag>
+  /** how many warnings moderators have sent the user */
+  warnings: Generated<number>
   appearance_settings: unknown | null
   deleted_at: EpochMs | null
   created_at: EpochMs
@@ -134,6 +138,34 @@ export interface ModLogsTable {
   created_at: EpochMs
 }
 export type ModLogRow = Selectable<ModLogsTable>
+
+export type BroadcastStatus = 'queued' | 'running' | 'done'
+export interface BroadcastsTable {
+  id: Generated<number>
+  admin_id: number | null
+  content: string
+  status: BroadcastStatus
+  total: number
+  sent: Generated<number>
+  cursor_user_id: Generated<number>
+  last_user_id: number
+  created_at: EpochMs
+  started_at: EpochMs | null
+  finished_at: EpochMs | null
+}
+export type BroadcastRow = Selectable<BroadcastsTable>
+
+// stats module
+export interface PlatformCountersTable {
+  name: string
+  value: number
+}
+export interface DailyCountersTable {
+  /** UTC day, YYYY-MM-DD */
+  day: string
+  metric: string
+  value: number
+}
 
 // chats module
 export interface ChatsTable {
@@ -623,4 +655,7 @@ export interface Database {
   login_tickets: LoginTicketsTable
   login_codes: LoginCodesTable
   email_verifications: EmailVerificationsTable
+  broadcasts: BroadcastsTable
+  platform_counters: PlatformCountersTable
+  daily_counters: DailyCountersTable
 }

@@ -4,6 +4,7 @@
  * server is ready and stops it when the server closes.
  */
 import type { AppContext } from '../context.js'
+import { deliverPending } from '../modules/broadcasts/service.js'
 import { sweepExpiredUploads } from '../modules/files/sweep.js'
 import { scheduledDelivery, TICK_MS } from '../modules/messages/scheduled.js'
 import { renewDue } from '../modules/premium/service.js'
@@ -14,6 +15,8 @@ import { JobRunner, type RunnerOptions } from './runner.js'
 
 /** how often new messages are indexed for message search on SQLite (a search catches up itself) */
 const MESSAGE_INDEX_EVERY_MS = 2000
+/** how soon a new broadcast starts going out */
+const BROADCAST_TICK_MS = 1000
 
 export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRunner {
   const jobs = new JobRunner(ctx, options)
@@ -40,6 +43,14 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     everyMs: ctx.config.premiumRenewalIntervalSeconds * 1000,
     runAtStart: true,
     run: (signal) => renewDue(ctx, ctx.config.premiumRenewBeforeSeconds * 1000, signal),
+  })
+  jobs.define({
+    name: 'broadcast-delivery',
+    summary: "writes admins' broadcasts to every recipient, a short transaction per batch",
+    scope: 'cluster',
+    everyMs: BROADCAST_TICK_MS,
+    runAtStart: true,
+    run: (signal) => deliverPending(ctx, signal),
   })
   jobs.define({
     name: 'upload-sweep',

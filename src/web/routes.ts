@@ -46,7 +46,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
     if (found.user.is_admin !== 1) {
       return reply.code(403).send(page('Tern admin', '<h1>Tern admin</h1><p>Administrators only.</p>'))
     }
-    const { items, total } = await admin.listUsers(ctx, found.user, undefined, 1, 50)
+    const { items, total } = await admin.listUsers(ctx, found.user, {}, 1, 50)
     const rows = items
       .map(
         (u) => `<tr><td>${u.user_id}</td><td>${escapeHtml(u.username)}</td><td>${escapeHtml(u.email ?? '')}</td>` +

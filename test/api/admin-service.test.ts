@@ -18,7 +18,7 @@ test('every admin service action refuses a caller who is not a platform admin; a
   const asRow = async (id: number) => (await users.findById(server.ctx, id))!
   const [bossRow, malloryRow] = [await asRow(boss.id), await asRow(mallory.id)]
 
-  await assert.rejects(admin.listUsers(server.ctx, malloryRow, undefined, 1, 20), refused)
+  await assert.rejects(admin.listUsers(server.ctx, malloryRow, {}, 1, 20), refused)
   await assert.rejects(admin.listModLog(server.ctx, malloryRow, 1, 20), refused)
   await assert.rejects(admin.ban(server.ctx, malloryRow, victim.id, 'no reason'), refused)
   await assert.rejects(admin.unban(server.ctx, malloryRow, victim.id), refused)
@@ -30,7 +30,7 @@ test('every admin service action refuses a caller who is not a platform admin; a
   assert.equal((await admin.listModLog(server.ctx, bossRow, 1, 20)).total, 0)
 
   // the same calls by an admin go through
-  assert.ok((await admin.listUsers(server.ctx, bossRow, undefined, 1, 20)).total >= 3)
+  assert.ok((await admin.listUsers(server.ctx, bossRow, {}, 1, 20)).total >= 3)
   await admin.ban(server.ctx, bossRow, victim.id, 'spam')
   assert.equal((await asRow(victim.id)).is_active, 0)
   assert.equal((await admin.listModLog(server.ctx, bossRow, 1, 20)).items[0].action, 'user.ban')
@@ -39,8 +39,8 @@ test('every admin service action refuses a caller who is not a platform admin; a
 test('an admin who was banned meanwhile is refused by the service too', async () => {
   const [boss, other] = [await server.createAdmin(), await server.createAdmin()]
   const otherRow = (await users.findById(server.ctx, other.id))!
-  assert.ok((await admin.listUsers(server.ctx, otherRow, undefined, 1, 5)).total >= 2, 'an active admin may list')
+  assert.ok((await admin.listUsers(server.ctx, otherRow, {}, 1, 5)).total >= 2, 'an active admin may list')
   await admin.ban(server.ctx, (await users.findById(server.ctx, boss.id))!, other.id, 'rogue')
   const banned = (await users.findById(server.ctx, other.id))!
-  await assert.rejects(admin.listUsers(server.ctx, banned, undefined, 1, 5), refused)
+  await assert.rejects(admin.listUsers(server.ctx, banned, {}, 1, 5), refused)
 })

@@ -343,8 +343,8 @@ test('role validates its body and id', async () => {
 test('an admin cannot ban themselves or revoke their own admin role', async () => {
   const self = await server.createAdmin()
   const before = await modlogTotal()
-  assertError(await self.api.post(`${ADMIN}/users/${self.id}/ban`, { reason: 'oops' }), 403, 'forbidden')
-  assertError(await self.api.post(`${ADMIN}/users/${self.id}/role`, { is_admin: false }), 403, 'forbidden')
+  assertError(await self.api.post(`${ADMIN}/users/${self.id}/ban`, { reason: 'oops' }), 409, 'conflict')
+  assertError(await self.api.post(`${ADMIN}/users/${self.id}/role`, { is_admin: false }), 409, 'conflict')
   assert.equal(await modlogTotal(), before)
   const still = await self.api.get(`${ADMIN}/users`, { query: { q: self.username } })
   assert.equal(still.status, 200)

@@ -83,21 +83,34 @@ test('GET /stats returns public counts, and registering a user increments users'
   const before = await server.api.get('/stats')
   assert.equal(before.status, 200)
   assert.equal(before.body.success, true)
-  assert.deepEqual(Object.keys(before.body.data).sort(), ['online', 'users'])
+  assert.deepEqual(Object.keys(before.body.data).sort(), ['channels', 'messages', 'users'])
   assert.ok(Number.isInteger(before.body.data.users) && before.body.data.users >= 0)
-  assert.ok(Number.isInteger(before.body.data.online) && before.body.data.online >= 0)
+  assert.ok(Number.isInteger(before.body.data.messages) && before.body.data.messages >= 0)
   await server.registerUser()
   const after = await server.api.get('/stats')
   // tests in a file run one after another, so exactly one more
   assert.equal(after.body.data.users, before.body.data.users + 1)
 })
 
-test('GET /stats counts exactly on a fresh server', async () => {
+test('GET /stats counts exactly on a fresh server: users, messages and channels', async () => {
   const fresh = await startTestServer()
-  assert.deepEqual((await fresh.api.get('/stats')).body, { success: true, data: { users: 0, online: 0 } })
-  await fresh.registerUser()
-  await fresh.registerUser()
-  assert.deepEqual((await fresh.api.get('/stats')).body, { success: true, data: { users: 2, online: 0 } })
+  assert.deepEqual((await fresh.api.get('/stats')).body, { success: true, data: { users: 0, messages: 0, channels: 0 } })
+  const ann = await fresh.registerUser()
+  const bob = await fresh.registerUser()
+  await ann.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'one' })
+  await bob.api.post(`${V2}/messages/send`, { receiver_id: ann.id, content: 'two' })
+  assert.equal((await ann.api.post(`${V2}/channels/create`, { title: 'News' })).status, 200)
+  assert.deepEqual((await fresh.api.get('/stats')).body, { success: true, data: { users: 2, messages: 2, channels: 1 } })
+})
+
+test('GET /stats for a browser is a page with the same figures; an API client still gets JSON', async () => {
+  const html = await server.api.get('/stats', { headers: { accept: 'text/html,application/xhtml+xml,application/json;q=0.9' } })
+  assert.equal(html.status, 200)
+  assert.match(html.headers.get('content-type') ?? '', /^text\/html/)
+  const json = await server.api.get('/stats')
+  assert.match(html.text, new RegExp(`<dt>Users</dt><dd>${new Intl.NumberFormat('en').format(json.body.data.users)}</dd>`))
+  assert.match(html.headers.get('content-security-policy') ?? '', /script-src 'self'/)
+  assert.match(json.headers.get('content-type') ?? '', /^application\/json/)
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import * as messageSearch from './2026-11-25T08-00-message-search.js'
 import * as userSearchNames from './2026-11-25T09-00-user-search-names.js'
 import * as premium from './2026-11-25T10-00-premium.js'
 import * as reportResolution from './2026-11-25T11-00-report-resolution.js'
+import * as adminArea from './2026-11-25T20-00-admin-area.js'
 import * as twoFactor from './2026-11-25T21-00-two-factor.js'
 import * as loginCodes from './2026-11-25T21-10-login-codes.js'
 import * as emailVerification from './2026-11-25T21-20-email-verification.js'
@@ -51,6 +52,7 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T09-00-user-search-names': userSearchNames,
   '2026-11-25T10-00-premium': premium,
   '2026-11-25T11-00-report-resolution': reportResolution,
+  '2026-11-25T20-00-admin-area': adminArea,
   '2026-11-25T21-00-two-factor': twoFactor,
   '2026-11-25T21-10-login-codes': loginCodes,
   '2026-11-25T21-20-email-verification': emailVerification,

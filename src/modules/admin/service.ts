@@ -8,11 +8,11 @@ import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import { fromJson } from '../../db/json.js'
 import type { UserRow } from '../../db/tables.js'
-import { forbidden } from '../../http/errors.js'
-import { iso } from '../../lib/time.js'
+import { conflict, forbidden, notFound } from '../../http/errors.js'
+import { iso, isoOrNull } from '../../lib/time.js'
 import { CLOSE } from '../../realtime/close-codes.js'
 import * as sessions from '../sessions/service.js'
-import { presentAdminUser } from '../users/present.js'
+import { isPremium, presentAdminUser } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
 
@@ -27,48 +27,105 @@ export async function recordModeration(db: Db, admin: UserRow, action: string, t
   await repo.insertModLog(db, { admin_id: admin.id, action, target_id: targetId, details, created_at: now })
 }
 
-export async function listUsers(ctx: AppContext, admin: UserRow, q: string | undefined, page: number, perPage: number) {
+export async function listUsers(ctx: AppContext, admin: UserRow, filter: users.UserFilter, page: number, perPage: number) {
   assertAdmin(admin)
-  const { rows, total } = await users.listUsers(ctx, q, page, perPage)
+  const { rows, total } = await users.listUsers(ctx, filter, page, perPage)
   const now = ctx.clock.now()
   return { items: rows.map((u) => presentAdminUser(u, now)), total }
 }
 
-async function moderate(
-  ctx: AppContext,
-  admin: UserRow,
-  targetId: number,
-  action: string,
-  details: unknown,
-  change: Parameters<typeof users.updateUser>[2],
-  alsoRevokeSessions = false,
-) {
+/** One user as a moderator sees them: the admin view plus sessions, reports against them, premium and warnings. */
+export async function userDetail(ctx: AppContext, admin: UserRow, targetId: number) {
   assertAdmin(admin)
-  const user = await ctx.db.transaction().execute(async (trx) => {
-    const updated = await users.updateUser(trx, targetId, change)
-    if (alsoRevokeSessions) await sessions.revokeAllSessions(trx, targetId)
-    await recordModeration(trx, admin, action, targetId, details, ctx.clock.now())
-    return updated
-  })
-  if (alsoRevokeSessions) sessions.closeSockets(ctx, targetId, undefined, CLOSE.accountSuspended)
-  ctx.log.info({ adminId: admin.id, action, targetId }, 'moderation action')
-  return presentAdminUser(user, ctx.clock.now())
+  const user = await users.getUser(ctx, targetId)
+  const now = ctx.clock.now()
+  const [sessionList, reports] = await Promise.all([
+    sessions.listSessions(ctx, targetId, null, 1, 1),
+    repo.reportsAgainst(ctx.db, targetId),
+  ])
+  return {
+    ...presentAdminUser(user, now),
+    is_system: user.is_system === 1,
+    warnings: user.warnings,
+    sessions_count: sessionList.total,
+    reports: reports,
+    premium: { is_premium: isPremium(user, now), expires_at: isoOrNull(user.premium_expires_at) },
+    two_factor_enabled: user.two_factor_secret !== null,
+  }
+}
+
+/** The system account is the platform itself: nobody moderates it. */
+function assertNotSystem(user: UserRow) {
+  if (user.is_system === 1) throw conflict('The system account cannot be moderated')
+}
+
+/**
+ * Inside the caller's transaction: deactivates the account and ends every session of it. The
+ * caller closes its sockets (closeSockets) once the transaction has committed.
+ */
+export async function suspendIn(db: Db, admin: UserRow, targetId: number): Promise<UserRow> {
+  assertAdmin(admin)
+  if (targetId === admin.id) throw conflict('You cannot ban yourself')
+  const target = await users.findByIdIn(db, targetId)
+  if (!target || target.deleted_at !== null) throw notFound('User not found')
+  assertNotSystem(target)
+  const updated = await users.updateUser(db, targetId, { is_active: 0, is_online: 0 })
+  await sessions.revokeAllSessions(db, targetId)
+  return updated
+}
+
+/** After a suspension has committed: the user's sockets close on every instance. */
+export function afterSuspension(ctx: AppContext, targetId: number) {
+  sessions.closeSockets(ctx, targetId, undefined, CLOSE.accountSuspended)
 }
 
 export async function ban(ctx: AppContext, admin: UserRow, targetId: number, reason: string | undefined) {
-  if (targetId === admin.id) throw forbidden('You cannot ban yourself')
-  return moderate(ctx, admin, targetId, 'user.ban', { reason: reason ?? null }, { is_active: 0, is_online: 0 }, true)
+  assertAdmin(admin)
+  const user = await ctx.db.transaction().execute(async (trx) => {
+    const updated = await suspendIn(trx, admin, targetId)
+    await recordModeration(trx, admin, 'user.ban', targetId, { reason: reason?.trim() || null }, ctx.clock.now())
+    return updated
+  })
+  afterSuspension(ctx, targetId)
+  ctx.log.info({ adminId: admin.id, action: 'user.ban', targetId }, 'moderation action')
+  return presentAdminUser(user, ctx.clock.now())
 }
 
 export async function unban(ctx: AppContext, admin: UserRow, targetId: number) {
-  return moderate(ctx, admin, targetId, 'user.unban', null, { is_active: 1 })
+  assertAdmin(admin)
+  const user = await ctx.db.transaction().execute(async (trx) => {
+    const target = await users.findByIdIn(trx, targetId)
+    if (!target || target.deleted_at !== null) throw notFound('User not found')
+    assertNotSystem(target)
+    const updated = await users.updateUser(trx, targetId, { is_active: 1 })
+    await recordModeration(trx, admin, 'user.unban', targetId, null, ctx.clock.now())
+    return updated
+  })
+  ctx.log.info({ adminId: admin.id, action: 'user.unban', targetId }, 'moderation action')
+  return presentAdminUser(user, ctx.clock.now())
 }
 
+/**
+ * Grants or revokes the admin role. An admin cannot revoke their own, and the last active admin
+ * cannot be demoted (409). The active admins' rows are locked first on PostgreSQL, so two admins
+ * demoting each other at once cannot both succeed (SQLite runs one write transaction at a time).
+ */
 export async function setRole(ctx: AppContext, admin: UserRow, targetId: number, isAdmin: boolean) {
-  if (targetId === admin.id && !isAdmin) throw forbidden('You cannot revoke your own admin role')
-  return moderate(ctx, admin, targetId, isAdmin ? 'user.grant_admin' : 'user.revoke_admin', { is_admin: isAdmin }, {
-    is_admin: isAdmin ? 1 : 0,
+  assertAdmin(admin)
+  if (targetId === admin.id && !isAdmin) throw conflict('You cannot revoke your own admin role')
+  const action = isAdmin ? 'user.grant_admin' : 'user.revoke_admin'
+  const user = await ctx.db.transaction().execute(async (trx) => {
+    if (!isAdmin && ctx.config.dialect === 'postgres') await repo.lockActiveAdmins(trx)
+    const target = await users.findByIdIn(trx, targetId)
+    if (!target || target.deleted_at !== null) throw notFound('User not found')
+    assertNotSystem(target)
+    const updated = await users.updateUser(trx, targetId, { is_admin: isAdmin ? 1 : 0 })
+    if (!isAdmin && (await users.countActiveAdmins(trx)) === 0) throw conflict('The last admin cannot be demoted')
+    await recordModeration(trx, admin, action, targetId, { is_admin: isAdmin }, ctx.clock.now())
+    return updated
   })
+  ctx.log.info({ adminId: admin.id, action, targetId }, 'moderation action')
+  return presentAdminUser(user, ctx.clock.now())
 }
 
 export async function listModLog(ctx: AppContext, admin: UserRow, page: number, perPage: number, filter: repo.ModLogFilter = {}) {

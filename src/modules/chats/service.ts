@@ -19,6 +19,23 @@ export function findPersonal(db: Db, a: number, b: number) {
   return a < b ? repo.findPersonal(db, a, b) : repo.findPersonal(db, b, a)
 }
 
+/** Any chat by id, for the platform's own work (moderation): no membership is asked. */
+export const findChat = (db: Db, chatId: number) => repo.findById(db, chatId)
+
+/**
+ * The personal chat of two different users inside the caller's transaction, created if missing
+ * (the platform writing to many users at once: a broadcast). A concurrent creation by the users
+ * themselves fails the caller's transaction on the unique pair index; its retry finds the chat.
+ */
+export async function personalIn(db: Db, a: number, b: number, now: number): Promise<ChatRow> {
+  const [peer1, peer2] = a < b ? [a, b] : [b, a]
+  const existing = await repo.findPersonal(db, peer1, peer2)
+  if (existing) return existing
+  const chat = await repo.insertPersonal(db, peer1, peer2, now)
+  await repo.insertPersonalMembers(db, chat.id, [peer1, peer2], now)
+  return { ...chat, member_count: 2, join_seq: 2 }
+}
+
 /** The other member of a personal chat (`me` for Saved Messages); null for groups and channels. */
 export function otherMember(chat: ChatRow, me: number): number | null {
   if (chat.chat_type !== 'personal') return null

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
+import { bump } from '../stats/counters.js'
 
 /** A group or channel with what its shapes show: the viewer's role, last message, owner, discussion group. */
 export function findView(db: Db, chatId: number, viewerId: number) {
@@ -27,10 +28,12 @@ export function findView(db: Db, chatId: number, viewerId: number) {
 }
 export type ChatView = NonNullable<Awaited<ReturnType<typeof findView>>>
 
-export function insertChat(
+/** Inserts a group or channel (a channel is counted in the statistics); run it in a transaction. */
+export async function insertChat(
   db: Db,
   values: { chat_type: 'group' | 'channel'; title: string; description: string; avatar: string | null; is_public: number; owner: number; code: string; now: number },
 ) {
+  if (values.chat_type === 'channel') await bump(db, 'channels', 1)
   return db
     .insertInto('chats')
     .values({
@@ -62,8 +65,10 @@ export async function updateChat(
   await db.updateTable('chats').set(changes).where('id', '=', chatId).execute()
 }
 
+/** Deletes a group or channel (a channel leaves the statistics' count); run it in a transaction. */
 export async function deleteChat(db: Db, chatId: number) {
-  await db.deleteFrom('chats').where('id', '=', chatId).execute()
+  const gone = await db.deleteFrom('chats').where('id', '=', chatId).returning('chat_type').executeTakeFirst()
+  if (gone?.chat_type === 'channel') await bump(db, 'channels', -1)
 }
 
 export function insertInvite(db: Db, values: { chat_id: number; code: string; created_by: number; usage_limit: number | null; expires_at: number | null; now: number }) {

@@ -7,6 +7,7 @@ import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import type { Database } from '../../db/tables.js'
 import { isForeignKeyViolation } from '../../db/errors.js'
+import { bump } from '../stats/counters.js'
 
 type Referrer = { [T in keyof Database]: { table: T; column: keyof Database[T] & string } }[keyof Database]
 
@@ -67,6 +68,7 @@ export async function releaseUploads(ctx: AppContext, paths: readonly string[]):
     const keys = await deleteObjectIfUnused(ctx.db, hash)
     if (!keys) continue
     objects++
+    await bump(ctx.db, 'files_bytes', -Number(keys.size))
     await ctx.storage.delete(keys.storage_key)
     if (keys.thumbnail_key) await ctx.storage.delete(keys.thumbnail_key)
   }
@@ -84,7 +86,7 @@ async function deleteObjectIfUnused(db: Db, hash: string) {
       .deleteFrom('file_objects')
       .where('hash', '=', hash)
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('file_uploads').select('id').where('hash', '=', hash))))
-      .returning(['storage_key', 'thumbnail_key'])
+      .returning(['storage_key', 'thumbnail_key', 'size'])
       .executeTakeFirst()
   } catch (error) {
     if (isForeignKeyViolation(error)) return undefined

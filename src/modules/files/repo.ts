@@ -1,14 +1,19 @@
 import type { Db } from '../../db/database.js'
 import type { FileObjectRow, FileUploadsTable, UploadSessionRow } from '../../db/tables.js'
 import type { Insertable } from 'kysely'
+import { bump } from '../stats/counters.js'
 
 export function findObject(db: Db, hash: string): Promise<FileObjectRow | undefined> {
   return db.selectFrom('file_objects').selectAll().where('hash', '=', hash).executeTakeFirst()
 }
 
-/** Stores an object's row once; a concurrent upload of the same bytes may have stored it first. */
+/**
+ * Stores an object's row once; a concurrent upload of the same bytes may have stored it first.
+ * The stored-bytes counter moves only for the upload that stored it.
+ */
 export async function insertObject(db: Db, row: FileObjectRow): Promise<FileObjectRow> {
-  await db.insertInto('file_objects').values(row).onConflict((oc) => oc.column('hash').doNothing()).execute()
+  const stored = await db.insertInto('file_objects').values(row).onConflict((oc) => oc.column('hash').doNothing()).executeTakeFirst()
+  if (Number(stored.numInsertedOrUpdatedRows ?? 0) > 0) await bump(db, 'files_bytes', row.size)
   return db.selectFrom('file_objects').selectAll().where('hash', '=', row.hash).executeTakeFirstOrThrow()
 }
 

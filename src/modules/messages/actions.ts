@@ -4,10 +4,10 @@
  */
 import type { AppContext } from '../../context.js'
 import { isSingleEmoji } from '../../lib/emoji.js'
-import type { UserRow } from '../../db/tables.js'
+import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { forbidden, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
-import { inTransaction } from '../../events/outbox.js'
+import { inTransaction, type Outbox } from '../../events/outbox.js'
 import { isPersonal, personalMembers } from '../../realtime/chat-ref.js'
 import { can } from '../chats/permissions.js'
 import * as chats from '../chats/service.js'
@@ -57,20 +57,27 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
     }
   }
   await assertNotBlockedByPeer(ctx.db, chat, me.id)
-  await inTransaction(ctx, async (trx, events) => {
-    // The text goes too: "deleted for everyone" means nobody can read it any more, here included.
-    await repo.updateMessage(trx, row.id, {
-      deleted_for_all: 1,
-      content: '',
-      encrypted_content: null,
-      emoji: null,
-      emoji_file: null,
-    })
-    await events.toChat(chat, 'message.deleted', event)
-    if (chat.last_message_id !== row.id) return
-    await events.toChat(chat, 'chat.updated', { chat_id: chat.id, last_message_id: await chats.refreshLastMessage(trx, chat.id) })
-  })
+  await inTransaction(ctx, (_trx, events) => eraseForAll(events, chat, row))
   return { message_id: row.id, deleted_for_all: true }
+}
+
+/**
+ * Deletes a message for everyone inside the caller's unit of work, with its events: the one way a
+ * message is deleted for all, whether its sender, a chat admin or a platform moderator does it.
+ * The caller has checked who may.
+ */
+export async function eraseForAll(events: Outbox, chat: ChatRow, row: Pick<MessageRow, 'id'>) {
+  // The text goes too: "deleted for everyone" means nobody can read it any more, here included.
+  await repo.updateMessage(events.db, row.id, {
+    deleted_for_all: 1,
+    content: '',
+    encrypted_content: null,
+    emoji: null,
+    emoji_file: null,
+  })
+  await events.toChat(chat, 'message.deleted', { chat_id: chat.id, message_id: row.id, deleted_for_all: true })
+  if (chat.last_message_id !== row.id) return
+  await events.toChat(chat, 'chat.updated', { chat_id: chat.id, last_message_id: await chats.refreshLastMessage(events.db, chat.id) })
 }
 
 /**

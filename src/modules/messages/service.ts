@@ -2,7 +2,7 @@
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
-import type { MessageRow, UserRow } from '../../db/tables.js'
+import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { announceRecorded, inTransaction, type Outbox } from '../../events/outbox.js'
 import { AppError, conflict, notFound, validationError } from '../../http/errors.js'
 import { parseInstant } from '../../lib/time.js'
@@ -27,6 +27,23 @@ export { textDraft } from './draft.js'
 export async function postIn(events: Outbox, chat: chats.MemberChat, sender: UserRow, draft: Draft): Promise<MessageView> {
   await assertMaySend(events.db, chat, sender.id)
   return writeMessage(events, chat, sender, draft, null, null)
+}
+
+/**
+ * A message from the platform (a broadcast, a moderator's warning), sent by the system account into
+ * its personal chat with a user, inside the caller's unit of work: the one write path, without the
+ * members' posting rules (a user's block does not silence what the platform must tell them).
+ */
+export function postFromPlatform(events: Outbox, chat: ChatRow, system: UserRow, draft: Draft): Promise<MessageView> {
+  return writeMessage(events, chat, system, draft, null, null)
+}
+
+/** A message and its chat for a platform moderator (no membership asked); null when it does not exist. */
+export async function moderatedMessage(db: Db, messageId: number) {
+  const row = await repo.findById(db, messageId)
+  if (!row) return null
+  const chat = await chats.findChat(db, row.chat_id)
+  return chat ? { row, chat } : null
 }
 
 const DEFAULT_PAGE_SIZE = 20

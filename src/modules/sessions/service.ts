@@ -49,7 +49,7 @@ export async function createSession(ctx: AppContext, userId: number, info: Sessi
     two_factor_verified: info.twoFactorVerified ? 1 : 0,
     created_at: now,
   })
-  await users.touchActivity(ctx.db, userId, now)
+  await users.touchActivity(ctx.db, userId, now, null)
   return token
 }
 
@@ -65,7 +65,7 @@ export async function authenticate(ctx: AppContext, token: string): Promise<Auth
   if (found.sessionLastActivity + ttlMs(ctx) <= now) return null
   if (now - found.sessionLastActivity >= TOUCH_INTERVAL_MS) {
     await repo.touch(ctx.db, found.sessionId, now)
-    await users.touchActivity(ctx.db, user.id, now)
+    await users.touchActivity(ctx.db, user.id, now, user.last_activity)
     // the found row may be the auth cache's shared, frozen one (the touch above has dropped it)
     user = { ...user, last_activity: now }
   }

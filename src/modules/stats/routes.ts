@@ -4,7 +4,9 @@ import type { AppContext } from '../../context.js'
 import { ping } from '../../db/dialect.js'
 import { errorBody } from '../../http/errors.js'
 import { ok, okSchema } from '../../http/envelope.js'
-import * as users from '../users/service.js'
+import { pageHeaders } from '../../http/security-headers.js'
+import { page } from '../../web/layout.js'
+import * as stats from './service.js'
 
 const Health = Type.Object({
   success: Type.Literal(true),
@@ -19,9 +21,35 @@ const Unhealthy = Type.Object({
   error: Type.Object({ code: Type.String(), message: Type.String() }),
 })
 
-const Stats = Type.Object({ users: Type.Integer(), online: Type.Integer() })
+const Stats = Type.Object({ users: Type.Integer(), messages: Type.Integer(), channels: Type.Integer() })
+
+/** Whether an Accept header asks for HTML before JSON (a browser does; API clients do not). */
+export function prefersHtml(accept: string | undefined): boolean {
+  if (!accept) return false
+  const html = accept.indexOf('text/html')
+  if (html < 0) return false
+  const json = accept.indexOf('application/json')
+  return json < 0 || html < json
+}
+
+const number = new Intl.NumberFormat('en')
+
+function statsPage(figures: { users: number; messages: number; channels: number }) {
+  const item = (label: string, value: number) => `<div class="figure"><dt>${label}</dt><dd>${number.format(value)}</dd></div>`
+  return page(
+    'Tern statistics',
+    `<h1>Tern statistics</h1>
+<dl class="figures">
+${item('Users', figures.users)}
+${item('Messages', figures.messages)}
+${item('Channels', figures.channels)}
+</dl>
+<p class="muted">The same figures as JSON: <code>GET /stats</code> with <code>Accept: application/json</code>. <a href="/">Home</a></p>`,
+  )
+}
 
 export const statsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
+  const htmlHeaders = pageHeaders(ctx.config.publicBaseUrl)
   app.get('/health', { schema: { summary: 'Whether the server and its database answer', tags: ['service'], response: { 200: Health, 503: Unhealthy } } }, async (request, reply) => {
     try {
       await ping(ctx.db)
@@ -32,7 +60,15 @@ export const statsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
     return { success: true as const, status: 'ok' as const, data: { status: 'ok' as const, database: 'ok' as const } }
   })
 
-  app.get('/stats', { schema: { summary: 'Public statistics', tags: ['service'], response: { 200: okSchema(Stats) } } }, async () =>
-    ok(await users.countUsers(ctx)),
-  )
+  app.get('/stats', {
+    schema: {
+      summary: 'Public statistics: users, messages, channels (JSON; a page for a browser that asks for text/html)',
+      tags: ['service'],
+      response: { 200: okSchema(Stats) },
+    },
+  }, async (request, reply) => {
+    const figures = await stats.publicStats(ctx)
+    if (!prefersHtml(request.headers.accept)) return ok(figures)
+    return reply.headers(htmlHeaders).type('text/html; charset=utf-8').send(statsPage(figures) as never)
+  })
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
 import type { NewUserRow, UserRow, UserUpdate } from '../../db/tables.js'
+import { bump } from '../stats/counters.js'
 
 export function findById(db: Db, id: number): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
@@ -34,19 +35,34 @@ export async function isTaken(db: Db, column: 'username' | 'email', value: strin
   return row !== undefined
 }
 
-export function insertUser(db: Db, user: NewUserRow): Promise<UserRow> {
-  return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow()
+/**
+ * Inserts an account and counts it in the statistics' users counter (the system account is not
+ * counted); run it in a transaction.
+ */
+export async function insertUser(db: Db, user: NewUserRow): Promise<UserRow> {
+  const row = await db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow()
+  if (row.is_system !== 1) await bump(db, 'users', 1)
+  return row
 }
 
 export function updateUser(db: Db, id: number, changes: UserUpdate): Promise<UserRow | undefined> {
   return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
 }
 
-/** A page of users, newest first; `q` matches username or email case-insensitively. */
-export async function listUsers(db: Db, q: string | undefined, page: number, perPage: number) {
-  let query = db.selectFrom('users')
-  if (q) {
-    const pattern = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+export interface UserFilter {
+  /** matches username or email, case-insensitively */
+  q?: string
+  isActive?: boolean
+  isAdmin?: boolean
+  /** premium at `now` */
+  isPremium?: boolean
+}
+
+/** A page of users, newest first, by the filter. */
+export async function listUsers(db: Db, filter: UserFilter, now: number, page: number, perPage: number) {
+  let query = db.selectFrom('users').where('deleted_at', 'is', null)
+  if (filter.q) {
+    const pattern = `%${filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
     query = query.where((eb) =>
       eb.or([
         eb(sql`lower(username)`, 'like', sql`${pattern} escape '\\'`),
@@ -54,11 +70,33 @@ export async function listUsers(db: Db, q: string | undefined, page: number, per
       ]),
     )
   }
+  if (filter.isActive !== undefined) query = query.where('is_active', '=', filter.isActive ? 1 : 0)
+  if (filter.isAdmin !== undefined) query = query.where('is_admin', '=', filter.isAdmin ? 1 : 0)
+  if (filter.isPremium === true) query = query.where('premium_expires_at', '>', now)
+  if (filter.isPremium === false) query = query.where((eb) => eb.or([eb('premium_expires_at', 'is', null), eb('premium_expires_at', '<=', now)]))
   const [rows, count] = await Promise.all([
     query.selectAll().orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
+}
+
+/** How many active platform admins there are (the last one cannot be demoted or banned). */
+export async function countActiveAdmins(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('is_admin', '=', 1)
+    .where('is_active', '=', 1)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** How many users are premium at `now` (a range on users_premium_expires). */
+export async function countPremium(db: Db, now: number): Promise<number> {
+  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('premium_expires_at', '>', now).executeTakeFirstOrThrow()
+  return Number(row.n)
 }
 
 export async function countUsers(db: Db) {

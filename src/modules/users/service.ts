@@ -6,9 +6,11 @@ import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/tables.js'
 import { conflict, notFound } from '../../http/errors.js'
 import * as repo from './repo.js'
+import { bumpDaily, dayOf, dayStart } from '../stats/counters.js'
+import { SYSTEM_USERNAME } from './system.js'
 
-/** Usernames that would be confused with built-in peers. */
-const RESERVED_USERNAMES = new Set(['saved_messages'])
+/** Usernames that would be confused with built-in peers or the platform's own account. */
+const RESERVED_USERNAMES = new Set(['saved_messages', SYSTEM_USERNAME])
 
 // argon2id (algorithm 2; the library exports a const enum) at OWASP's minimum: 19 MiB, 2 passes, 1 lane.
 const ARGON2 = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
@@ -48,14 +50,14 @@ export async function createUser(ctx: AppContext, account: NewAccount): Promise<
   }
   const passwordHash = await hashPassword(account.password)
   try {
-    return await repo.insertUser(ctx.db, {
+    return await ctx.db.transaction().execute((trx) => repo.insertUser(trx, {
       username: account.username,
       email: account.email ?? null,
       display_name: account.displayName?.trim() || account.username,
       password_hash: passwordHash,
       is_admin: account.isAdmin ? 1 : 0,
       created_at: ctx.clock.now(),
-    })
+    }))
   } catch (error) {
     // Two registrations raced past the checks above; the unique index decides.
     if (isUniqueViolation(error)) throw conflict('This username or email is taken')
@@ -74,8 +76,11 @@ export const findById = (ctx: AppContext, id: number) => repo.findById(ctx.db, i
 export const findByUsername = (ctx: AppContext, username: string) => repo.findByUsername(ctx.db, username)
 /** The same, inside a transaction. */
 export const findByIdIn = (db: Db, id: number) => repo.findById(db, id)
-export const listUsers = (ctx: AppContext, q: string | undefined, page: number, perPage: number) =>
-  repo.listUsers(ctx.db, q, page, perPage)
+export type UserFilter = repo.UserFilter
+export const listUsers = (ctx: AppContext, filter: UserFilter, page: number, perPage: number) =>
+  repo.listUsers(ctx.db, filter, ctx.clock.now(), page, perPage)
+export const countActiveAdmins = repo.countActiveAdmins
+export const countPremium = repo.countPremium
 export const countUsers = (ctx: AppContext) => repo.countUsers(ctx.db)
 export const presenceOf = repo.presenceOf
 export const findByIds = repo.findByIds
@@ -89,9 +94,27 @@ export async function updateUser(db: Db, id: number, changes: Parameters<typeof 
   return user
 }
 
-/** Records that the user was active now (session opened or used). */
-export async function touchActivity(db: Db, userId: number, now: number): Promise<void> {
+/**
+ * Records that the user was active now (session opened or used). The first time on a UTC day it
+ * also counts the user among that day's active users: the conditional update lets only one of
+ * two concurrent touches count them.
+ */
+export async function touchActivity(db: Db, userId: number, now: number, previous: number | null): Promise<void> {
+  if (previous === null || previous < dayStart(now)) {
+    const firstToday = await db
+      .updateTable('users')
+      .set({ last_activity: now })
+      .where('id', '=', userId)
+      .where((eb) => eb.or([eb('last_activity', 'is', null), eb('last_activity', '<', dayStart(now))]))
+      .executeTakeFirst()
+    if (Number(firstToday.numUpdatedRows) > 0) return bumpDaily(db, dayOf(now), 'active_users')
+  }
   await repo.updateUser(db, userId, { last_activity: now })
+}
+
+/** Counts one more moderator's warning for a user, inside the caller's transaction. */
+export async function countWarning(db: Db, userId: number): Promise<void> {
+  await db.updateTable('users').set((eb) => ({ warnings: eb('warnings', '+', 1) })).where('id', '=', userId).execute()
 }
 
 /** Marks a user offline now (logout). */
