@@ -8,7 +8,7 @@ export interface BenchUser {
   token: string
 }
 
-async function call<T>(url: string, init: { method?: string; token?: string; body?: unknown } = {}): Promise<T> {
+export async function call<T>(url: string, init: { method?: string; token?: string; body?: unknown } = {}): Promise<T> {
   const response = await fetch(url, {
     method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
     headers: {
@@ -48,6 +48,14 @@ export async function openChat(baseUrl: string, me: BenchUser, other: BenchUser)
 export async function sendMessage(baseUrl: string, me: BenchUser, chatId: number, content: string): Promise<number> {
   const { data } = await call<{ data: { message_id: number } }>(`${baseUrl}${V2}/messages/send`, { token: me.token, body: { chat_id: chatId, content } })
   return data.message_id
+}
+
+/** Signs in with a password (an admin made by ADMIN_USERNAME / ADMIN_PASSWORD, say). */
+export async function login(baseUrl: string, username: string, password: string): Promise<BenchUser> {
+  const { data } = await call<{ data: { user: { user_id: number }; session_token: string } }>(`${baseUrl}${V2}/auth/login`, {
+    body: { login: username, password },
+  })
+  return { id: data.user.user_id, username, token: data.session_token }
 }
 
 /** A message body of typical chat length (about 100 bytes of JSON with the chat id). */

@@ -38,6 +38,10 @@ const ActionBody = Type.Object(
   },
   { additionalProperties: false },
 )
+const MailTestBody = Type.Object(
+  { to: Type.String({ format: 'email', maxLength: 254, errorMessage: 'to must be a valid email address' }) },
+  { additionalProperties: false },
+)
 const BroadcastBody = Type.Object({ content: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false })
 const Broadcast = Type.Object({
   broadcast_id: Type.Integer(),
@@ -165,6 +169,19 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
   app.post('/users/:id/role', {
     schema: { summary: 'Grant or revoke the platform admin role (admin)', ...secured, params: IdParams, body: RoleBody, response: { 200: okSchema(AdminUser) } },
   }, async (request) => ok(await admin.setRole(ctx, request.user, request.params.id, request.body.is_admin)))
+
+  app.post('/users/:id/2fa/reset', {
+    schema: { summary: "Turn a user's two-factor authentication off (a lost device) (admin)", ...secured, params: IdParams, response: { 200: okSchema(AdminUser) } },
+  }, async (request) => ok(await admin.resetTwoFactor(ctx, request.user, request.params.id)))
+
+  app.post('/mail/test', {
+    schema: {
+      summary: 'Send a test mail through the configured transport (admin)',
+      ...secured,
+      body: MailTestBody,
+      response: { 200: okSchema(Type.Object({ sent: Type.Boolean(), message_id: Nullable(Type.String()), transport: Type.Union([Type.Literal('smtp'), Type.Literal('log')]) })) },
+    },
+  }, async (request) => ok(await admin.sendTestMail(ctx, request.user, request.body.to)))
 
   app.get('/modlog', {
     schema: { summary: 'The moderation log, newest first; by admin, action or target (admin)', ...secured, querystring: ModLogQuery, response: { 200: okPageSchema(ModLogItem) } },

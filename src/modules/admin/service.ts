@@ -11,6 +11,8 @@ import type { UserRow } from '../../db/tables.js'
 import { conflict, forbidden, notFound } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import { CLOSE } from '../../realtime/close-codes.js'
+import * as twoFactor from '../auth/two-factor.js'
+import { sendMail } from '../mail/service.js'
 import * as sessions from '../sessions/service.js'
 import { isPremium, presentAdminUser } from '../users/present.js'
 import * as users from '../users/service.js'
@@ -50,7 +52,7 @@ export async function userDetail(ctx: AppContext, admin: UserRow, targetId: numb
     sessions_count: sessionList.total,
     reports: reports,
     premium: { is_premium: isPremium(user, now), expires_at: isoOrNull(user.premium_expires_at) },
-    two_factor_enabled: user.two_factor_secret !== null,
+    two_factor_enabled: twoFactor.isTwoFactorEnabled(user),
   }
 }
 
@@ -126,6 +128,32 @@ export async function setRole(ctx: AppContext, admin: UserRow, targetId: number,
   })
   ctx.log.info({ adminId: admin.id, action, targetId }, 'moderation action')
   return presentAdminUser(user, ctx.clock.now())
+}
+
+/**
+ * Turns a user's two-factor off (they lost their device): the secret, a pending setup and the
+ * recovery codes go; they sign in with the password alone until they set it up again. 409 when it
+ * was not on.
+ */
+export async function resetTwoFactor(ctx: AppContext, admin: UserRow, targetId: number) {
+  assertAdmin(admin)
+  const user = await ctx.db.transaction().execute(async (trx) => {
+    const target = await users.findByIdIn(trx, targetId)
+    if (!target || target.deleted_at !== null) throw notFound('User not found')
+    if (!(await twoFactor.resetTwoFactor(trx, targetId))) throw conflict('Two-factor authentication is not on for this user')
+    await recordModeration(trx, admin, 'user.2fa_reset', targetId, null, ctx.clock.now())
+    return users.findByIdIn(trx, targetId)
+  })
+  ctx.log.info({ adminId: admin.id, action: 'user.2fa_reset', targetId }, 'moderation action')
+  return presentAdminUser(user!, ctx.clock.now())
+}
+
+/** Sends a test mail through the configured transport (503 mail_unavailable when it fails); logged once sent. */
+export async function sendTestMail(ctx: AppContext, admin: UserRow, to: string) {
+  assertAdmin(admin)
+  const { messageId } = await sendMail(ctx, { to, kind: 'test', data: { note: `Sent at the request of ${admin.username}. Mail from Tern works.` } })
+  await recordModeration(ctx.db, admin, 'mail.test', null, { to, message_id: messageId }, ctx.clock.now())
+  return { sent: true, message_id: messageId, transport: ctx.config.smtpUrl ? ('smtp' as const) : ('log' as const) }
 }
 
 export async function listModLog(ctx: AppContext, admin: UserRow, page: number, perPage: number, filter: repo.ModLogFilter = {}) {
