@@ -21,7 +21,7 @@ import * as repo from './repo.js'
 /** recipients read per batch query */
 const BATCH = 200
 /** a batch's transaction ends after this long, so the database (and on SQLite the loop) is free again soon */
-const BATCH_BUDGET_MS = 20
+const BATCH_BUDGET_MS = 10
 /** a job run hands back after this long; the next tick continues where it stopped */
 const RUN_BUDGET_MS = 10_000
 
