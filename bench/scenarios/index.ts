@@ -1,6 +1,6 @@
 /** Every scenario, in the order `npm run bench` runs them. Later issues append theirs. */
 import type { Scenario } from '../lib/scenario.js'
-import { broadcast } from './broadcast.js'
+import { broadcast, broadcastPg } from './broadcast.js'
 import { channelFanout } from './channel-fanout.js'
 import { channels } from './channels.js'
 import { chatList } from './chat-list.js'
@@ -15,4 +15,4 @@ import { stories } from './stories.js'
 import { upload } from './upload.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast]
+export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg]
