@@ -18,6 +18,7 @@ import { requestLogging } from './http/request-log.js'
 import { applySecurityHeaders, usePageHeaders } from './http/security-headers.js'
 import { timedServer } from './http/timeouts.js'
 import { validatorCompiler } from './http/validation.js'
+import { adminPanel } from './web/admin/plugin.js'
 
 import { VERSION } from './version.js'
 
@@ -85,6 +86,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApi)
 
   await mountRoutes(app, ctx, limiters)
+  // the admin panel: its own cookie session, CSRF and CSP, in its own scope (web/admin/plugin.ts)
+  await app.register(adminPanel, { ctx, limiters, prefix: '/admin' })
 
   // Periodic work (scheduled messages, upload sweep, presence) runs once the server is ready.
   const jobs = createJobs(ctx)

@@ -1,15 +1,13 @@
 /**
  * V1 generation helpers: cookie-session pages and JSON helpers. They call the same services as the
- * bearer API. No V1 page posts a form yet; when one does, it carries a CSRF token.
+ * bearer API. The admin panel at /admin is its own plugin (web/admin/plugin.ts), with its own
+ * cookie and a CSRF token on every form.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
 import { SESSION_COOKIE, cookieToken, optionalUser, useCookies } from '../http/auth.js'
 import { unauthorized } from '../http/errors.js'
-import { escapeHtml } from '../lib/html.js'
-import { iso } from '../lib/time.js'
-import * as admin from '../modules/admin/service.js'
 import * as auth from '../modules/auth/service.js'
 import * as sessions from '../modules/sessions/service.js'
 import * as users from '../modules/users/service.js'
@@ -33,37 +31,6 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
   <li>Bearer API at <code>/api.v2/api</code>; real-time gateway at <code>/api.v2/api/ws</code></li>
   <li><a href="/health">Health</a> · <a href="/stats">Statistics</a></li>
 </ul>`,
-      ),
-    )
-  })
-
-  app.get(ADMIN_PANEL_PATH, { schema: { hide: true } }, async (request, reply) => {
-    const found = await optionalUser(ctx, request)
-    reply.type('text/html; charset=utf-8')
-    if (!found) {
-      return reply.code(401).send(page('Tern admin', '<h1>Tern admin</h1><p>Sign in with an administrator account first.</p>'))
-    }
-    if (found.user.is_admin !== 1) {
-      return reply.code(403).send(page('Tern admin', '<h1>Tern admin</h1><p>Administrators only.</p>'))
-    }
-    const { items, total } = await admin.listUsers(ctx, found.user, {}, 1, 50)
-    const rows = items
-      .map(
-        (u) => `<tr><td>${u.user_id}</td><td>${escapeHtml(u.username)}</td><td>${escapeHtml(u.email ?? '')}</td>` +
-          `<td>${u.is_active ? 'active' : 'banned'}</td><td>${u.is_admin ? 'admin' : ''}</td><td>${escapeHtml(u.created_at)}</td></tr>`,
-      )
-      .join('\n')
-    return reply.send(
-      page(
-        'Tern admin',
-        `<h1>Tern admin</h1>
-<p>Signed in as <strong>${escapeHtml(found.user.username)}</strong>. ${total} users; newest 50 below.
-Moderation actions are in the <a href="/docs">admin API</a> (<code>/api/admin</code>).</p>
-<table><thead><tr><th>id</th><th>username</th><th>email</th><th>state</th><th>role</th><th>created</th></tr></thead>
-<tbody>
-${rows}
-</tbody></table>
-<p class="muted">Rendered ${iso(ctx.clock.now())}. <a href="/logout">Sign out</a></p>`,
       ),
     )
   })

@@ -1,6 +1,7 @@
 /**
  * Service helpers (interface "Service helpers"; docs/api.md, §7): /health, /stats, the V1 cookie
- * session (/api/auth/login, /api/get_user_id, /logout) and the V1 pages (/, /admin).
+ * session (/api/auth/login, /api/get_user_id, /logout) and the landing page (/; the admin panel at
+ * /admin is tested in test/web/admin-panel.test.ts).
  */
 import assert from 'node:assert/strict'
 import http from 'node:http'
@@ -299,63 +300,9 @@ test('GET / on an admin. host redirects to /admin', async () => {
   }
 })
 
-test('GET /admin without a session is a 401 HTML page', async () => {
-  const res = await server.api.get('/admin')
-  assert.equal(res.status, 401)
-  assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
-  assert.match(res.text, /<title>Tern admin<\/title>/)
-  assert.match(res.text, /Sign in/)
-  assert.doesNotMatch(res.text, /<table/)
-})
-
-test('GET /admin with a non-admin cookie is a 403 HTML page without the user list', async () => {
-  const user = await server.registerUser()
-  const { cookie } = await v1Login(server, user.username, user.password)
-  const res = await server.api.get('/admin', { headers: { cookie } })
-  assert.equal(res.status, 403)
-  assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
-  assert.match(res.text, /Administrators only/)
-  assert.doesNotMatch(res.text, /<table/)
-  assert.ok(!res.text.includes(`<td>${user.username}</td>`))
-})
-
-test('GET /admin with a bogus cookie is 401', async () => {
-  const res = await server.api.get('/admin', { headers: { cookie: `${COOKIE}=bogus` } })
-  assert.equal(res.status, 401)
-  assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
-})
-
-test('GET /admin with an admin cookie lists users', async () => {
-  const admin = await server.createAdmin()
-  const listed = await server.registerUser({ email: `${uniqueName('mail')}@example.com` })
-  const { cookie } = await v1Login(server, admin.username, admin.password)
-  const res = await server.api.get('/admin', { headers: { cookie } })
-  assert.equal(res.status, 200)
-  assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
-  assert.match(res.text, new RegExp(`Signed in as <strong>${admin.username}</strong>`))
-  assert.match(res.text, /<table>/)
-  assert.ok(res.text.includes(`<td>${listed.id}</td><td>${listed.username}</td><td>${listed.email}</td><td>active</td>`), 'the new user row')
-  assert.ok(res.text.includes(`<td>${admin.username}</td>`), 'the admin row')
-  assert.match(res.text, new RegExp(`<td>${admin.username}</td><td></td><td>active</td><td>admin</td>`))
-})
-
-test('GET /admin also works with the admin bearer token', async () => {
-  const admin = await server.createAdmin()
-  const res = await admin.api.get('/admin')
-  assert.equal(res.status, 200)
-  assert.ok(res.text.includes(`<strong>${admin.username}</strong>`))
-})
-
-test('GET /admin after /logout is 401 again', async () => {
-  const admin = await server.createAdmin()
-  const { cookie } = await v1Login(server, admin.username, admin.password)
-  assert.equal((await server.api.get('/admin', { headers: { cookie } })).status, 200)
-  await server.api.get('/logout', { headers: { cookie } })
-  assert.equal((await server.api.get('/admin', { headers: { cookie } })).status, 401)
-})
-
+// the admin panel (/admin) has its own, stricter set: test/web/admin-panel.test.ts
 test('HTML pages carry the security headers too', async () => {
-  for (const path of ['/', '/admin']) {
+  for (const path of ['/']) {
     const res = await server.api.get(path)
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path)
     assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'self'/, path)
