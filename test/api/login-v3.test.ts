@@ -331,6 +331,26 @@ test('the login steps share LOGIN_RATE_LIMIT per IP', async () => {
   assertRefused(await step({ step: 'password', email: user.email, password: user.password }, limited), 429, 'rate_limited')
 })
 
+test('a suspended account gets no session from any step, and no ticket for the second one', async () => {
+  const [user, twoStep] = [await member(), await member()]
+  const nextTotp = await withTwoFactor(twoStep)
+  const code = await mailedCode(user.email)
+  const ticket = (await step({ step: 'password', email: twoStep.email, password: twoStep.password })).body.data.ticket
+  seen.tickets.add(ticket)
+  // positive control first: both accounts can sign in while active
+  const ok = await step({ step: 'password', email: user.email, password: user.password })
+  assert.equal(ok.status, 200)
+  seen.tokens.add(ok.body.data.session_token)
+  await server.ctx.db.updateTable('users').set({ is_active: 0 }).where('id', 'in', [user.id, twoStep.id]).execute()
+  const before = (await sessionsOf(user.id)).length
+  assertRefused(await step({ step: 'password', email: user.email, password: user.password }), 401, 'unauthorized')
+  assertRefused(await step({ step: 'verify_otp', email: user.email, code }), 401, 'unauthorized')
+  assertRefused(await step({ step: 'password', email: twoStep.email, password: twoStep.password }), 401, 'unauthorized')
+  assertRefused(await step({ step: 'totp', ticket, code: nextTotp() }), 401, 'unauthorized')
+  assert.equal((await sessionsOf(user.id)).length, before)
+  assert.equal((await sessionsOf(twoStep.id)).length, 1, 'only the registration session')
+})
+
 test('no sign-in code, ticket, TOTP secret or session token is in the database or the log in clear', async () => {
   assert.ok(seen.codes.size > 15 && seen.tickets.size >= 3 && seen.tokens.size > 10 && seen.secrets.size >= 2, JSON.stringify(Object.fromEntries(Object.entries(seen).map(([k, v]) => [k, v.size]))))
   const tables = await server.ctx.db.introspection.getTables()
