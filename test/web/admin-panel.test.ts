@@ -85,6 +85,9 @@ test('an admin signs in: the tern_admin cookie is HttpOnly, SameSite=Strict, Pat
   assert.equal(overview.status, 200)
   assert.match(overview.text, new RegExp(`Signed in as <strong>${admin.username}</strong>`))
   assert.match(overview.text, /<h1>Overview<\/h1>/)
+  const again = await panel.get('/admin/login')
+  assert.equal(again.status, 303, 'signed in already: the login page sends to the overview')
+  assert.equal(again.location, '/admin')
 
   // every page: the same CSP, nothing inline, nothing cached
   const csp = overview.headers.get('content-security-policy')
@@ -98,8 +101,8 @@ test('an admin signs in: the tern_admin cookie is HttpOnly, SameSite=Strict, Pat
   }
 })
 
-test('behind https (PUBLIC_BASE_URL) both panel cookies are Secure', async () => {
-  const secure = await startTestServer({ env: { PUBLIC_BASE_URL: 'https://tern.example' } })
+test('behind https (PUBLIC_BASE_URL) both panel cookies are Secure; the login rate limit covers the panel\'s form', async () => {
+  const secure = await startTestServer({ env: { PUBLIC_BASE_URL: 'https://tern.example', LOGIN_RATE_LIMIT: '3/60' } })
   const admin = await secure.createAdmin()
   const panel = new PanelClient(secure.url)
   await panel.login(admin.username, admin.password)
@@ -108,6 +111,18 @@ test('behind https (PUBLIC_BASE_URL) both panel cookies are Secure', async () =>
     assert.ok(cookieAttributes(line).has('secure'), line)
   }
   assert.match((await panel.get('/admin')).headers.get('content-security-policy') ?? '', /upgrade-insecure-requests/)
+
+  const guesser = new PanelClient(secure.url)
+  await guesser.get('/admin/login')
+  const answers: number[] = []
+  for (let i = 0; i < 3; i++) answers.push((await guesser.post('/admin/login', { login: admin.username, password: `guess ${i}` })).status)
+  // one allowance for every login form: createAdmin's API login, the panel sign-in above and one guess
+  assert.deepEqual(answers, [401, 429, 429], 'the fourth sign-in from this address within the window')
+  const limited = await guesser.post('/admin/login', { login: admin.username, password: admin.password })
+  assert.equal(limited.status, 429)
+  assert.ok(Number(limited.headers.get('retry-after')) > 0)
+  assert.match(limited.headers.get('content-type') ?? '', /^text\/html/)
+  assert.ok(!guesser.cookies.has('tern_admin'))
 })
 
 test('a wrong password is refused with the form again and no cookie', async () => {
@@ -236,6 +251,21 @@ test('users: search and filters, every value escaped; ban closes the user\'s soc
   await panel.get(`/admin/users/${victim.id}`)
   assert.equal((await panel.post(`/admin/users/${victim.id}/role`, { is_admin: '1' })).status, 303)
   assert.match((await panel.get(`/admin/users?q=${name}&role=admin`)).text, /1 user found/)
+})
+
+test('users: 25 to a page; the next link keeps the search', async () => {
+  const { panel } = await signedInAdmin()
+  const tag = `pt${Math.random().toString(16).slice(2, 8)}_`
+  for (let i = 0; i < 26; i++) await server.registerUser({ username: `${tag}${i}` })
+  const first = await panel.get(`/admin/users?q=${tag}`)
+  assert.match(first.text, /26 users found/)
+  assert.equal(first.text.match(new RegExp(`>${tag}\\d+</a>`, 'g'))?.length, 25)
+  assert.match(first.text, /Page 1 of 2/)
+  const next = /<a href="([^"]+)" rel="next">/.exec(first.text)![1].replaceAll('&#38;', '&')
+  assert.equal(next, `/admin/users?q=${tag}&page=2`)
+  const second = await panel.get(next)
+  assert.equal(second.text.match(new RegExp(`>${tag}\\d+</a>`, 'g'))?.length, 1)
+  assert.match(second.text, /rel="prev"/)
 })
 
 test('users: an unknown id is a 404 page, a refused action (banning yourself) an error page, nothing changed', async () => {
