@@ -32,6 +32,9 @@ async function main() {
   const app = await buildApp(ctx)
   await app.listen({ port: config.port, host: config.host })
   ctx.log.info({ dialect: config.dialect, redis: Boolean(config.redisUrl) }, 'Tern is ready')
+  if (!config.smtpUrl) {
+    ctx.log.warn('SMTP_URL is not set: mails (sign-in codes, confirmation links) are written to this log; set it in production')
+  }
 
   let closing = false
   const shutdown = async (signal: string) => {
