@@ -18,12 +18,12 @@ import { ADMIN_CSS, ADMIN_JS } from './assets.js'
 import { broadcastPages } from './broadcasts.js'
 import { ADMIN_COOKIE, CSRF_COOKIE, panelCookie } from './cookies.js'
 import { adminPage, PANEL, sendPage, viewOf } from './layout.js'
+import { insightPages } from './insights.js'
 import { html } from './markup.js'
 import { modLogPages } from './modlog.js'
 import { promoPages } from './promos.js'
 import { reportPages } from './reports.js'
 import { loginRoutes, logoutRoute } from './session.js'
-import { insightPages } from './insights.js'
 import { userPages } from './users.js'
 
 export interface PanelOptions {

@@ -16,9 +16,6 @@ import { ADMIN_COOKIE, CSRF_COOKIE, panelCookie } from './cookies.js'
 import { adminPage, csrfField, notice, PANEL, sendPage, viewOf, type View } from './layout.js'
 import { html, type Markup } from './markup.js'
 
-/** What `login` answers: a session, or (two-factor on) a ticket for the TOTP step. */
-type LoginOutcome = AuthResult | auth.TotpRequired
-
 const LoginForm = Type.Object(
   { login: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) },
   { additionalProperties: false },
@@ -50,11 +47,6 @@ ${csrfField(view)}
 }
 
 const client = (request: FastifyRequest) => ({ ipAddress: request.ip, userAgent: request.headers['user-agent'] ?? null })
-
-/** The auth service's password login, typed as the union it answers once two-factor exists. */
-function passwordStep(ctx: AppContext, login: string, password: string, request: FastifyRequest): Promise<LoginOutcome> {
-  return auth.login(ctx, { login, password, device: 'Admin panel' }, client(request))
-}
 
 /**
  * An admin's session becomes the panel's cookie; anyone else's is ended at once, and so is an
@@ -88,9 +80,10 @@ export const loginRoutes: FastifyPluginAsync<{ ctx: AppContext; limiters: RateLi
     const { login, password } = request.body
     const view = viewOf(request, reply)
     if (!login.trim() || !password) return sendPage(reply, loginPage(view, { error: 'Enter your username or email and your password.', login }), 400)
-    let result: LoginOutcome
+    // a session, or with two-factor on a ticket for the code
+    let result: AuthResult | auth.TotpRequired
     try {
-      result = await passwordStep(ctx, login.trim(), password, request)
+      result = await auth.login(ctx, { login: login.trim(), password, device: 'Admin panel' }, client(request))
     } catch (error) {
       if (error instanceof AppError && error.statusCode === 401) {
         return sendPage(reply, loginPage(view, { error: 'Wrong username, email or password, or the account is suspended.', login }), 401)
@@ -139,7 +132,12 @@ ${csrfField(view)}
 
 export const logoutRoute: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.post('/logout', { schema: { hide: true } }, async (request, reply) => {
-    await sessions.revokeSession(ctx, request.user.id, request.sessionId).catch(() => {})
+    try {
+      await sessions.revokeSession(ctx, request.user.id, request.sessionId)
+    } catch (error) {
+      // ended meanwhile (another tab signed out): the cookies go all the same
+      if (!(error instanceof AppError && error.statusCode === 404)) throw error
+    }
     reply.clearCookie(ADMIN_COOKIE, panelCookie(ctx))
     reply.clearCookie(CSRF_COOKIE, panelCookie(ctx))
     return reply.redirect(`${PANEL}/login?notice=signed_out`, 303)
