@@ -50,7 +50,7 @@ button.secondary { background: #fff; color: var(--accent); }
 button.danger { background: var(--danger); border-color: var(--danger); }
 button.link { background: none; border: 0; padding: 0; color: var(--accent); text-decoration: underline; }
 fieldset { border: 1px solid var(--line); border-radius: 6px; padding: .75rem; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(12rem, 1fr)); gap: .75rem; margin: 0 0 1rem; padding: 0; list-style: none; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr)); gap: .75rem; margin: 0 0 1rem; padding: 0; list-style: none; }
 .cards li { border: 1px solid var(--line); border-radius: 6px; padding: .75rem; }
 .cards .value { display: block; font-size: 1.5rem; font-weight: 600; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }
@@ -80,6 +80,8 @@ details { margin-top: .25rem; }
   .who { margin-left: 0; width: 100%; }
   h1 { font-size: 1.35rem; }
   main { padding: .75rem; }
+  /* the chart is drawn 640 units wide and shrinks with the screen: larger text keeps it legible */
+  .chart text { font-size: 22px; }
 }
 `
 

@@ -34,7 +34,7 @@ test('the line runs left to right and the highest day is drawn highest (SVG y gr
   assert.equal(points.length, 5)
   const xs = points.map(([x]) => x)
   assert.deepEqual([...xs].sort((a, b) => a - b), xs, 'x increases with the day')
-  assert.equal(xs[0], 52, 'the first day on the left edge of the plot')
+  assert.equal(xs[0], 60, 'the first day on the left edge of the plot')
   assert.equal(xs[4], 640 - 16, 'the last day on the right edge')
   const ys = points.map(([, y]) => y)
   assert.equal(ys[1], 16, 'the maximum (10, the scale top) touches the top of the plot')
@@ -45,7 +45,7 @@ test('the line runs left to right and the highest day is drawn highest (SVG y gr
 test('a single day is drawn in the middle; no days say so in words', () => {
   const one = lineChart(days([7]), { id: 'a', title: 'One', unit: 'users' })
   assert.equal(one.match(/<circle /g)?.length, 1)
-  assert.match(one, /<circle cx="338"/)
+  assert.match(one, /<circle cx="342"/)
   const none = lineChart([], { id: 'b', title: 'None', unit: 'users' })
   assert.doesNotMatch(none, /<circle|<polyline/)
   assert.match(none, /No data yet/)

@@ -21,7 +21,8 @@ export interface ChartOptions {
   height?: number
 }
 
-const PAD = { left: 52, right: 16, top: 16, bottom: 36 }
+// room on the left for five-digit labels at the larger text the stylesheet gives narrow screens
+const PAD = { left: 60, right: 16, top: 16, bottom: 36 }
 
 /** The y axis: a step of 1, 2 or 5 × 10^k (at least 1) giving about four intervals, and the top it reaches. */
 export function yScale(max: number): { step: number; top: number } {
@@ -68,7 +69,7 @@ export function lineChart(points: readonly DayCount[], options: ChartOptions): s
     const at = y(value)
     parts.push(
       `<line x1="${PAD.left}" x2="${width - PAD.right}" y1="${at}" y2="${at}" stroke="#d5dce4"/>`,
-      `<text x="${PAD.left - 8}" y="${round(at + 4)}" text-anchor="end" font-size="12">${fmt(value)}</text>`,
+      `<text x="${PAD.left - 8}" y="${round(at + 4)}" text-anchor="end" font-size="13">${fmt(value)}</text>`,
     )
   }
   parts.push('</g>')
@@ -88,7 +89,7 @@ export function lineChart(points: readonly DayCount[], options: ChartOptions): s
     const labelled = [...new Set([0, Math.floor((points.length - 1) / 2), points.length - 1])]
     for (const i of labelled) {
       const anchor = points.length === 1 ? 'middle' : i === 0 ? 'start' : i === points.length - 1 ? 'end' : 'middle'
-      parts.push(`<text x="${x(i)}" y="${bottom + 22}" text-anchor="${anchor}" font-size="12">${escapeHtml(points[i].day)}</text>`)
+      parts.push(`<text x="${x(i)}" y="${bottom + 22}" text-anchor="${anchor}" font-size="13">${escapeHtml(points[i].day)}</text>`)
     }
     parts.push('</g>')
   }
