@@ -119,3 +119,13 @@ test('a token in the URL is masked in every spelling the server could be handed 
   assert.equal(loggedUrl('/api.v2/api/chat/history?chat_id=5&page=2'), '/api.v2/api/chat/history?chat_id=5&page=2')
   assert.equal(loggedUrl('/api.v2/api/users/search?q=%D0%B0%20b'), '/api.v2/api/users/search?q=%D0%B0%20b')
 })
+
+test('a Bot API URL is logged without the token in its path', () => {
+  const token = '123456:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQrrSSttUUv'
+  assert.equal(loggedUrl(`/bot${token}/getUpdates?offset=5&timeout=30`), '/bot[redacted]/getUpdates?offset=5&timeout=30')
+  assert.equal(loggedUrl(`//bot${token}/sendMessage`), '/bot[redacted]/sendMessage')
+  assert.equal(loggedUrl(`/bot${token}`), '/bot[redacted]')
+  assert.equal(loggedUrl(`/bot${encodeURIComponent(token)}/getMe`), '/bot[redacted]/getMe')
+  // control: Tern's own bot routes have no token in the path
+  assert.equal(loggedUrl('/api/bots/5/command'), '/api/bots/5/command')
+})

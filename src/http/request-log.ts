@@ -23,6 +23,8 @@ import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, t
  * decoded URL: then the whole query is cut, since its raw spelling cannot be masked piece by piece.
  */
 export function loggedUrl(url: string): string {
+  // the Bot API carries its token in the path: /bot<token>/<method>
+  if (BOT_API_PATH.test(url)) url = url.replace(BOT_API_PATH, '/bot[redacted]')
   if (!MAYBE_CREDENTIAL.test(url)) return url
   const masked = url.replace(CREDENTIALS, '$1[redacted]')
   if (!UNMASKED.test(percentDecoded(masked))) return masked
@@ -30,6 +32,8 @@ export function loggedUrl(url: string): string {
   return query < 0 ? '[redacted]' : `${masked.slice(0, query + 1)}[redacted]`
 }
 const MAYBE_CREDENTIAL = /token|%[0-9a-f]{2}/i
+/** `/bot<token>` up to the next `/` or `?` (also behind repeated slashes, which the router may accept) */
+const BOT_API_PATH = /^\/+bot[^/?#]*/
 const CREDENTIALS = /(token(?:=|%3d))[^&]*/gi
 /** a credential name with a value that is not (all) the mask */
 const UNMASKED = /token=(?!\[redacted\](?:&|$))/i

@@ -138,3 +138,21 @@ export async function ensureAdmin(ctx: AppContext, username: string, password: s
 export const claimTwoFactorStep = repo.claimTwoFactorStep
 export const activateTwoFactor = repo.activateTwoFactor
 export const clearTwoFactor = repo.clearTwoFactor
+
+/**
+ * A bot's account inside the caller's transaction (bots/service.ts): is_bot, no password, so
+ * nobody signs in as it. 409 when the username is reserved or taken (the unique index decides a race).
+ */
+export async function insertBotAccount(db: Db, bot: { username: string; displayName: string; bio: string; now: number }): Promise<UserRow> {
+  if (RESERVED_USERNAMES.has(bot.username.toLowerCase())) throw conflict('This username is reserved')
+  if (await repo.isTaken(db, 'username', bot.username)) throw conflict('This username is taken')
+  return repo.insertUser(db, {
+    username: bot.username,
+    email: null,
+    display_name: bot.displayName,
+    password_hash: null,
+    bio: bot.bio,
+    is_bot: 1,
+    created_at: bot.now,
+  })
+}

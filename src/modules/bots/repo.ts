@@ -1,0 +1,130 @@
+/** The bots module's SQL: bot apps, their commands, their pending updates and the markup of their messages. */
+import type { Db } from '../../db/database.js'
+import type { BotAppsTable, BotCommandRow } from '../../db/tables.js'
+import type { Insertable } from 'kysely'
+
+export function insertApp(db: Db, app: Insertable<BotAppsTable>) {
+  return db.insertInto('bot_apps').values(app).returningAll().executeTakeFirstOrThrow()
+}
+
+export function findApp(db: Db, botId: number) {
+  return db.selectFrom('bot_apps').selectAll().where('bot_id', '=', botId).executeTakeFirst()
+}
+
+/** A bot app with its user's fields (for getMe and authentication). */
+export function findAppWithUser(db: Db, botId: number) {
+  return db
+    .selectFrom('bot_apps as b')
+    .innerJoin('users as u', 'u.id', 'b.bot_id')
+    .selectAll('b')
+    .select(['u.username', 'u.display_name', 'u.is_active', 'u.deleted_at'])
+    .where('b.bot_id', '=', botId)
+    .executeTakeFirst()
+}
+
+export function listByOwner(db: Db, ownerId: number) {
+  return db
+    .selectFrom('bot_apps as b')
+    .innerJoin('users as u', 'u.id', 'b.bot_id')
+    .selectAll('b')
+    .select(['u.username'])
+    .where('b.owner_id', '=', ownerId)
+    .orderBy('b.bot_id')
+    .execute()
+}
+
+export async function countByOwner(db: Db, ownerId: number): Promise<number> {
+  const row = await db.selectFrom('bot_apps').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+export async function setTokenHash(db: Db, botId: number, tokenHash: string, now: number) {
+  await db.updateTable('bot_apps').set({ token_hash: tokenHash, updated_at: now }).where('bot_id', '=', botId).execute()
+}
+
+export async function setAllowedUpdates(db: Db, botId: number, allowed: string[], now: number) {
+  await db.updateTable('bot_apps').set({ allowed_updates: JSON.stringify(allowed), updated_at: now }).where('bot_id', '=', botId).execute()
+}
+
+// ---- commands
+
+export function listCommands(db: Db, botId: number): Promise<BotCommandRow[]> {
+  return db.selectFrom('bot_commands').selectAll().where('bot_id', '=', botId).orderBy('created_at').orderBy('command').execute()
+}
+
+export function findCommand(db: Db, botId: number, command: string) {
+  return db.selectFrom('bot_commands').select('command').where('bot_id', '=', botId).where('command', '=', command).executeTakeFirst()
+}
+
+export function upsertCommand(db: Db, row: { bot_id: number; command: string; description: string; handler: string | null; now: number }) {
+  return db
+    .insertInto('bot_commands')
+    .values({ bot_id: row.bot_id, command: row.command, description: row.description, handler: row.handler, created_at: row.now, updated_at: row.now })
+    .onConflict((oc) => oc.columns(['bot_id', 'command']).doUpdateSet({ description: row.description, handler: row.handler, updated_at: row.now }))
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function deleteCommands(db: Db, botId: number) {
+  await db.deleteFrom('bot_commands').where('bot_id', '=', botId).execute()
+}
+
+// ---- updates
+
+/** The bot's next update id: an atomic increment, which serializes concurrent writers on both dialects. */
+export async function nextUpdateId(db: Db, botId: number): Promise<number> {
+  const row = await db
+    .updateTable('bot_apps')
+    .set((eb) => ({ last_update_id: eb('last_update_id', '+', 1) }))
+    .where('bot_id', '=', botId)
+    .returning('last_update_id')
+    .executeTakeFirstOrThrow()
+  return Number(row.last_update_id)
+}
+
+export async function insertUpdate(db: Db, row: { bot_id: number; update_id: number; kind: string; message_id: number | null; payload: unknown; now: number }) {
+  await db
+    .insertInto('bot_updates')
+    .values({ bot_id: row.bot_id, update_id: row.update_id, kind: row.kind, message_id: row.message_id, payload: JSON.stringify(row.payload), created_at: row.now })
+    .execute()
+}
+
+export async function hasUpdateFor(db: Db, botId: number, messageId: number): Promise<boolean> {
+  const row = await db.selectFrom('bot_updates').select('update_id').where('bot_id', '=', botId).where('message_id', '=', messageId).executeTakeFirst()
+  return row !== undefined
+}
+
+/** Acknowledges every update below `offset` (getUpdates' offset): they are gone. */
+export async function deleteUpdatesBefore(db: Db, botId: number, offset: number) {
+  await db.deleteFrom('bot_updates').where('bot_id', '=', botId).where('update_id', '<', offset).execute()
+}
+
+export async function deleteAllUpdates(db: Db, botId: number) {
+  await db.deleteFrom('bot_updates').where('bot_id', '=', botId).execute()
+}
+
+/** Pending updates from `fromId` on, oldest first (the primary key's order). */
+export function listUpdates(db: Db, botId: number, fromId: number, limit: number, kinds: readonly string[] | null) {
+  let query = db.selectFrom('bot_updates').selectAll().where('bot_id', '=', botId).where('update_id', '>=', fromId)
+  if (kinds) query = query.where('kind', 'in', kinds)
+  return query.orderBy('update_id').limit(limit).execute()
+}
+
+/** The newest `count` pending updates (a negative offset), oldest first. */
+export async function listLastUpdates(db: Db, botId: number, count: number, kinds: readonly string[] | null) {
+  let query = db.selectFrom('bot_updates').selectAll().where('bot_id', '=', botId)
+  if (kinds) query = query.where('kind', 'in', kinds)
+  const rows = await query.orderBy('update_id', 'desc').limit(count).execute()
+  return rows.reverse()
+}
+
+export async function countUpdates(db: Db, botId: number): Promise<number> {
+  const row = await db.selectFrom('bot_updates').select((eb) => eb.fn.countAll<number>().as('n')).where('bot_id', '=', botId).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+// ---- markup
+
+export async function insertMarkup(db: Db, messageId: number, botId: number, markup: unknown) {
+  await db.insertInto('bot_message_markup').values({ message_id: messageId, bot_id: botId, reply_markup: JSON.stringify(markup) }).execute()
+}

@@ -1,0 +1,183 @@
+/**
+ * Updates for bots: a message a user sends a bot in their personal chat becomes an update with the
+ * bot's next update id, written by a listener of committed `message.new` events (events/bus.ts),
+ * and long polling (getUpdates) reads them.
+ *
+ * Why a listener after the commit and not the send's own transaction: the send path (and its
+ * SQLite fast path, messages/posting-sqlite.ts) stays exactly as fast for the messages that are
+ * not to bots, which is nearly all of them; the listener asks "is the receiver a bot?" of an
+ * in-memory answer per user (an account never becomes or stops being a bot). The price: a crash
+ * between the commit and the listener loses that update (at most once). The unique
+ * (bot_id, message_id) index makes a second attempt for the same message a no-op.
+ */
+import type { AppContext } from '../../context.js'
+import { isUniqueViolation } from '../../db/errors.js'
+import { fromJson } from '../../db/json.js'
+import type { BotUpdateRow } from '../../db/tables.js'
+import type { MessageView } from '../messages/schemas.js'
+import * as users from '../users/service.js'
+import * as repo from './repo.js'
+import { allowedCommandsOf } from './service.js'
+import { commandEntities, leadingCommand, tgPrivateChat, tgUser, unixSeconds, type TgMessage } from './telegram.js'
+
+/** Update kinds a bot gets when it names none (Telegram's default leaves these three out). */
+const NOT_BY_DEFAULT = new Set(['chat_member', 'message_reaction', 'message_reaction_count'])
+export const UPDATE_KINDS = ['message', 'edited_message', 'callback_query', 'chat_member', 'my_chat_member', 'message_reaction', 'message_reaction_count'] as const
+
+interface BotState {
+  /** user id → whether it is a bot (never changes for an account) */
+  isBot: Map<number, boolean>
+  /** bot id → long polls waiting for its next update */
+  waiters: Map<number, Set<() => void>>
+  closing: boolean
+}
+const states = new WeakMap<AppContext, BotState>()
+const stateOf = (ctx: AppContext): BotState => {
+  let state = states.get(ctx)
+  if (!state) states.set(ctx, (state = { isBot: new Map(), waiters: new Map(), closing: false }))
+  return state
+}
+
+const IS_BOT_CACHE_SIZE = 100_000
+
+async function isBot(ctx: AppContext, userId: number): Promise<boolean> {
+  const { isBot: known } = stateOf(ctx)
+  const cached = known.get(userId)
+  if (cached !== undefined) return cached
+  const app = await repo.findApp(ctx.db, userId)
+  if (known.size >= IS_BOT_CACHE_SIZE) known.clear()
+  known.set(userId, app !== undefined)
+  return app !== undefined
+}
+
+/** Listens for messages to bots; returns the function that stops it (the mount calls it on close). */
+export function listenForBotUpdates(ctx: AppContext): () => void {
+  return ctx.events.on('message.new', async (event) => {
+    const message = event.payload.message
+    if (message.receiver_id === null || message.message_id === null || message.receiver_id === message.sender_id) return
+    if (!(await isBot(ctx, message.receiver_id))) return
+    await recordMessageUpdate(ctx, message.receiver_id, message)
+  })
+}
+
+/** Whether the bot takes this text: anything but a command neither allowed nor defined (or meant for another bot). */
+async function wanted(ctx: AppContext, botId: number, botUsername: string, allowed: string[], text: string): Promise<boolean> {
+  const command = leadingCommand(text)
+  if (!command) return true
+  if (command.botUsername !== null && command.botUsername.toLowerCase() !== botUsername.toLowerCase()) return false
+  if (allowed.includes(command.command)) return true
+  return (await repo.findCommand(ctx.db, botId, command.command)) !== undefined
+}
+
+async function recordMessageUpdate(ctx: AppContext, botId: number, message: MessageView) {
+  const [app, sender, bot] = await Promise.all([repo.findApp(ctx.db, botId), users.findById(ctx, message.sender_id), users.findById(ctx, botId)])
+  // bots do not hear each other (as in Telegram); a bot removed meanwhile hears nothing
+  if (!app || !sender || !bot || sender.is_bot === 1) return
+  const text = message.content
+  if (!(await wanted(ctx, botId, bot.username, allowedCommandsOf(app), text))) return
+  const entities = commandEntities(text)
+  const payload: { message: TgMessage } = {
+    message: {
+      message_id: message.message_id!,
+      from: tgUser(sender),
+      chat: tgPrivateChat(sender),
+      date: unixSeconds(Date.parse(message.timestamp)),
+      ...(text ? { text } : {}),
+      ...(entities.length ? { entities } : {}),
+    },
+  }
+  const now = ctx.clock.now()
+  try {
+    await ctx.db.transaction().execute(async (trx) => {
+      const updateId = await repo.nextUpdateId(trx, botId)
+      await repo.insertUpdate(trx, { bot_id: botId, update_id: updateId, kind: 'message', message_id: message.message_id, payload, now })
+    })
+  } catch (error) {
+    if (isUniqueViolation(error)) return // this message already made its update
+    throw error
+  }
+  wake(ctx, botId)
+}
+
+function wake(ctx: AppContext, botId: number) {
+  const waiting = stateOf(ctx).waiters.get(botId)
+  if (waiting) for (const resolve of [...waiting]) resolve()
+}
+
+/** Ends every long poll at once (the server is closing). */
+export function stopPolling(ctx: AppContext) {
+  const state = stateOf(ctx)
+  state.closing = true
+  for (const botId of state.waiters.keys()) wake(ctx, botId)
+}
+
+/** Resolves when an update for the bot is recorded on this instance, after `ms`, or when `signal` aborts. */
+function nextWake(ctx: AppContext, botId: number, ms: number, signal: AbortSignal): { promise: Promise<void>; cancel: () => void } {
+  const { waiters } = stateOf(ctx)
+  let done: () => void = () => {}
+  const promise = new Promise<void>((resolve) => {
+    const set = waiters.get(botId) ?? new Set()
+    waiters.set(botId, set)
+    const timer = setTimeout(() => done(), ms)
+    done = () => {
+      clearTimeout(timer)
+      set.delete(done)
+      if (set.size === 0 && waiters.get(botId) === set) waiters.delete(botId)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    set.add(done)
+    signal.addEventListener('abort', done, { once: true })
+  })
+  return { promise, cancel: () => done() }
+}
+
+export interface GetUpdatesInput {
+  offset?: number
+  limit: number
+  /** seconds */
+  timeout: number
+  allowedUpdates?: string[]
+}
+
+/** Another instance's updates are seen by re-reading at this interval (this instance's wake a poll at once). */
+const RECHECK_MS = 1000
+
+/**
+ * getUpdates: acknowledges (deletes) the updates below `offset`, then answers the pending ones,
+ * waiting up to `timeout` seconds for one when there are none.
+ */
+export async function getUpdates(ctx: AppContext, botId: number, input: GetUpdatesInput, signal: AbortSignal) {
+  if (input.allowedUpdates !== undefined) await repo.setAllowedUpdates(ctx.db, botId, input.allowedUpdates, ctx.clock.now())
+  const app = await repo.findApp(ctx.db, botId)
+  const chosen = fromJson<string[]>(app?.allowed_updates ?? null)
+  const kinds = chosen && chosen.length > 0 ? chosen : UPDATE_KINDS.filter((k) => !NOT_BY_DEFAULT.has(k))
+
+  const offset = input.offset ?? 0
+  if (offset > 0) await repo.deleteUpdatesBefore(ctx.db, botId, offset)
+  const read = async (): Promise<BotUpdateRow[]> => {
+    if (offset >= 0) return repo.listUpdates(ctx.db, botId, offset, input.limit, kinds)
+    const rows = await repo.listLastUpdates(ctx.db, botId, Math.min(-offset, input.limit), kinds)
+    // a negative offset forgets everything before the updates it answers
+    if (rows.length) await repo.deleteUpdatesBefore(ctx.db, botId, rows[0].update_id)
+    return rows
+  }
+  const deadline = Date.now() + input.timeout * 1000
+  const state = stateOf(ctx)
+  for (;;) {
+    const left = deadline - Date.now()
+    // listen before reading, so an update recorded between the read and the wait still wakes it
+    const wait = left > 0 && !state.closing && !signal.aborted ? nextWake(ctx, botId, Math.min(RECHECK_MS, left), signal) : null
+    const rows = await read()
+    if (rows.length > 0 || !wait) {
+      wait?.cancel()
+      return rows.map(presentUpdate)
+    }
+    await wait.promise
+  }
+}
+
+export const presentUpdate = (row: BotUpdateRow) => ({ update_id: row.update_id, ...(fromJson<Record<string, unknown>>(row.payload) ?? {}) })
+
+export const pendingUpdateCount = (ctx: AppContext, botId: number) => repo.countUpdates(ctx.db, botId)
+export const dropPendingUpdates = (ctx: AppContext, botId: number) => repo.deleteAllUpdates(ctx.db, botId)
