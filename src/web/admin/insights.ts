@@ -49,7 +49,7 @@ export const insightPages: FastifyPluginAsync<{ ctx: AppContext }> = async (app,
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
     const [counts, pending] = await Promise.all([users.countUsers(ctx), moderation.queue(ctx, request.user, 'pending', 1, 1)])
     const body = html`<ul class="cards">
-<li><span class="value">${number(counts.users)}</span> active users</li>
+<li><span class="value">${number(counts.users)}</span> users (not banned)</li>
 <li><span class="value">${number(counts.online)}</span> online now</li>
 <li><span class="value">${number(pending.total)}</span> <a href="${PANEL}/reports">pending ${pending.total === 1 ? 'report' : 'reports'}</a></li>
 </ul>
