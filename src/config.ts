@@ -105,6 +105,21 @@ export interface Config {
   loginLookupRateLimit: RateLimit
   /** seconds before another sign-in code may be mailed to the same address */
   loginCodeResendSeconds: number
+  /** allow outgoing deliveries (webhooks, Web Push endpoints) to private, loopback and link-local addresses (tests) */
+  webhookAllowPrivate: boolean
+  /** the VAPID key pair (base64url, uncompressed P-256 public key and 32-byte private key); null: generated once into `<DATA_DIR>/vapid.json` */
+  vapidPublicKey: string | null
+  vapidPrivateKey: string | null
+  /** the VAPID `sub` claim: a mailto: or https: contact for push services */
+  vapidSubject: string
+  /** push subscriptions (Web Push and native tokens) one user may hold; the next registration is refused */
+  pushMaxSubscriptions: number
+  /** milliseconds between runs of the push-delivery job (queued notifications go out in batches) */
+  pushDeliveryIntervalMs: number
+  /** attempts at a notification a push service keeps failing before it is given up */
+  pushMaxAttempts: number
+  /** seconds one request to a push service may take */
+  pushTimeoutSeconds: number
 }
 
 /** A premium plan: `months` of premium for `price` kopecks (shown as roubles). */
@@ -276,6 +291,34 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }
     return raw
   }
+  /** both VAPID keys or neither; the private key is never echoed */
+  const vapidKeys = (): Pick<Config, 'vapidPublicKey' | 'vapidPrivateKey'> => {
+    const publicKey = read('VAPID_PUBLIC_KEY')
+    const privateKey = env.VAPID_PRIVATE_KEY?.trim() || undefined
+    if (publicKey === undefined && privateKey === undefined) return { vapidPublicKey: null, vapidPrivateKey: null }
+    if (publicKey === undefined || privateKey === undefined) {
+      problems.push('VAPID_PUBLIC_KEY/VAPID_PRIVATE_KEY: set both or neither')
+    } else if (!/^[A-Za-z0-9_-]+$/.test(publicKey) || Buffer.from(publicKey, 'base64url').length !== 65 || Buffer.from(publicKey, 'base64url')[0] !== 4) {
+      fail('VAPID_PUBLIC_KEY', 'must be an uncompressed P-256 public key, base64url (65 bytes)')
+    } else if (!/^[A-Za-z0-9_-]+$/.test(privateKey) || Buffer.from(privateKey, 'base64url').length !== 32) {
+      problems.push('VAPID_PRIVATE_KEY: must be a P-256 private key, base64url (32 bytes)')
+    } else return { vapidPublicKey: publicKey, vapidPrivateKey: privateKey }
+    return { vapidPublicKey: null, vapidPrivateKey: null }
+  }
+  const vapidSubject = (): string => {
+    const raw = read('VAPID_SUBJECT')
+    if (raw === undefined) {
+      let host = 'localhost'
+      try {
+        host = new URL(read('PUBLIC_BASE_URL') ?? 'http://localhost').hostname.replace(/^\[|\]$/g, '') || 'localhost'
+      } catch {
+        // PUBLIC_BASE_URL's own check reports it
+      }
+      return `mailto:admin@${host}`
+    }
+    if (!/^mailto:[^\s@]+@[^\s@]+$/.test(raw) && !/^https:\/\/[^\s]+$/.test(raw)) fail('VAPID_SUBJECT', 'must be a mailto: address or an https: URL')
+    return raw
+  }
   const dataDir = path.resolve(read('DATA_DIR') ?? './data')
   const databaseUrl = read('DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'tern.db')}`
   let dialect: Dialect = 'sqlite'
@@ -346,6 +389,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     adminRequire2fa: bool('ADMIN_REQUIRE_2FA', false),
     loginLookupRateLimit: rate('LOGIN_LOOKUP_RATE_LIMIT', '10/60'),
     loginCodeResendSeconds: int('LOGIN_CODE_RESEND_SECONDS', 60, 1, 3600),
+    webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
+    ...vapidKeys(),
+    vapidSubject: vapidSubject(),
+    pushMaxSubscriptions: int('PUSH_MAX_SUBSCRIPTIONS', 20, 1, 1000),
+    pushDeliveryIntervalMs: int('PUSH_DELIVERY_INTERVAL_MS', 1000, 50, 3_600_000),
+    pushMaxAttempts: int('PUSH_MAX_ATTEMPTS', 5, 1, 50),
+    pushTimeoutSeconds: int('PUSH_TIMEOUT_SECONDS', 5, 1, 60),
   }
 
   if (problems.length > 0) throw new ConfigError(problems)

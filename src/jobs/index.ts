@@ -9,6 +9,7 @@ import { sweepExpiredUploads } from '../modules/files/sweep.js'
 import { scheduledDelivery, TICK_MS } from '../modules/messages/scheduled.js'
 import { renewDue } from '../modules/premium/service.js'
 import { presenceOf } from '../modules/presence/service.js'
+import { deliverQueued } from '../modules/push/delivery.js'
 import { catchUpMessageIndex } from '../modules/search/message-index.js'
 import { cleanupExpiredStories } from '../modules/stories/cleanup.js'
 import { JobRunner, type RunnerOptions } from './runner.js'
@@ -51,6 +52,14 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     everyMs: BROADCAST_TICK_MS,
     runAtStart: true,
     run: (signal) => deliverPending(ctx, signal),
+  })
+  jobs.define({
+    name: 'push-delivery',
+    summary: "sends queued push notifications (new messages for users with no live socket), collapsed per chat, with retries",
+    scope: 'cluster',
+    everyMs: ctx.config.pushDeliveryIntervalMs,
+    runAtStart: true,
+    run: (signal) => deliverQueued(ctx, signal),
   })
   jobs.define({
     name: 'upload-sweep',

@@ -93,6 +93,21 @@ export class Presence {
     await pipeline.exec()
   }
 
+  /**
+   * Which of these users hold a live socket on any instance right now: this instance's own count
+   * without Redis (one instance), the unexpired holds in Redis with it (every instance's).
+   */
+  async onlineAmong(userIds: readonly number[]): Promise<Set<number>> {
+    const redis = this.ctx.redis
+    if (!redis) return new Set(userIds.filter((id) => this.counts.has(id)))
+    if (userIds.length === 0) return new Set()
+    const now = Date.now()
+    const pipeline = redis.pipeline()
+    for (const id of userIds) pipeline.zcount(this.key(id), now, '+inf')
+    const results = (await pipeline.exec()) ?? []
+    return new Set(userIds.filter((id, i) => this.counts.has(id) || Number(results[i]?.[1]) > 0))
+  }
+
   /** Stops retrying failed transitions (the server is closing). */
   close() {
     this.closed = true

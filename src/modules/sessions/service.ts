@@ -10,6 +10,7 @@ import { notFound } from '../../http/errors.js'
 import { CLOSE } from '../../realtime/close-codes.js'
 import { iso } from '../../lib/time.js'
 import { hashToken, maskToken, newToken } from '../../lib/tokens.js'
+import * as push from '../push/subscriptions.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
 
@@ -94,18 +95,29 @@ export async function listSessions(
   return { items, total }
 }
 
-/** Revokes one of the user's own sessions (and closes its sockets); 404 for anyone else's or an inactive one. */
+/**
+ * Revokes one of the user's own sessions (and closes its sockets); 404 for anyone else's or an
+ * inactive one. The session's push subscriptions go in the same transaction.
+ */
 export async function revokeSession(ctx: AppContext, userId: number, sessionId: number): Promise<void> {
-  if (!(await repo.deactivate(ctx.db, userId, sessionId))) throw notFound('Session not found')
+  const revoked = await ctx.db.transaction().execute(async (trx) => {
+    if (!(await repo.deactivate(trx, userId, sessionId))) return false
+    await push.forgetSession(trx, sessionId)
+    return true
+  })
+  if (!revoked) throw notFound('Session not found')
   closeSockets(ctx, userId, sessionId, CLOSE.sessionRevoked)
 }
 
 /**
- * Revokes every session of a user at once (ban), inside the caller's transaction; the caller
+ * Revokes every session of a user at once (ban), with their push subscriptions, inside the caller's transaction; the caller
  * closes their sockets with closeSockets once it has committed.
  */
-export function revokeAllSessions(db: Db, userId: number): Promise<number> {
-  return repo.deactivateAllOfUser(db, userId)
+export async function revokeAllSessions(db: Db, userId: number): Promise<number> {
+  const count = await repo.deactivateAllOfUser(db, userId)
+  // every subscription of the user belonged to one of those sessions
+  await push.forgetUser(db, userId)
+  return count
 }
 
 /**

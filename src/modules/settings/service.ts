@@ -37,3 +37,23 @@ export async function update(ctx: AppContext, me: UserRow, key: string, value: u
   })
   return { user_id: me.id, settings: merged(stored) }
 }
+
+/** What the user's settings say about notifications: `notifications: false` silences all, `muted_chats` (chat ids) some. */
+export interface NotificationPrefs {
+  enabled: boolean
+  mutedChats: ReadonlySet<number>
+}
+
+/** The user's notification preferences (push reads them before each notification). Stored values are the client's: anything odd counts as unset. */
+export async function notificationPrefs(ctx: AppContext, userId: number): Promise<NotificationPrefs> {
+  const stored = new Map(Object.entries(await repo.read(ctx.db, userId)))
+  const muted = stored.get('muted_chats')
+  const mutedChats = new Set<number>()
+  if (Array.isArray(muted)) {
+    for (const item of muted.slice(0, 10_000)) {
+      const id = typeof item === 'string' && /^\d{1,15}$/.test(item) ? Number(item) : item
+      if (typeof id === 'number' && Number.isSafeInteger(id) && id > 0) mutedChats.add(id)
+    }
+  }
+  return { enabled: stored.get('notifications') !== false, mutedChats }
+}

@@ -1,0 +1,51 @@
+/**
+ * What push hears: after a new message has committed, each member of the chat (not the sender)
+ * who has a push subscription and no live socket anywhere gets a row in the push queue — one per
+ * user and chat, so a burst collapses — which the push-delivery job sends (delivery.ts). Channel
+ * posts push nothing (DESIGN §6: a post is one write whatever the subscriber count; subscribers
+ * read it when they come online). Registered by one line in http/mounts.ts beside the gateway.
+ */
+import type { AppContext } from '../../context.js'
+import type { PushNotificationKind } from '../../db/tables.js'
+import type { MessageView } from '../messages/schemas.js'
+import { presenceOf } from '../presence/service.js'
+import * as repo from './repo.js'
+import { vapidOf } from './vapid.js'
+
+// A `call.incoming` hook belongs here once calls emit that event (issue 30); the event does not exist yet.
+
+export function registerPushReactions(ctx: AppContext) {
+  // generated (or read) at start, so the key exists before the first subscriber asks for it
+  vapidOf(ctx.config)
+  ctx.events.on('message.new', (event) => queueForMessage(ctx, event.payload.message, event.at))
+}
+
+/** `@username` as a word in the text (case-insensitive). */
+function mentions(content: string, username: string): boolean {
+  const text = content.toLowerCase()
+  const needle = `@${username.toLowerCase()}`
+  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + 1)) {
+    const before = at === 0 ? '' : text[at - 1]
+    const after = text[at + needle.length] ?? ''
+    if (!/[a-z0-9_]/.test(before) && !/[a-z0-9_]/.test(after)) return true
+  }
+  return false
+}
+
+export async function queueForMessage(ctx: AppContext, message: MessageView, now: number) {
+  if (message.message_id === null) return
+  const chat = await repo.chatTypeOf(ctx.db, message.chat_id)
+  if (!chat || chat.chat_type === 'channel') return
+  const members = await repo.subscribedMembers(ctx.db, message.chat_id, message.sender_id)
+  if (members.length === 0) return
+  const online = await presenceOf(ctx).onlineAmong(members.map((m) => m.id))
+  const offline = members.filter((m) => !online.has(m.id))
+  if (offline.length === 0) return
+  const repliedTo = message.reply_to_id === null ? null : await repo.senderOf(ctx.db, message.reply_to_id)
+  const kindFor = (member: { id: number; username: string }): PushNotificationKind => {
+    if (repliedTo === member.id) return 'reply'
+    if (!message.is_encrypted && mentions(message.content, member.username)) return 'mention'
+    return 'message'
+  }
+  await repo.enqueue(ctx.db, offline.map((m) => ({ user_id: m.id, chat_id: message.chat_id, message_id: message.message_id!, kind: kindFor(m) })), now)
+}

@@ -1,0 +1,154 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/database.js'
+import type { PushKind, PushNotificationKind } from '../../db/tables.js'
+
+export function findByEndpoint(db: Db, endpoint: string) {
+  return db.selectFrom('push_subscriptions').selectAll().where('endpoint', '=', endpoint).executeTakeFirst()
+}
+
+export function findById(db: Db, id: number) {
+  return db.selectFrom('push_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+export async function countOfUser(db: Db, userId: number): Promise<number> {
+  const row = await db.selectFrom('push_subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+export interface NewSubscription {
+  user_id: number
+  session_id: number
+  kind: PushKind
+  endpoint: string
+  p256dh: string | null
+  auth: string | null
+}
+
+/** Inserts a subscription, or takes over the row with the same endpoint (the device registered again). */
+export async function upsert(db: Db, sub: NewSubscription, now: number): Promise<number> {
+  const row = await db
+    .insertInto('push_subscriptions')
+    .values({ ...sub, created_at: now, updated_at: now })
+    .onConflict((oc) =>
+      oc.column('endpoint').doUpdateSet({ user_id: sub.user_id, session_id: sub.session_id, kind: sub.kind, p256dh: sub.p256dh, auth: sub.auth, updated_at: now }),
+    )
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return row.id
+}
+
+/** Removes one of the user's subscriptions, by id or endpoint; answers how many went (0 or 1). */
+export async function deleteOfUser(db: Db, userId: number, by: { id: number } | { endpoint: string }): Promise<number> {
+  let query = db.deleteFrom('push_subscriptions').where('user_id', '=', userId)
+  query = 'id' in by ? query.where('id', '=', by.id) : query.where('endpoint', '=', by.endpoint)
+  const result = await query.executeTakeFirst()
+  return Number(result.numDeletedRows)
+}
+
+export async function deleteById(db: Db, id: number) {
+  await db.deleteFrom('push_subscriptions').where('id', '=', id).execute()
+}
+
+export async function deleteOfSession(db: Db, sessionId: number) {
+  await db.deleteFrom('push_subscriptions').where('session_id', '=', sessionId).execute()
+}
+
+export async function deleteAllOfUser(db: Db, userId: number) {
+  await db.deleteFrom('push_subscriptions').where('user_id', '=', userId).execute()
+}
+
+/** The user's subscriptions whose session is still live (active, used since `notBefore`). */
+export function liveOfUser(db: Db, userId: number, notBefore: number) {
+  return db
+    .selectFrom('push_subscriptions as p')
+    .innerJoin('user_sessions as s', 's.id', 'p.session_id')
+    .selectAll('p')
+    .where('p.user_id', '=', userId)
+    .where('s.is_active', '=', 1)
+    .where('s.last_activity', '>', notBefore)
+    .orderBy('p.id')
+    .execute()
+}
+
+export function chatTypeOf(db: Db, chatId: number) {
+  return db.selectFrom('chats').select(['chat_type', 'title']).where('id', '=', chatId).executeTakeFirst()
+}
+
+/** Members of a chat but the sender who have at least one push subscription, with their usernames. */
+export function subscribedMembers(db: Db, chatId: number, senderId: number) {
+  return db
+    .selectFrom('chat_members as m')
+    .innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['u.id', 'u.username'])
+    .where('m.chat_id', '=', chatId)
+    .where('m.user_id', '<>', senderId)
+    .where('u.is_active', '=', 1)
+    .where((eb) => eb.exists(eb.selectFrom('push_subscriptions as p').select('p.id').whereRef('p.user_id', '=', 'm.user_id')))
+    .execute()
+}
+
+export async function senderOf(db: Db, messageId: number): Promise<number | null> {
+  const row = await db.selectFrom('messages').select('sender_id').where('id', '=', messageId).executeTakeFirst()
+  return row?.sender_id ?? null
+}
+
+export async function isMember(db: Db, chatId: number, userId: number): Promise<boolean> {
+  const row = await db.selectFrom('chat_members').select('user_id').where('chat_id', '=', chatId).where('user_id', '=', userId).executeTakeFirst()
+  return row !== undefined
+}
+
+/** A message as a notification names it: its chat's type and title, its sender. */
+export function messageForPush(db: Db, messageId: number) {
+  return db
+    .selectFrom('messages as m')
+    .innerJoin('chats as c', 'c.id', 'm.chat_id')
+    .innerJoin('users as u', 'u.id', 'm.sender_id')
+    .select([
+      'm.id', 'm.chat_id', 'm.content', 'm.is_encrypted', 'm.deleted_for_all', 'm.file_type',
+      'c.chat_type', 'c.title as chat_title',
+      'u.id as sender_id', 'u.username as sender_username', 'u.display_name as sender_display_name',
+    ])
+    .where('m.id', '=', messageId)
+    .executeTakeFirst()
+}
+
+export interface Queued {
+  user_id: number
+  chat_id: number
+  message_id: number
+  kind: PushNotificationKind
+}
+
+/**
+ * Queues notifications; a user's row for the chat that is still waiting takes the newer message
+ * instead (one notification per user and chat: a burst collapses), counting the messages.
+ */
+export async function enqueue(db: Db, rows: Queued[], now: number) {
+  if (rows.length === 0) return
+  await db
+    .insertInto('push_queue')
+    .values(rows.map((row) => ({ ...row, count: 1, attempts: 0, due_at: now, created_at: now })))
+    .onConflict((oc) =>
+      oc.columns(['user_id', 'chat_id']).doUpdateSet({
+        // listeners may finish out of order: the newest message wins
+        message_id: sql<number>`case when excluded.message_id > push_queue.message_id then excluded.message_id else push_queue.message_id end`,
+        kind: sql<PushNotificationKind>`case when excluded.message_id > push_queue.message_id then excluded.kind else push_queue.kind end`,
+        count: sql<number>`push_queue.count + 1`,
+        attempts: 0,
+      }),
+    )
+    .execute()
+}
+
+export function due(db: Db, now: number, limit: number) {
+  return db.selectFrom('push_queue').selectAll().where('due_at', '<=', now).orderBy('due_at').orderBy('id').limit(limit).execute()
+}
+
+/** Removes a queued row, unless a newer message has been queued onto it meanwhile. */
+export async function dequeue(db: Db, id: number, messageId: number, count: number) {
+  await db.deleteFrom('push_queue').where('id', '=', id).where('message_id', '=', messageId).where('count', '=', count).execute()
+}
+
+export async function retryLater(db: Db, id: number, messageId: number, attempts: number, dueAt: number) {
+  await db.updateTable('push_queue').set({ attempts, due_at: dueAt }).where('id', '=', id).where('message_id', '=', messageId).execute()
+}

@@ -1,0 +1,96 @@
+/**
+ * Sending one notification to one subscription. Web Push: web-push builds the request (VAPID JWT,
+ * aes128gcm encryption, TTL/Topic/Urgency headers); it goes out through node's http(s) with a
+ * lookup that refuses private addresses (unless WEBHOOK_ALLOW_PRIVATE) and an overall timeout.
+ * Native tokens go through a PushSender per platform; none is configured unless its environment
+ * is, and a token without a sender is kept and skipped (logged by the caller).
+ */
+import http from 'node:http'
+import https from 'node:https'
+import { isIP } from 'node:net'
+import webPush from 'web-push'
+import type { AppContext } from '../../context.js'
+import type { PushKind, PushSubscriptionRow } from '../../db/tables.js'
+import { guardedLookup, isLoopbackAddress, isPublicAddress } from '../../lib/public-address.js'
+import { vapidOf } from './vapid.js'
+
+/** sent: the push service took it; gone: the subscription no longer exists (404/410: delete it); failed: try again later; skipped: no sender */
+export type SendOutcome = 'sent' | 'gone' | 'failed' | 'skipped'
+
+export interface WebPushOptions {
+  /** collapse key: a newer notification with the same topic replaces one not yet delivered */
+  topic?: string
+  /** seconds the push service keeps it for an offline device */
+  ttlSeconds: number
+  urgency?: 'very-low' | 'low' | 'normal' | 'high'
+}
+
+/** A native push transport (FCM, APNs): configured by environment, else absent. */
+export interface PushSender {
+  readonly platform: Exclude<PushKind, 'webpush'>
+  send(token: string, payload: string, options: WebPushOptions, signal: AbortSignal): Promise<SendOutcome>
+}
+
+/**
+ * The native senders this deployment has. None ships configured yet: tokens are stored and
+ * skipped with a log line until a sender for their platform is added here (docs/push.md).
+ */
+export function nativeSenders(_ctx: AppContext): ReadonlyMap<PushKind, PushSender> {
+  return new Map()
+}
+
+/** Posts an encrypted Web Push message; answers the push service's status. */
+function post(endpoint: string, headers: Record<string, string | number>, body: Buffer | null, allowPrivate: boolean, timeoutMs: number): Promise<number> {
+  const url = new URL(endpoint)
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  if (url.protocol === 'http:' && !(allowPrivate && (isIP(host) === 0 || isLoopbackAddress(host)))) {
+    return Promise.reject(new Error('plain http endpoints are for tests on loopback only'))
+  }
+  if (isIP(host) && !allowPrivate && !isPublicAddress(host)) return Promise.reject(new Error('endpoint at a private address'))
+  const transport = url.protocol === 'https:' ? https : http
+  return new Promise((resolve, reject) => {
+    const request = transport.request(url, {
+      method: 'POST',
+      headers,
+      lookup: guardedLookup(allowPrivate),
+      signal: AbortSignal.timeout(timeoutMs),
+    }, (response) => {
+      response.resume()
+      response.on('end', () => resolve(response.statusCode ?? 0))
+      response.on('error', reject)
+    })
+    request.on('error', reject)
+    request.end(body ?? undefined)
+  })
+}
+
+/** Sends `payload` to one subscription. Never throws: a failure is an outcome. */
+export async function sendTo(ctx: AppContext, sub: PushSubscriptionRow, payload: string, options: WebPushOptions, senders: ReadonlyMap<PushKind, PushSender>): Promise<SendOutcome> {
+  const timeoutMs = ctx.config.pushTimeoutSeconds * 1000
+  try {
+    if (sub.kind !== 'webpush') {
+      const sender = senders.get(sub.kind)
+      return sender ? await sender.send(sub.endpoint, payload, options, AbortSignal.timeout(timeoutMs)) : 'skipped'
+    }
+    const vapid = vapidOf(ctx.config)
+    const details = webPush.generateRequestDetails(
+      { endpoint: sub.endpoint, keys: { p256dh: sub.p256dh ?? '', auth: sub.auth ?? '' } },
+      payload,
+      {
+        vapidDetails: vapid,
+        TTL: options.ttlSeconds,
+        contentEncoding: 'aes128gcm',
+        ...(options.topic ? { topic: options.topic } : {}),
+        ...(options.urgency ? { urgency: options.urgency } : {}),
+      },
+    )
+    const status = await post(details.endpoint, details.headers as Record<string, string | number>, details.body, ctx.config.webhookAllowPrivate, timeoutMs)
+    if (status >= 200 && status < 300) return 'sent'
+    if (status === 404 || status === 410) return 'gone'
+    ctx.log.info({ subscriptionId: sub.id, status }, 'push service refused a notification')
+    return 'failed'
+  } catch (err) {
+    ctx.log.info({ err, subscriptionId: sub.id }, 'push notification could not be sent')
+    return 'failed'
+  }
+}
