@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { fromJson } from '../../src/db/json.js'
 import { deliverQueued } from '../../src/modules/push/delivery.js'
 import { V2, send } from '../harness/messaging.js'
 import { pushServiceOrSkip, type TestSubscription } from '../harness/push-service.js'
@@ -222,7 +223,7 @@ test('admin send answers {sent, failed} and writes one ModLog row; others get 40
   const rows = await server!.ctx.db.selectFrom('mod_logs').selectAll().where('action', '=', 'push.send').where('target_id', '=', bob.id).execute()
   assert.equal(rows.length, 1)
   assert.equal(rows[0].admin_id, admin.id)
-  assert.deepEqual(JSON.parse(String(rows[0].details)), { title: 'Maintenance', sent: 1, failed: 2 })
+  assert.deepEqual(fromJson(rows[0].details), { title: 'Maintenance', sent: 1, failed: 2 })
 
   const legacy = await admin.api.post('/api/push/send', { user_id: carol.id, title: 'Hi', body: '' })
   assert.equal(legacy.status, 200, legacy.text)
