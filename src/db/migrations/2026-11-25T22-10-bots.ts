@@ -33,6 +33,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('command', 'text', (c) => c.notNull())
     .addColumn('description', 'text', (c) => c.notNull())
     .addColumn('handler', 'text')
+    // the order getMyCommands answers in (setMyCommands keeps the bot's order)
+    .addColumn('position', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', timestamp, (c) => c.notNull())
     .addColumn('updated_at', timestamp, (c) => c.notNull())
     .addPrimaryKeyConstraint('bot_commands_pk', ['bot_id', 'command'])

@@ -49,20 +49,26 @@ export async function setAllowedUpdates(db: Db, botId: number, allowed: string[]
 // ---- commands
 
 export function listCommands(db: Db, botId: number): Promise<BotCommandRow[]> {
-  return db.selectFrom('bot_commands').selectAll().where('bot_id', '=', botId).orderBy('created_at').orderBy('command').execute()
+  return db.selectFrom('bot_commands').selectAll().where('bot_id', '=', botId).orderBy('position').orderBy('command').execute()
 }
 
 export function findCommand(db: Db, botId: number, command: string) {
   return db.selectFrom('bot_commands').select('command').where('bot_id', '=', botId).where('command', '=', command).executeTakeFirst()
 }
 
-export function upsertCommand(db: Db, row: { bot_id: number; command: string; description: string; handler: string | null; now: number }) {
+/** Defines a command (placed at `position`) or updates its description and handler (keeping its place). */
+export function upsertCommand(db: Db, row: { bot_id: number; command: string; description: string; handler: string | null; position: number; now: number }) {
   return db
     .insertInto('bot_commands')
-    .values({ bot_id: row.bot_id, command: row.command, description: row.description, handler: row.handler, created_at: row.now, updated_at: row.now })
+    .values({ bot_id: row.bot_id, command: row.command, description: row.description, handler: row.handler, position: row.position, created_at: row.now, updated_at: row.now })
     .onConflict((oc) => oc.columns(['bot_id', 'command']).doUpdateSet({ description: row.description, handler: row.handler, updated_at: row.now }))
     .returningAll()
     .executeTakeFirstOrThrow()
+}
+
+export async function nextCommandPosition(db: Db, botId: number): Promise<number> {
+  const row = await db.selectFrom('bot_commands').select((eb) => eb.fn.max('position').as('top')).where('bot_id', '=', botId).executeTakeFirst()
+  return row?.top === null || row?.top === undefined ? 0 : Number(row.top) + 1
 }
 
 export async function deleteCommands(db: Db, botId: number) {

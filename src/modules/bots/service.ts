@@ -96,7 +96,8 @@ export async function listMine(ctx: AppContext, me: UserRow): Promise<BotView[]>
 /** Defines a command of my bot, or updates its description and handler. */
 export async function defineCommand(ctx: AppContext, me: UserRow, botId: number, input: CommandBody): Promise<CommandView> {
   await ownBot(ctx, me, botId)
-  const row = await repo.upsertCommand(ctx.db, { bot_id: botId, command: input.command, description: input.description, handler: input.handler ?? null, now: ctx.clock.now() })
+  const position = await repo.nextCommandPosition(ctx.db, botId)
+  const row = await repo.upsertCommand(ctx.db, { bot_id: botId, command: input.command, description: input.description, handler: input.handler ?? null, position, now: ctx.clock.now() })
   return presentCommand(row)
 }
 
@@ -122,7 +123,9 @@ export async function replaceCommands(ctx: AppContext, botId: number, commands: 
   const now = ctx.clock.now()
   await ctx.db.transaction().execute(async (trx) => {
     await repo.deleteCommands(trx, botId)
-    for (const c of commands) await repo.upsertCommand(trx, { bot_id: botId, command: c.command, description: c.description, handler: null, now })
+    for (const [position, c] of commands.entries()) {
+      await repo.upsertCommand(trx, { bot_id: botId, command: c.command, description: c.description, handler: null, position, now })
+    }
   })
 }
 

@@ -8,7 +8,8 @@
  * not to bots, which is nearly all of them; the listener asks "is the receiver a bot?" of an
  * in-memory answer per user (an account never becomes or stops being a bot). The price: a crash
  * between the commit and the listener loses that update (at most once). The unique
- * (bot_id, message_id) index makes a second attempt for the same message a no-op.
+ * (bot_id, message_id) index makes a second attempt for the same message a no-op. The update is
+ * recorded just after the send is answered (a few ms): long polling is woken by it.
  */
 import type { AppContext } from '../../context.js'
 import { isUniqueViolation } from '../../db/errors.js'
@@ -29,12 +30,14 @@ interface BotState {
   isBot: Map<number, boolean>
   /** bot id → long polls waiting for its next update */
   waiters: Map<number, Set<() => void>>
+  /** bot id → the chain of its update writes in progress (inTurn) */
+  queues: Map<number, Promise<void>>
   closing: boolean
 }
 const states = new WeakMap<AppContext, BotState>()
 const stateOf = (ctx: AppContext): BotState => {
   let state = states.get(ctx)
-  if (!state) states.set(ctx, (state = { isBot: new Map(), waiters: new Map(), closing: false }))
+  if (!state) states.set(ctx, (state = { isBot: new Map(), waiters: new Map(), queues: new Map(), closing: false }))
   return state
 }
 
@@ -55,9 +58,29 @@ export function listenForBotUpdates(ctx: AppContext): () => void {
   return ctx.events.on('message.new', async (event) => {
     const message = event.payload.message
     if (message.receiver_id === null || message.message_id === null || message.receiver_id === message.sender_id) return
-    if (!(await isBot(ctx, message.receiver_id))) return
-    await recordMessageUpdate(ctx, message.receiver_id, message)
+    const botId = message.receiver_id
+    // the common case, a message to a person, is answered from memory without waiting
+    if (stateOf(ctx).isBot.get(botId) === false) return
+    await inTurn(ctx, botId, async () => {
+      if (await isBot(ctx, botId)) await recordMessageUpdate(ctx, botId, message)
+    })
   })
+}
+
+/**
+ * Runs a bot's update writes one after another, in the order their messages were committed here,
+ * so update ids follow the messages (on PostgreSQL two writes on two connections could swap).
+ */
+function inTurn(ctx: AppContext, botId: number, work: () => Promise<void>): Promise<void> {
+  const { queues } = stateOf(ctx)
+  const previous = queues.get(botId) ?? Promise.resolve()
+  const next = previous.then(work, work)
+  const settled = next.catch(() => {})
+  queues.set(botId, settled)
+  void settled.then(() => {
+    if (queues.get(botId) === settled) queues.delete(botId)
+  })
+  return next
 }
 
 /** Whether the bot takes this text: anything but a command neither allowed nor defined (or meant for another bot). */
