@@ -5,7 +5,11 @@
  * ending, and the admin's send.
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { createECDH, randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { after, test } from 'node:test'
 import { fromJson } from '../../src/db/json.js'
 import { deliverQueued } from '../../src/modules/push/delivery.js'
 import { V2, send } from '../harness/messaging.js'
@@ -18,6 +22,12 @@ const service = await pushServiceOrSkip()
 const skip = service ? false : 'the push service (web-push-testing) could not start'
 // loopback push service: WEBHOOK_ALLOW_PRIVATE; a short job period so pushes go out quickly
 const server: TestServer | null = service ? await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', PUSH_DELIVERY_INTERVAL_MS: '100' } }) : null
+
+/** A server whose push job does not run by itself (an hour apart): the test runs it (deliverQueued) when it wants. */
+const manualOne: TestServer | null = service
+  ? await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', PUSH_DELIVERY_INTERVAL_MS: '3600000', PUSH_MAX_ATTEMPTS: '3' } })
+  : null
+const manualServer = async () => manualOne!
 
 async function vapidKey(): Promise<string> {
   const res = await server!.api.get(`${V2}/push/vapid-public-key`)
@@ -141,8 +151,7 @@ test("an encrypted message's push names sender and chat but carries no content",
 })
 
 test('a burst of messages in one chat collapses into one notification naming the newest', { skip }, async () => {
-  // a server whose job does not run by itself (an hour apart): the test runs it once the burst is queued
-  const manual = await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', PUSH_DELIVERY_INTERVAL_MS: '3600000' } })
+  const manual = await manualServer()
   const [alice, bob] = [await manual.registerUser(), await manual.registerUser()]
   const key = (await manual.api.get(`${V2}/push/vapid-public-key`)).body.data.public_key
   const sub = await service!.subscribe(key)
@@ -163,6 +172,47 @@ test('a burst of messages in one chat collapses into one notification naming the
   assert.equal(pushes[0].body, 'burst 5')
   assert.equal(pushes[0].count, 5)
   assert.equal((await manual.ctx.db.selectFrom('push_queue').select('id').where('user_id', '=', bob.id).execute()).length, 0)
+})
+
+test('a push service failing otherwise is retried with backoff and given up after PUSH_MAX_ATTEMPTS; the subscription stays', { skip }, async () => {
+  const manual = await manualServer()
+  let hits = 0
+  const failing = http.createServer((request, response) => {
+    hits++
+    request.resume()
+    response.writeHead(503).end()
+  })
+  failing.listen(0, '127.0.0.1')
+  await once(failing, 'listening')
+  after(() => failing.close())
+  const [alice, bob] = [await manual.registerUser(), await manual.registerUser()]
+  const ecdh = createECDH('prime256v1')
+  ecdh.generateKeys()
+  const endpoint = `http://127.0.0.1:${(failing.address() as AddressInfo).port}/push/bob`
+  const registered = await bob.api.post(`${V2}/push/register`, { subscription: { endpoint, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') } } })
+  assert.equal(registered.status, 200, registered.text)
+  await send(alice, bob, 'will it arrive?')
+  const row = () => manual.ctx.db.selectFrom('push_queue').selectAll().where('user_id', '=', bob.id).executeTakeFirst()
+  await waitFor(async () => (await row()) ?? undefined, { timeoutMs: 3000, message: 'queued' })
+  const run = () => deliverQueued(manual.ctx, new AbortController().signal)
+
+  assert.equal((await run()).failed, 1)
+  const first = (await row())!
+  assert.equal(first.attempts, 1)
+  assert.ok(first.due_at >= Date.now() + 4000, 'the first retry waits about 5 s')
+  await run()
+  assert.equal(hits, 1, 'nothing is sent again before the retry is due')
+
+  await manual.ctx.db.updateTable('push_queue').set({ due_at: 0 }).where('id', '=', first.id).execute()
+  await run()
+  const second = (await row())!
+  assert.equal(second.attempts, 2)
+  assert.ok(second.due_at >= Date.now() + 9000, 'the second waits about 10 s')
+  await manual.ctx.db.updateTable('push_queue').set({ due_at: 0 }).where('id', '=', first.id).execute()
+  await run()
+  assert.equal(hits, 3)
+  assert.equal(await row(), undefined, 'given up after 3 attempts')
+  assert.equal((await manual.ctx.db.selectFrom('push_subscriptions').select('id').where('id', '=', registered.body.data.id).execute()).length, 1)
 })
 
 test('a 410 from the push service deletes the subscription; the other device still gets it', { skip }, async () => {
