@@ -100,6 +100,20 @@ test('in a group, the push names the group; a reply to me is a reply, a mention 
   assert.equal(pushes[1].message_id, reply.body.data.message_id)
 })
 
+test('a channel post pushes nothing to offline subscribers; a personal message after it does (positive control)', { skip }, async () => {
+  const [owner, bob] = [await server!.registerUser(), await server!.registerUser()]
+  const sub = await subscribe(bob)
+  const channel = await owner.api.post(`${V2}/channels/create`, { title: 'News' })
+  assert.equal(channel.status, 200, channel.text)
+  const channelId = channel.body.data.channel_id
+  assert.equal((await bob.api.post(`${V2}/channels/subscribe`, { channel_id: channelId })).status, 200)
+  assert.equal((await owner.api.post(`${V2}/messages/send`, { chat_id: channelId, content: 'post' })).status, 200)
+  await send(owner, bob, 'direct')
+  await received(sub, 1)
+  await drained(bob.id)
+  assert.deepEqual((await service!.messages(sub)).map((p) => p.body), ['direct'])
+})
+
 test('a user with a live socket gets no push; an offline member of the same group does (positive control)', { skip }, async () => {
   const [alice, bob, carol] = [await server!.registerUser(), await server!.registerUser(), await server!.registerUser()]
   const bobSub = await subscribe(bob)

@@ -34,8 +34,6 @@ function mentions(content: string, username: string): boolean {
 
 export async function queueForMessage(ctx: AppContext, message: MessageView, now: number) {
   if (message.message_id === null) return
-  const chat = await repo.chatTypeOf(ctx.db, message.chat_id)
-  if (!chat || chat.chat_type === 'channel') return
   const members = await repo.subscribedMembers(ctx.db, message.chat_id, message.sender_id)
   if (members.length === 0) return
   const online = await presenceOf(ctx).onlineAmong(members.map((m) => m.id))

@@ -70,20 +70,23 @@ export function liveOfUser(db: Db, userId: number, notBefore: number) {
     .execute()
 }
 
-export function chatTypeOf(db: Db, chatId: number) {
-  return db.selectFrom('chats').select(['chat_type', 'title']).where('id', '=', chatId).executeTakeFirst()
-}
-
-/** Members of a chat but the sender who have at least one push subscription, with their usernames. */
+/**
+ * Members of a personal chat or group, but the sender, who have at least one push subscription,
+ * with their usernames; none for a channel. One query per message: the planner may start from the
+ * chat's members or from the subscriptions, whichever is fewer.
+ */
 export function subscribedMembers(db: Db, chatId: number, senderId: number) {
   return db
-    .selectFrom('chat_members as m')
+    .selectFrom('chats as c')
+    .innerJoin('chat_members as m', 'm.chat_id', 'c.id')
+    .innerJoin('push_subscriptions as p', 'p.user_id', 'm.user_id')
     .innerJoin('users as u', 'u.id', 'm.user_id')
     .select(['u.id', 'u.username'])
-    .where('m.chat_id', '=', chatId)
+    .distinct()
+    .where('c.id', '=', chatId)
+    .where('c.chat_type', '<>', 'channel')
     .where('m.user_id', '<>', senderId)
     .where('u.is_active', '=', 1)
-    .where((eb) => eb.exists(eb.selectFrom('push_subscriptions as p').select('p.id').whereRef('p.user_id', '=', 'm.user_id')))
     .execute()
 }
 
