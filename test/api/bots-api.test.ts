@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { testRedisUrl } from '../harness/database.js'
 import { captureLog } from '../harness/log-capture.js'
 import { history, send, V2 } from '../harness/messaging.js'
 import { startTestServer, uniqueName, type TestUser } from '../harness/server.js'
@@ -173,6 +174,26 @@ test('long polling answers at once when an update arrives, and after the timeout
   assert.deepEqual(await ok(bot.token, 'getUpdates', { offset: updates[0].update_id + 1, timeout: 1 }), [])
   const waited = Date.now() - quiet
   assert.ok(waited >= 900 && waited < 3000, `waited ${waited} ms`)
+})
+
+test('a long poll on another instance is answered when the update is recorded (fan-out, or the recheck without Redis)', async () => {
+  const second = await startTestServer({ database: server.database })
+  try {
+    const { user, bot } = await conversation()
+    const started = Date.now()
+    const polling = fetch(`${second.url}/bot${bot.token}/getUpdates`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout: 20 }) })
+      .then((res) => res.json())
+    await sleep(300)
+    await sendTo(user, bot, 'across instances')
+    const answer = await polling
+    const took = Date.now() - started
+    assert.deepEqual(answer.result.map((u: any) => u.message.text), ['across instances'])
+    // with Redis the fan-out wakes it at once; without, the once-a-second recheck finds it
+    const bound = testRedisUrl ? 1200 : 2500
+    assert.ok(took < bound, `answered after ${took} ms (bound ${bound} ms)`)
+  } finally {
+    await second.close()
+  }
 })
 
 test('sendMessage writes through the one path: the user sees it from the bot, by history and the WebSocket', async () => {

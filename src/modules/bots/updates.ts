@@ -53,8 +53,17 @@ async function isBot(ctx: AppContext, userId: number): Promise<boolean> {
   return app !== undefined
 }
 
+/** The fan-out frame that tells every instance a bot has a new update (bots have no sockets: only long polls hear it). */
+const UPDATE_NUDGE = 'bot.update'
+
 /** Listens for messages to bots; returns the function that stops it (the mount calls it on close). */
 export function listenForBotUpdates(ctx: AppContext): () => void {
+  // a long poll on another instance is woken through the fan-out (Redis with REDIS_URL)
+  ctx.fanout.subscribe((deliveries) => {
+    for (const delivery of deliveries) {
+      if ('frame' in delivery && 'userId' in delivery && delivery.frame.type === UPDATE_NUDGE) wake(ctx, delivery.userId)
+    }
+  })
   return ctx.events.on('message.new', async (event) => {
     const message = event.payload.message
     if (message.receiver_id === null || message.message_id === null || message.receiver_id === message.sender_id) return
@@ -120,6 +129,7 @@ async function recordMessageUpdate(ctx: AppContext, botId: number, message: Mess
     throw error
   }
   wake(ctx, botId)
+  ctx.fanout.publish([{ userId: botId, frame: { type: UPDATE_NUDGE, data: {} } }])
 }
 
 function wake(ctx: AppContext, botId: number) {
@@ -163,7 +173,10 @@ export interface GetUpdatesInput {
   allowedUpdates?: string[]
 }
 
-/** Another instance's updates are seen by re-reading at this interval (this instance's wake a poll at once). */
+/**
+ * A poll re-reads at this interval: the fan-out wakes it at once for updates recorded anywhere, and
+ * this covers a nudge lost on the way (pub/sub is only a nudge).
+ */
 const RECHECK_MS = 1000
 
 /**
