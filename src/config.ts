@@ -105,6 +105,8 @@ export interface Config {
   loginLookupRateLimit: RateLimit
   /** seconds before another sign-in code may be mailed to the same address */
   loginCodeResendSeconds: number
+  /** QR login codes generated per window per client IP */
+  qrGenerateRateLimit: RateLimit
   /** allow outgoing deliveries (webhooks, Web Push endpoints) to private, loopback and link-local addresses (tests) */
   webhookAllowPrivate: boolean
   /** the VAPID key pair (base64url, uncompressed P-256 public key and 32-byte private key); null: generated once into `<DATA_DIR>/vapid.json` */
@@ -389,6 +391,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     adminRequire2fa: bool('ADMIN_REQUIRE_2FA', false),
     loginLookupRateLimit: rate('LOGIN_LOOKUP_RATE_LIMIT', '10/60'),
     loginCodeResendSeconds: int('LOGIN_CODE_RESEND_SECONDS', 60, 1, 3600),
+    qrGenerateRateLimit: rate('QR_GENERATE_RATE_LIMIT', '10/60'),
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
     ...vapidKeys(),
     vapidSubject: vapidSubject(),

@@ -608,6 +608,31 @@ export interface JobRunsTable {
 }
 export type JobRunRow = Selectable<JobRunsTable>
 
+// auth module: QR login
+export type QrLoginStatus = 'pending' | 'scanned' | 'authorized' | 'used'
+export interface QrLoginTokensTable {
+  id: Generated<number>
+  /** SHA-256 of the token */
+  token_hash: string
+  status: Generated<QrLoginStatus>
+  /** the device that asked to sign in: its own words, address and user agent */
+  device: string | null
+  ip_address: string | null
+  user_agent: string | null
+  /** who scanned it (step request) */
+  user_id: number | null
+  /** the session that approved it (step authorize) */
+  authorized_session_id: number | null
+  /** the approving session was finished by a second factor */
+  two_factor_verified: Generated<Flag>
+  expires_at: EpochMs
+  scanned_at: EpochMs | null
+  authorized_at: EpochMs | null
+  used_at: EpochMs | null
+  created_at: EpochMs
+}
+export type QrLoginTokenRow = Selectable<QrLoginTokensTable>
+
 export interface Database {
   users: UsersTable
   user_sessions: UserSessionsTable
@@ -658,4 +683,5 @@ export interface Database {
   broadcasts: BroadcastsTable
   platform_counters: PlatformCountersTable
   daily_counters: DailyCountersTable
+  qr_login_tokens: QrLoginTokensTable
 }

@@ -29,6 +29,7 @@ import { mountGateway } from '../modules/updates/gateway.js'
 import { updatesRoutes } from '../modules/updates/routes.js'
 import { webRoutes } from '../web/routes.js'
 import { verifyEmailPage } from '../web/verify-email.js'
+import { qrLoginPage } from '../web/qr-login.js'
 
 /** V2, and the same modules again as the V3 stub. */
 export const API_PREFIXES = ['/api.v2/api', '/api.v3/api'] as const
@@ -71,6 +72,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await pages.register(fileRoutes, { ctx })
     await pages.register(webRoutes, { ctx })
     await pages.register(verifyEmailPage, { ctx })
+    await pages.register(qrLoginPage, { ctx })
     await pages.register(avatarImageRoutes)
     await pages.register(stickerImageRoutes)
   })

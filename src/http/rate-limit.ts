@@ -15,6 +15,8 @@ export interface RateLimiters {
   login: onRequestHookHandler
   /** login_v3's `email` step: whether an address has an account */
   loginLookup: onRequestHookHandler
+  /** new QR login codes (anonymous) */
+  qrGenerate: onRequestHookHandler
   contactImport: onRequestHookHandler
 }
 
@@ -34,6 +36,7 @@ export async function registerRateLimits(app: FastifyInstance, ctx: AppContext):
     register: limiter('register', ctx.config.registerRateLimit),
     login: limiter('login', ctx.config.loginRateLimit),
     loginLookup: limiter('login-lookup', ctx.config.loginLookupRateLimit),
+    qrGenerate: limiter('qr-generate', ctx.config.qrGenerateRateLimit),
     contactImport: limiter('contact-import', ctx.config.contactImportRateLimit),
   }
 }

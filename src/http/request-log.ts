@@ -25,6 +25,8 @@ import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, t
 export function loggedUrl(url: string): string {
   // the Bot API carries its token in the path: /bot<token>/<method>
   if (BOT_API_PATH.test(url)) url = url.replace(BOT_API_PATH, '/bot[redacted]')
+  // a QR login page carries its code's token in the path: /qr/<token>
+  if (QR_PAGE_PATH.test(url)) url = url.replace(QR_PAGE_PATH, '/qr/[redacted]')
   if (!MAYBE_CREDENTIAL.test(url)) return url
   const masked = url.replace(CREDENTIALS, '$1[redacted]')
   if (!UNMASKED.test(percentDecoded(masked))) return masked
@@ -34,6 +36,8 @@ export function loggedUrl(url: string): string {
 const MAYBE_CREDENTIAL = /token|%[0-9a-f]{2}/i
 /** `/bot<token>` up to the next `/` or `?` (also behind repeated slashes, which the router may accept) */
 const BOT_API_PATH = /^\/+bot[^/?#]*/
+/** `/qr/<token>` up to the next `/` or `?` */
+const QR_PAGE_PATH = /^\/+qr\/+[^/?#]*/
 const CREDENTIALS = /(token(?:=|%3d))[^&]*/gi
 /** a credential name with a value that is not (all) the mask */
 const UNMASKED = /token=(?!\[redacted\](?:&|$))/i

@@ -27,6 +27,7 @@ import * as adminArea from './2026-11-25T20-00-admin-area.js'
 import * as twoFactor from './2026-11-25T21-00-two-factor.js'
 import * as loginCodes from './2026-11-25T21-10-login-codes.js'
 import * as emailVerification from './2026-11-25T21-20-email-verification.js'
+import * as qrLogin from './2026-11-25T22-20-qr-login.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T21-00-two-factor': twoFactor,
   '2026-11-25T21-10-login-codes': loginCodes,
   '2026-11-25T21-20-email-verification': emailVerification,
+  '2026-11-25T22-20-qr-login': qrLogin,
 }

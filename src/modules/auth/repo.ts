@@ -1,6 +1,6 @@
-/** The auth module's tables: recovery codes, tickets of logins waiting for a second step, mailed sign-in codes, email confirmation links. */
+/** The auth module's tables: recovery codes, tickets of logins waiting for a second step, mailed sign-in codes, email confirmation links, QR login codes. */
 import type { Db } from '../../db/database.js'
-import type { EmailVerificationRow, LoginCodeRow, LoginTicketRow } from '../../db/tables.js'
+import type { EmailVerificationRow, LoginCodeRow, LoginTicketRow, QrLoginTokenRow } from '../../db/tables.js'
 
 export async function replaceRecoveryCodes(db: Db, userId: number, codeHashes: readonly string[], now: number) {
   await db.deleteFrom('two_factor_recovery_codes').where('user_id', '=', userId).execute()
@@ -154,4 +154,51 @@ export async function claimEmailVerification(db: Db, id: number, now: number): P
     .where('used_at', 'is', null)
     .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
+}
+
+/** A new QR login code; codes that expired an hour ago go with it (qr_login_tokens_expires). */
+export async function insertQrToken(db: Db, row: Omit<QrLoginTokenRow, 'id' | 'status' | 'user_id' | 'authorized_session_id' | 'two_factor_verified' | 'scanned_at' | 'authorized_at' | 'used_at'>) {
+  await db.deleteFrom('qr_login_tokens').where('expires_at', '<', row.created_at - 3_600_000).execute()
+  await db.insertInto('qr_login_tokens').values(row).execute()
+}
+
+export function findQrToken(db: Db, tokenHash: string): Promise<QrLoginTokenRow | undefined> {
+  return db.selectFrom('qr_login_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
+}
+
+/** pending → scanned by this user; false when the code is no longer pending or has expired. */
+export async function markQrScanned(db: Db, id: number, userId: number, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('qr_login_tokens')
+    .set({ status: 'scanned', user_id: userId, scanned_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('expires_at', '>', now)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** scanned (by this user) → authorized by one of their sessions; false otherwise. */
+export async function markQrAuthorized(db: Db, id: number, userId: number, sessionId: number, twoFactorVerified: boolean, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('qr_login_tokens')
+    .set({ status: 'authorized', authorized_session_id: sessionId, two_factor_verified: twoFactorVerified ? 1 : 0, authorized_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'scanned')
+    .where('user_id', '=', userId)
+    .where('expires_at', '>', now)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** authorized → used, once: the row when this call used it, else undefined. */
+export function claimQrToken(db: Db, id: number, now: number): Promise<QrLoginTokenRow | undefined> {
+  return db
+    .updateTable('qr_login_tokens')
+    .set({ status: 'used', used_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'authorized')
+    .where('expires_at', '>', now)
+    .returningAll()
+    .executeTakeFirst()
 }

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../../context.js'
 import { SESSION_COOKIE, requireUser, useCookies } from '../../http/auth.js'
 import { ok, okSchema } from '../../http/envelope.js'
+import { validationError } from '../../http/errors.js'
 import { Me } from '../../http/schemas.js'
 import type { RateLimiters } from '../../http/rate-limit.js'
 import * as auth from './service.js'
@@ -17,6 +18,14 @@ import {
   LoginV3Body,
   LoginV3Result,
   MessageResult,
+  QrCodeResult,
+  QrGenerateBody,
+  QrRequestResult,
+  QrStatusBody,
+  QrStatusResult,
+  QrStepBody,
+  QrStepResult,
+  QrTokenBody,
   RegisterBody,
   TotpLoginBody,
   TwoFactorSetupResult,
@@ -26,6 +35,7 @@ import {
 } from './schemas.js'
 import * as emailVerification from './email-verification.js'
 import { loginV3 } from './login-v3.js'
+import * as qr from './qr-login.js'
 import * as twoFactor from './two-factor.js'
 
 export interface AuthRoutesOptions {
@@ -102,6 +112,80 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     const result = await loginV3(ctx, request.body, clientOf(request))
     if ('session_token' in result) setCookie(reply, result.session_token)
     return ok(result)
+  })
+
+  // QR login (qr-login.ts): five paths, and `qr {step}` as their alias
+  const qrStatus = (request: FastifyRequest, reply: FastifyReply, body: { token?: string; wait?: number; since?: qr.QrStatus }) => {
+    // a long poll ends early when its client goes away
+    const gone = new AbortController()
+    reply.raw.once('close', () => gone.abort())
+    return qr.status(ctx, body.token ?? '', body.wait ?? 0, body.since ?? 'pending', gone.signal)
+  }
+  const qrLogin = async (request: FastifyRequest, reply: FastifyReply, token: string) => {
+    const result = await qr.login(ctx, token, clientOf(request))
+    setCookie(reply, result.session_token)
+    return result
+  }
+  const signedIn = requireUser(ctx)
+
+  app.post('/qr/generate', {
+    schema: { summary: 'QR login, new device: a code to show (2 minutes, single use)', tags: ['auth'], body: QrGenerateBody, response: { 200: okSchema(QrCodeResult) } },
+    onRequest: limiters.qrGenerate,
+    // a POST without a body asks for a code too
+    preValidation: async (request) => {
+      request.body ??= {}
+    },
+  }, async (request) => ok(await qr.generate(ctx, clientOf(request), request.body.device ?? null)))
+
+  app.post('/qr/request', {
+    schema: { summary: 'QR login, signed-in device: I scanned this code; who asks?', tags: ['auth'], security: [{ bearer: [] }], body: QrTokenBody, response: { 200: okSchema(QrRequestResult) } },
+    preHandler: signedIn,
+  }, async (request) => ok(await qr.request(ctx, request.user.id, request.body.token)))
+
+  app.post('/qr/authorize', {
+    schema: { summary: 'QR login, signed-in device: approve the code I scanned', tags: ['auth'], security: [{ bearer: [] }], body: QrTokenBody, response: { 200: okSchema(QrStatusResult) } },
+    preHandler: signedIn,
+  }, async (request) => ok(await qr.authorize(ctx, request.user.id, { id: request.sessionId, twoFactorVerified: request.twoFactorVerified }, request.body.token)))
+
+  app.post('/qr/status', {
+    schema: {
+      summary: 'QR login, new device: pending, scanned, authorized, used or expired',
+      description: 'With `wait` (seconds, at most 25) the answer comes as soon as the status is no longer `since` (default pending), or when the wait is over.',
+      tags: ['auth'],
+      body: QrStatusBody,
+      response: { 200: okSchema(QrStatusResult) },
+    },
+  }, async (request, reply) => ok(await qrStatus(request, reply, request.body)))
+
+  app.post('/qr/login', {
+    schema: { summary: 'QR login, new device: the session, once the code is approved (once)', tags: ['auth'], body: QrTokenBody, response: { 200: okSchema(AuthResult) } },
+    onRequest: limiters.login,
+  }, async (request, reply) => ok(await qrLogin(request, reply, request.body.token)))
+
+  app.post('/qr', {
+    schema: { summary: 'QR login in one path: `{step, …}` with step generate, request, status, authorize or login', tags: ['auth'], body: QrStepBody, response: { 200: okSchema(QrStepResult) } },
+    preHandler: async (request, reply) => {
+      const { step } = request.body
+      if (step === 'request' || step === 'authorize') return signedIn(request, reply)
+      if (step === 'generate') return limiters.qrGenerate.call(app, request, reply, () => {})
+      if (step === 'login') return limiters.login.call(app, request, reply, () => {})
+    },
+  }, async (request, reply) => {
+    const body = request.body
+    if (body.step !== 'generate' && body.token === undefined) throw validationError(`token is required for step ${body.step}`)
+    const token = body.token ?? ''
+    switch (body.step) {
+      case 'generate':
+        return ok(await qr.generate(ctx, clientOf(request), body.device ?? null))
+      case 'request':
+        return ok(await qr.request(ctx, request.user.id, token))
+      case 'authorize':
+        return ok(await qr.authorize(ctx, request.user.id, { id: request.sessionId, twoFactorVerified: request.twoFactorVerified }, token))
+      case 'status':
+        return ok(await qrStatus(request, reply, body))
+      case 'login':
+        return ok(await qrLogin(request, reply, token))
+    }
   })
 
   app.post('/verify-email', {

@@ -110,3 +110,51 @@ export const EmailChanged = Type.Object({
   email_verified: Type.Literal(false),
   verification_sent: Type.Boolean({ description: 'false when the mail could not be sent now: ask again with verify-email/resend' }),
 })
+
+/** QR login (auth/qr-login.ts): the fields of each step; `token` is the code's token from generate. */
+const QrToken = Type.String({ minLength: 1, maxLength: 128, description: 'the token generate answered' })
+const QrStatusName = Type.Union(
+  [Type.Literal('pending'), Type.Literal('scanned'), Type.Literal('authorized'), Type.Literal('used'), Type.Literal('expired')],
+  { errorMessage: 'since must be one of pending, scanned, authorized, used, expired' },
+)
+const QrWait = Type.Integer({ minimum: 0, maximum: 25, description: 'seconds to wait for a change of status (long polling), at most 25' })
+const QrDevice = Type.String({ maxLength: 128, description: 'how the new device names itself (shown to the device that scans)' })
+
+export const QrGenerateBody = Type.Object({ device: Type.Optional(QrDevice) }, { additionalProperties: false })
+export const QrTokenBody = Type.Object({ token: QrToken }, { additionalProperties: false })
+export const QrStatusBody = Type.Object(
+  { token: QrToken, wait: Type.Optional(QrWait), since: Type.Optional(QrStatusName) },
+  { additionalProperties: false },
+)
+/** `POST auth/qr {step, …}`: the alias of the five paths. */
+export const QrStepBody = Type.Object(
+  {
+    step: Type.Union(
+      [Type.Literal('generate'), Type.Literal('request'), Type.Literal('status'), Type.Literal('authorize'), Type.Literal('login')],
+      { errorMessage: 'step must be one of generate, request, status, authorize, login' },
+    ),
+    token: Type.Optional(QrToken),
+    device: Type.Optional(QrDevice),
+    wait: Type.Optional(QrWait),
+    since: Type.Optional(QrStatusName),
+  },
+  { additionalProperties: false },
+)
+export type QrStepBody = Static<typeof QrStepBody>
+
+export const QrCodeResult = Type.Object({
+  token: Type.String({ description: 'single use, valid 2 minutes' }),
+  qr_url: Type.String({ description: '{base_url}/qr/<token>: what the code holds, and a page that shows it' }),
+  qr_svg: Type.String({ description: 'the code as an SVG' }),
+  expires_at: Type.String(),
+})
+export const QrStatusResult = Type.Object({ status: QrStatusName, expires_at: Type.String() })
+export const QrRequestResult = Type.Object({
+  status: QrStatusName,
+  device: Type.Union([Type.String(), Type.Null()], { description: 'how the asking device named itself' }),
+  ip_address: Type.Union([Type.String(), Type.Null()]),
+  user_agent: Type.Union([Type.String(), Type.Null()]),
+  requested_at: Type.String(),
+  expires_at: Type.String(),
+})
+export const QrStepResult = Type.Union([QrCodeResult, QrRequestResult, QrStatusResult, AuthResult])

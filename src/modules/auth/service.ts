@@ -66,7 +66,8 @@ export async function finishTotp(ctx: AppContext, ticket: string, code: string, 
   return openSession(ctx, user, client, { device, method, twoFactorVerified: true })
 }
 
-async function openSession(
+/** Opens a session for a user whose sign-in is complete (every flow ends here). */
+export async function openSession(
   ctx: AppContext,
   user: UserRow,
   client: ClientInfo,
