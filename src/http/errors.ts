@@ -127,10 +127,19 @@ export function errorHandler(error: FastifyError | AppError | Error, request: Fa
   return reply.code(500).send(errorBody('internal_error', 'Internal server error'))
 }
 
+/** The Telegram-compatible Bot API's paths (`/bot<token>/<method>`, modules/bots/bot-api.ts): errors there speak Telegram's envelope. */
+const BOT_API_PATH = /^\/+bot/
+
+/** A failure in Telegram's envelope, for what fails on a Bot API path before its routes see it. */
+function botApiFailure(reply: FastifyReply, status: number, description: string) {
+  return reply.code(status).send({ ok: false, error_code: status, description })
+}
+
 /** Fastify's pre-routing errors (FST_ERR_BAD_URL, bad content-type header…) → the envelope. */
-export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 400
   const message = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not validly percent-encoded' : 'Bad request'
+  if (BOT_API_PATH.test(request.url)) return botApiFailure(reply, status, `Bad Request: ${message}`)
   return reply.code(status).send(errorBody(STATUS_CODES.get(status) ?? 'validation_error', message))
 }
 
@@ -172,6 +181,7 @@ function rawAnswer(socket: Socket, status: number, reason: string, envelope: obj
 export function notFoundHandler(allowed: (path: string) => string[]) {
   return (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0]
+    if (BOT_API_PATH.test(path)) return botApiFailure(reply, 404, 'Not Found')
     const methods = allowed(path)
     if (methods.length > 0) {
       const error = methodNotAllowed(methods)
