@@ -168,6 +168,14 @@ test('an owner has at most 20 bots: the 21st is refused with 409 and a clear mes
   await registerBot(await server.registerUser())
 })
 
+test('the cap holds under concurrency: of 25 registrations at once, exactly 20 succeed', async () => {
+  const owner = await server.registerUser()
+  const results = await Promise.all(Array.from({ length: 25 }, () => owner.api.post('/api/bots/register', { name: 'Racer', username: botName() })))
+  const statuses = results.map((r) => r.status).sort()
+  assert.deepEqual(statuses, [...Array(20).fill(200), ...Array(5).fill(409)])
+  assert.equal((await owner.api.get('/api/bots/me')).body.items.length, 20)
+})
+
 test('GET /api/bots/me lists only my bots', async () => {
   const [alice, bob] = [await server.registerUser(), await server.registerUser()]
   const a1 = await registerBot(alice)

@@ -50,6 +50,8 @@ export async function register(ctx: AppContext, me: UserRow, input: RegisterBotB
   const now = ctx.clock.now()
   try {
     const { app, user, token } = await ctx.db.transaction().execute(async (trx) => {
+      // the owner's registrations take turns, so two at the 20th cannot both pass
+      await users.lockUser(trx, me.id)
       if ((await repo.countByOwner(trx, me.id)) >= MAX_BOTS_PER_OWNER) {
         throw conflict(`You already have ${MAX_BOTS_PER_OWNER} bots, the most one account may own: delete one first`)
       }

@@ -173,3 +173,11 @@ export async function clearTwoFactor(db: Db, id: number): Promise<boolean> {
   await db.updateTable('users').set({ two_factor_pending_secret: null }).where('id', '=', id).where('two_factor_pending_secret', 'is not', null).execute()
   return false
 }
+
+/**
+ * Locks the user's row until the transaction ends (a no-op write: PostgreSQL makes a second
+ * writer wait; SQLite has one writer anyway), so limits counted per user hold under concurrency.
+ */
+export async function lockUser(db: Db, id: number) {
+  await db.updateTable('users').set({ id: sql`id` }).where('id', '=', id).execute()
+}

@@ -138,6 +138,8 @@ export async function ensureAdmin(ctx: AppContext, username: string, password: s
 export const claimTwoFactorStep = repo.claimTwoFactorStep
 export const activateTwoFactor = repo.activateTwoFactor
 export const clearTwoFactor = repo.clearTwoFactor
+/** Holds the user's row until the caller's transaction ends: per-user limits (bots per owner) take turns. */
+export const lockUser = repo.lockUser
 
 /**
  * A bot's account inside the caller's transaction (bots/service.ts): is_bot, no password, so
