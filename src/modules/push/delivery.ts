@@ -12,7 +12,8 @@ import type { PushKind, PushQueueRow } from '../../db/tables.js'
 import { presenceOf } from '../presence/service.js'
 import { notificationPrefs } from '../settings/service.js'
 import * as repo from './repo.js'
-import { nativeSenders, sendTo, type PushSender } from './send.js'
+import { sendTo, type PushSender } from './send.js'
+import { nativeSenders } from './senders.js'
 
 const BATCH = 100
 /** batches per run at most; the rest waits for the next run */

@@ -10,6 +10,7 @@ import type { PushNotificationKind } from '../../db/tables.js'
 import type { MessageView } from '../messages/schemas.js'
 import { presenceOf } from '../presence/service.js'
 import * as repo from './repo.js'
+import { nativeSenders } from './senders.js'
 import { vapidOf } from './vapid.js'
 
 // A `call.incoming` hook belongs here once calls emit that event (issue 30); the event does not exist yet.
@@ -17,6 +18,7 @@ import { vapidOf } from './vapid.js'
 export function registerPushReactions(ctx: AppContext) {
   // generated (or read) at start, so the key exists before the first subscriber asks for it
   vapidOf(ctx.config)
+  nativeSenders(ctx)
   ctx.events.on('message.new', (event) => queueForMessage(ctx, event.payload.message, event.at))
 }
 

@@ -31,14 +31,6 @@ export interface PushSender {
   send(token: string, payload: string, options: WebPushOptions, signal: AbortSignal): Promise<SendOutcome>
 }
 
-/**
- * The native senders this deployment has. None ships configured yet: tokens are stored and
- * skipped with a log line until a sender for their platform is added here (docs/push.md).
- */
-export function nativeSenders(_ctx: AppContext): ReadonlyMap<PushKind, PushSender> {
-  return new Map()
-}
-
 /** Posts an encrypted Web Push message; answers the push service's status. */
 function post(endpoint: string, headers: Record<string, string | number>, body: Buffer | null, allowPrivate: boolean, timeoutMs: number): Promise<number> {
   const url = new URL(endpoint)
@@ -70,7 +62,9 @@ export async function sendTo(ctx: AppContext, sub: PushSubscriptionRow, payload:
   try {
     if (sub.kind !== 'webpush') {
       const sender = senders.get(sub.kind)
-      return sender ? await sender.send(sub.endpoint, payload, options, AbortSignal.timeout(timeoutMs)) : 'skipped'
+      // a native row's endpoint is `<platform>:<token>` (service.ts)
+      const token = sub.endpoint.slice(sub.kind.length + 1)
+      return sender ? await sender.send(token, payload, options, AbortSignal.timeout(timeoutMs)) : 'skipped'
     }
     const vapid = vapidOf(ctx.config)
     const details = webPush.generateRequestDetails(

@@ -12,7 +12,8 @@ import { assertAdmin, recordModeration } from '../admin/service.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
 import type { RegisterBody, SendBody, UnregisterBody } from './schemas.js'
-import { nativeSenders, sendTo } from './send.js'
+import { sendTo } from './send.js'
+import { nativeSenders } from './senders.js'
 import { vapidOf } from './vapid.js'
 
 /** how long a push service keeps an admin's notification for an offline device */
