@@ -263,6 +263,9 @@ test('sendMessage refuses bad input in Telegram\'s envelope and writes nothing',
     [{ chat_id: user.id, text: 'x', reply_markup: { inline_keyboard: [[{ callback_data: 'a' }]] } }, 400, /needs a text/],
     [{ chat_id: user.id, text: 'x', reply_parameters: { message_id: 'one' } }, 400, /reply_parameters/],
     [{ chat_id: user.id, text: 'x', reply_to_message_id: 99_999_999 }, 400, /replied not found/],
+    [{ chat_id: user.id, text: 'a\u0000b' }, 400, /NUL/],
+    [{ chat_id: user.id, text: 'a\ud800b' }, 400, /invalid Unicode/],
+    [{ chat_id: user.id, text: 'x', reply_markup: { inline_keyboard: [[{ text: 'a\u0000', callback_data: 'a' }]] } }, 400, /NUL/],
   ]
   for (const [params, status, description] of cases) await refused(bot.token, 'sendMessage', params, status, description)
   const items = await history(user, first.chat_id)
@@ -374,7 +377,7 @@ test('setMyCommands, getMyCommands, getWebhookInfo and deleteWebhook', async () 
   assert.deepEqual(await ok(bot.token, 'getMyCommands', {}), commands)
   assert.equal(await ok(bot.token, 'setMyCommands', { commands: JSON.stringify([commands[1]]) }), true)
   assert.deepEqual(await ok(bot.token, 'getMyCommands', {}), [commands[1]])
-  for (const bad of [undefined, 'x', [{ command: 'Bad', description: 'x' }], [{ command: 'ok', description: '' }], [{ command: 'a'.repeat(33), description: 'x' }], [commands[0], commands[0]], [null]]) {
+  for (const bad of [undefined, 'x', [{ command: 'Bad', description: 'x' }], [{ command: 'ok', description: '' }], [{ command: 'a'.repeat(33), description: 'x' }], [commands[0], commands[0]], [null], [{ command: 'nul', description: 'a\u0000' }]]) {
     await refused(bot.token, 'setMyCommands', bad === undefined ? {} : { commands: bad }, 400)
   }
   assert.deepEqual(await ok(bot.token, 'getMyCommands', {}), [commands[1]], 'refusals changed nothing')

@@ -9,7 +9,7 @@ import * as chats from '../chats/service.js'
 import * as messages from '../messages/service.js'
 import { MAX_CONTENT } from '../messages/schemas.js'
 import * as users from '../users/service.js'
-import { badRequest, BotApiError, field, type Params } from './bot-params.js'
+import { badRequest, BotApiError, field, storableText, type Params } from './bot-params.js'
 import * as repo from './repo.js'
 import { COMMAND_PATTERN } from './schemas.js'
 import { listCommands, replaceCommands, type AuthBot } from './service.js'
@@ -73,6 +73,7 @@ function replyMarkup(params: Params): unknown {
       if (data !== undefined && (typeof data !== 'string' || Buffer.byteLength(data) > MAX_CALLBACK_DATA_BYTES)) throw badRequest('BUTTON_DATA_INVALID')
       if (url !== undefined && (typeof url !== 'string' || !/^(https?|tg):\/\//i.test(url) || url.length > 2048)) throw badRequest('BUTTON_URL_INVALID')
       if (data === undefined && url === undefined) throw badRequest('an inline keyboard button needs callback_data or url')
+      storableText(text + (data ?? '') + (url ?? ''), 'an inline keyboard button')
       return { text, ...(data !== undefined ? { callback_data: data } : {}), ...(url !== undefined ? { url } : {}) }
     })
   })
@@ -170,7 +171,7 @@ const setMyCommands: Method = async ({ ctx, bot, params }) => {
     const description = field(item, 'description')
     if (typeof command !== 'string' || !COMMAND.test(command)) throw badRequest('BOT_COMMAND_INVALID: a command is 1 to 32 characters of a-z, 0-9 and _')
     if (typeof description !== 'string' || description.length === 0 || description.length > 256) throw badRequest('BOT_COMMAND_DESCRIPTION_INVALID')
-    return { command, description }
+    return { command, description: storableText(description, 'a command description') }
   })
   if (new Set(commands.map((c) => c.command)).size !== commands.length) throw badRequest('BOT_COMMANDS_TOO_MUCH: a command is listed twice')
   await replaceCommands(ctx, bot.bot_id, commands)

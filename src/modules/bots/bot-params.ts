@@ -16,6 +16,15 @@ export class BotApiError extends Error {
 
 export const badRequest = (what: string) => new BotApiError(400, `Bad Request: ${what}`)
 
+/**
+ * `text`, unless it holds what PostgreSQL cannot store (U+0000) or what is not Unicode (a lone
+ * surrogate): refused alike on both databases, as Tern's own validation does (http/validation.ts).
+ */
+export function storableText(text: string, name: string): string {
+  if (/[\0\p{Cs}]/u.test(text)) throw badRequest(`${name} contains a NUL character or invalid Unicode`)
+  return text
+}
+
 export class Params {
   constructor(private readonly values: Map<string, unknown>) {}
 
@@ -66,7 +75,7 @@ export class Params {
     const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined
     if (text === undefined) throw badRequest(`${name} must be a string`)
     if (options.max !== undefined && text.length > options.max) throw badRequest(`${name} is too long (at most ${options.max} characters)`)
-    return text
+    return storableText(text, name)
   }
 
   bool(name: string): boolean | undefined {
