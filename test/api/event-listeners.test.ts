@@ -46,7 +46,8 @@ test('listeners hear committed events once, after the commit, from both send pat
 
   offNew()
   offUpdated()
-  assert.equal(server.ctx.events.listens('message.new'), false)
+  // message.new keeps the app's own listeners (bots, push); nothing else listens to chat.updated
+  assert.equal(server.ctx.events.listens('chat.updated'), false)
   await send(alice, bob, 'after off')
   assert.equal(heard.length, 4, 'a removed listener hears nothing')
 })
