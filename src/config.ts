@@ -107,6 +107,8 @@ export interface Config {
   loginCodeResendSeconds: number
   /** QR login codes generated per window per client IP */
   qrGenerateRateLimit: RateLimit
+  /** OpenID Connect providers users may sign in with (OAUTH_PROVIDERS), by id */
+  oauthProviders: readonly OAuthProvider[]
   /** allow outgoing deliveries (webhooks, Web Push endpoints) to private, loopback and link-local addresses (tests) */
   webhookAllowPrivate: boolean
   /** the VAPID key pair (base64url, uncompressed P-256 public key and 32-byte private key); null: generated once into `<DATA_DIR>/vapid.json` */
@@ -165,6 +167,59 @@ export function parsePremiumPlans(raw: string): PremiumPlan[] | string {
     plans.push({ id, title: title.trim(), months, price })
   }
   return plans
+}
+
+/** An OpenID Connect provider: `POST V2/auth/oauth/<id>` signs in with it. */
+export interface OAuthProvider {
+  /** the path segment and the session method `oauth:<id>`: 1 to 32 of a-z, 0-9, _ and - */
+  id: string
+  /** the issuer URL (discovery at `<issuer>/.well-known/openid-configuration`) */
+  issuer: string
+  clientId: string
+  clientSecret: string
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+/**
+ * OAUTH_PROVIDERS: a JSON list `[{id, issuer, client_id, client_secret}]` (or DESIGN §8's object
+ * `{"<id>": {issuer, client_id, client_secret}}`). Answers the providers, or what is wrong — never
+ * echoing a secret. The issuer must be https (http only on a loopback address, for tests). Pure.
+ */
+export function parseOAuthProviders(raw: string): OAuthProvider[] | string {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch {
+    return 'must be JSON: a list of {id, issuer, client_id, client_secret}'
+  }
+  let entries: unknown[]
+  if (Array.isArray(parsed)) entries = parsed
+  else if (typeof parsed === 'object' && parsed !== null) {
+    entries = Object.entries(parsed).map(([id, value]) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...value, id } : value))
+  } else return 'must be a JSON list of {id, issuer, client_id, client_secret}'
+  if (entries.length > 20) return 'at most 20 providers'
+  const providers: OAuthProvider[] = []
+  for (const [i, item] of entries.entries()) {
+    const at = `provider ${i + 1}`
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return `${at} must be an object {id, issuer, client_id, client_secret}`
+    const { id, issuer, client_id: clientId, client_secret: clientSecret } = item as Record<string, unknown>
+    if (typeof id !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,31}$/.test(id)) return `${at}: id must be 1 to 32 of a-z, 0-9, _ and - (it is a path segment)`
+    if (providers.some((p) => p.id === id)) return `${at}: id ${id} is there twice`
+    let url: URL
+    try {
+      url = new URL(String(issuer))
+    } catch {
+      return `${at} (${id}): issuer must be a URL`
+    }
+    if (typeof issuer !== 'string' || !(url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) || url.search || url.hash) {
+      return `${at} (${id}): issuer must be an https URL without query (http only on a loopback address)`
+    }
+    if (typeof clientId !== 'string' || clientId === '' || clientId.length > 256) return `${at} (${id}): client_id must be a string of 1 to 256 characters`
+    if (typeof clientSecret !== 'string' || clientSecret === '' || clientSecret.length > 1024) return `${at} (${id}): client_secret must be a string of 1 to 1024 characters`
+    providers.push({ id, issuer, clientId, clientSecret })
+  }
+  return providers
 }
 
 export class ConfigError extends Error {
@@ -321,6 +376,17 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     if (!/^mailto:[^\s@]+@[^\s@]+$/.test(raw) && !/^https:\/\/[^\s]+$/.test(raw)) fail('VAPID_SUBJECT', 'must be a mailto: address or an https: URL')
     return raw
   }
+  const oauthProviders = (): OAuthProvider[] => {
+    const raw = read('OAUTH_PROVIDERS')
+    if (raw === undefined) return []
+    const parsed = parseOAuthProviders(raw)
+    if (typeof parsed === 'string') {
+      // the value holds client secrets: never echoed
+      problems.push(`OAUTH_PROVIDERS: ${parsed}`)
+      return []
+    }
+    return parsed
+  }
   const dataDir = path.resolve(read('DATA_DIR') ?? './data')
   const databaseUrl = read('DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'tern.db')}`
   let dialect: Dialect = 'sqlite'
@@ -392,6 +458,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     loginLookupRateLimit: rate('LOGIN_LOOKUP_RATE_LIMIT', '10/60'),
     loginCodeResendSeconds: int('LOGIN_CODE_RESEND_SECONDS', 60, 1, 3600),
     qrGenerateRateLimit: rate('QR_GENERATE_RATE_LIMIT', '10/60'),
+    oauthProviders: oauthProviders(),
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
     ...vapidKeys(),
     vapidSubject: vapidSubject(),

@@ -633,6 +633,21 @@ export interface QrLoginTokensTable {
 }
 export type QrLoginTokenRow = Selectable<QrLoginTokensTable>
 
+// auth module: OpenID Connect identities
+export interface IdentityProviderAccountsTable {
+  id: Generated<number>
+  /** the provider's id in OAUTH_PROVIDERS */
+  provider: string
+  /** the provider's `sub` claim; unique with provider */
+  subject: string
+  user_id: number
+  /** the email the provider gave when the identity was first seen */
+  email: string | null
+  created_at: EpochMs
+  last_login_at: EpochMs | null
+}
+export type IdentityProviderAccountRow = Selectable<IdentityProviderAccountsTable>
+
 export interface Database {
   users: UsersTable
   user_sessions: UserSessionsTable
@@ -684,4 +699,5 @@ export interface Database {
   platform_counters: PlatformCountersTable
   daily_counters: DailyCountersTable
   qr_login_tokens: QrLoginTokensTable
+  identity_provider_accounts: IdentityProviderAccountsTable
 }

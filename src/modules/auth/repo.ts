@@ -1,6 +1,6 @@
 /** The auth module's tables: recovery codes, tickets of logins waiting for a second step, mailed sign-in codes, email confirmation links, QR login codes. */
 import type { Db } from '../../db/database.js'
-import type { EmailVerificationRow, LoginCodeRow, LoginTicketRow, QrLoginTokenRow } from '../../db/tables.js'
+import type { EmailVerificationRow, IdentityProviderAccountRow, LoginCodeRow, LoginTicketRow, QrLoginTokenRow } from '../../db/tables.js'
 
 export async function replaceRecoveryCodes(db: Db, userId: number, codeHashes: readonly string[], now: number) {
   await db.deleteFrom('two_factor_recovery_codes').where('user_id', '=', userId).execute()
@@ -201,4 +201,22 @@ export function claimQrToken(db: Db, id: number, now: number): Promise<QrLoginTo
     .where('expires_at', '>', now)
     .returningAll()
     .executeTakeFirst()
+}
+
+export function findIdentity(db: Db, provider: string, subject: string): Promise<IdentityProviderAccountRow | undefined> {
+  return db
+    .selectFrom('identity_provider_accounts')
+    .selectAll()
+    .where('provider', '=', provider)
+    .where('subject', '=', subject)
+    .executeTakeFirst()
+}
+
+/** Ties an identity to a user; a unique violation when another request tied it first. */
+export async function insertIdentity(db: Db, row: Omit<IdentityProviderAccountRow, 'id' | 'last_login_at'>) {
+  await db.insertInto('identity_provider_accounts').values({ ...row, last_login_at: row.created_at }).execute()
+}
+
+export async function touchIdentity(db: Db, id: number, now: number) {
+  await db.updateTable('identity_provider_accounts').set({ last_login_at: now }).where('id', '=', id).execute()
 }

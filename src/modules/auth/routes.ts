@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { SESSION_COOKIE, requireUser, useCookies } from '../../http/auth.js'
 import { ok, okSchema } from '../../http/envelope.js'
@@ -18,6 +19,7 @@ import {
   LoginV3Body,
   LoginV3Result,
   MessageResult,
+  OAuthBody,
   QrCodeResult,
   QrGenerateBody,
   QrRequestResult,
@@ -35,6 +37,7 @@ import {
 } from './schemas.js'
 import * as emailVerification from './email-verification.js'
 import { loginV3 } from './login-v3.js'
+import * as oauth from './oauth.js'
 import * as qr from './qr-login.js'
 import * as twoFactor from './two-factor.js'
 
@@ -186,6 +189,23 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
       case 'login':
         return ok(await qrLogin(request, reply, token))
     }
+  })
+
+  app.post('/oauth/:provider', {
+    schema: {
+      summary: 'Sign in with an OpenID Connect provider: an authorization code, or an id_token',
+      description: '`{code, redirect_uri, code_verifier?, nonce?}` (exchanged with client_secret_basic) or `{id_token, nonce?}` (verified against the issuer\'s keys). ' +
+        'Answers `{session_token, user}`, or with two-factor on `{next: "totp", ticket}`.',
+      tags: ['auth'],
+      params: Type.Object({ provider: Type.String({ minLength: 1, maxLength: 64 }) }),
+      body: OAuthBody,
+      response: { 200: okSchema(LoginResult) },
+    },
+    onRequest: limiters.login,
+  }, async (request, reply) => {
+    const result = await oauth.signIn(ctx, request.params.provider, request.body, clientOf(request))
+    if ('session_token' in result) setCookie(reply, result.session_token)
+    return ok(result)
   })
 
   app.post('/verify-email', {

@@ -158,3 +158,17 @@ export const QrRequestResult = Type.Object({
   expires_at: Type.String(),
 })
 export const QrStepResult = Type.Union([QrCodeResult, QrRequestResult, QrStatusResult, AuthResult])
+
+/** `POST auth/oauth/<provider>`: an authorization code, or an id_token. */
+export const OAuthBody = Type.Object(
+  {
+    code: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    redirect_uri: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'the redirect_uri the code was issued for' })),
+    code_verifier: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._~-]{43,128}$', errorMessage: 'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, ., _, ~ and -' })),
+    id_token: Type.Optional(Type.String({ minLength: 1, maxLength: 16384 })),
+    nonce: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    device: Type.Optional(Type.String({ maxLength: 128 })),
+  },
+  { additionalProperties: false },
+)
+export type OAuthBody = Static<typeof OAuthBody>

@@ -16,7 +16,7 @@ export const TICKET_LIFETIME_MS = 5 * 60_000
 const MAX_CODES_PER_TICKET = 5
 
 /** How the first step was passed; becomes the session's method. */
-export type FirstStep = 'password' | 'otp'
+export type FirstStep = 'password' | 'otp' | `oauth:${string}`
 
 export async function issueTicket(ctx: AppContext, userId: number, method: FirstStep, device: string | null): Promise<string> {
   const ticket = newToken()

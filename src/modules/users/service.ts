@@ -158,3 +158,35 @@ export async function insertBotAccount(db: Db, bot: { username: string; displayN
     created_at: bot.now,
   })
 }
+
+/** Whether a username may be given to a new account: not reserved, not taken (case-insensitively). */
+export async function isUsernameFree(db: Db, username: string): Promise<boolean> {
+  return !RESERVED_USERNAMES.has(username.toLowerCase()) && !(await repo.isTaken(db, 'username', username))
+}
+
+/** Whether an email belongs to an account (case-insensitively). */
+export const isEmailTaken = (db: Db, email: string) => repo.isTaken(db, 'email', email)
+
+/**
+ * An account opened by an external identity provider (auth/oauth.ts), inside the caller's
+ * transaction: no password. 409 when the username is reserved or taken (the unique index decides a race).
+ */
+export async function insertExternalAccount(
+  db: Db,
+  account: { username: string; email: string | null; emailVerified: boolean; displayName: string; now: number },
+): Promise<UserRow> {
+  if (!(await isUsernameFree(db, account.username))) throw conflict('This username is taken')
+  try {
+    return await repo.insertUser(db, {
+      username: account.username,
+      email: account.email,
+      email_verified: account.emailVerified ? 1 : 0,
+      display_name: account.displayName,
+      password_hash: null,
+      created_at: account.now,
+    })
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('This username or email is taken')
+    throw error
+  }
+}
