@@ -176,6 +176,23 @@ test('long polling answers at once when an update arrives, and after the timeout
   assert.ok(waited >= 900 && waited < 3000, `waited ${waited} ms`)
 })
 
+test('a second getUpdates ends a waiting one with 409 Conflict, as Telegram\'s does', async () => {
+  const { user, bot } = await conversation()
+  const first = call(bot.token, 'getUpdates', { timeout: 20 })
+  await sleep(300)
+  const started = Date.now()
+  assert.deepEqual(await ok(bot.token, 'getUpdates', { timeout: 0 }), [])
+  const ended = await first
+  assert.ok(Date.now() - started < 1500)
+  assert.equal(ended.status, 409)
+  assert.deepEqual(ended.body, { ok: false, error_code: 409, description: 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running' })
+  // control: the newer poll is the one that gets the update
+  const second = ok(bot.token, 'getUpdates', { timeout: 20 })
+  await sleep(200)
+  await sendTo(user, bot, 'to the newer poll')
+  assert.deepEqual((await second).map((u: any) => u.message.text), ['to the newer poll'])
+})
+
 test('a long poll on another instance is answered when the update is recorded (fan-out, or the recheck without Redis)', async () => {
   const second = await startTestServer({ database: server.database })
   try {

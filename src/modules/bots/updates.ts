@@ -17,6 +17,7 @@ import { fromJson } from '../../db/json.js'
 import type { BotUpdateRow } from '../../db/tables.js'
 import type { MessageView } from '../messages/schemas.js'
 import * as users from '../users/service.js'
+import { BotApiError } from './bot-params.js'
 import * as repo from './repo.js'
 import { allowedCommandsOf } from './service.js'
 import { commandEntities, leadingCommand, tgPrivateChat, tgUser, unixSeconds, type TgMessage } from './telegram.js'
@@ -30,6 +31,8 @@ interface BotState {
   isBot: Map<number, boolean>
   /** bot id → long polls waiting for its next update */
   waiters: Map<number, Set<() => void>>
+  /** bot id → its running getUpdates (a newer one supersedes it) */
+  polls: Map<number, AbortController>
   /** bot id → the chain of its update writes in progress (inTurn) */
   queues: Map<number, Promise<void>>
   closing: boolean
@@ -37,7 +40,7 @@ interface BotState {
 const states = new WeakMap<AppContext, BotState>()
 const stateOf = (ctx: AppContext): BotState => {
   let state = states.get(ctx)
-  if (!state) states.set(ctx, (state = { isBot: new Map(), waiters: new Map(), queues: new Map(), closing: false }))
+  if (!state) states.set(ctx, (state = { isBot: new Map(), waiters: new Map(), polls: new Map(), queues: new Map(), closing: false }))
   return state
 }
 
@@ -200,16 +203,29 @@ export async function getUpdates(ctx: AppContext, botId: number, input: GetUpdat
   }
   const deadline = Date.now() + input.timeout * 1000
   const state = stateOf(ctx)
-  for (;;) {
-    const left = deadline - Date.now()
-    // listen before reading, so an update recorded between the read and the wait still wakes it
-    const wait = left > 0 && !state.closing && !signal.aborted ? nextWake(ctx, botId, Math.min(RECHECK_MS, left), signal) : null
-    const rows = await read()
-    if (rows.length > 0 || !wait) {
-      wait?.cancel()
-      return rows.map(presentUpdate)
+  // One poll per bot at a time, as Telegram's: a newer one ends the older with 409 (on this instance).
+  const superseded = new AbortController()
+  state.polls.get(botId)?.abort()
+  state.polls.set(botId, superseded)
+  const stop = AbortSignal.any([signal, superseded.signal])
+  try {
+    for (;;) {
+      const left = deadline - Date.now()
+      // listen before reading, so an update recorded between the read and the wait still wakes it
+      const wait = left > 0 && !state.closing && !stop.aborted ? nextWake(ctx, botId, Math.min(RECHECK_MS, left), stop) : null
+      const rows = await read()
+      if (superseded.signal.aborted) {
+        wait?.cancel()
+        throw new BotApiError(409, 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running')
+      }
+      if (rows.length > 0 || !wait) {
+        wait?.cancel()
+        return rows.map(presentUpdate)
+      }
+      await wait.promise
     }
-    await wait.promise
+  } finally {
+    if (state.polls.get(botId) === superseded) state.polls.delete(botId)
   }
 }
 
