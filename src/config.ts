@@ -57,6 +57,8 @@ export interface Config {
   storyLifetimeSeconds: number
   /** seconds between runs of the job that removes expired stories with their media */
   storyCleanupIntervalSeconds: number
+  /** a call nobody answers ends as missed after this long */
+  callRingTimeoutSeconds: number
   /** the premium plans on sale (PREMIUM_PLANS), prices in kopecks */
   premiumPlans: readonly PremiumPlan[]
   /** who takes premium payments: `test` pays at once, `manual` waits for an admin to mark the order paid */
@@ -431,6 +433,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     uploadSweepIntervalSeconds: int('UPLOAD_SWEEP_INTERVAL_SECONDS', 600, 1, 86_400),
     storyLifetimeSeconds: int('STORY_LIFETIME_SECONDS', 86_400, 1, 30 * 86_400),
     storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
+    callRingTimeoutSeconds: int('CALL_RING_TIMEOUT_SECONDS', 60, 5, 600),
     premiumPlans: plans('PREMIUM_PLANS'),
     paymentProvider: oneOf('PAYMENT_PROVIDER', ['test', 'manual'] as const, 'test'),
     paymentWebhookSecret: read('PAYMENT_WEBHOOK_SECRET') ?? null,

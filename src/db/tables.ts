@@ -648,6 +648,23 @@ export interface IdentityProviderAccountsTable {
 }
 export type IdentityProviderAccountRow = Selectable<IdentityProviderAccountsTable>
 
+// calls module
+export type CallType = 'audio' | 'video'
+export type CallStatus = 'ringing' | 'answered' | 'ended' | 'missed' | 'declined' | 'cancelled'
+export interface CallsTable {
+  id: Generated<number>
+  caller_id: number
+  receiver_id: number
+  call_type: CallType
+  status: CallStatus
+  created_at: EpochMs
+  answered_at: EpochMs | null
+  ended_at: EpochMs | null
+  /** seconds from answer to end */
+  duration: number | null
+}
+export type CallRow = Selectable<CallsTable>
+
 export interface Database {
   users: UsersTable
   user_sessions: UserSessionsTable
@@ -700,4 +717,5 @@ export interface Database {
   daily_counters: DailyCountersTable
   qr_login_tokens: QrLoginTokensTable
   identity_provider_accounts: IdentityProviderAccountsTable
+  calls: CallsTable
 }

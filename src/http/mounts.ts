@@ -6,6 +6,7 @@ import { usePageHeaders } from './security-headers.js'
 import { adminRoutes } from '../modules/admin/routes.js'
 import { authRoutes } from '../modules/auth/routes.js'
 import { blockRoutes } from '../modules/blocks/routes.js'
+import { callRoutes } from '../modules/calls/routes.js'
 import { channelRoutes } from '../modules/channels/routes.js'
 import { chatRoutes } from '../modules/chats/routes.js'
 import { contactRoutes } from '../modules/contacts/routes.js'
@@ -56,6 +57,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(premiumV2Routes, { ctx, prefix })
     await app.register(stickerRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
+    await app.register(callRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.

@@ -5,6 +5,7 @@
  */
 import type { AppContext } from '../context.js'
 import { deliverPending } from '../modules/broadcasts/service.js'
+import { endTimedOut } from '../modules/calls/service.js'
 import { sweepExpiredUploads } from '../modules/files/sweep.js'
 import { scheduledDelivery, TICK_MS } from '../modules/messages/scheduled.js'
 import { renewDue } from '../modules/premium/service.js'
@@ -18,6 +19,8 @@ import { JobRunner, type RunnerOptions } from './runner.js'
 const MESSAGE_INDEX_EVERY_MS = 2000
 /** how soon a new broadcast starts going out */
 const BROADCAST_TICK_MS = 1000
+/** how often unanswered calls are looked for: a call is missed within a second of its time-out */
+const CALL_TIMEOUT_TICK_MS = 1000
 
 export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRunner {
   const jobs = new JobRunner(ctx, options)
@@ -60,6 +63,13 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     everyMs: ctx.config.pushDeliveryIntervalMs,
     runAtStart: true,
     run: (signal) => deliverQueued(ctx, signal),
+  })
+  jobs.define({
+    name: 'call-timeouts',
+    summary: 'ends calls nobody answered in time as missed',
+    scope: 'cluster',
+    everyMs: CALL_TIMEOUT_TICK_MS,
+    run: (signal) => endTimedOut(ctx, signal),
   })
   jobs.define({
     name: 'upload-sweep',

@@ -29,6 +29,7 @@ import * as loginCodes from './2026-11-25T21-10-login-codes.js'
 import * as emailVerification from './2026-11-25T21-20-email-verification.js'
 import * as qrLogin from './2026-11-25T22-20-qr-login.js'
 import * as identityAccounts from './2026-11-25T22-30-identity-accounts.js'
+import * as calls from './2026-11-25T22-40-calls.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T21-20-email-verification': emailVerification,
   '2026-11-25T22-20-qr-login': qrLogin,
   '2026-11-25T22-30-identity-accounts': identityAccounts,
+  '2026-11-25T22-40-calls': calls,
 }
