@@ -243,6 +243,18 @@ test('sendMessage: reply_parameters and reply_to_message_id reply; an inline key
   assert.deepEqual(sent.reply_markup, keyboard)
   const stored = await server.ctx.db.selectFrom('bot_message_markup').selectAll().where('message_id', '=', sent.message_id).executeTakeFirstOrThrow()
   assert.deepEqual(typeof stored.reply_markup === 'string' ? JSON.parse(stored.reply_markup) : stored.reply_markup, keyboard)
+  assert.equal(sent.reply_to_message.message_id, question.message_id)
+  assert.equal(sent.reply_to_message.text, 'what now?')
+  assert.equal(sent.reply_to_message.from.id, user.id)
+  assert.equal(sent.reply_to_message.chat.id, user.id)
+  // the user answers the bot's message: the update names what it replies to
+  await pending(bot.token, 1)
+  const answer = await send(user, { id: bot.bot_id } as TestUser, 'yes', { reply_to_id: sent.message_id })
+  const updates = await pending(bot.token, 2)
+  assert.equal(updates[1].message.message_id, answer.message_id)
+  assert.deepEqual([updates[1].message.reply_to_message.message_id, updates[1].message.reply_to_message.text, updates[1].message.reply_to_message.from.id],
+    [sent.message_id, 'Choose', bot.bot_id])
+  assert.equal(updates[0].message.reply_to_message, undefined)
   const legacy = await ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'Again', reply_to_message_id: question.message_id })
   const items = await history(user, question.chat_id)
   assert.equal(items.find((m) => m.message_id === sent.message_id).reply_to_id, question.message_id)

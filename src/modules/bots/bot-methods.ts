@@ -14,7 +14,7 @@ import * as repo from './repo.js'
 import { COMMAND_PATTERN } from './schemas.js'
 import { listCommands, replaceCommands, type AuthBot } from './service.js'
 import { chatTarget, commandEntities, tgGroupChat, tgPrivateChat, tgUser, unixSeconds, type TgChat, type TgMessage } from './telegram.js'
-import { dropPendingUpdates, getUpdates, pendingUpdateCount, UPDATE_KINDS } from './updates.js'
+import { dropPendingUpdates, getUpdates, pendingUpdateCount, repliedMessage, UPDATE_KINDS } from './updates.js'
 
 export interface Call {
   ctx: AppContext
@@ -149,6 +149,7 @@ const sendMessage: Method = async ({ ctx, bot, params }) => {
     })
   if (markup !== undefined) await repo.insertMarkup(ctx.db, sent.message_id!, bot.bot_id, markup)
   const entities = commandEntities(text)
+  const replyTo = await repliedMessage(ctx, sent.reply_to_id, chatId, tgChat)
   const result: TgMessage = {
     message_id: sent.message_id!,
     from: tgUser({ id: sender.id, username: sender.username, display_name: sender.display_name, is_bot: 1 }),
@@ -156,6 +157,7 @@ const sendMessage: Method = async ({ ctx, bot, params }) => {
     date: unixSeconds(Date.parse(sent.timestamp)),
     text,
     ...(entities.length ? { entities } : {}),
+    ...(replyTo ? { reply_to_message: replyTo } : {}),
     ...(markup !== undefined ? { reply_markup: markup } : {}),
   }
   return result

@@ -16,11 +16,12 @@ import { isUniqueViolation } from '../../db/errors.js'
 import { fromJson } from '../../db/json.js'
 import type { BotUpdateRow } from '../../db/tables.js'
 import type { MessageView } from '../messages/schemas.js'
+import * as messages from '../messages/service.js'
 import * as users from '../users/service.js'
 import { BotApiError } from './bot-params.js'
 import * as repo from './repo.js'
 import { allowedCommandsOf } from './service.js'
-import { commandEntities, leadingCommand, tgPrivateChat, tgUser, unixSeconds, type TgMessage } from './telegram.js'
+import { commandEntities, leadingCommand, tgPrivateChat, tgUser, unixSeconds, type TgChat, type TgMessage } from './telegram.js'
 
 /** Update kinds a bot gets when it names none (Telegram's default leaves these three out). */
 const NOT_BY_DEFAULT = new Set(['chat_member', 'message_reaction', 'message_reaction_count'])
@@ -104,6 +105,27 @@ async function wanted(ctx: AppContext, botId: number, botUsername: string, allow
   return (await repo.findCommand(ctx.db, botId, command.command)) !== undefined
 }
 
+/**
+ * The message replied to, as Telegram nests it (`reply_to_message`, itself without one); null when
+ * it is gone (deleted for everyone) or not in this chat.
+ */
+export async function repliedMessage(ctx: AppContext, replyToId: number | null, chatId: number, chat: TgChat): Promise<Omit<TgMessage, 'reply_to_message'> | null> {
+  if (replyToId === null) return null
+  const found = await messages.moderatedMessage(ctx.db, replyToId)
+  if (!found || found.row.chat_id !== chatId || found.row.deleted_for_all === 1) return null
+  const sender = await users.findById(ctx, found.row.sender_id)
+  if (!sender) return null
+  const entities = commandEntities(found.row.content)
+  return {
+    message_id: found.row.id,
+    from: tgUser(sender),
+    chat,
+    date: unixSeconds(found.row.created_at),
+    ...(found.row.content ? { text: found.row.content } : {}),
+    ...(entities.length ? { entities } : {}),
+  }
+}
+
 async function recordMessageUpdate(ctx: AppContext, botId: number, message: MessageView) {
   const [app, sender, bot] = await Promise.all([repo.findApp(ctx.db, botId), users.findById(ctx, message.sender_id), users.findById(ctx, botId)])
   // bots do not hear each other (as in Telegram); a bot removed meanwhile hears nothing
@@ -111,14 +133,17 @@ async function recordMessageUpdate(ctx: AppContext, botId: number, message: Mess
   const text = message.content
   if (!(await wanted(ctx, botId, bot.username, allowedCommandsOf(app), text))) return
   const entities = commandEntities(text)
+  const chat = tgPrivateChat(sender)
+  const replyTo = await repliedMessage(ctx, message.reply_to_id, message.chat_id, chat)
   const payload: { message: TgMessage } = {
     message: {
       message_id: message.message_id!,
       from: tgUser(sender),
-      chat: tgPrivateChat(sender),
+      chat,
       date: unixSeconds(Date.parse(message.timestamp)),
       ...(text ? { text } : {}),
       ...(entities.length ? { entities } : {}),
+      ...(replyTo ? { reply_to_message: replyTo } : {}),
     },
   }
   const now = ctx.clock.now()
