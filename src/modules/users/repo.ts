@@ -99,19 +99,6 @@ export async function countPremium(db: Db, now: number): Promise<number> {
   return Number(row.n)
 }
 
-export async function countUsers(db: Db) {
-  const row = await db
-    .selectFrom('users')
-    .select((eb) => [
-      eb.fn.countAll<number>().as('users'),
-      eb.fn.sum<number>(sql`case when is_online = 1 then 1 else 0 end`).as('online'),
-    ])
-    .where('is_active', '=', 1)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirstOrThrow()
-  return { users: Number(row.users), online: Number(row.online ?? 0) }
-}
-
 /** These users' rows (in no particular order; unknown ids are left out). */
 export function findByIds(db: Db, ids: readonly number[]): Promise<UserRow[]> {
   if (ids.length === 0) return Promise.resolve([])

@@ -81,7 +81,6 @@ export const listUsers = (ctx: AppContext, filter: UserFilter, page: number, per
   repo.listUsers(ctx.db, filter, ctx.clock.now(), page, perPage)
 export const countActiveAdmins = repo.countActiveAdmins
 export const countPremium = repo.countPremium
-export const countUsers = (ctx: AppContext) => repo.countUsers(ctx.db)
 export const presenceOf = repo.presenceOf
 export const findByIds = repo.findByIds
 export const findByPhones = repo.findByPhones

@@ -1,26 +1,14 @@
 /** The overview, the statistics with their charts, and the read-only server status. */
 import type { FastifyPluginAsync } from 'fastify'
 import type { AppContext } from '../../context.js'
+import { formatSize } from '../../modules/messages/present.js'
 import * as moderation from '../../modules/reports/moderation.js'
 import * as stats from '../../modules/stats/service.js'
-import * as users from '../../modules/users/service.js'
 import { lineChart, type DayCount } from './chart.js'
 import { adminPage, PANEL, sendPage, table, viewOf, when } from './layout.js'
 import { html, trusted, type Markup } from './markup.js'
 
 const number = (n: number) => n.toLocaleString('en-US')
-
-/** 1536 → "1.5 KiB" */
-export function bytes(n: number): string {
-  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB']
-  let value = n
-  let unit = 0
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024
-    unit++
-  }
-  return unit === 0 ? `${n} bytes` : `${value.toFixed(1)} ${units[unit]}`
-}
 
 /** 93784 → "1 d 2 h 3 min" */
 export function duration(seconds: number): string {
@@ -47,10 +35,11 @@ const health = (check: { status: string; latency_ms: number | null; error: strin
 
 export const insightPages: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.get('/', { schema: { hide: true } }, async (request, reply) => {
-    const [counts, pending] = await Promise.all([users.countUsers(ctx), moderation.queue(ctx, request.user, 'pending', 1, 1)])
+    // counters, not a count over users (stats/service.ts)
+    const [counts, pending] = await Promise.all([stats.publicStats(ctx), moderation.queue(ctx, request.user, 'pending', 1, 1)])
     const body = html`<ul class="cards">
-<li><span class="value">${number(counts.users)}</span> users (not banned)</li>
-<li><span class="value">${number(counts.online)}</span> online now</li>
+<li><span class="value">${number(counts.users)}</span> users</li>
+<li><span class="value">${number(counts.messages)}</span> messages</li>
 <li><span class="value">${number(pending.total)}</span> <a href="${PANEL}/reports">pending ${pending.total === 1 ? 'report' : 'reports'}</a></li>
 </ul>
 <ul>
@@ -72,7 +61,7 @@ export const insightPages: FastifyPluginAsync<{ ctx: AppContext }> = async (app,
 <li><span class="value">${number(figures.premium_users)}</span> premium users</li>
 <li><span class="value">${number(figures.messages)}</span> messages</li>
 <li><span class="value">${number(figures.channels)}</span> channels</li>
-<li><span class="value">${bytes(figures.files_bytes)}</span> in stored files</li>
+<li><span class="value">${formatSize(figures.files_bytes)}</span> in stored files</li>
 </ul>
 ${chartFigure('messages-chart', `Messages per day, last ${figures.messages_per_day.length} days`, 'messages', figures.messages_per_day)}
 ${chartFigure('active-chart', `Active users per day, last ${figures.active_users_per_day.length} days`, 'active users', figures.active_users_per_day)}
