@@ -111,6 +111,8 @@ export interface Config {
   qrGenerateRateLimit: RateLimit
   /** OpenID Connect providers users may sign in with (OAUTH_PROVIDERS), by id */
   oauthProviders: readonly OAuthProvider[]
+  /** wrong passwords per sign-in name, and wrong second-factor codes per account, per window, from any IP */
+  loginAccountRateLimit: RateLimit
   /** allow outgoing deliveries (webhooks, Web Push endpoints) to private, loopback and link-local addresses (tests) */
   webhookAllowPrivate: boolean
   /** the VAPID key pair (base64url, uncompressed P-256 public key and 32-byte private key); null: generated once into `<DATA_DIR>/vapid.json` */
@@ -462,6 +464,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     loginCodeResendSeconds: int('LOGIN_CODE_RESEND_SECONDS', 60, 1, 3600),
     qrGenerateRateLimit: rate('QR_GENERATE_RATE_LIMIT', '10/60'),
     oauthProviders: oauthProviders(),
+    loginAccountRateLimit: rate('LOGIN_ACCOUNT_RATE_LIMIT', '10/900'),
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
     ...vapidKeys(),
     vapidSubject: vapidSubject(),

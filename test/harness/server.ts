@@ -77,6 +77,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     // Test files register many users from one address; rate-limit tests set their own limits.
     REGISTER_RATE_LIMIT: '100000/300',
     LOGIN_RATE_LIMIT: '100000/60',
+    LOGIN_ACCOUNT_RATE_LIMIT: '100000/900',
     ...(testRedisUrl ? { REDIS_URL: testRedisUrl, REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:` } : {}),
     ...options.env,
   })

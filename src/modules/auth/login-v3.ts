@@ -12,9 +12,11 @@
  */
 import { randomInt, timingSafeEqual } from 'node:crypto'
 import type { AppContext } from '../../context.js'
+import type { UserRow } from '../../db/tables.js'
 import { rateLimited, unauthorized, validationError } from '../../http/errors.js'
 import { sendMail } from '../mail/service.js'
 import * as users from '../users/service.js'
+import { guarded, passwordKey } from './account-limits.js'
 import * as repo from './repo.js'
 import type { AuthResult, CodeSentResult, EmailLookupResult, LoginV3Body } from './schemas.js'
 import { keyedHash } from './secret-box.js'
@@ -104,8 +106,11 @@ const verifyCode: Step = async (ctx, body, client) => {
 const password: Step = async (ctx, body, client) => {
   const email = needed(body, 'email')
   const secret = needed(body, 'password')
-  const user = await accountOf(ctx, email)
-  const valid = await users.verifyPassword(user?.password_hash ?? null, secret)
+  let user: UserRow | undefined
+  const valid = await guarded(ctx, passwordKey(email), async () => {
+    user = await accountOf(ctx, email)
+    return (await users.verifyPassword(user?.password_hash ?? null, secret)) && user !== undefined
+  })
   if (!user || !valid) throw unauthorized('Invalid email or password')
   return passedFirstStep(ctx, user, 'password', body.device ?? null, client)
 }

@@ -7,6 +7,7 @@ import { presentMe } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as sessions from '../sessions/service.js'
 import type { AuthResult, LoginBody, RegisterBody } from './schemas.js'
+import { guarded, passwordKey } from './account-limits.js'
 import { sendVerificationLater } from './email-verification.js'
 import { issueTicket, redeemTicket, type FirstStep } from './tickets.js'
 import { isTwoFactorEnabled } from './two-factor.js'
@@ -34,12 +35,16 @@ export async function register(ctx: AppContext, input: RegisterBody, client: Cli
 }
 
 /**
- * Password login by username or email. Unknown login and wrong password answer alike. With
- * two-factor on, no session yet: a ticket for the second step.
+ * Password login by username or email. Unknown login and wrong password answer alike, and count
+ * alike against the name's limit (account-limits.ts). With two-factor on, no session yet: a
+ * ticket for the second step.
  */
 export async function login(ctx: AppContext, input: LoginBody, client: ClientInfo): Promise<AuthResult | TotpRequired> {
-  const user = await users.findByLogin(ctx, input.login)
-  const valid = await users.verifyPassword(user?.password_hash ?? null, input.password)
+  let user: UserRow | undefined
+  const valid = await guarded(ctx, passwordKey(input.login), async () => {
+    user = await users.findByLogin(ctx, input.login)
+    return (await users.verifyPassword(user?.password_hash ?? null, input.password)) && user !== undefined
+  })
   if (!user || !valid) throw unauthorized('Invalid login or password')
   return passedFirstStep(ctx, user, 'password', input.device ?? null, client)
 }

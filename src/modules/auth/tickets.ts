@@ -9,6 +9,7 @@ import type { UserRow } from '../../db/tables.js'
 import { unauthorized } from '../../http/errors.js'
 import { hashToken, newToken } from '../../lib/tokens.js'
 import * as users from '../users/service.js'
+import { guarded, secondFactorKey } from './account-limits.js'
 import * as repo from './repo.js'
 import { isTwoFactorEnabled, useSecondFactor } from './two-factor.js'
 
@@ -45,17 +46,22 @@ export async function redeemTicket(ctx: AppContext, ticket: string, code: string
   const now = ctx.clock.now()
   const row = await repo.findTicket(ctx.db, hashToken(ticket))
   if (!row || row.stage !== 'totp' || row.used_at !== null || row.expires_at <= now) throw deadTicket()
-  if (!(await repo.reserveTicketAttempt(ctx.db, row.id, now, MAX_CODES_PER_TICKET))) {
-    throw unauthorized('Too many wrong codes for this sign-in: sign in again')
-  }
-  const user = await users.findById(ctx, row.user_id)
-  // 2FA turned off meanwhile (an admin's reset): the ticket is void, not a way around the password
-  if (!user || user.is_active !== 1 || user.deleted_at !== null || !isTwoFactorEnabled(user)) throw deadTicket()
-  const accepted = await ctx.db.transaction().execute(async (trx) => {
-    if (!(await useSecondFactor(trx, ctx.config, user, code, now))) return false
-    if (!(await repo.claimTicket(trx, row.id, now))) throw deadTicket()
-    return true
+  let user: UserRow | undefined
+  // wrong codes also count per account, across tickets and IPs (account-limits.ts)
+  const accepted = await guarded(ctx, secondFactorKey(row.user_id), async () => {
+    if (!(await repo.reserveTicketAttempt(ctx.db, row.id, now, MAX_CODES_PER_TICKET))) {
+      throw unauthorized('Too many wrong codes for this sign-in: sign in again')
+    }
+    const found = await users.findById(ctx, row.user_id)
+    // 2FA turned off meanwhile (an admin's reset): the ticket is void, not a way around the password
+    if (!found || found.is_active !== 1 || found.deleted_at !== null || !isTwoFactorEnabled(found)) throw deadTicket()
+    user = found
+    return ctx.db.transaction().execute(async (trx) => {
+      if (!(await useSecondFactor(trx, ctx.config, found, code, now))) return false
+      if (!(await repo.claimTicket(trx, row.id, now))) throw deadTicket()
+      return true
+    })
   })
-  if (!accepted) throw unauthorized('The code is not valid (or was used already)')
+  if (!accepted || !user) throw unauthorized('The code is not valid (or was used already)')
   return { user, method: row.method as FirstStep, device: row.device }
 }

@@ -15,6 +15,7 @@ import type { Db } from '../../db/database.js'
 import type { UserRow } from '../../db/tables.js'
 import { conflict, validationError } from '../../http/errors.js'
 import * as users from '../users/service.js'
+import { guarded, secondFactorKey } from './account-limits.js'
 import * as repo from './repo.js'
 import { keyedHash, seal, unseal } from './secret-box.js'
 
@@ -102,11 +103,12 @@ export async function enable(ctx: AppContext, userId: number, code: string): Pro
 export async function disable(ctx: AppContext, userId: number, code: string): Promise<{ enabled: false }> {
   const user = await users.getUser(ctx, userId)
   if (!isTwoFactorEnabled(user)) throw conflict('Two-factor authentication is off')
-  const done = await ctx.db.transaction().execute(async (trx) => {
+  // wrong codes count against the account's limit here too: a stolen session must not guess its way to turning 2FA off
+  const done = await guarded(ctx, secondFactorKey(user.id), () => ctx.db.transaction().execute(async (trx) => {
     if (!(await useSecondFactor(trx, ctx.config, user, code, ctx.clock.now()))) return false
     await resetTwoFactor(trx, user.id)
     return true
-  })
+  }))
   if (!done) throw validationError('The code is not valid (or was used already)')
   return { enabled: false }
 }

@@ -1,0 +1,101 @@
+/**
+ * Per-account limits on guessing (LOGIN_ACCOUNT_RATE_LIMIT, default 10 per 15 minutes), whatever
+ * the client IP: wrong passwords per sign-in name, and wrong second-factor codes (TOTP or recovery)
+ * per account. Past the limit every try is 429 `rate_limited` with Retry-After until the window
+ * ends — a right password too, or the lock would tell a guesser when it guessed right.
+ *
+ * Passwords are counted per name as typed (lower-cased), not per account: a name nobody has is
+ * counted and locked exactly like a real one, and a username and an email are counted apart, so the
+ * lock tells an anonymous caller neither that a name exists nor which names belong together. Codes
+ * are counted per account (the caller already got past the password).
+ *
+ * Each try is counted before the secret is compared, so guesses sent in parallel cannot outrun
+ * the limit; a try that turns out right is given back. Counters are fixed windows that start at
+ * the first counted try: in-process, or in Redis (shared by every instance) when REDIS_URL is set.
+ * Names are kept only as SHA-256 hashes.
+ */
+import { createHash } from 'node:crypto'
+import type { AppContext } from '../../context.js'
+import { AppError } from '../../http/errors.js'
+
+interface Window {
+  count: number
+  resetAt: number
+}
+
+/** in-process counters per server (context); a Map, since the keys come from clients */
+const local = new WeakMap<AppContext, Map<string, Window>>()
+const LOCAL_MAX_KEYS = 100_000
+
+/** INCR with the window's expiry set by the first try; answers [count, ms left]. */
+const REDIS_COUNT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return {count, redis.call('PTTL', KEYS[1])}`
+
+export const passwordKey = (login: string) => `password:${login.trim().toLowerCase()}`
+export const secondFactorKey = (userId: number) => `second-factor:${userId}`
+
+const hashed = (key: string) => createHash('sha256').update(key).digest('base64url')
+
+const locked = (retryMs: number) => {
+  const seconds = Math.max(1, Math.ceil(retryMs / 1000))
+  return new AppError(429, 'rate_limited', `Too many failed sign-in attempts for this account; retry in ${seconds} s`, { 'retry-after': String(seconds) })
+}
+
+function localCounters(ctx: AppContext): Map<string, Window> {
+  let map = local.get(ctx)
+  if (!map) local.set(ctx, (map = new Map()))
+  return map
+}
+
+/** Counts one try; a 429 when the window's tries are used up. */
+async function reserve(ctx: AppContext, key: string): Promise<void> {
+  const { max, windowMs } = ctx.config.loginAccountRateLimit
+  const id = hashed(key)
+  if (ctx.redis) {
+    const [count, ttl] = (await ctx.redis.eval(REDIS_COUNT, 1, `${ctx.config.redisPrefix}login-fail:${id}`, String(windowMs))) as [number, number]
+    if (count > max) throw locked(ttl > 0 ? ttl : windowMs)
+    return
+  }
+  const now = Date.now()
+  const map = localCounters(ctx)
+  let window = map.get(id)
+  if (!window || window.resetAt <= now) {
+    if (map.size >= LOCAL_MAX_KEYS) for (const [k, w] of map) if (w.resetAt <= now) map.delete(k)
+    window = { count: 0, resetAt: now + windowMs }
+    map.set(id, window)
+  }
+  window.count++
+  if (window.count > max) throw locked(window.resetAt - now)
+}
+
+/** Gives back a try that was right (or never compared a secret). */
+async function giveBack(ctx: AppContext, key: string): Promise<void> {
+  const id = hashed(key)
+  if (ctx.redis) {
+    await ctx.redis.decr(`${ctx.config.redisPrefix}login-fail:${id}`)
+    return
+  }
+  const window = localCounters(ctx).get(id)
+  if (window && window.count > 0) window.count--
+}
+
+/**
+ * Runs one guess under the account's limit: `check` answers whether the secret was right. A wrong
+ * one stays counted; a right one, or a check that throws (nothing was compared, e.g. a dead
+ * ticket), is given back. 429 before `check` runs when the account is locked.
+ */
+export async function guarded(ctx: AppContext, key: string, check: () => Promise<boolean>): Promise<boolean> {
+  await reserve(ctx, key)
+  let right = false
+  try {
+    right = await check()
+    return right
+  } catch (error) {
+    right = true
+    throw error
+  } finally {
+    if (right) await giveBack(ctx, key)
+  }
+}
