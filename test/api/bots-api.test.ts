@@ -306,6 +306,19 @@ test('sendMessage refuses bad input in Telegram\'s envelope and writes nothing',
   await ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'y'.repeat(4096) })
 })
 
+test('a bot added to a group posts there at chat_id = -group_id; the group is named as Telegram names one', async () => {
+  const { user, bot } = await conversation()
+  const group = (await user.api.post(`${V2}/groups/create`, { title: 'Bot friends' })).body.data
+  await refused(bot.token, 'sendMessage', { chat_id: -group.group_id, text: 'not yet a member' }, 400, /chat not found/)
+  const added = await user.api.post(`${V2}/groups/add-member`, { chat_id: group.group_id, user_id: bot.bot_id })
+  assert.equal(added.status, 200, added.text)
+  const sent = await ok(bot.token, 'sendMessage', { chat_id: -group.group_id, text: 'hello group' })
+  assert.deepEqual(sent.chat, { id: -group.group_id, type: 'group', title: 'Bot friends' })
+  const items = await history(user, group.group_id)
+  assert.equal(items[0].message_id, sent.message_id)
+  assert.equal(items[0].sender_id, bot.bot_id)
+})
+
 test('a user who blocked the bot gets nothing from it: 403 "bot was blocked by the user"', async () => {
   const { user, bot } = await conversation()
   await sendTo(user, bot, 'hi')
