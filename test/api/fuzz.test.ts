@@ -142,7 +142,7 @@ const request = fc.record({
 type RequestInput = typeof request extends fc.Arbitrary<infer T> ? T : never
 
 function isApiPath(path: string) {
-  return !(path === '/' || path === '/logout' || path === '/verify-email' || path.startsWith('/docs') || path.startsWith('/files/') || (path.startsWith('/uploads/') && !path.startsWith('/uploads/multipart') && !path.startsWith('/uploads/complete') && !path.startsWith('/uploads/tus')))
+  return !(path === '/' || path === '/logout' || path === '/verify-email' || path.startsWith('/qr/') || path.startsWith('/docs') || path.startsWith('/files/') || (path.startsWith('/uploads/') && !path.startsWith('/uploads/multipart') && !path.startsWith('/uploads/complete') && !path.startsWith('/uploads/tus')))
 }
 
 const failures: string[] = []
