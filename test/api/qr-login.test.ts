@@ -84,6 +84,8 @@ test('the whole flow: scanned, approved, and the new device gets one session (me
   assert.equal(approved.status, 200, approved.text)
   assert.equal(approved.body.data.status, 'authorized')
   assert.equal((await qr('status', { token })).body.data.status, 'authorized')
+  // scanning again after approving shows it approved
+  assert.equal((await qr('request', { token }, alice.api)).body.data.status, 'authorized')
 
   const before = await sessionCount(alice.id)
   const login = await qr('login', { token })

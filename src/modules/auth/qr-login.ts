@@ -128,20 +128,22 @@ export async function generate(ctx: AppContext, client: ClientInfo, device: stri
 export async function request(ctx: AppContext, userId: number, token: string): Promise<QrRequester> {
   const row = await rowOf(ctx, token)
   const now = ctx.clock.now()
-  const status = statusOf(row, now)
-  const mine = row.user_id === userId
+  let status = statusOf(row, now)
   if (status === 'pending') {
     if (!(await repo.markQrScanned(ctx.db, row.id, userId, now))) {
       // scanned by someone else (or expired) in the meantime
       return request(ctx, userId, token)
     }
     wake(ctx, row.token_hash)
-  } else if (!(status === 'scanned' && mine)) {
-    if (status === 'scanned' || status === 'authorized') throw conflict('This QR code was scanned by another device')
+    status = 'scanned'
+  } else if (status === 'scanned' || status === 'authorized') {
+    // scanning again shows the same; another account's scan is not mine to see
+    if (row.user_id !== userId) throw conflict('This QR code was scanned by another device')
+  } else {
     refuseState(status)
   }
   return {
-    status: 'scanned',
+    status,
     device: row.device,
     ip_address: row.ip_address,
     user_agent: row.user_agent,
