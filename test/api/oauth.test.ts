@@ -16,7 +16,11 @@ const server = await startTestServer({
   log: log.logger,
   env: {
     SMTP_URL: smtp.url,
-    OAUTH_PROVIDERS: JSON.stringify([{ id: 'acme', issuer: idp.issuer, client_id: idp.clients.tern.id, client_secret: idp.clients.tern.secret }]),
+    OAUTH_PROVIDERS: JSON.stringify([
+      { id: 'acme', issuer: idp.issuer, client_id: idp.clients.tern.id, client_secret: idp.clients.tern.secret },
+      // nothing listens there: the provider cannot be reached
+      { id: 'down', issuer: 'http://127.0.0.1:9', client_id: 'tern', client_secret: 'unused-secret' },
+    ]),
   },
 })
 
@@ -185,6 +189,19 @@ test('an unknown provider is 404 — names that are properties of plain objects 
     assertRefused(await oauth({ id_token: idToken }, name), 404, 'not_found')
   }
   signedIn(await oauth({ id_token: idToken }, 'acme', '/api'))
+})
+
+test('a provider that cannot be reached is 504 upstream_timeout, and no session', async () => {
+  const before = await sessionTotal()
+  const started = Date.now()
+  const token = await idp.sign(claimsFor('sub-down'))
+  seen.idTokens.add(token)
+  assertRefused(await oauth({ id_token: token }, 'down'), 504, 'upstream_timeout')
+  assertRefused(await oauth({ code: 'some-code', redirect_uri: REDIRECT_URI }, 'down'), 504, 'upstream_timeout')
+  assert.ok(Date.now() - started < 12_000)
+  assert.equal(await sessionTotal(), before)
+  // positive control: the configured provider that runs still signs in
+  signedIn(await oauth({ id_token: token }))
 })
 
 test('an existing account is linked only when both sides have the email verified', async () => {
