@@ -128,6 +128,14 @@ export interface Config {
   pushMaxAttempts: number
   /** seconds one request to a push service may take */
   pushTimeoutSeconds: number
+  /** a Google service-account JSON file: FCM tokens are sent through FCM's HTTP v1 API with it; null: FCM tokens are kept and skipped */
+  fcmServiceAccountFile: string | null
+  /** FCM's API origin (tests point it at a local stand-in) */
+  fcmApiUrl: string
+  /** APNs token-based auth: the .p8 key file, its key id, the team id and the app's bundle id (topic); all four or none */
+  apns: { keyFile: string; keyId: string; teamId: string; topic: string } | null
+  /** APNs' origin: production, or `https://api.sandbox.push.apple.com` for development builds */
+  apnsUrl: string
 }
 
 /** A premium plan: `months` of premium for `price` kopecks (shown as roubles). */
@@ -391,6 +399,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }
     return parsed
   }
+  const apnsConfig = (): Config['apns'] => {
+    const [keyFile, keyId, teamId, topic] = ['APNS_KEY_FILE', 'APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_TOPIC'].map(read)
+    const given = [keyFile, keyId, teamId, topic].filter((v) => v !== undefined).length
+    if (given === 0) return null
+    if (given < 4) {
+      problems.push('APNS_KEY_FILE/APNS_KEY_ID/APNS_TEAM_ID/APNS_TOPIC: set all four or none')
+      return null
+    }
+    return { keyFile: path.resolve(keyFile!), keyId: keyId!, teamId: teamId!, topic: topic! }
+  }
   const dataDir = path.resolve(read('DATA_DIR') ?? './data')
   const databaseUrl = read('DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'tern.db')}`
   let dialect: Dialect = 'sqlite'
@@ -472,6 +490,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     pushDeliveryIntervalMs: int('PUSH_DELIVERY_INTERVAL_MS', 1000, 50, 3_600_000),
     pushMaxAttempts: int('PUSH_MAX_ATTEMPTS', 5, 1, 50),
     pushTimeoutSeconds: int('PUSH_TIMEOUT_SECONDS', 5, 1, 60),
+    fcmServiceAccountFile: read('FCM_SERVICE_ACCOUNT_FILE') ? path.resolve(read('FCM_SERVICE_ACCOUNT_FILE')!) : null,
+    fcmApiUrl: url('FCM_API_URL', 'https://fcm.googleapis.com', ['https:', 'http:']),
+    apns: apnsConfig(),
+    apnsUrl: url('APNS_URL', 'https://api.push.apple.com', ['https:', 'http:']),
   }
 
   if (problems.length > 0) throw new ConfigError(problems)
