@@ -608,6 +608,86 @@ export interface JobRunsTable {
 }
 export type JobRunRow = Selectable<JobRunsTable>
 
+// push module
+export type PushKind = 'webpush' | 'fcm' | 'apns'
+export interface PushSubscriptionsTable {
+  id: Generated<number>
+  user_id: number
+  /** the session that registered it: it goes away with the session */
+  session_id: number
+  kind: PushKind
+  /** the Web Push endpoint URL, or the native token */
+  endpoint: string
+  /** Web Push only: the subscription's keys (base64url) */
+  p256dh: string | null
+  auth: string | null
+  created_at: EpochMs
+  updated_at: EpochMs
+}
+export type PushSubscriptionRow = Selectable<PushSubscriptionsTable>
+/** `call`: a ringing call; its row's chat_id is minus the call id, message_id the call id */
+export type PushNotificationKind = 'message' | 'mention' | 'reply' | 'call'
+export interface PushQueueTable {
+  id: Generated<number>
+  user_id: number
+  chat_id: number
+  /** the newest message of the collapsed burst */
+  message_id: number
+  kind: PushNotificationKind
+  count: Generated<number>
+  attempts: Generated<number>
+  due_at: EpochMs
+  created_at: EpochMs
+}
+export type PushQueueRow = Selectable<PushQueueTable>
+
+// bots module
+export interface BotAppsTable {
+  /** the bot's user id (users.is_bot = 1) */
+  bot_id: number
+  owner_id: number
+  name: string
+  description: Generated<string>
+  /** JSON array of command names users may send beside the defined ones */
+  allowed_commands: unknown
+  /** SHA-256 of the token `<bot_id>:<secret>` */
+  token_hash: string
+  /** the last update id handed out */
+  last_update_id: Generated<number>
+  /** getUpdates' allowed_updates (JSON array), null for the default set */
+  allowed_updates: unknown | null
+  created_at: EpochMs
+  updated_at: EpochMs
+}
+export type BotAppRow = Selectable<BotAppsTable>
+export interface BotCommandsTable {
+  bot_id: number
+  command: string
+  description: string
+  handler: string | null
+  /** getMyCommands' order */
+  position: Generated<number>
+  created_at: EpochMs
+  updated_at: EpochMs
+}
+export type BotCommandRow = Selectable<BotCommandsTable>
+export interface BotUpdatesTable {
+  bot_id: number
+  update_id: number
+  kind: string
+  message_id: number | null
+  /** the Telegram Update without its update_id (JSON) */
+  payload: unknown
+  created_at: EpochMs
+}
+export type BotUpdateRow = Selectable<BotUpdatesTable>
+export interface BotMessageMarkupTable {
+  message_id: number
+  bot_id: number
+  /** the Telegram reply_markup (JSON) */
+  reply_markup: unknown
+}
+
 // auth module: QR login
 export type QrLoginStatus = 'pending' | 'scanned' | 'authorized' | 'used'
 export interface QrLoginTokensTable {
@@ -715,6 +795,12 @@ export interface Database {
   broadcasts: BroadcastsTable
   platform_counters: PlatformCountersTable
   daily_counters: DailyCountersTable
+  push_subscriptions: PushSubscriptionsTable
+  push_queue: PushQueueTable
+  bot_apps: BotAppsTable
+  bot_commands: BotCommandsTable
+  bot_updates: BotUpdatesTable
+  bot_message_markup: BotMessageMarkupTable
   qr_login_tokens: QrLoginTokensTable
   identity_provider_accounts: IdentityProviderAccountsTable
   calls: CallsTable

@@ -6,6 +6,8 @@ import { usePageHeaders } from './security-headers.js'
 import { adminRoutes } from '../modules/admin/routes.js'
 import { authRoutes } from '../modules/auth/routes.js'
 import { blockRoutes } from '../modules/blocks/routes.js'
+import { botApiRoutes } from '../modules/bots/bot-api.js'
+import { botRoutes } from '../modules/bots/routes.js'
 import { callRoutes } from '../modules/calls/routes.js'
 import { channelRoutes } from '../modules/channels/routes.js'
 import { chatRoutes } from '../modules/chats/routes.js'
@@ -15,6 +17,8 @@ import { fileRoutes } from '../modules/files/routes.js'
 import { messageRoutes } from '../modules/messages/routes.js'
 import { musicRoutes } from '../modules/music/routes.js'
 import { pollRoutes } from '../modules/polls/routes.js'
+import { pushRoutes } from '../modules/push/routes.js'
+import { registerPushReactions } from '../modules/push/reactions.js'
 import { premiumAdminRoutes, premiumRoutes, premiumV2Routes } from '../modules/premium/routes.js'
 import { avatarImageRoutes, profileRoutes } from '../modules/profile/routes.js'
 import { referralRoutes } from '../modules/referrals/routes.js'
@@ -57,15 +61,22 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(premiumV2Routes, { ctx, prefix })
     await app.register(stickerRoutes, { ctx, prefix })
     await app.register(updatesRoutes, { ctx, prefix })
+    await app.register(pushRoutes, { ctx, prefix })
     await app.register(callRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
+  // push: queue notifications for offline members after each committed new message (push/reactions.ts)
+  registerPushReactions(ctx)
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.
   await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })
   await app.register(storyV1Routes, { ctx })
+  await app.register(pushRoutes, { ctx, prefix: '/api' })
   await app.register(adminRoutes, { ctx, prefix: '/api/admin' })
   await app.register(premiumAdminRoutes, { ctx, prefix: '/api/admin' })
   await app.register(premiumRoutes, { ctx, prefix: '/premium' })
+  await app.register(botRoutes, { ctx, prefix: '/api/bots' })
+  // the Telegram-compatible Bot API, /bot<token>/<method>, in Telegram's envelope (bots/bot-api.ts)
+  await app.register(botApiRoutes, { ctx })
   await app.register(statsRoutes, { ctx })
   // Documents a browser opens: file downloads (/files/*, and uploads at /uploads/*, tus at
   // /uploads/tus) and the web pages get the page set of security headers.

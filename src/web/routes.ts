@@ -10,7 +10,7 @@ import { SESSION_COOKIE, cookieToken, optionalUser, useCookies } from '../http/a
 import { unauthorized } from '../http/errors.js'
 import * as auth from '../modules/auth/service.js'
 import * as sessions from '../modules/sessions/service.js'
-import * as users from '../modules/users/service.js'
+import * as stats from '../modules/stats/service.js'
 import { page } from './layout.js'
 
 export const ADMIN_PANEL_PATH = '/admin'
@@ -19,13 +19,13 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
   await useCookies(app)
   app.get('/', { schema: { summary: 'The landing page (the admin panel on an admin. host)', hide: true } }, async (request, reply) => {
     if ((request.headers.host ?? '').toLowerCase().startsWith('admin.')) return reply.redirect(ADMIN_PANEL_PATH)
-    const stats = await users.countUsers(ctx)
+    const figures = await stats.publicStats(ctx)
     return reply.type('text/html; charset=utf-8').send(
       page(
         'Tern',
         `<h1>Tern</h1>
 <p>An open-source messaging server: personal chats, groups, channels, stories, calls and bots.</p>
-<p class="muted">${stats.users} registered ${stats.users === 1 ? 'user' : 'users'}.</p>
+<p class="muted">${figures.users} registered ${figures.users === 1 ? 'user' : 'users'}.</p>
 <ul>
   <li><a href="/docs">API documentation</a> (<a href="/openapi.json">OpenAPI 3</a>)</li>
   <li>Bearer API at <code>/api.v2/api</code>; real-time gateway at <code>/api.v2/api/ws</code></li>

@@ -27,6 +27,8 @@ import * as adminArea from './2026-11-25T20-00-admin-area.js'
 import * as twoFactor from './2026-11-25T21-00-two-factor.js'
 import * as loginCodes from './2026-11-25T21-10-login-codes.js'
 import * as emailVerification from './2026-11-25T21-20-email-verification.js'
+import * as push from './2026-11-25T22-00-push.js'
+import * as bots from './2026-11-25T22-10-bots.js'
 import * as qrLogin from './2026-11-25T22-20-qr-login.js'
 import * as identityAccounts from './2026-11-25T22-30-identity-accounts.js'
 import * as calls from './2026-11-25T22-40-calls.js'
@@ -59,6 +61,8 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T21-00-two-factor': twoFactor,
   '2026-11-25T21-10-login-codes': loginCodes,
   '2026-11-25T21-20-email-verification': emailVerification,
+  '2026-11-25T22-00-push': push,
+  '2026-11-25T22-10-bots': bots,
   '2026-11-25T22-20-qr-login': qrLogin,
   '2026-11-25T22-30-identity-accounts': identityAccounts,
   '2026-11-25T22-40-calls': calls,
