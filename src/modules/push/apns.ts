@@ -24,6 +24,7 @@ function alertOf(payload: string): { title: string; body: string } {
   const data = JSON.parse(payload) as Record<string, any>
   if (data.type === 'admin') return { title: String(data.title ?? ''), body: String(data.body ?? '') }
   const sender = data.sender?.display_name || data.sender?.username || 'Tern'
+  if (data.type === 'call') return { title: String(sender), body: data.call_type === 'video' ? 'Incoming video call' : 'Incoming call' }
   const title = data.chat_title ? `${sender} in ${data.chat_title}` : String(sender)
   const count = typeof data.count === 'number' && data.count > 1 ? ` (${data.count} messages)` : ''
   return { title, body: `${typeof data.body === 'string' ? data.body : 'New message'}${count}` }

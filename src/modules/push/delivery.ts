@@ -1,5 +1,6 @@
 /**
  * The push-delivery job (a cluster job: one instance at a time): takes due rows of the push queue
+ * (messages, and ringing calls: deliverCall)
  * in batches and sends each as one notification to the user's live subscriptions. Before sending
  * it looks again: a user who came online, a muted chat (settings `muted_chats`, or
  * `notifications: false`), a message deleted meanwhile or a chat the user left send nothing. A
@@ -8,11 +9,13 @@
  * being sent keeps the row for the next run.
  */
 import type { AppContext } from '../../context.js'
-import type { PushKind, PushQueueRow } from '../../db/tables.js'
+import type { PushKind, PushQueueRow, PushSubscriptionRow } from '../../db/tables.js'
+import * as calls from '../calls/service.js'
 import { presenceOf } from '../presence/service.js'
 import { notificationPrefs } from '../settings/service.js'
+import * as users from '../users/service.js'
 import * as repo from './repo.js'
-import { sendTo, type PushSender } from './send.js'
+import { sendTo, type PushSender, type WebPushOptions } from './send.js'
 import { nativeSenders } from './senders.js'
 
 const BATCH = 100
@@ -86,6 +89,7 @@ async function deliverRow(
   if (isOnline) return drop()
   const prefs = await notificationPrefs(ctx, row.user_id)
   if (!prefs.enabled || prefs.mutedChats.has(row.chat_id)) return drop()
+  if (row.kind === 'call') return deliverCall(ctx, row, senders, unconfigured, stats, drop)
   const message = await repo.messageForPush(ctx.db, row.message_id)
   if (!message || message.deleted_for_all === 1 || !(await repo.isMember(ctx.db, row.chat_id, row.user_id))) return drop()
   const subs = await repo.liveOfUser(ctx.db, row.user_id, ctx.clock.now() - ctx.config.sessionTtlDays * 86_400_000)
@@ -101,8 +105,45 @@ async function deliverRow(
     ...(body === undefined ? {} : { body }),
     count: row.count,
   })
-  const outcomes = await Promise.all(subs.map((sub) =>
-    sendTo(ctx, sub, payload, { topic: `chat-${message.chat_id}`, ttlSeconds: MESSAGE_TTL_SECONDS, urgency: 'high' }, senders)))
+  await sendToAll(ctx, row, subs, payload, { topic: `chat-${message.chat_id}`, ttlSeconds: MESSAGE_TTL_SECONDS, urgency: 'high' }, senders, unconfigured, stats)
+}
+
+/** A ringing call: pushed while it still rings, with a lifetime no longer than the ring. */
+async function deliverCall(
+  ctx: AppContext,
+  row: PushQueueRow,
+  senders: ReadonlyMap<PushKind, PushSender>,
+  unconfigured: Set<PushKind>,
+  stats: DeliveryStats,
+  drop: () => Promise<void>,
+) {
+  const callee = await users.findById(ctx, row.user_id)
+  const call = callee ? await calls.get(ctx, callee, row.message_id).catch(() => null) : null
+  if (!call || call.status !== 'ringing') return drop()
+  const subs = await repo.liveOfUser(ctx.db, row.user_id, ctx.clock.now() - ctx.config.sessionTtlDays * 86_400_000)
+  if (subs.length === 0) return drop()
+  const payload = JSON.stringify({
+    type: 'call',
+    call_id: call.call_id,
+    call_type: call.call_type,
+    sender: { user_id: call.caller.user_id, username: call.caller.username, display_name: call.caller.display_name },
+  })
+  const options = { topic: `call-${call.call_id}`, ttlSeconds: ctx.config.callRingTimeoutSeconds, urgency: 'high' as const }
+  await sendToAll(ctx, row, subs, payload, options, senders, unconfigured, stats)
+}
+
+/** Sends one notification to each subscription; a gone one is deleted, a failure retries the row. */
+async function sendToAll(
+  ctx: AppContext,
+  row: PushQueueRow,
+  subs: PushSubscriptionRow[],
+  payload: string,
+  options: WebPushOptions,
+  senders: ReadonlyMap<PushKind, PushSender>,
+  unconfigured: Set<PushKind>,
+  stats: DeliveryStats,
+) {
+  const outcomes = await Promise.all(subs.map((sub) => sendTo(ctx, sub, payload, options, senders)))
   let failed = false
   for (const [i, outcome] of outcomes.entries()) {
     if (outcome === 'sent') stats.sent++

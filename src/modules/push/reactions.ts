@@ -1,5 +1,5 @@
 /**
- * What push hears: after a new message has committed, each member of the chat (not the sender)
+ * What push hears: a call ringing for an offline callee (queueForCall); after a new message has committed, each member of the chat (not the sender)
  * who has a push subscription and no live socket anywhere gets a row in the push queue — one per
  * user and chat, so a burst collapses — which the push-delivery job sends (delivery.ts). Channel
  * posts push nothing (DESIGN §6: a post is one write whatever the subscriber count; subscribers
@@ -7,19 +7,31 @@
  */
 import type { AppContext } from '../../context.js'
 import type { PushNotificationKind } from '../../db/tables.js'
+import type { CallView } from '../calls/schemas.js'
 import type { MessageView } from '../messages/schemas.js'
 import { presenceOf } from '../presence/service.js'
 import * as repo from './repo.js'
 import { nativeSenders } from './senders.js'
 import { vapidOf } from './vapid.js'
 
-// A `call.incoming` hook belongs here once calls emit that event (issue 30); the event does not exist yet.
-
 export function registerPushReactions(ctx: AppContext) {
   // generated (or read) at start, so the key exists before the first subscriber asks for it
   vapidOf(ctx.config)
   nativeSenders(ctx)
   ctx.events.on('message.new', (event) => queueForMessage(ctx, event.payload.message, event.at))
+  ctx.events.on('call.incoming', (event) => queueForCall(ctx, event.payload.call, event.at))
+}
+
+/**
+ * A call that starts ringing for a callee with no live socket: one queue row of its own (chat_id
+ * is minus the call id, so it never collapses with a chat's messages), sent while it still rings.
+ */
+export async function queueForCall(ctx: AppContext, call: CallView, now: number) {
+  if (call.status !== 'ringing') return
+  const callee = call.receiver_id
+  if ((await repo.countOfUser(ctx.db, callee)) === 0) return
+  if ((await presenceOf(ctx).onlineAmong([callee])).has(callee)) return
+  await repo.enqueue(ctx.db, [{ user_id: callee, chat_id: -call.call_id, message_id: call.call_id, kind: 'call' }], now)
 }
 
 /** `@username` as a word in the text (case-insensitive). */
