@@ -169,7 +169,8 @@ test('id_token refusals: wrong audience, expired, wrong issuer, tampered, re-sig
   ]
   const before = await sessionTotal()
   for (const [why, idToken] of cases) {
-    seen.idTokens.add(idToken)
+    // a three-letter stand-in would match any text by chance: only real tokens are looked for
+    if (idToken.length >= 20) seen.idTokens.add(idToken)
     const res = await oauth({ id_token: idToken })
     assert.equal(res.status, 401, `${why}: ${res.text}`)
     assertRefused(res, 401, 'unauthorized')
