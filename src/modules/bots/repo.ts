@@ -11,6 +11,13 @@ export function findApp(db: Db, botId: number) {
   return db.selectFrom('bot_apps').selectAll().where('bot_id', '=', botId).executeTakeFirst()
 }
 
+/** Which of these user ids are bots (have a bot app). */
+export async function botIdsAmong(db: Db, userIds: readonly number[]): Promise<Set<number>> {
+  if (userIds.length === 0) return new Set()
+  const rows = await db.selectFrom('bot_apps').select('bot_id').where('bot_id', 'in', userIds).execute()
+  return new Set(rows.map((r) => r.bot_id))
+}
+
 /** A bot app with its user's fields (for getMe and authentication). */
 export function findAppWithUser(db: Db, botId: number) {
   return db

@@ -32,6 +32,8 @@ interface BotState {
   isBot: Map<number, boolean>
   /** bot id → long polls waiting for its next update */
   waiters: Map<number, Set<() => void>>
+  /** user ids asked about in this event-loop turn, answered by one query (see isBot) */
+  asking: Map<number, { resolve(bot: boolean): void; reject(error: unknown): void }[]>
   /** bot id → its running getUpdates (a newer one supersedes it) */
   polls: Map<number, AbortController>
   /** bot id → the chain of its update writes in progress (inTurn) */
@@ -41,20 +43,42 @@ interface BotState {
 const states = new WeakMap<AppContext, BotState>()
 const stateOf = (ctx: AppContext): BotState => {
   let state = states.get(ctx)
-  if (!state) states.set(ctx, (state = { isBot: new Map(), waiters: new Map(), polls: new Map(), queues: new Map(), closing: false }))
+  if (!state) states.set(ctx, (state = { isBot: new Map(), asking: new Map(), waiters: new Map(), polls: new Map(), queues: new Map(), closing: false }))
   return state
 }
 
 const IS_BOT_CACHE_SIZE = 100_000
 
-async function isBot(ctx: AppContext, userId: number): Promise<boolean> {
-  const { isBot: known } = stateOf(ctx)
-  const cached = known.get(userId)
-  if (cached !== undefined) return cached
-  const app = await repo.findApp(ctx.db, userId)
-  if (known.size >= IS_BOT_CACHE_SIZE) known.clear()
-  known.set(userId, app !== undefined)
-  return app !== undefined
+/**
+ * Whether a user is a bot, from memory; the users not known yet that are asked about in one
+ * event-loop turn are looked up by one query (a broadcast reaches thousands of new users at once).
+ */
+function isBot(ctx: AppContext, userId: number): Promise<boolean> {
+  const state = stateOf(ctx)
+  const cached = state.isBot.get(userId)
+  if (cached !== undefined) return Promise.resolve(cached)
+  return new Promise((resolve, reject) => {
+    const waiting = state.asking.get(userId)
+    if (waiting) return void waiting.push({ resolve, reject })
+    if (state.asking.size === 0) setImmediate(() => void lookUpBots(ctx))
+    state.asking.set(userId, [{ resolve, reject }])
+  })
+}
+
+async function lookUpBots(ctx: AppContext) {
+  const state = stateOf(ctx)
+  const asking = state.asking
+  state.asking = new Map()
+  try {
+    const bots = await repo.botIdsAmong(ctx.db, [...asking.keys()])
+    if (state.isBot.size + asking.size >= IS_BOT_CACHE_SIZE) state.isBot.clear()
+    for (const [userId, waiters] of asking) {
+      state.isBot.set(userId, bots.has(userId))
+      for (const waiter of waiters) waiter.resolve(bots.has(userId))
+    }
+  } catch (error) {
+    for (const waiters of asking.values()) for (const waiter of waiters) waiter.reject(error)
+  }
 }
 
 /** The fan-out frame that tells every instance a bot has a new update (bots have no sockets: only long polls hear it). */

@@ -75,17 +75,16 @@ export function liveOfUser(db: Db, userId: number, notBefore: number) {
  * with their usernames; none for a channel. One query per message: the planner may start from the
  * chat's members or from the subscriptions, whichever is fewer.
  */
-export function subscribedMembers(db: Db, chatId: number, senderId: number) {
+export function subscribedMembers(db: Db, chatIds: readonly number[]) {
   return db
     .selectFrom('chats as c')
     .innerJoin('chat_members as m', 'm.chat_id', 'c.id')
     .innerJoin('push_subscriptions as p', 'p.user_id', 'm.user_id')
     .innerJoin('users as u', 'u.id', 'm.user_id')
-    .select(['u.id', 'u.username'])
+    .select(['c.id as chat_id', 'u.id', 'u.username'])
     .distinct()
-    .where('c.id', '=', chatId)
+    .where('c.id', 'in', chatIds)
     .where('c.chat_type', '<>', 'channel')
-    .where('m.user_id', '<>', senderId)
     .where('u.is_active', '=', 1)
     .execute()
 }
