@@ -1,6 +1,6 @@
-import { sql } from 'kysely'
+import { sql, type Insertable } from 'kysely'
 import type { Db } from '../../db/database.js'
-import type { PushKind, PushNotificationKind } from '../../db/tables.js'
+import type { PushNotificationKind, PushSubscriptionsTable } from '../../db/tables.js'
 
 export function findByEndpoint(db: Db, endpoint: string) {
   return db.selectFrom('push_subscriptions').selectAll().where('endpoint', '=', endpoint).executeTakeFirst()
@@ -15,14 +15,8 @@ export async function countOfUser(db: Db, userId: number): Promise<number> {
   return Number(row.n)
 }
 
-export interface NewSubscription {
-  user_id: number
-  session_id: number
-  kind: PushKind
-  endpoint: string
-  p256dh: string | null
-  auth: string | null
-}
+/** A subscription as registering writes it (the table's columns but its id and times). */
+export type NewSubscription = Required<Omit<Insertable<PushSubscriptionsTable>, 'id' | 'created_at' | 'updated_at'>>
 
 /** Inserts a subscription, or takes over the row with the same endpoint (the device registered again). */
 export async function upsert(db: Db, sub: NewSubscription, now: number): Promise<number> {
