@@ -13,6 +13,7 @@ import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandle
 import { recordMethods } from './http/methods.js'
 import { transform } from './http/openapi.js'
 import { mountRoutes } from './http/mounts.js'
+import { observabilityRoutes } from './http/observability.js'
 import { registerRateLimits } from './http/rate-limit.js'
 import { requestLogging } from './http/request-log.js'
 import { applySecurityHeaders, usePageHeaders } from './http/security-headers.js'
@@ -30,7 +31,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // Headers and ordinary bodies must arrive within HTTP_REQUEST_TIMEOUT_SECONDS, uploads may not
     // pause for that long (http/timeouts.ts); WebSockets are untouched.
     serverFactory: (handler) => timedServer(ctx.config.httpRequestTimeoutSeconds, handler, requestTimedOut),
-    ...requestLogging(ctx.log),
+    ...requestLogging(ctx.log, { metrics: ctx.metrics, slowMs: ctx.config.slowRequestMs }),
     trustProxy: trustedProxies(ctx.config.trustProxy),
     bodyLimit: 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
@@ -47,6 +48,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler(recordMethods(app)))
   decorateAuth(app)
+  // every answer names its request, as the log lines do (the caller's own id when it sent one)
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id)
+    done()
+  })
 
   applySecurityHeaders(app, ctx.config.publicBaseUrl)
   // Without CORS_ORIGINS no origin gets cross-origin access: no CORS headers, no preflight route.
@@ -58,7 +64,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
       // Request headers: the preflight grants those asked for (authorization, idempotency-key…).
       // Answer headers a browser script may read beyond the basic few: when to retry a 429.
-      exposedHeaders: ['Retry-After'],
+      exposedHeaders: ['Retry-After', 'X-Request-Id'],
       maxAge: 600,
     })
   }
@@ -86,11 +92,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApi)
 
   await mountRoutes(app, ctx, limiters)
+  await app.register(observabilityRoutes, { ctx })
   // the admin panel: its own cookie session, CSRF and CSP, in its own scope (web/admin/plugin.ts)
   await app.register(adminPanel, { ctx, limiters, prefix: '/admin' })
 
   // Periodic work (scheduled messages, upload sweep, presence) runs once the server is ready.
   const jobs = createJobs(ctx)
+  ctx.metrics.sources.jobs = () => jobs.figures()
   app.addHook('onReady', () => jobs.start())
   app.addHook('onClose', () => jobs.stop())
   return app

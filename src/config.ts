@@ -23,6 +23,15 @@ export interface Config {
   port: number
   /** main listener address */
   host: string
+  /** a bearer token /metrics asks for on the main listener (METRICS_TOKEN); null: not served there unless… */
+  metricsToken: string | null
+  /** …a listener of its own serves /metrics (METRICS_PORT, on METRICS_HOST, default 127.0.0.1); null: none */
+  metricsPort: number | null
+  metricsHost: string
+  /** a request slower than this many milliseconds is logged (and counted) */
+  slowRequestMs: number
+  /** a database query slower than this many milliseconds is logged (and counted) */
+  slowQueryMs: number
   /** `{base_url}` in links (invite links, QR, referral, file URLs); no trailing slash */
   publicBaseUrl: string
   /** directory of the SQLite file and uploads */
@@ -436,6 +445,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const config: Config = {
     port,
     host,
+    metricsToken: read('METRICS_TOKEN') ?? null,
+    metricsPort: read('METRICS_PORT') === undefined ? null : int('METRICS_PORT', 9464, 0, 65535),
+    metricsHost: read('METRICS_HOST') ?? '127.0.0.1',
+    slowRequestMs: int('SLOW_REQUEST_MS', 1000, 1, 3_600_000),
+    slowQueryMs: int('SLOW_QUERY_MS', 250, 1, 3_600_000),
     publicBaseUrl: url('PUBLIC_BASE_URL', defaultBaseUrl(host, port), ['http:', 'https:']),
     dataDir,
     databaseUrl,

@@ -7,6 +7,7 @@ import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
 import { EventBus } from './events/bus.js'
 import { AuthCache } from './modules/sessions/auth-cache.js'
 import { LineBatch } from './lib/log-lines.js'
+import { Metrics } from './lib/metrics.js'
 import { systemClock, type Clock } from './lib/time.js'
 import { createLocalFanout, createRedisFanout, type Fanout } from './realtime/fanout.js'
 import { TypingTracker } from './realtime/typing.js'
@@ -32,6 +33,8 @@ export interface AppContext {
   /** uploaded files (local directory; object storage can be put behind the same interface) */
   storage: Storage
   log: Logger
+  /** this instance's Prometheus metrics (lib/metrics.ts), served at /metrics */
+  metrics: Metrics
   clock: Clock
   close(): Promise<void>
 }
@@ -73,11 +76,22 @@ export const LOG_REDACTION = {
 }
 
 export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {
-  const database = createDatabase(config.databaseUrl)
   const log = overrides.log ?? createLogger(config)
+  const metrics = new Metrics()
+  const database = createDatabase(config.databaseUrl, {
+    slowQueryMs: config.slowQueryMs,
+    onSlowQuery: (sql, milliseconds) => {
+      metrics.slowQuery()
+      log.warn({ sql: sql.slice(0, 2000), ms: Math.round(milliseconds) }, 'slow query')
+    },
+  })
+  if (database.pool) {
+    const pool = database.pool
+    metrics.sources.pool = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
+  }
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 }) : null
   redis?.on('error', (err) => log.warn({ err }, 'redis connection error'))
-  const fanout = config.redisUrl ? createRedisFanout({ url: config.redisUrl, prefix: config.redisPrefix, log }) : createLocalFanout()
+  const fanout = config.redisUrl ? createRedisFanout({ url: config.redisUrl, prefix: config.redisPrefix, log, onArrival: (lagMs) => metrics.fanoutArrived(lagMs) }) : createLocalFanout()
   const typing = new TypingTracker(fanout)
   return {
     config,
@@ -91,6 +105,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     typing,
     storage: new LocalStorage(config.uploadDir),
     log,
+    metrics,
     clock: overrides.clock ?? systemClock,
     close: async () => {
       typing.close()

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect, SqliteDialect, type KyselyConfig } from 'kysely'
 import { sqlitePath, type Dialect } from '../config.js'
 import { startCheckpointer } from './checkpointer.js'
 import { statement } from './sqlite-hot.js'
@@ -25,7 +25,23 @@ export interface DatabaseHandle {
    * belongs to) run on it synchronously, even while a transaction holds the main connection.
    */
   reader: SQLite.Database | null
+  /** the pg pool (postgres only), for its figures in /metrics */
+  pool: pg.Pool | null
   close(): Promise<void>
+}
+
+export interface DatabaseOptions {
+  /** a query slower than this is handed to onSlowQuery (with its SQL text, never its parameters) */
+  slowQueryMs?: number
+  onSlowQuery?: (sql: string, milliseconds: number) => void
+}
+
+/** Kysely's log hook, only when someone wants slow queries: it costs two clock reads per query. */
+function slowQueryLog({ slowQueryMs, onSlowQuery }: DatabaseOptions): KyselyConfig['log'] {
+  if (!onSlowQuery || slowQueryMs === undefined) return undefined
+  return (event) => {
+    if (event.queryDurationMillis >= slowQueryMs) onSlowQuery(event.query.sql, event.queryDurationMillis)
+  }
 }
 
 const INT8_OID = 20
@@ -42,7 +58,8 @@ function withStatementCache(sqlite: SQLite.Database) {
   return { close: () => sqlite.close(), prepare: (sql: string) => statement(sqlite, sql) }
 }
 
-export function createDatabase(databaseUrl: string): DatabaseHandle {
+export function createDatabase(databaseUrl: string, options: DatabaseOptions = {}): DatabaseHandle {
+  const log = slowQueryLog(options)
   if (databaseUrl.startsWith('sqlite:')) {
     const file = sqlitePath(databaseUrl)
     fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -51,7 +68,7 @@ export function createDatabase(databaseUrl: string): DatabaseHandle {
     sqlite.pragma('synchronous = NORMAL')
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), log })
     const reader = new SQLite(file)
     reader.pragma('query_only = ON')
     reader.pragma('busy_timeout = 5000')
@@ -61,7 +78,7 @@ export function createDatabase(databaseUrl: string): DatabaseHandle {
       reader.close()
       await db.destroy()
     }
-    return { db, dialect: 'sqlite', sqlite, reader, close }
+    return { db, dialect: 'sqlite', sqlite, reader, pool: null, close }
   }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 })
   // A client that loses its connection (a PostgreSQL restart, a terminated backend) must not crash
@@ -69,6 +86,6 @@ export function createDatabase(databaseUrl: string): DatabaseHandle {
   // transaction fails its next query, which the caller sees as an ordinary error.
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect: 'postgres', sqlite: null, reader: null, close: () => db.destroy() }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log })
+  return { db, dialect: 'postgres', sqlite: null, reader: null, pool, close: () => db.destroy() }
 }

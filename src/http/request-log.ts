@@ -12,7 +12,10 @@
  * Errored lines and everything else go through pino with its serializers and redaction.
  */
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify'
+import { randomBytes } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger } from 'pino'
+import type { Metrics } from '../lib/metrics.js'
 
 /**
  * A request URL for the log: the query string may carry a token (WebSocket), which is cut out in
@@ -99,10 +102,19 @@ export function accessWriter(logger: Logger): (fields: AccessFields) => void {
   }
 }
 
+/** What every finished request also feeds: the metrics, and the slow-request warning past `slowMs`. */
+export interface RequestObserver {
+  metrics: Metrics
+  slowMs: number
+}
+
 class RequestLog extends LogController {
   private readonly writeAccess: (fields: AccessFields) => void
 
-  constructor(private readonly access: Logger) {
+  constructor(
+    private readonly access: Logger,
+    private readonly observer: RequestObserver | null,
+  ) {
     super()
     this.writeAccess = accessWriter(access)
   }
@@ -110,6 +122,7 @@ class RequestLog extends LogController {
   override incomingRequest() {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply) {
+    if (this.observer) this.observe(request, reply)
     if (error) {
       const line = { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }
       reply.log.error({ ...line, err: error }, 'request errored')
@@ -123,6 +136,35 @@ class RequestLog extends LogController {
         responseTime: reply.elapsedTime,
       })
     }
+  }
+
+  private observe(request: FastifyRequest, reply: FastifyReply) {
+    const { metrics, slowMs } = this.observer!
+    const route = request.routeOptions.url ?? null
+    const took = reply.elapsedTime
+    metrics.request(route, request.method, reply.statusCode, took)
+    // a WebSocket's request lasts as long as the socket; a long poll waits on purpose
+    if (took < slowMs || request.raw.headers.upgrade !== undefined) return
+    metrics.slowRequest()
+    this.access.warn({ reqId: request.id, req: { method: request.method, url: loggedUrl(request.url), route }, res: { statusCode: reply.statusCode }, responseTime: took }, 'slow request')
+  }
+}
+
+/** A request id a client or proxy sent in X-Request-Id is kept when it looks like one. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
+
+/**
+ * Request ids: the caller's X-Request-Id when it is a plain token, else `<instance>-<counter>`
+ * (the instance part tells two servers' ids apart in one log stream).
+ */
+export function requestIds(): (raw: IncomingMessage) => string {
+  const instance = randomBytes(4).toString('hex')
+  let next = 0
+  return (raw) => {
+    const given = raw.headers['x-request-id']
+    if (typeof given === 'string' && CLIENT_REQUEST_ID.test(given)) return given
+    next = next >= 2_147_483_647 ? 1 : next + 1
+    return `${instance}-${next.toString(36)}`
   }
 }
 
@@ -168,10 +210,11 @@ for (const method of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silen
  * Fastify options for request logging through `log`: the logger (with the credential-free request
  * serializer), the one-line-per-request controller, and the lazy per-request child.
  */
-export function requestLogging(log: Logger) {
+export function requestLogging(log: Logger, observer: RequestObserver | null = null) {
   return {
     loggerInstance: log.child({}, { serializers }) as FastifyBaseLogger,
-    logController: new RequestLog(log.child({}, { redact: [] })),
+    logController: new RequestLog(log.child({}, { redact: [] }), observer),
+    genReqId: requestIds(),
     childLoggerFactory: (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) =>
       new LazyChild(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
   }

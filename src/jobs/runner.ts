@@ -100,6 +100,11 @@ export class JobRunner {
     return [...this.states.values()].map((state) => state.job)
   }
 
+  /** runs and failures of each job on this instance (for /metrics) */
+  figures(): { name: string; runs: number; failures: number }[] {
+    return [...this.states.values()].map(({ record }) => ({ name: record.name, runs: record.runs, failures: record.failures }))
+  }
+
   async start() {
     if (this.started) return
     this.started = true

@@ -85,6 +85,7 @@ export class Connection {
       return false
     }
     this.socket.send(text ?? JSON.stringify(frame))
+    this.ctx.metrics.frameSent()
     return true
   }
 

@@ -75,6 +75,8 @@ const RESYNC_RETRY_MS = 1000
 interface Envelope {
   origin: string
   deliveries?: Dispatch[]
+  /** when it was published (ms since the epoch), for the lag figure */
+  at?: number
   resync?: true
 }
 
@@ -84,8 +86,8 @@ interface Envelope {
  * instance skips its own messages, which it has already delivered. Two connections of its own:
  * one in subscriber mode cannot publish, and the shared ctx.redis stays free of both roles.
  */
-export function createRedisFanout(options: { url: string; prefix: string; log: Logger }): Fanout {
-  const { url, log } = options
+export function createRedisFanout(options: { url: string; prefix: string; log: Logger; onArrival?: (lagMs: number) => void }): Fanout {
+  const { url, log, onArrival } = options
   const channel = `${options.prefix}fanout`
   const origin = randomBytes(8).toString('hex')
   const handlers: Handler[] = []
@@ -131,7 +133,9 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
       log.warn({ channel, from: envelope.origin }, 'another instance lost fan-out messages; sockets catch up from the update log')
       return resync()
     }
-    if (Array.isArray(envelope.deliveries)) deliver(envelope.deliveries)
+    if (!Array.isArray(envelope.deliveries)) return
+    if (onArrival && typeof envelope.at === 'number') onArrival(Date.now() - envelope.at)
+    deliver(envelope.deliveries)
   })
 
   // Frames published while the subscriber was away are lost, so every reconnect after the first
@@ -180,7 +184,7 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
     publish(deliveries) {
       if (closed || deliveries.length === 0) return
       deliver(deliveries)
-      const envelope: Envelope = { origin, deliveries }
+      const envelope: Envelope = { origin, deliveries, at: Date.now() }
       publisher.publish(channel, JSON.stringify(envelope)).catch((err) => {
         // connected (Redis refused the command): ask at once; otherwise once the publisher is back
         lost++

@@ -30,6 +30,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
     },
   })
   const registry = new Registry(ctx.config.wsMaxSocketsPerUser)
+  ctx.metrics.sources.openSockets = () => registry.size
   const { presence, deliveries: marks } = hooks
   await presence.start()
 

@@ -7,6 +7,8 @@ export class Registry implements Subscriptions {
   private byChat = new Map<number, Set<Connection>>()
   /** connections still loading their chats: they see every chat frame meanwhile */
   readonly starting = new Set<Connection>()
+  /** open sockets registered here */
+  size = 0
 
   constructor(private readonly maxPerUser: number) {}
 
@@ -20,6 +22,7 @@ export class Registry implements Subscriptions {
     }
     set.add(connection)
     this.starting.add(connection)
+    this.size++
     return true
   }
   started(connection: Connection) {
@@ -27,7 +30,7 @@ export class Registry implements Subscriptions {
   }
   remove(connection: Connection) {
     const set = this.byUser.get(connection.userId)
-    set?.delete(connection)
+    if (set?.delete(connection)) this.size--
     if (set?.size === 0) this.byUser.delete(connection.userId)
     this.starting.delete(connection)
     for (const chatId of connection.chats.keys()) this.unsubscribe(connection, chatId)
