@@ -124,6 +124,20 @@ export interface Config {
   loginAccountRateLimit: RateLimit
   /** allow outgoing deliveries (webhooks, Web Push endpoints) to private, loopback and link-local addresses (tests) */
   webhookAllowPrivate: boolean
+  /** Bot API: messages one bot may send per window, over all chats (BOT_RATE_LIMIT, Telegram's ~30/s) */
+  botRateLimit: RateLimit
+  /** Bot API: messages one bot may send into one personal chat per window (BOT_CHAT_RATE_LIMIT: about 1/s, in bursts) */
+  botChatRateLimit: RateLimit
+  /** Bot API: messages one bot may send into one group or channel per window (BOT_GROUP_RATE_LIMIT, Telegram's 20/min) */
+  botGroupRateLimit: RateLimit
+  /** bot webhook URLs must be https (WEBHOOK_REQUIRE_HTTPS; on by default when NODE_ENV=production) */
+  webhookRequireHttps: boolean
+  /** the first retry of a failed bot webhook delivery waits about this long, doubling per attempt */
+  webhookRetryBaseMs: number
+  /** how long a failing bot webhook delivery is retried before it is marked failed */
+  webhookRetryForSeconds: number
+  /** milliseconds between runs of the webhook-delivery job */
+  webhookDeliveryIntervalMs: number
   /** the VAPID key pair (base64url, uncompressed P-256 public key and 32-byte private key); null: generated once into `<DATA_DIR>/vapid.json` */
   vapidPublicKey: string | null
   vapidPrivateKey: string | null
@@ -498,6 +512,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     oauthProviders: oauthProviders(),
     loginAccountRateLimit: rate('LOGIN_ACCOUNT_RATE_LIMIT', '10/900'),
     webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
+    botRateLimit: rate('BOT_RATE_LIMIT', '30/1'),
+    botChatRateLimit: rate('BOT_CHAT_RATE_LIMIT', '5/5'),
+    botGroupRateLimit: rate('BOT_GROUP_RATE_LIMIT', '20/60'),
+    webhookRequireHttps: bool('WEBHOOK_REQUIRE_HTTPS', read('NODE_ENV') === 'production'),
+    webhookRetryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 5000, 1, 3_600_000),
+    webhookRetryForSeconds: int('WEBHOOK_RETRY_FOR_SECONDS', 86_400, 1, 30 * 86_400),
+    webhookDeliveryIntervalMs: int('WEBHOOK_DELIVERY_INTERVAL_MS', 250, 10, 3_600_000),
     ...vapidKeys(),
     vapidSubject: vapidSubject(),
     pushMaxSubscriptions: int('PUSH_MAX_SUBSCRIPTIONS', 20, 1, 1000),

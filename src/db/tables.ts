@@ -681,6 +681,40 @@ export interface BotUpdatesTable {
   created_at: EpochMs
 }
 export type BotUpdateRow = Selectable<BotUpdatesTable>
+export interface BotWebhooksTable {
+  bot_id: number
+  url: string
+  /** `whsec_<base64>`, the Standard Webhooks signing key */
+  secret: string
+  /** setWebhook's secret_token (X-Telegram-Bot-Api-Secret-Token), null: none */
+  secret_token: string | null
+  is_active: Generated<Flag>
+  verified_at: EpochMs | null
+  last_error_at: EpochMs | null
+  last_error_message: string | null
+  created_at: EpochMs
+  updated_at: EpochMs
+}
+export type BotWebhookRow = Selectable<BotWebhooksTable>
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed'
+export interface BotWebhookDeliveriesTable {
+  id: Generated<number>
+  bot_id: number
+  /** deliveries with one key go out in id order, one at a time */
+  chat_key: string
+  kind: 'update' | 'custom'
+  update_id: number | null
+  /** the JSON body posted */
+  payload: unknown
+  status: WebhookDeliveryStatus
+  attempts: Generated<number>
+  next_attempt_at: EpochMs
+  last_status_code: number | null
+  last_error: string | null
+  created_at: EpochMs
+  delivered_at: EpochMs | null
+}
+export type BotWebhookDeliveryRow = Selectable<BotWebhookDeliveriesTable>
 export interface BotMessageMarkupTable {
   message_id: number
   bot_id: number
@@ -799,6 +833,8 @@ export interface Database {
   push_queue: PushQueueTable
   bot_apps: BotAppsTable
   bot_commands: BotCommandsTable
+  bot_webhooks: BotWebhooksTable
+  bot_webhook_deliveries: BotWebhookDeliveriesTable
   bot_updates: BotUpdatesTable
   bot_message_markup: BotMessageMarkupTable
   qr_login_tokens: QrLoginTokensTable

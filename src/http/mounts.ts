@@ -8,6 +8,7 @@ import { authRoutes } from '../modules/auth/routes.js'
 import { blockRoutes } from '../modules/blocks/routes.js'
 import { botApiRoutes } from '../modules/bots/bot-api.js'
 import { botRoutes } from '../modules/bots/routes.js'
+import { webhookRoutes } from '../modules/bots/webhook-routes.js'
 import { callRoutes } from '../modules/calls/routes.js'
 import { channelRoutes } from '../modules/channels/routes.js'
 import { chatRoutes } from '../modules/chats/routes.js'
@@ -75,6 +76,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
   await app.register(premiumAdminRoutes, { ctx, prefix: '/api/admin' })
   await app.register(premiumRoutes, { ctx, prefix: '/premium' })
   await app.register(botRoutes, { ctx, prefix: '/api/bots' })
+  await app.register(webhookRoutes, { ctx, prefix: '/api/bots' })
   // the Telegram-compatible Bot API, /bot<token>/<method>, in Telegram's envelope (bots/bot-api.ts)
   await app.register(botApiRoutes, { ctx })
   await app.register(statsRoutes, { ctx })

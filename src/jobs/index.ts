@@ -10,6 +10,7 @@ import { sweepExpiredUploads } from '../modules/files/sweep.js'
 import { scheduledDelivery, TICK_MS } from '../modules/messages/scheduled.js'
 import { renewDue } from '../modules/premium/service.js'
 import { presenceOf } from '../modules/presence/service.js'
+import { deliverWebhooks } from '../modules/bots/webhooks.js'
 import { deliverQueued } from '../modules/push/delivery.js'
 import { catchUpMessageIndex } from '../modules/search/message-index.js'
 import { cleanupExpiredStories } from '../modules/stories/cleanup.js'
@@ -63,6 +64,14 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     everyMs: ctx.config.pushDeliveryIntervalMs,
     runAtStart: true,
     run: (signal) => deliverQueued(ctx, signal),
+  })
+  jobs.define({
+    name: 'webhook-delivery',
+    summary: "posts bots' updates and webhook/send data to their webhooks, signed, each chat's in order, with retries",
+    scope: 'cluster',
+    everyMs: ctx.config.webhookDeliveryIntervalMs,
+    runAtStart: true,
+    run: (signal) => deliverWebhooks(ctx, signal),
   })
   jobs.define({
     name: 'call-timeouts',

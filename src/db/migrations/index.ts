@@ -32,6 +32,7 @@ import * as bots from './2026-11-25T22-10-bots.js'
 import * as qrLogin from './2026-11-25T22-20-qr-login.js'
 import * as identityAccounts from './2026-11-25T22-30-identity-accounts.js'
 import * as calls from './2026-11-25T22-40-calls.js'
+import * as botWebhooks from './2026-11-25T23-00-bot-webhooks.js'
 
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T22-20-qr-login': qrLogin,
   '2026-11-25T22-30-identity-accounts': identityAccounts,
   '2026-11-25T22-40-calls': calls,
+  '2026-11-25T23-00-bot-webhooks': botWebhooks,
 }

@@ -14,7 +14,8 @@ import * as repo from './repo.js'
 import { COMMAND_PATTERN } from './schemas.js'
 import { listCommands, replaceCommands, type AuthBot } from './service.js'
 import { chatTarget, commandEntities, tgGroupChat, tgPrivateChat, tgUser, unixSeconds, type TgChat, type TgMessage } from './telegram.js'
-import { dropPendingUpdates, getUpdates, pendingUpdateCount, repliedMessage, UPDATE_KINDS } from './updates.js'
+import { getUpdates, repliedMessage, UPDATE_KINDS } from './updates.js'
+import { WEBHOOK_METHODS } from './webhook-methods.js'
 
 export interface Call {
   ctx: AppContext
@@ -183,17 +184,6 @@ const setMyCommands: Method = async ({ ctx, bot, params }) => {
 const getMyCommands: Method = async ({ ctx, bot }) =>
   (await listCommands(ctx, bot.bot_id)).map((c) => ({ command: c.command, description: c.description }))
 
-const deleteWebhook: Method = async ({ ctx, bot, params }) => {
-  if (params.bool('drop_pending_updates') === true) await dropPendingUpdates(ctx, bot.bot_id)
-  return true
-}
-
-const getWebhookInfo: Method = async ({ ctx, bot }) => ({
-  url: '',
-  has_custom_certificate: false,
-  pending_update_count: await pendingUpdateCount(ctx, bot.bot_id),
-})
-
 /** By lower-cased name: Telegram's method names are case-insensitive. */
 export const METHODS = new Map<string, Method>([
   ['getme', getMe],
@@ -201,6 +191,5 @@ export const METHODS = new Map<string, Method>([
   ['sendmessage', sendMessage],
   ['setmycommands', setMyCommands],
   ['getmycommands', getMyCommands],
-  ['deletewebhook', deleteWebhook],
-  ['getwebhookinfo', getWebhookInfo],
+  ...WEBHOOK_METHODS,
 ])

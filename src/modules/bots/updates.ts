@@ -21,10 +21,11 @@ import * as users from '../users/service.js'
 import { BotApiError } from './bot-params.js'
 import * as repo from './repo.js'
 import { allowedCommandsOf } from './service.js'
+import { hasActiveWebhook } from './webhook-repo.js'
 import { commandEntities, leadingCommand, tgPrivateChat, tgUser, unixSeconds, type TgChat, type TgMessage } from './telegram.js'
 
 /** Update kinds a bot gets when it names none (Telegram's default leaves these three out). */
-const NOT_BY_DEFAULT = new Set(['chat_member', 'message_reaction', 'message_reaction_count'])
+export const NOT_BY_DEFAULT = new Set(['chat_member', 'message_reaction', 'message_reaction_count'])
 export const UPDATE_KINDS = ['message', 'edited_message', 'callback_query', 'chat_member', 'my_chat_member', 'message_reaction', 'message_reaction_count'] as const
 
 interface BotState {
@@ -236,6 +237,10 @@ const RECHECK_MS = 1000
  * waiting up to `timeout` seconds for one when there are none.
  */
 export async function getUpdates(ctx: AppContext, botId: number, input: GetUpdatesInput, signal: AbortSignal) {
+  // updates go to the webhook while one is set (bots/webhooks.ts), as in Telegram
+  if (await hasActiveWebhook(ctx.db, botId)) {
+    throw new BotApiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first")
+  }
   if (input.allowedUpdates !== undefined) await repo.setAllowedUpdates(ctx.db, botId, input.allowedUpdates, ctx.clock.now())
   const app = await repo.findApp(ctx.db, botId)
   const chosen = fromJson<string[]>(app?.allowed_updates ?? null)

@@ -1,0 +1,453 @@
+/**
+ * Outgoing bot webhooks (issue 27, point 3; DESIGN §5).
+ *
+ * A bot has at most one webhook: a URL, a Standard Webhooks signing secret (`whsec_<base64>`) and
+ * optionally Telegram's secret_token. What goes to it is a row of `bot_webhook_deliveries`, the
+ * delivery log, which is also the queue: the `webhook-delivery` cluster job (one instance at a
+ * time) moves the bot's pending updates (the same queue and update ids getUpdates reads) into the
+ * log, then posts the due rows, each chat's one after another in id order. A failed attempt (no
+ * 2xx in 5 s, a refused address, a 3xx: redirects are not followed) is retried with exponential
+ * backoff and jitter until WEBHOOK_RETRY_FOR_SECONDS (24 h) after the delivery was made; then it
+ * is `failed`, and the next of its chat goes. The job marks a row only after its answer, so a crash
+ * mid-post sends that row again after the restart (at least once at a crash, once otherwise).
+ */
+import { createHmac, randomBytes } from 'node:crypto'
+import http from 'node:http'
+import https from 'node:https'
+import { isIP } from 'node:net'
+import type { AppContext } from '../../context.js'
+import { fromJson } from '../../db/json.js'
+import type { BotWebhookDeliveryRow, BotWebhookRow, UserRow } from '../../db/tables.js'
+import { conflict, notFound, validationError } from '../../http/errors.js'
+import { guardedLookup, isPublicAddress, resolveHost } from '../../lib/public-address.js'
+import { iso } from '../../lib/time.js'
+import { ownBot } from './service.js'
+import { NOT_BY_DEFAULT, UPDATE_KINDS } from './updates.js'
+import * as repo from './webhook-repo.js'
+
+/** how long one attempt may take, connection to answer */
+export const DELIVERY_TIMEOUT_MS = 5000
+/** the longest wait between two attempts */
+const MAX_RETRY_DELAY_MS = 3600_000
+/** lane heads taken per round */
+const ROUND = 64
+/** deliveries of one chat sent one after another in a run before its lane yields */
+const LANE_RUN = 200
+/** a run stops starting rounds after this long (the next run goes on) */
+const RUN_BUDGET_MS = 20_000
+/** bots whose updates are moved into the log per run, and updates per bot per move */
+const MOVE_BOTS = 100
+const MOVE_UPDATES = 500
+const MAX_URL = 2048
+const MAX_ERROR = 500
+
+// ---- the webhook
+
+/** A new signing secret: 32 random bytes, `whsec_`-prefixed base64 (the Standard Webhooks form). */
+export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
+
+/** Why a given secret cannot be used, or null: `whsec_` + base64 of 24 to 64 bytes. */
+export function refuseSecret(secret: string): string | null {
+  const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(secret)
+  if (!match) return 'secret must be whsec_ followed by base64'
+  const bytes = Buffer.from(match[1], 'base64').length
+  if (bytes < 24 || bytes > 64) return 'secret must be whsec_ followed by the base64 of 24 to 64 random bytes'
+  return null
+}
+
+/**
+ * Why a webhook URL is refused, or null: an http(s) URL without credentials (https only when
+ * WEBHOOK_REQUIRE_HTTPS, on by default with NODE_ENV=production) whose host resolves, and only to
+ * public addresses unless WEBHOOK_ALLOW_PRIVATE. Checked again at each attempt on the address the
+ * connection uses.
+ */
+export async function refuseWebhookUrl(ctx: AppContext, raw: string): Promise<string | null> {
+  if (raw.length > MAX_URL) return `the URL is longer than ${MAX_URL} characters`
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return 'the URL is not a URL'
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'the URL must be an https URL'
+  if (ctx.config.webhookRequireHttps && url.protocol !== 'https:') return 'the URL must be an https URL'
+  if (url.username || url.password) return 'the URL must not carry credentials'
+  let addresses: string[]
+  try {
+    addresses = await resolveHost(url.hostname)
+  } catch {
+    return "the URL's host name does not resolve"
+  }
+  if (addresses.length === 0) return "the URL's host name does not resolve"
+  if (!ctx.config.webhookAllowPrivate && !addresses.every(isPublicAddress)) return 'the URL points to a private, loopback or link-local address'
+  return null
+}
+
+export interface WebhookInput {
+  url: string
+  secret?: string
+  is_active?: boolean
+}
+
+export const presentWebhook = (row: BotWebhookRow) => ({
+  bot_id: row.bot_id,
+  url: row.url,
+  secret: row.secret,
+  is_active: row.is_active === 1,
+  verified_at: row.verified_at === null ? null : iso(row.verified_at),
+})
+
+/**
+ * Sets my bot's webhook. Without a secret the webhook keeps the one it has (a new one for a new
+ * webhook), so pausing and resuming does not change the key receivers verify with.
+ */
+export async function setWebhook(ctx: AppContext, me: UserRow, botId: number, input: WebhookInput) {
+  await ownBot(ctx, me, botId)
+  const refusedUrl = await refuseWebhookUrl(ctx, input.url)
+  if (refusedUrl) throw validationError(refusedUrl)
+  if (input.secret !== undefined) {
+    const refusedSecret = refuseSecret(input.secret)
+    if (refusedSecret) throw validationError(refusedSecret)
+  }
+  const existing = await repo.findWebhook(ctx.db, botId)
+  const now = ctx.clock.now()
+  const row = await repo.upsertWebhook(ctx.db, {
+    bot_id: botId,
+    url: input.url,
+    secret: input.secret ?? existing?.secret ?? newSecret(),
+    secret_token: existing?.secret_token ?? null,
+    is_active: input.is_active === false ? 0 : 1,
+    verified_at: existing && existing.url === input.url ? existing.verified_at : null,
+    last_error_at: existing?.last_error_at ?? null,
+    last_error_message: existing?.last_error_message ?? null,
+    created_at: now,
+    updated_at: now,
+  })
+  return presentWebhook(row)
+}
+
+// ---- deliveries
+
+/** The ordering key of an update: its chat (Telegram's Update objects name it in different places). */
+export function chatKeyOfUpdate(payload: unknown): string {
+  if (payload === null || typeof payload !== 'object') return 'bot'
+  for (const kind of UPDATE_KINDS) {
+    if (!Object.hasOwn(payload, kind)) continue
+    const inner = (payload as Record<string, unknown>)[kind] as Record<string, any> | null
+    const chatId = inner?.chat?.id ?? inner?.message?.chat?.id ?? inner?.from?.id
+    if (typeof chatId === 'number' || typeof chatId === 'string') return `chat:${chatId}`
+  }
+  return 'bot'
+}
+
+/** A custom delivery's ordering key: `data.chat_id` when it names one (then it queues with that chat's updates). */
+function chatKeyOfData(data: unknown): string {
+  if (data === null || typeof data !== 'object' || Array.isArray(data) || !Object.hasOwn(data, 'chat_id')) return 'custom'
+  const chatId = (data as Record<string, unknown>).chat_id
+  if (typeof chatId === 'number' && Number.isSafeInteger(chatId)) return `chat:${chatId}`
+  if (typeof chatId === 'string' && /^-?[0-9]{1,20}$/.test(chatId)) return `chat:${chatId}`
+  return 'custom'
+}
+
+const MAX_CUSTOM_BYTES = 256 * 1024
+
+/** webhook/send: queues `{type: "custom", data}` for my bot's webhook; answers the delivery id. */
+export async function sendCustom(ctx: AppContext, me: UserRow, botId: number, data: unknown) {
+  await ownBot(ctx, me, botId)
+  const webhook = await repo.findWebhook(ctx.db, botId)
+  if (!webhook || webhook.is_active !== 1) throw conflict('This bot has no active webhook: set one with POST /api/bots/{id}/webhook first')
+  const body = JSON.stringify({ type: 'custom', data })
+  if (Buffer.byteLength(body) > MAX_CUSTOM_BYTES) throw validationError(`data must be at most ${MAX_CUSTOM_BYTES} bytes of JSON`)
+  const now = ctx.clock.now()
+  const { id } = await repo.insertDelivery(ctx.db, {
+    bot_id: botId, chat_key: chatKeyOfData(data), kind: 'custom', update_id: null, payload: body,
+    status: 'pending', attempts: 0, next_attempt_at: now, last_status_code: null, last_error: null, created_at: now, delivered_at: null,
+  })
+  return { delivery_id: Number(id) }
+}
+
+export const presentDelivery = (row: BotWebhookDeliveryRow) => ({
+  id: Number(row.id),
+  kind: row.kind,
+  update_id: row.update_id === null ? null : Number(row.update_id),
+  status: row.status,
+  attempts: row.attempts,
+  last_status_code: row.last_status_code,
+  last_error: row.last_error,
+  next_attempt_at: row.status === 'pending' ? iso(Number(row.next_attempt_at)) : null,
+  created_at: iso(Number(row.created_at)),
+  delivered_at: row.delivered_at === null ? null : iso(Number(row.delivered_at)),
+})
+
+export async function listDeliveries(ctx: AppContext, me: UserRow, botId: number, page: number, perPage: number) {
+  await ownBot(ctx, me, botId)
+  const { items, total } = await repo.pageOfDeliveries(ctx.db, botId, (page - 1) * perPage, perPage)
+  return { items: items.map(presentDelivery), total }
+}
+
+/**
+ * Redelivers a delivered or failed delivery: a copy of it (same body, so the same update_id for
+ * an update) is queued as a new delivery, last in its chat; the original keeps its history.
+ */
+export async function redeliver(ctx: AppContext, me: UserRow, botId: number, deliveryId: number) {
+  await ownBot(ctx, me, botId)
+  const original = await repo.findDelivery(ctx.db, botId, deliveryId)
+  if (!original) throw notFound('Delivery not found')
+  if (original.status === 'pending') throw conflict('This delivery is still pending: it is being tried')
+  const webhook = await repo.findWebhook(ctx.db, botId)
+  if (!webhook || webhook.is_active !== 1) throw conflict('This bot has no active webhook')
+  const now = ctx.clock.now()
+  const { id } = await repo.insertDelivery(ctx.db, {
+    bot_id: botId, chat_key: original.chat_key, kind: original.kind, update_id: null, payload: bodyOf(original),
+    status: 'pending', attempts: 0, next_attempt_at: now, last_status_code: null, last_error: null, created_at: now, delivered_at: null,
+  })
+  return { delivery_id: Number(id) }
+}
+
+/** The JSON text a delivery posts (jsonb hands PostgreSQL's rows back parsed). */
+const bodyOf = (row: Pick<BotWebhookDeliveryRow, 'payload'>): string =>
+  typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload)
+
+// ---- signing and posting
+
+/** The Standard Webhooks signature header value of one message. */
+export function sign(secret: string, msgId: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64')
+  return `v1,${createHmac('sha256', key).update(`${msgId}.${timestamp}.${body}`).digest('base64')}`
+}
+
+interface Attempt {
+  statusCode: number | null
+  error: string | null
+}
+
+const agents = new WeakMap<AppContext, { http: http.Agent; https: https.Agent }>()
+function agentsOf(ctx: AppContext) {
+  let found = agents.get(ctx)
+  if (!found) {
+    // kept-alive connections: a busy webhook is not a new TCP (and TLS) handshake per delivery
+    found = { http: new http.Agent({ keepAlive: true, maxSockets: 32 }), https: new https.Agent({ keepAlive: true, maxSockets: 32 }) }
+    agents.set(ctx, found)
+  }
+  return found
+}
+
+/** Posts one delivery; never throws. 2xx is success; a redirect is not followed (a failed attempt). */
+async function post(ctx: AppContext, delivery: repo.DueDelivery): Promise<Attempt> {
+  const allowPrivate = ctx.config.webhookAllowPrivate
+  let url: URL
+  try {
+    url = new URL(delivery.url)
+  } catch {
+    return { statusCode: null, error: 'the webhook URL is not a URL' }
+  }
+  if (url.protocol !== 'https:' && (url.protocol !== 'http:' || ctx.config.webhookRequireHttps)) return { statusCode: null, error: 'the webhook URL must be https' }
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  // an IP literal never goes through the lookup: it is checked here
+  if (isIP(host) && !allowPrivate && !isPublicAddress(host)) return { statusCode: null, error: 'refused: the webhook URL is a private, loopback or link-local address' }
+  const body = bodyOf(delivery)
+  const msgId = `msg_${delivery.id}`
+  const timestamp = Math.floor(ctx.clock.now() / 1000)
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'user-agent': 'Tern-Webhooks/1',
+    'webhook-id': msgId,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': sign(delivery.secret, msgId, timestamp, body),
+  }
+  if (delivery.secret_token) headers['x-telegram-bot-api-secret-token'] = delivery.secret_token
+  const secure = url.protocol === 'https:'
+  return new Promise<Attempt>((resolve) => {
+    let settled = false
+    const done = (attempt: Attempt) => {
+      if (!settled) {
+        settled = true
+        resolve(attempt)
+      }
+    }
+    const request = (secure ? https : http).request(url, {
+      method: 'POST',
+      headers,
+      agent: secure ? agentsOf(ctx).https : agentsOf(ctx).http,
+      lookup: guardedLookup(allowPrivate),
+      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+    }, (response) => {
+      const status = response.statusCode ?? 0
+      response.resume()
+      response.on('end', () => {
+        if (status >= 200 && status < 300) done({ statusCode: status, error: null })
+        else if (status >= 300 && status < 400) done({ statusCode: status, error: `redirect (${status}) not followed: set the final URL` })
+        else done({ statusCode: status, error: `the receiver answered ${status}` })
+      })
+      response.on('error', (err) => done({ statusCode: status, error: errorText(err) }))
+    })
+    request.on('error', (err) => done({ statusCode: null, error: errorText(err) }))
+    request.end(body)
+  })
+}
+
+function errorText(err: Error & { code?: string }): string {
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
+  if (err.code === 'EPRIVATEADDRESS') return 'refused: the webhook host resolves to a private, loopback or link-local address'
+  return (err.code ? `${err.code}: ${err.message}` : err.message).slice(0, MAX_ERROR)
+}
+
+/** The wait before attempt `attempts + 1`: base·2^(attempts−1), at most an hour, ±25 % jitter. */
+export function retryDelay(baseMs: number, attempts: number): number {
+  const exponential = Math.min(baseMs * 2 ** Math.min(attempts - 1, 40), MAX_RETRY_DELAY_MS)
+  return Math.round(exponential * (0.75 + Math.random() * 0.5))
+}
+
+// ---- the job
+
+export interface WebhookRunStats {
+  moved: number
+  delivered: number
+  retried: number
+  failed: number
+}
+
+/** The default update kinds (getUpdates' own: allowed_updates unset). */
+const DEFAULT_KINDS = UPDATE_KINDS.filter((kind) => !NOT_BY_DEFAULT.has(kind))
+
+/** The kind of a Telegram update payload (its one field beside update_id). */
+export const updateKindOf = (payload: unknown): string =>
+  (payload && typeof payload === 'object' ? Object.keys(payload).find((k) => k !== 'update_id') : undefined) ?? 'message'
+
+/**
+ * Moves the pending updates of bots with an active webhook into the delivery log, in one
+ * transaction per bot (inserted there, deleted from the update queue): each update once. Updates
+ * of kinds the bot did not ask for (allowed_updates) are dropped, as Telegram drops them.
+ */
+async function moveUpdates(ctx: AppContext): Promise<number> {
+  let moved = 0
+  for (const bot of await repo.webhookBotsWithUpdates(ctx.db, MOVE_BOTS)) {
+    const chosen = fromJson<string[]>(bot.allowed_updates ?? null)
+    const kinds = new Set<string>(chosen && chosen.length > 0 ? chosen : DEFAULT_KINDS)
+    moved += await ctx.db.transaction().execute(async (trx) => {
+      const updates = await trx.selectFrom('bot_updates').selectAll().where('bot_id', '=', bot.bot_id).orderBy('update_id').limit(MOVE_UPDATES).execute()
+      if (updates.length === 0) return 0
+      const now = ctx.clock.now()
+      const rows = updates.filter((u) => kinds.has(u.kind)).map((u) => {
+        const payload = fromJson<Record<string, unknown>>(u.payload) ?? {}
+        return {
+          bot_id: bot.bot_id,
+          chat_key: chatKeyOfUpdate(payload),
+          kind: 'update' as const,
+          update_id: Number(u.update_id),
+          payload: JSON.stringify({ update_id: Number(u.update_id), ...payload }),
+          status: 'pending' as const,
+          attempts: 0,
+          next_attempt_at: now,
+          last_status_code: null,
+          last_error: null,
+          created_at: now,
+          delivered_at: null,
+        }
+      })
+      await repo.insertUpdateDeliveries(trx, rows)
+      await trx.deleteFrom('bot_updates').where('bot_id', '=', bot.bot_id).where('update_id', '<=', updates[updates.length - 1].update_id).execute()
+      return rows.length
+    })
+  }
+  return moved
+}
+
+/** One attempt at one delivery, and what it leaves in the log; true when the lane may go on. */
+async function attempt(ctx: AppContext, delivery: repo.DueDelivery, stats: WebhookRunStats): Promise<boolean> {
+  const result = await post(ctx, delivery)
+  const now = ctx.clock.now()
+  if (result.error === null) {
+    await repo.markDelivered(ctx.db, delivery.id, result.statusCode ?? 200, now)
+    await repo.markVerified(ctx.db, delivery.bot_id, now)
+    stats.delivered++
+    return true
+  }
+  const attempts = delivery.attempts + 1
+  const delay = retryDelay(ctx.config.webhookRetryBaseMs, attempts)
+  const giveUp = now + delay - Number(delivery.created_at) > ctx.config.webhookRetryForSeconds * 1000
+  await repo.markAttemptFailed(ctx.db, delivery.id, result.statusCode, result.error, giveUp ? null : now + delay)
+  await repo.recordWebhookError(ctx.db, delivery.bot_id, now, result.error)
+  if (giveUp) {
+    stats.failed++
+    ctx.log.info({ botId: delivery.bot_id, deliveryId: delivery.id, attempts }, 'bot webhook delivery given up')
+    return true
+  }
+  stats.retried++
+  return false
+}
+
+/** Sends one chat's due deliveries one after another, from its head. */
+async function runLane(ctx: AppContext, head: repo.DueDelivery, stats: WebhookRunStats, signal: AbortSignal, deadline: number) {
+  let current: repo.DueDelivery | undefined = head
+  for (let sent = 0; current && sent < LANE_RUN && !signal.aborted && Date.now() < deadline; sent++) {
+    if (!(await attempt(ctx, current, stats))) return
+    const next = await repo.nextInLane(ctx.db, current.bot_id, current.chat_key, current.id)
+    current = next && Number(next.next_attempt_at) <= ctx.clock.now()
+      ? { ...next, url: head.url, secret: head.secret, secret_token: head.secret_token }
+      : undefined
+  }
+}
+
+/** The webhook-delivery job: moves updates into the log, then sends what is due, chats side by side. */
+export async function deliverWebhooks(ctx: AppContext, signal: AbortSignal): Promise<WebhookRunStats> {
+  const stats: WebhookRunStats = { moved: 0, delivered: 0, retried: 0, failed: 0 }
+  const deadline = Date.now() + RUN_BUDGET_MS
+  while (!signal.aborted && Date.now() < deadline) {
+    stats.moved += await moveUpdates(ctx)
+    const heads = await repo.dueLaneHeads(ctx.db, ctx.clock.now(), ROUND)
+    if (heads.length === 0) break
+    await Promise.all(heads.map((head) =>
+      runLane(ctx, head, stats, signal, deadline).catch((err) => {
+        // one lane's trouble (the database away) must not stop the others; it is tried next run
+        ctx.log.warn({ err, deliveryId: head.id }, 'bot webhook delivery failed')
+      }),
+    ))
+  }
+  return stats
+}
+
+// ---- the Bot API's side
+
+/** Telegram's setWebhook: the webhook (url, secret_token) for the bot itself; a new one gets a signing secret. */
+export async function setWebhookForBot(ctx: AppContext, botId: number, input: { url: string; secretToken: string | null }) {
+  const existing = await repo.findWebhook(ctx.db, botId)
+  const now = ctx.clock.now()
+  await repo.upsertWebhook(ctx.db, {
+    bot_id: botId,
+    url: input.url,
+    secret: existing?.secret ?? newSecret(),
+    secret_token: input.secretToken,
+    is_active: 1,
+    verified_at: existing && existing.url === input.url ? existing.verified_at : null,
+    last_error_at: existing?.last_error_at ?? null,
+    last_error_message: existing?.last_error_message ?? null,
+    created_at: now,
+    updated_at: now,
+  })
+}
+
+/**
+ * Telegram's deleteWebhook: the webhook is removed and its undelivered updates go back to the
+ * update queue for getUpdates (with their update ids), or are dropped with drop_pending_updates.
+ */
+export async function removeWebhookForBot(ctx: AppContext, botId: number, dropPending: boolean) {
+  await ctx.db.transaction().execute(async (trx) => {
+    await repo.deleteWebhook(trx, botId)
+    if (dropPending) {
+      await trx.deleteFrom('bot_updates').where('bot_id', '=', botId).execute()
+    } else {
+      const pending = await repo.pendingUpdateDeliveries(trx, botId)
+      for (const row of pending) {
+        if (row.update_id === null) continue
+        const { update_id: _id, ...payload } = fromJson<Record<string, unknown>>(row.payload) ?? {}
+        await trx.insertInto('bot_updates')
+          .values({ bot_id: botId, update_id: Number(row.update_id), kind: updateKindOf(payload), message_id: null, payload: JSON.stringify(payload), created_at: Number(row.created_at) })
+          .onConflict((oc) => oc.columns(['bot_id', 'update_id']).doNothing())
+          .execute()
+      }
+    }
+    await repo.deletePendingUpdateDeliveries(trx, botId)
+  })
+}
