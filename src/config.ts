@@ -159,6 +159,32 @@ export interface Config {
   apns: { keyFile: string; keyId: string; teamId: string; topic: string } | null
   /** APNs' origin: production, or `https://api.sandbox.push.apple.com` for development builds */
   apnsUrl: string
+  /** the video signaling service's listener port (VIDEO_PORT; `npm start` runs it in-process unless VIDEO_URL is set) */
+  videoPort: number
+  /** the video service's listener address (VIDEO_HOST, default HOST) */
+  videoHost: string
+  /** where the main service reaches the video service (VIDEO_URL); null: the in-process one `npm start` starts */
+  videoUrl: string | null
+  /** the signaling WebSocket URL handed to clients (VIDEO_PUBLIC_URL); null: derived from the video service's address */
+  videoPublicUrl: string | null
+  /** where the video service reports joins, leaves and media state (VIDEO_CALLBACK_URL); null: this server's own listener */
+  videoCallbackUrl: string | null
+  /** the secret room tickets and video-service callbacks are signed with (VIDEO_SECRET); null: a random one kept in `<DATA_DIR>/video.secret` */
+  videoSecret: string | null
+  /** milliseconds one request from the main service to the video service may take; then 504 upstream_timeout */
+  videoTimeoutMs: number
+  /** seconds a room ticket is good for (it must be presented on the signaling socket within that time) */
+  videoTicketTtlSeconds: number
+  /** a room nobody is in ends after this many seconds */
+  videoRoomIdleSeconds: number
+  /** STUN servers in the ICE configuration (STUN_URLS, comma-separated `stun:` URLs) */
+  stunUrls: string[]
+  /** TURN servers in the ICE configuration (TURN_URLS, comma-separated `turn:`/`turns:` URLs); empty: no TURN */
+  turnUrls: string[]
+  /** the TURN REST API shared secret (coturn's static-auth-secret); null: TURN servers are not offered */
+  turnSecret: string | null
+  /** seconds TURN credentials are good for */
+  turnCredentialTtlSeconds: number
 }
 
 /** A premium plan: `months` of premium for `price` kopecks (shown as roubles). */
@@ -432,6 +458,22 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     }
     return { keyFile: path.resolve(keyFile!), keyId: keyId!, teamId: teamId!, topic: topic! }
   }
+  const videoSecret = (): string | null => {
+    const raw = env.VIDEO_SECRET
+    if (raw === undefined || raw === '') return null
+    // the value itself is a secret: never echoed
+    if (raw.length < 32) problems.push('VIDEO_SECRET: must be at least 32 characters (e.g. `openssl rand -base64 48`)')
+    return raw
+  }
+  /** comma-separated ICE server URLs of the given schemes (`stun:host:port`, `turn:host:port?transport=udp`) */
+  const iceUrls = (name: string, schemes: string[], fallback: string): string[] => {
+    const list = (read(name) ?? fallback).split(',').map((item) => item.trim()).filter(Boolean)
+    if (list.length > 20 || !list.every((item) => item.length <= 256 && schemes.some((s) => item.startsWith(s)) && /^[a-z]+:[A-Za-z0-9.\-[\]:]+(\?transport=(udp|tcp))?$/.test(item))) {
+      fail(name, `must be a comma-separated list of ${schemes.join(' or ')} URLs, e.g. ${schemes[0]}host:3478`)
+      return []
+    }
+    return list
+  }
   const dataDir = path.resolve(read('DATA_DIR') ?? './data')
   const databaseUrl = read('DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'tern.db')}`
   let dialect: Dialect = 'sqlite'
@@ -529,6 +571,19 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     fcmApiUrl: url('FCM_API_URL', 'https://fcm.googleapis.com', ['https:', 'http:']),
     apns: apnsConfig(),
     apnsUrl: url('APNS_URL', 'https://api.push.apple.com', ['https:', 'http:']),
+    videoPort: int('VIDEO_PORT', 5001, 0, 65535),
+    videoHost: read('VIDEO_HOST') ?? host,
+    videoUrl: optionalUrl('VIDEO_URL', ['http:', 'https:']),
+    videoPublicUrl: optionalUrl('VIDEO_PUBLIC_URL', ['ws:', 'wss:']),
+    videoCallbackUrl: optionalUrl('VIDEO_CALLBACK_URL', ['http:', 'https:']),
+    videoSecret: videoSecret(),
+    videoTimeoutMs: int('VIDEO_TIMEOUT_MS', 5000, 10, 60_000),
+    videoTicketTtlSeconds: int('VIDEO_TICKET_TTL_SECONDS', 60, 5, 3600),
+    videoRoomIdleSeconds: int('VIDEO_ROOM_IDLE_SECONDS', 600, 5, 7 * 86_400),
+    stunUrls: iceUrls('STUN_URLS', ['stun:'], 'stun:stun.l.google.com:19302'),
+    turnUrls: iceUrls('TURN_URLS', ['turn:', 'turns:'], ''),
+    turnSecret: env.TURN_SECRET?.trim() || null,
+    turnCredentialTtlSeconds: int('TURN_CREDENTIAL_TTL_SECONDS', 86_400, 60, 7 * 86_400),
   }
 
   if (problems.length > 0) throw new ConfigError(problems)

@@ -1,9 +1,10 @@
 /** Process entry: config → context → migrate → app.listen; graceful shutdown on SIGTERM/SIGINT. */
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { buildApp } from './app.js'
-import { createContext } from './context.js'
+import { createContext, createLogger } from './context.js'
 import { migrateToLatest } from './db/migrate.js'
 import { ensureAdmin } from './modules/users/service.js'
+import { startVideoService, type VideoService } from './video/server.js'
 
 function readConfig(): Readonly<Config> {
   try {
@@ -18,7 +19,13 @@ function readConfig(): Readonly<Config> {
 }
 
 async function main() {
-  const config = readConfig()
+  let config = readConfig()
+  // The video signaling service runs in this process on VIDEO_PORT unless VIDEO_URL names one elsewhere.
+  let video: VideoService | null = null
+  if (!config.videoUrl) {
+    video = await startVideoService(config, { log: createLogger(config) })
+    config = Object.freeze({ ...config, videoUrl: video.url })
+  }
   const ctx = createContext(config)
   // No socket before this instance hears what the others publish.
   await ctx.fanout.ready
@@ -48,6 +55,7 @@ async function main() {
     force.unref()
     try {
       await app.close()
+      await video?.close()
       await ctx.close()
       process.exit(0)
     } catch (err) {

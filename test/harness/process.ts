@@ -76,7 +76,8 @@ export async function runFailingStart(env: Record<string, string>) {
 /** Starts Tern on a free port and waits until /health answers. */
 export async function startTern(env: Record<string, string>, launch: Launch = 'tsx'): Promise<TernProcess> {
   const port = await freePort()
-  const run = spawnTern({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }, launch)
+  // the in-process video service on a free port too (VIDEO_PORT=0), so parallel runs never collide on 5001
+  const run = spawnTern({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', VIDEO_PORT: '0', ...env }, launch)
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 15_000
   for (;;) {

@@ -1,0 +1,160 @@
+/**
+ * Who is in which room, and delivery of frames to a peer wherever its socket is.
+ *
+ * In memory by default. With REDIS_URL the room membership is a Redis hash per room (peer id →
+ * the peer and the instance holding its socket), and a frame for a peer on another instance goes
+ * through that instance's pub/sub channel, so several video instances share rooms.
+ */
+import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
+import type { Logger } from 'pino'
+import type { MediaState, PeerView } from './protocol.js'
+
+/** hands a serialized frame to a local socket */
+export type Deliver = (text: string) => void
+
+export interface RoomStore {
+  /** adds a peer whose socket is on this instance; answers the peers that were there before */
+  add(room: string, peer: PeerView, deliver: Deliver): Promise<PeerView[]>
+  /** removes a peer; answers whether it was there */
+  remove(room: string, peerId: string): Promise<boolean>
+  /** hands a frame to one peer of the room; false when it is not in the room */
+  send(room: string, to: string, text: string): Promise<boolean>
+  /** hands a frame to every peer of the room but `except` */
+  broadcast(room: string, except: string | null, text: string): Promise<void>
+  setMedia(room: string, peerId: string, media: MediaState): Promise<void>
+  /** peers in the room (any instance) */
+  peers(room: string): Promise<PeerView[]>
+  close(): Promise<void>
+}
+
+export function createLocalRooms(): RoomStore {
+  const rooms = new Map<string, Map<string, { peer: PeerView; deliver: Deliver }>>()
+  return {
+    async add(room, peer, deliver) {
+      let members = rooms.get(room)
+      if (!members) rooms.set(room, (members = new Map()))
+      const before = [...members.values()].map((m) => m.peer)
+      members.set(peer.peer_id, { peer, deliver })
+      return before
+    },
+    async remove(room, peerId) {
+      const members = rooms.get(room)
+      const had = members?.delete(peerId) ?? false
+      if (members && members.size === 0) rooms.delete(room)
+      return had
+    },
+    async send(room, to, text) {
+      const member = rooms.get(room)?.get(to)
+      if (!member) return false
+      member.deliver(text)
+      return true
+    },
+    async broadcast(room, except, text) {
+      const members = rooms.get(room)
+      if (!members) return
+      for (const [id, member] of members) if (id !== except) member.deliver(text)
+    },
+    async setMedia(room, peerId, media) {
+      const member = rooms.get(room)?.get(peerId)
+      if (member) member.peer = { ...member.peer, media }
+    },
+    async peers(room) {
+      return [...(rooms.get(room)?.values() ?? [])].map((m) => m.peer)
+    },
+    async close() {
+      rooms.clear()
+    },
+  }
+}
+
+interface Stored extends PeerView {
+  instance: string
+}
+
+/** a room's hash outlives its last change by this long (peers of a crashed instance do not stay for ever) */
+const ROOM_TTL_SECONDS = 24 * 3600
+
+export async function createRedisRooms(options: { url: string; prefix: string; log: Logger }): Promise<RoomStore> {
+  const instance = randomBytes(8).toString('hex')
+  const pub = new Redis(options.url, { maxRetriesPerRequest: 3 })
+  const sub = new Redis(options.url, { maxRetriesPerRequest: 3 })
+  pub.on('error', (err) => options.log.warn({ err }, 'video: redis connection error'))
+  sub.on('error', (err) => options.log.warn({ err }, 'video: redis subscriber error'))
+  const roomKey = (room: string) => `${options.prefix}video:room:${room}`
+  const channel = (id: string) => `${options.prefix}video:instance:${id}`
+  /** the sockets on this instance: room → peer → deliver */
+  const local = new Map<string, Map<string, Deliver>>()
+  const deliverLocal = (room: string, to: string, text: string) => {
+    const deliver = local.get(room)?.get(to)
+    if (deliver) deliver(text)
+  }
+  sub.on('message', (_channel: string, message: string) => {
+    try {
+      const { room, to, text } = JSON.parse(message) as { room: string; to: string[]; text: string }
+      for (const id of to) deliverLocal(room, id, text)
+    } catch (err) {
+      options.log.warn({ err }, 'video: bad relay message')
+    }
+  })
+  await sub.subscribe(channel(instance))
+  const parse = (raw: string): Stored | null => {
+    try {
+      return JSON.parse(raw) as Stored
+    } catch {
+      return null
+    }
+  }
+  const all = async (room: string): Promise<Stored[]> =>
+    Object.values(await pub.hgetall(roomKey(room))).map(parse).filter((p): p is Stored => p !== null)
+  const view = ({ instance: _instance, ...peer }: Stored): PeerView => peer
+  const route = async (room: string, targets: Stored[], text: string) => {
+    const remote = new Map<string, string[]>()
+    for (const target of targets) {
+      if (target.instance === instance) deliverLocal(room, target.peer_id, text)
+      else remote.set(target.instance, [...(remote.get(target.instance) ?? []), target.peer_id])
+    }
+    await Promise.all([...remote].map(([id, to]) => pub.publish(channel(id), JSON.stringify({ room, to, text }))))
+  }
+  return {
+    async add(room, peer, deliver) {
+      let mine = local.get(room)
+      if (!mine) local.set(room, (mine = new Map()))
+      mine.set(peer.peer_id, deliver)
+      const before = await all(room)
+      await pub.multi().hset(roomKey(room), peer.peer_id, JSON.stringify({ ...peer, instance })).expire(roomKey(room), ROOM_TTL_SECONDS).exec()
+      return before.filter((p) => p.peer_id !== peer.peer_id).map(view)
+    },
+    async remove(room, peerId) {
+      const mine = local.get(room)
+      mine?.delete(peerId)
+      if (mine && mine.size === 0) local.delete(room)
+      return (await pub.hdel(roomKey(room), peerId)) > 0
+    },
+    async send(room, to, text) {
+      const raw = await pub.hget(roomKey(room), to)
+      const target = raw ? parse(raw) : null
+      if (!target) return false
+      await route(room, [target], text)
+      return true
+    },
+    async broadcast(room, except, text) {
+      await route(room, (await all(room)).filter((p) => p.peer_id !== except), text)
+    },
+    async setMedia(room, peerId, media) {
+      const raw = await pub.hget(roomKey(room), peerId)
+      const peer = raw ? parse(raw) : null
+      if (peer) await pub.hset(roomKey(room), peerId, JSON.stringify({ ...peer, media }))
+    },
+    async peers(room) {
+      return (await all(room)).map(view)
+    },
+    async close() {
+      // this instance's peers leave their rooms' records
+      await Promise.all([...local].map(([room, peers]) => (peers.size ? pub.hdel(roomKey(room), ...peers.keys()) : 0))).catch(() => undefined)
+      local.clear()
+      await sub.quit().catch(() => sub.disconnect())
+      await pub.quit().catch(() => pub.disconnect())
+    },
+  }
+}
