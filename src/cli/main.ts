@@ -1,7 +1,8 @@
 /** `npm run cli -- <command> [args]`: operator commands against the configured database. */
-import { ConfigError, loadConfig } from '../config.js'
+import { ConfigError, loadConfig, type Config } from '../config.js'
 import { createContext, createLogger, type AppContext } from '../context.js'
 import { adminCreate } from './admin-create.js'
+import { backup, restore } from './backup.js'
 import { jobsList } from './jobs.js'
 import { migrate } from './migrate.js'
 import { storiesCleanup } from './stories-cleanup.js'
@@ -12,6 +13,8 @@ interface Command {
   usage: string
   summary: string
   run(ctx: AppContext, args: string[]): Promise<void>
+  /** a command that must not open the database itself (restore replaces its file) */
+  offline?: (config: Readonly<Config>, args: string[]) => Promise<void>
 }
 
 const commands = new Map<string, Command>([
@@ -28,6 +31,17 @@ const commands = new Map<string, Command>([
     run: storiesCleanup,
   }],
   ['jobs', { usage: 'jobs', summary: 'list the periodic jobs and what each ran when, on each instance', run: jobsList }],
+  ['backup', {
+    usage: 'backup <file> [--force]',
+    summary: 'copy the SQLite database to <file> while the server runs (online backup API); PostgreSQL: pg_dump',
+    run: backup,
+  }],
+  ['restore', {
+    usage: 'restore <file>',
+    summary: 'put a backup in place of the SQLite database (stop the server first; the old one is kept beside it)',
+    run: async () => {},
+    offline: restore,
+  }],
 ])
 
 const HELP = new Set(['help', '--help', '-h'])
@@ -61,9 +75,10 @@ async function main() {
     for (const problem of error.problems) process.stderr.write(`tern: invalid configuration: ${problem}\n`)
     process.exit(1)
   }
-  const ctx = createContext(config, { log: createLogger({ logLevel: 'warn' }) })
+  const ctx = command.offline ? null : createContext(config, { log: createLogger({ logLevel: 'warn' }) })
   try {
-    await command.run(ctx, args)
+    if (ctx) await command.run(ctx, args)
+    else await command.offline!(config, args)
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`${error.message}\nusage: npm run cli -- ${command.usage}\n`)
@@ -73,7 +88,7 @@ async function main() {
       process.exitCode = 1
     }
   } finally {
-    await ctx.close()
+    await ctx?.close()
   }
 }
 

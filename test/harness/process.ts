@@ -79,7 +79,7 @@ export async function startTern(env: Record<string, string>, launch: Launch = 't
   // the in-process video service on a free port too (VIDEO_PORT=0), so parallel runs never collide on 5001
   const run = spawnTern({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', VIDEO_PORT: '0', ...env }, launch)
   const url = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 15_000
+  const deadline = Date.now() + 45_000
   for (;;) {
     if (run.child.exitCode !== null) throw new Error(`tern exited early:\n${run.output()}`)
     try {
@@ -89,7 +89,7 @@ export async function startTern(env: Record<string, string>, launch: Launch = 't
     }
     if (Date.now() > deadline) {
       run.child.kill('SIGKILL')
-      throw new Error(`tern did not answer /health in 15 s:\n${run.output()}`)
+      throw new Error(`tern did not answer /health in 45 s:\n${run.output()}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
