@@ -23,6 +23,8 @@ import { guardedLookup, isPublicAddress, resolveHost } from '../../lib/public-ad
 import { iso } from '../../lib/time.js'
 import { ownBot } from './service.js'
 import { NOT_BY_DEFAULT, UPDATE_KINDS } from './updates.js'
+import { Params } from './bot-params.js'
+import * as botsRepo from './repo.js'
 import * as repo from './webhook-repo.js'
 
 /** how long one attempt may take, connection to answer */
@@ -219,7 +221,12 @@ export function sign(secret: string, msgId: string, timestamp: number, body: str
 interface Attempt {
   statusCode: number | null
   error: string | null
+  /** a 2xx JSON answer's body: a Bot API call the bot makes by answering (Telegram's webhook reply) */
+  reply?: string
 }
+
+/** the most of a receiver's answer that is read (a longer one is no webhook reply) */
+const MAX_REPLY_BYTES = 256 * 1024
 
 const agents = new WeakMap<AppContext, { http: http.Agent; https: https.Agent }>()
 function agentsOf(ctx: AppContext) {
@@ -274,9 +281,15 @@ async function post(ctx: AppContext, delivery: repo.DueDelivery): Promise<Attemp
       signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
     }, (response) => {
       const status = response.statusCode ?? 0
-      response.resume()
+      const json = /^application\/json\b/i.test(response.headers['content-type'] ?? '') && status >= 200 && status < 300
+      const chunks: Buffer[] = []
+      let size = 0
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length
+        if (json && size <= MAX_REPLY_BYTES) chunks.push(chunk)
+      })
       response.on('end', () => {
-        if (status >= 200 && status < 300) done({ statusCode: status, error: null })
+        if (status >= 200 && status < 300) done({ statusCode: status, error: null, ...(json && size <= MAX_REPLY_BYTES && size > 0 ? { reply: Buffer.concat(chunks).toString('utf8') } : {}) })
         else if (status >= 300 && status < 400) done({ statusCode: status, error: `redirect (${status}) not followed: set the final URL` })
         else done({ statusCode: status, error: `the receiver answered ${status}` })
       })
@@ -362,6 +375,7 @@ async function attempt(ctx: AppContext, delivery: repo.DueDelivery, stats: Webho
     await repo.markDelivered(ctx.db, delivery.id, result.statusCode ?? 200, now)
     await repo.markVerified(ctx.db, delivery.bot_id, now)
     stats.delivered++
+    if (result.reply !== undefined) await webhookReply(ctx, delivery.bot_id, result.reply)
     return true
   }
   const attempts = delivery.attempts + 1
@@ -376,6 +390,36 @@ async function attempt(ctx: AppContext, delivery: repo.DueDelivery, stats: Webho
   }
   stats.retried++
   return false
+}
+
+/**
+ * Telegram's webhook reply: a receiver may answer an update with a Bot API call as JSON
+ * (`{"method": "sendMessage", "chat_id": …, "text": …}`, what Telegraf does by default); it is run
+ * as the bot, before the chat's next delivery. Its result goes nowhere (as in Telegram); a bad call
+ * is logged and dropped.
+ */
+async function webhookReply(ctx: AppContext, botId: number, text: string) {
+  let call: unknown
+  try {
+    call = JSON.parse(text)
+  } catch {
+    return
+  }
+  if (call === null || typeof call !== 'object' || Array.isArray(call) || !Object.hasOwn(call, 'method')) return
+  const name = (call as Record<string, unknown>).method
+  if (typeof name !== 'string' || name.toLowerCase() === 'getupdates') return
+  // loaded here: the Bot API's methods include this module's setWebhook side
+  const { METHODS } = await import('./bot-methods.js')
+  const method = METHODS.get(name.toLowerCase())
+  const bot = method ? await botsRepo.findAppWithUser(ctx.db, botId) : undefined
+  // a bot deactivated or deleted meanwhile calls nothing
+  if (!method || !bot || bot.is_active !== 1 || bot.deleted_at !== null) return
+  const params = Params.from(new Map(Object.entries(call as Record<string, unknown>).filter(([key]) => key !== 'method')))
+  try {
+    await method({ ctx, bot, params, signal: new AbortController().signal })
+  } catch (err) {
+    ctx.log.info({ err, botId, method: name.slice(0, 64) }, 'a webhook reply failed')
+  }
 }
 
 /** Sends one chat's due deliveries one after another, from its head. */
