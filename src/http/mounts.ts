@@ -36,6 +36,7 @@ import { updatesRoutes } from '../modules/updates/routes.js'
 import { webRoutes } from '../web/routes.js'
 import { verifyEmailPage } from '../web/verify-email.js'
 import { qrLoginPage } from '../web/qr-login.js'
+import { webApp } from '../web/app.js'
 
 /** V2, and the same modules again as the V3 stub. */
 export const API_PREFIXES = ['/api.v2/api', '/api.v3/api'] as const
@@ -88,6 +89,8 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await pages.register(webRoutes, { ctx })
     await pages.register(verifyEmailPage, { ctx })
     await pages.register(qrLoginPage, { ctx })
+    // the single-page web app at /app (web/, built into dist/web)
+    await pages.register(webApp)
     await pages.register(avatarImageRoutes)
     await pages.register(stickerImageRoutes)
   })

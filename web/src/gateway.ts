@@ -1,0 +1,239 @@
+/**
+ * The live connection (docs/realtime.md): one WebSocket to /api.v2/api/ws, authenticated by the
+ * session cookie (same origin). The app keeps the last `seq` of its own log and the last
+ * `chat_seq` of each group and channel; a frame at or below them was already applied and is
+ * skipped, so a replay never shows a message twice. After a drop (network off, server restart,
+ * a missed heartbeat) it reconnects with those positions in the URL and the server replays what
+ * was missed, in order, before anything live.
+ */
+import { toLogin } from './api'
+import {
+  clearTyping,
+  connection,
+  history,
+  loadChats,
+  loadHistory,
+  me,
+  messageArrived,
+  openChatId,
+  presenceArrived,
+  readArrived,
+  reloadChatsSoon,
+  removeMessage,
+  patchMessage,
+  typingArrived,
+  upsert,
+  markRead,
+} from './store'
+import type { MessageView } from './types'
+
+interface Frame {
+  type: string
+  seq?: number
+  chat_id?: number
+  chat_seq?: number
+  data?: Record<string, unknown>
+}
+
+const HEARTBEAT_MS = 25_000
+const SILENCE_MS = 60_000
+
+export class Gateway {
+  /** the last applied seq of my log; null until the first `ready` */
+  seq: number | null = null
+  readonly chatSeqs = new Map<number, number>()
+  private socket: WebSocket | null = null
+  private attempts = 0
+  private retryTimer: ReturnType<typeof setTimeout> | null = null
+  private heartbeat: ReturnType<typeof setInterval> | null = null
+  private lastFrameAt = 0
+  private stopped = false
+  /** frames applied, for tests and debugging */
+  applied = 0
+
+  constructor(private readonly onFirstReady: () => Promise<void>) {
+    addEventListener('offline', () => {
+      connection.value = 'offline'
+      this.drop()
+    })
+    addEventListener('online', () => this.connectNow())
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'visible' && !this.socket && !this.stopped && navigator.onLine) this.connectNow()
+    })
+  }
+
+  url(): string {
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws'
+    const params = new URLSearchParams()
+    if (this.seq !== null) {
+      params.set('seq', String(this.seq))
+      const chats = [...this.chatSeqs].map(([id, seq]) => `${id}:${seq}`).join(',')
+      if (chats) params.set('chats', chats)
+    }
+    const query = params.toString()
+    return `${scheme}://${location.host}/api.v2/api/ws${query ? `?${query}` : ''}`
+  }
+
+  connect() {
+    if (this.stopped || this.socket) return
+    if (!navigator.onLine) {
+      connection.value = 'offline'
+      return
+    }
+    connection.value = 'connecting'
+    const socket = new WebSocket(this.url())
+    this.socket = socket
+    this.lastFrameAt = Date.now()
+    socket.onmessage = (event) => {
+      this.lastFrameAt = Date.now()
+      let frame: Frame
+      try {
+        frame = JSON.parse(String(event.data)) as Frame
+      } catch {
+        return
+      }
+      void this.handle(frame).catch((error) => console.warn('tern: a frame failed', frame.type, error))
+    }
+    socket.onclose = (event) => {
+      if (this.socket !== socket) return
+      this.socket = null
+      this.stopHeartbeat()
+      clearTyping()
+      if (event.code === 4001) return void toLogin()
+      if (event.code === 4003) {
+        this.stopped = true
+        connection.value = 'suspended'
+        return
+      }
+      if (!navigator.onLine) {
+        connection.value = 'offline'
+        return
+      }
+      this.scheduleRetry()
+    }
+    this.heartbeat = setInterval(() => {
+      if (Date.now() - this.lastFrameAt > SILENCE_MS) return this.drop(true)
+      if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: 'ping' }))
+    }, HEARTBEAT_MS)
+  }
+
+  /** Closes the socket; `retry` reconnects after it (a dead connection), else waits for `online`. */
+  drop(retry = false) {
+    const socket = this.socket
+    this.socket = null
+    this.stopHeartbeat()
+    clearTyping()
+    if (socket) {
+      socket.onclose = null
+      socket.onmessage = null
+      socket.close()
+    }
+    if (retry) this.scheduleRetry()
+  }
+
+  private connectNow() {
+    if (this.retryTimer) clearTimeout(this.retryTimer)
+    this.retryTimer = null
+    this.attempts = 0
+    this.connect()
+  }
+
+  private scheduleRetry() {
+    connection.value = 'connecting'
+    if (this.retryTimer) return
+    const delay = Math.min(10_000, 500 * 2 ** this.attempts++) * (0.75 + Math.random() / 2)
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null
+      this.connect()
+    }, delay)
+  }
+
+  private stopHeartbeat() {
+    if (this.heartbeat) clearInterval(this.heartbeat)
+    this.heartbeat = null
+  }
+
+  private async handle(frame: Frame) {
+    const data = frame.data ?? {}
+    if (frame.type === 'ready') {
+      this.attempts = 0
+      connection.value = 'online'
+      const first = this.seq === null
+      if (first) this.seq = Number(data.seq ?? 0)
+      const positions = (data.chats ?? {}) as Record<string, number>
+      for (const [id, seq] of Object.entries(positions)) if (!this.chatSeqs.has(Number(id))) this.chatSeqs.set(Number(id), seq)
+      if (first) await this.onFirstReady()
+      return
+    }
+    if (frame.type === 'pong' || frame.type === 'error') return
+    if (frame.type === 'reset') return this.reset(data)
+    if (typeof frame.seq === 'number') {
+      if (this.seq !== null && frame.seq <= this.seq) return
+      this.seq = frame.seq
+    } else if (typeof frame.chat_seq === 'number' && typeof frame.chat_id === 'number') {
+      const at = this.chatSeqs.get(frame.chat_id)
+      if (at !== undefined && frame.chat_seq <= at) return
+      this.chatSeqs.set(frame.chat_id, frame.chat_seq)
+    }
+    this.applied++
+    this.apply(frame.type, data)
+  }
+
+  private apply(type: string, data: Record<string, unknown>) {
+    const chatId = Number(data.chat_id)
+    switch (type) {
+      case 'message.new': {
+        const message = data.message as MessageView
+        messageArrived(message)
+        if (openChatId.value === message.chat_id && message.sender_id !== me.value?.id) void markRead(message.chat_id).catch(() => {})
+        if (message.file_url && !message.thumbnail_path && history(message.chat_id).loaded) void loadHistory(message.chat_id).catch(() => {})
+        break
+      }
+      case 'message.edited':
+        upsert((data.message as MessageView).chat_id, [data.message as MessageView])
+        break
+      case 'message.deleted':
+        removeMessage(chatId, Number(data.message_id))
+        reloadChatsSoon()
+        break
+      case 'message.read':
+        readArrived(chatId, Number(data.reader_id), Number(data.message_id))
+        break
+      case 'reaction.updated':
+        patchMessage(chatId, Number(data.message_id), { reactions: data.reactions as Record<string, number> })
+        break
+      case 'typing':
+        typingArrived(chatId, Number(data.user_id), data.is_typing === true)
+        break
+      case 'presence':
+        presenceArrived(Number(data.user_id), data.is_online === true, (data.last_seen as string | null) ?? null)
+        break
+      case 'member.joined':
+      case 'member.left':
+        if (Number(data.user_id) === me.value?.id) {
+          if (type === 'member.joined' && typeof data.chat_seq === 'number') this.chatSeqs.set(chatId, data.chat_seq)
+          if (type === 'member.left') this.chatSeqs.delete(chatId)
+        }
+        reloadChatsSoon()
+        break
+      case 'chat.updated':
+        reloadChatsSoon()
+        break
+      default:
+        // events of parts the app does not show yet (stories, calls, polls): their views will take them
+        break
+    }
+  }
+
+  private async reset(data: Record<string, unknown>) {
+    if (typeof data.chat_id === 'number') {
+      const at = Number(data.chat_seq ?? data.missed_to ?? this.chatSeqs.get(data.chat_id) ?? 0)
+      this.chatSeqs.set(data.chat_id, at)
+    } else {
+      this.seq = Number(data.seq ?? data.missed_to ?? this.seq ?? 0)
+    }
+    await loadChats()
+    const open = openChatId.value
+    if (open !== null) await loadHistory(open)
+  }
+}
