@@ -778,6 +778,47 @@ export interface CallsTable {
   duration: number | null
 }
 export type CallRow = Selectable<CallsTable>
+export type VideoCallStatus = 'active' | 'ended'
+export interface VideoCallsTable {
+  id: Generated<number>
+  room_id: string
+  creator_id: number
+  /** the 1:1 call this is the room of */
+  call_id: number | null
+  call_type: CallType
+  status: VideoCallStatus
+  started_at: EpochMs
+  ended_at: EpochMs | null
+  /** seconds from start to end */
+  duration: number | null
+  participant_count: Generated<number>
+  last_activity_at: EpochMs
+}
+export type VideoCallRow = Selectable<VideoCallsTable>
+export interface VideoCallParticipantsTable {
+  call_id: number
+  user_id: number
+  joined_at: EpochMs
+  left_at: EpochMs | null
+  audio_only: Generated<Flag>
+  screensharing: Generated<Flag>
+  /** signaling sockets of the user in the room now */
+  connections: Generated<number>
+}
+export type VideoCallParticipantRow = Selectable<VideoCallParticipantsTable>
+export interface RtcSettingsTable {
+  id: Generated<number>
+  user_id: number
+  stun_server: string | null
+  stun_port: number | null
+  turn_server: string | null
+  turn_port: number | null
+  turn_username: string | null
+  turn_credential: string | null
+  enabled: Generated<Flag>
+  updated_at: EpochMs
+}
+export type RtcSettingsRow = Selectable<RtcSettingsTable>
 
 export interface Database {
   users: UsersTable
@@ -840,4 +881,7 @@ export interface Database {
   qr_login_tokens: QrLoginTokensTable
   identity_provider_accounts: IdentityProviderAccountsTable
   calls: CallsTable
+  video_calls: VideoCallsTable
+  video_call_participants: VideoCallParticipantsTable
+  rtc_settings: RtcSettingsTable
 }

@@ -10,6 +10,7 @@ import { botApiRoutes } from '../modules/bots/bot-api.js'
 import { botRoutes } from '../modules/bots/routes.js'
 import { webhookRoutes } from '../modules/bots/webhook-routes.js'
 import { callRoutes } from '../modules/calls/routes.js'
+import { roomRoutes, videoRoutes } from '../modules/calls/rooms-routes.js'
 import { channelRoutes } from '../modules/channels/routes.js'
 import { chatRoutes } from '../modules/chats/routes.js'
 import { contactRoutes } from '../modules/contacts/routes.js'
@@ -65,6 +66,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(updatesRoutes, { ctx, prefix })
     await app.register(pushRoutes, { ctx, prefix })
     await app.register(callRoutes, { ctx, prefix })
+    await app.register(roomRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
   // push: queue notifications for offline members after each committed new message (push/reactions.ts)
@@ -81,6 +83,8 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
   // the Telegram-compatible Bot API, /bot<token>/<method>, in Telegram's envelope (bots/bot-api.ts)
   await app.register(botApiRoutes, { ctx })
   await app.register(statsRoutes, { ctx })
+  // the video service's ICE configuration (proxied) and its reports (modules/calls/rooms-routes.ts)
+  await app.register(videoRoutes, { ctx })
   // Documents a browser opens: file downloads (/files/*, and uploads at /uploads/*, tus at
   // /uploads/tus) and the web pages get the page set of security headers.
   await app.register(async (pages) => {

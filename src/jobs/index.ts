@@ -6,6 +6,7 @@
 import type { AppContext } from '../context.js'
 import { deliverPending } from '../modules/broadcasts/service.js'
 import { endTimedOut } from '../modules/calls/service.js'
+import { endIdleRooms } from '../modules/calls/rooms.js'
 import { sweepExpiredUploads } from '../modules/files/sweep.js'
 import { scheduledDelivery, TICK_MS } from '../modules/messages/scheduled.js'
 import { renewDue } from '../modules/premium/service.js'
@@ -22,6 +23,8 @@ const MESSAGE_INDEX_EVERY_MS = 2000
 const BROADCAST_TICK_MS = 1000
 /** how often unanswered calls are looked for: a call is missed within a second of its time-out */
 const CALL_TIMEOUT_TICK_MS = 1000
+/** how often idle video rooms are looked for */
+const VIDEO_ROOM_IDLE_TICK_MS = 5000
 
 export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRunner {
   const jobs = new JobRunner(ctx, options)
@@ -79,6 +82,13 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     scope: 'cluster',
     everyMs: CALL_TIMEOUT_TICK_MS,
     run: (signal) => endTimedOut(ctx, signal),
+  })
+  jobs.define({
+    name: 'video-room-idle',
+    summary: 'ends video rooms nobody has been connected to for VIDEO_ROOM_IDLE_SECONDS',
+    scope: 'cluster',
+    everyMs: VIDEO_ROOM_IDLE_TICK_MS,
+    run: (signal) => endIdleRooms(ctx, signal),
   })
   jobs.define({
     name: 'upload-sweep',

@@ -34,6 +34,7 @@ import * as identityAccounts from './2026-11-25T22-30-identity-accounts.js'
 import * as calls from './2026-11-25T22-40-calls.js'
 import * as botWebhooks from './2026-11-25T23-00-bot-webhooks.js'
 
+import * as videoRooms from './2026-11-25T23-50-video-rooms.js'
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
   '2026-11-21T01-00-chats-messages-updates': chatsMessagesUpdates,
@@ -68,4 +69,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T22-30-identity-accounts': identityAccounts,
   '2026-11-25T22-40-calls': calls,
   '2026-11-25T23-00-bot-webhooks': botWebhooks,
+  '2026-11-25T23-50-video-rooms': videoRooms,
 }
