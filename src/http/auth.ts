@@ -1,13 +1,17 @@
 /**
- * Who is calling: `Authorization: Bearer <token>`, or the V1 cookie session for safe (GET/HEAD)
- * requests. State-changing requests never authenticate by cookie, so they cannot be forged
- * cross-site; V1 form posts get their own CSRF check.
+ * Who is calling: `Authorization: Bearer <token>`, or else the V1 cookie session (`tern_session`,
+ * the web client's). A cookie-authenticated request that may change something (any method but
+ * GET, HEAD and OPTIONS) must also carry `X-CSRF-Token`, the session's CSRF token
+ * (http/csrf.ts, handed out by GET /api/web/session): without it, or with a wrong one, it is
+ * 403 before any handler runs, so a page on another site cannot act with a visitor's cookie.
+ * Bearer requests need no CSRF token: a browser never attaches one on its own.
  */
 import cookie from '@fastify/cookie'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../context.js'
 import type { UserRow } from '../db/tables.js'
-import { authenticate } from '../modules/sessions/service.js'
+import { authenticate, type Authenticated } from '../modules/sessions/service.js'
+import { CSRF_HEADER, csrfTokenMatches } from './csrf.js'
 import { forbidden, unauthorized } from './errors.js'
 
 export const SESSION_COOKIE = 'tern_session'
@@ -73,16 +77,29 @@ export function cookieValue(header: string, name: string): string | null {
 }
 
 function requestToken(request: FastifyRequest): string | null {
-  const bearer = bearerToken(request)
-  if (bearer) return bearer
-  const safe = request.method === 'GET' || request.method === 'HEAD'
-  return safe ? cookieToken(request) : null
+  return bearerToken(request) ?? cookieToken(request)
 }
 
-/** Resolves the caller, or null; never throws for a bad token. */
-export async function optionalUser(ctx: AppContext, request: FastifyRequest) {
-  const token = requestToken(request)
-  return token ? authenticate(ctx, token) : null
+/** Methods a cross-site page can make a browser send but that change nothing (RFC 9110 "safe"). */
+export const isSafeMethod = (method: string) => method === 'GET' || method === 'HEAD' || method === 'OPTIONS'
+
+/**
+ * Resolves the caller, or null for no or a bad token. A live cookie session on an unsafe method
+ * without the right X-CSRF-Token throws 403: the cookie alone proves nothing about who sent it.
+ */
+export async function optionalUser(ctx: AppContext, request: FastifyRequest): Promise<Authenticated | null> {
+  const bearer = bearerToken(request)
+  if (bearer) return authenticate(ctx, bearer)
+  const token = cookieToken(request)
+  if (!token) return null
+  const found = await authenticate(ctx, token)
+  if (found && !isSafeMethod(request.method)) {
+    const sent = request.headers[CSRF_HEADER]
+    if (typeof sent !== 'string' || !csrfTokenMatches(ctx, found.sessionId, sent)) {
+      throw forbidden(`A request signed in by the session cookie must carry its CSRF token in the ${CSRF_HEADER} header (GET /api/web/session gives it)`)
+    }
+  }
+  return found
 }
 
 /** preHandler: 401 unless the request carries a live session of an active user. */

@@ -34,6 +34,7 @@ import { stickerImageRoutes, stickerRoutes } from '../modules/stickers/routes.js
 import { storyRoutes, storyV1Routes } from '../modules/stories/routes.js'
 import { mountGateway } from '../modules/updates/gateway.js'
 import { updatesRoutes } from '../modules/updates/routes.js'
+import { webPages } from '../web/pages.js'
 import { webRoutes } from '../web/routes.js'
 import { verifyEmailPage } from '../web/verify-email.js'
 import { qrLoginPage } from '../web/qr-login.js'
@@ -91,6 +92,8 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     usePageHeaders(pages, ctx.config.publicBaseUrl)
     await pages.register(fileRoutes, { ctx })
     await pages.register(webRoutes, { ctx })
+    // the web client's pages: sign-in, registration, invites (own CSP and CSRF; web/pages.ts)
+    await pages.register(webPages, { ctx, limiters })
     await pages.register(verifyEmailPage, { ctx })
     await pages.register(qrLoginPage, { ctx })
     // the single-page web app at /app (web/, built into dist/web)

@@ -8,8 +8,8 @@
 import websocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { AppContext } from '../context.js'
-import { bearerToken } from '../http/auth.js'
-import { unauthorized, upgradeRequired } from '../http/errors.js'
+import { bearerToken, cookieToken } from '../http/auth.js'
+import { forbidden, unauthorized, upgradeRequired } from '../http/errors.js'
 import { CLOSE } from './close-codes.js'
 import { Connection } from './connection.js'
 import { onInbound, resumeFromUrl } from './frames.js'
@@ -19,6 +19,41 @@ import { Registry } from './registry.js'
 function socketToken(request: FastifyRequest): string | null {
   const fromQuery = (request.query as Record<string, unknown> | undefined)?.token
   return bearerToken(request) ?? (typeof fromQuery === 'string' ? fromQuery : null)
+}
+
+/**
+ * Whether a browser opened this socket from one of Tern's own pages: its Origin is
+ * PUBLIC_BASE_URL's origin or the origin the request itself was made to (scheme per TRUST_PROXY,
+ * Host). WebSockets are not bound by the same-origin policy, so without this check any site could
+ * open one with a visitor's cookie and read their messages.
+ */
+function sameOrigin(request: FastifyRequest, publicBaseUrl: string): boolean {
+  const origin = request.headers.origin
+  if (typeof origin !== 'string' || origin === 'null') return false
+  let from: string
+  try {
+    from = new URL(origin).origin
+  } catch {
+    return false
+  }
+  if (from === new URL(publicBaseUrl).origin) return true
+  try {
+    return from === new URL(`${request.protocol}://${request.host}`).origin
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The token the upgrade authenticates with: a bearer token (header or `?token=`), or else the V1
+ * session cookie, accepted only from a same-origin page (a foreign Origin with the cookie is 403).
+ */
+function upgradeToken(request: FastifyRequest, publicBaseUrl: string): string | null {
+  const token = socketToken(request)
+  if (token) return token
+  const cookie = cookieToken(request)
+  if (cookie && !sameOrigin(request, publicBaseUrl)) throw forbidden('The session cookie opens the gateway only from this server’s own pages (Origin)')
+  return cookie
 }
 
 export async function registerGateway(app: FastifyInstance, ctx: AppContext, prefixes: readonly string[], hooks: GatewayHooks) {
@@ -81,7 +116,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
   })
 
   /** who each upgrade request authenticated as (between preValidation and the socket handler) */
-  const owners = new WeakMap<FastifyRequest, { userId: number; sessionId: number }>()
+  const owners = new WeakMap<FastifyRequest, { userId: number; sessionId: number; token: string }>()
   let socketIds = 0
   for (const prefix of prefixes) {
     app.route({
@@ -90,17 +125,17 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
       schema: { tags: ['realtime'], hide: true },
       preValidation: async (request) => {
         if (!request.ws) return
-        const token = socketToken(request)
+        const token = upgradeToken(request, ctx.config.publicBaseUrl)
         const found = token ? await hooks.authenticate(token) : null
-        if (!found) throw unauthorized(token ? 'Session is invalid or expired' : 'Authentication required')
-        owners.set(request, found)
+        if (!found || !token) throw unauthorized(token ? 'Session is invalid or expired' : 'Authentication required')
+        owners.set(request, { ...found, token })
       },
       // a plain HTTP request (no Upgrade) gets told what this endpoint speaks
       handler: async () => {
         throw upgradeRequired()
       },
       wsHandler: (socket, request) => {
-        const { userId, sessionId } = owners.get(request)!
+        const { userId, sessionId, token } = owners.get(request)!
         const connection = new Connection(ctx, userId, sessionId, ++socketIds, socket, hooks, registry)
         const guard = <A extends unknown[]>(what: string, fn: (...args: A) => unknown) => (...args: A) => {
           try {
@@ -128,8 +163,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
           if (!registry.add(connection)) return
           // A session revoked between the upgrade's check and the registration above was announced
           // before this socket could hear it: look again now that it can.
-          const token = socketToken(request)
-          if (!token || !(await hooks.authenticate(token))) return connection.close(CLOSE.sessionRevoked)
+          if (!(await hooks.authenticate(token))) return connection.close(CLOSE.sessionRevoked)
           connection.present = true
           await presence.connected(connection.userId)
           await connection.start()

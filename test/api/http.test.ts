@@ -268,8 +268,9 @@ test('API responses carry the API set of security headers: CSP allowing nothing,
   }
 })
 
+// the web client's pages (/, /login…) have a stricter CSP still: test/web/web-pages.test.ts
 test('pages (web pages, /docs, file routes) carry helmet\'s full set with the page CSP instead', async () => {
-  for (const path of ['/', '/docs', '/docs/static/index.html', '/files/nope.png']) {
+  for (const path of ['/qr/nope', '/docs', '/docs/static/index.html', '/files/nope.png']) {
     const res = await server.api.get(path)
     const csp = res.headers.get('content-security-policy') ?? ''
     assert.match(csp, /default-src 'self'/, `${path}: ${csp}`)

@@ -180,18 +180,23 @@ test('GET /api/get_user_id without a session, or with a bogus cookie, is a 401 e
   }
 })
 
-test('the cookie authenticates safe requests only: POST /api/auth/logout with just the cookie is 401', async () => {
+test('the cookie alone does not authorize a change: POST /api/auth/logout with just the cookie is 403, with its CSRF token 200', async () => {
   const user = await server.registerUser()
   const { cookie } = await v1Login(server, user.username, user.password)
   const out = await server.api.post('/api/auth/logout', undefined, { headers: { cookie } })
-  assert.equal(out.status, 401)
-  assert.equal(out.body.error.code, 'unauthorized')
-  const outV2 = await server.api.post(`${V2}/auth/logout`, undefined, { headers: { cookie } })
-  assert.equal(outV2.status, 401)
+  assert.equal(out.status, 403)
+  assert.equal(out.body.error.code, 'forbidden')
+  const outV2 = await server.api.post(`${V2}/auth/logout`, undefined, { headers: { cookie, 'x-csrf-token': 'not-the-token' } })
+  assert.equal(outV2.status, 403)
   // the session is still alive
   const still = await server.api.get('/api/get_user_id', { headers: { cookie } })
   assert.equal(still.status, 204)
   assert.equal(still.headers.get('x-user-id'), String(user.id))
+  // with the session's CSRF token (GET /api/web/session) the same request goes through
+  const csrf = (await server.api.get('/api/web/session', { headers: { cookie } })).body.data.csrf_token
+  const done = await server.api.post('/api/auth/logout', undefined, { headers: { cookie, 'x-csrf-token': csrf } })
+  assert.equal(done.status, 200)
+  assert.equal((await server.api.get('/api/get_user_id', { headers: { cookie } })).status, 401)
 })
 
 test('the cookie session reads the bearer API on GET (same session)', async () => {
@@ -305,7 +310,7 @@ test('HTML pages carry the security headers too', async () => {
   for (const path of ['/']) {
     const res = await server.api.get(path)
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path)
-    assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'self'/, path)
+    assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors '(self|none)'/, path)
     assert.equal(res.headers.get('cross-origin-opener-policy'), 'same-origin', path)
   }
 })
