@@ -9,7 +9,7 @@ import type { AppContext } from './context.js'
 import { asyncApiDocument } from './events/asyncapi.js'
 import { createJobs } from './jobs/index.js'
 import { decorateAuth } from './http/auth.js'
-import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, requestTimedOut } from './http/errors.js'
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, rateLimited, requestTimedOut } from './http/errors.js'
 import { recordMethods } from './http/methods.js'
 import { transform } from './http/openapi.js'
 import { mountRoutes } from './http/mounts.js'
@@ -48,10 +48,18 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler(recordMethods(app)))
   decorateAuth(app)
-  // every answer names its request, as the log lines do (the caller's own id when it sent one)
+  // every answer names its request, as the log lines do (the caller's own id when it sent one);
+  // writes count against their client IP (http/write-limit.ts; the Bot API has Telegram's limits,
+  // and the chunks of one tus upload are one write)
+  const perIp = ctx.writeLimits.perIp
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
-    done()
+    const method = request.method
+    if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return done()
+    const url = request.url
+    if (url.startsWith('/bot') || (method === 'PATCH' && url.startsWith('/uploads/'))) return done()
+    const wait = perIp.take(request.ip)
+    done(wait === null ? undefined : rateLimited(wait))
   })
 
   applySecurityHeaders(app, ctx.config.publicBaseUrl)

@@ -28,6 +28,11 @@ export interface Config {
   /** …a listener of its own serves /metrics (METRICS_PORT, on METRICS_HOST, default 127.0.0.1); null: none */
   metricsPort: number | null
   metricsHost: string
+  /** writes (non-GET requests) per window per client IP, and per signed-in user (http/write-limit.ts) */
+  writeRateLimitIp: RateLimit
+  writeRateLimitUser: RateLimit
+  /** frames per window one gateway socket may send; past twice that the socket is closed */
+  wsFrameRateLimit: RateLimit
   /** a request slower than this many milliseconds is logged (and counted) */
   slowRequestMs: number
   /** a database query slower than this many milliseconds is logged (and counted) */
@@ -505,6 +510,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     metricsPort: read('METRICS_PORT') === undefined ? null : int('METRICS_PORT', 9464, 0, 65535),
     metricsHost: read('METRICS_HOST') ?? '127.0.0.1',
     slowRequestMs: int('SLOW_REQUEST_MS', 1000, 1, 3_600_000),
+    writeRateLimitIp: rate('WRITE_RATE_LIMIT_IP', '3000/60'),
+    writeRateLimitUser: rate('WRITE_RATE_LIMIT_USER', '600/60'),
+    wsFrameRateLimit: rate('WS_FRAME_RATE_LIMIT', '50/1'),
     slowQueryMs: int('SLOW_QUERY_MS', 250, 1, 3_600_000),
     publicBaseUrl: url('PUBLIC_BASE_URL', defaultBaseUrl(host, port), ['http:', 'https:']),
     dataDir,

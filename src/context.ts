@@ -6,6 +6,7 @@ import { loggedUrl } from './http/request-log.js'
 import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
 import { EventBus } from './events/bus.js'
 import { AuthCache } from './modules/sessions/auth-cache.js'
+import { WriteLimits } from './http/write-limit.js'
 import { LineBatch } from './lib/log-lines.js'
 import { Metrics } from './lib/metrics.js'
 import { systemClock, type Clock } from './lib/time.js'
@@ -33,6 +34,8 @@ export interface AppContext {
   /** uploaded files (local directory; object storage can be put behind the same interface) */
   storage: Storage
   log: Logger
+  /** per-IP and per-user limits on writes (http/write-limit.ts) */
+  writeLimits: WriteLimits
   /** this instance's Prometheus metrics (lib/metrics.ts), served at /metrics */
   metrics: Metrics
   clock: Clock
@@ -93,6 +96,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   redis?.on('error', (err) => log.warn({ err }, 'redis connection error'))
   const fanout = config.redisUrl ? createRedisFanout({ url: config.redisUrl, prefix: config.redisPrefix, log, onArrival: (lagMs) => metrics.fanoutArrived(lagMs) }) : createLocalFanout()
   const typing = new TypingTracker(fanout)
+  const writeLimits = new WriteLimits({ ip: config.writeRateLimitIp, user: config.writeRateLimitUser, redis, prefix: config.redisPrefix, log })
   return {
     config,
     db: database.db,
@@ -106,9 +110,11 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     storage: new LocalStorage(config.uploadDir),
     log,
     metrics,
+    writeLimits,
     clock: overrides.clock ?? systemClock,
     close: async () => {
       typing.close()
+      writeLimits.close()
       await fanout.close()
       await redis?.quit().catch(() => redis.disconnect())
       await database.close()

@@ -67,9 +67,14 @@ export async function startServer(machine: Machine, kind: ServerKind, dataDir: s
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     LOG_LEVEL: TERN_LOG_LEVEL,
+    // the in-process video service on a free port: several servers may run at once
+    VIDEO_PORT: '0',
     // Set-up registers many users from one address; the default 5/300 would refuse them.
     REGISTER_RATE_LIMIT: '1000000/300',
     LOGIN_RATE_LIMIT: '1000000/60',
+    WRITE_RATE_LIMIT_IP: '1000000000/60',
+    WRITE_RATE_LIMIT_USER: '1000000000/60',
+    WS_FRAME_RATE_LIMIT: '1000000/1',
     ...options.env,
   }
   // BENCH_CPU_PROF=<dir>: Tern writes a V8 CPU profile there when it stops (open it in Chrome DevTools).

@@ -12,7 +12,7 @@ import type { AppContext } from '../context.js'
 import type { UserRow } from '../db/tables.js'
 import { authenticate, type Authenticated } from '../modules/sessions/service.js'
 import { CSRF_HEADER, csrfTokenMatches } from './csrf.js'
-import { forbidden, unauthorized } from './errors.js'
+import { forbidden, rateLimited, unauthorized } from './errors.js'
 
 export const SESSION_COOKIE = 'tern_session'
 
@@ -108,6 +108,10 @@ export function requireUser(ctx: AppContext) {
     const found = await optionalUser(ctx, request)
     if (!found) {
       throw unauthorized(requestToken(request) ? 'Session is invalid or expired' : 'Authentication required')
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      const wait = ctx.writeLimits.perUser.take(String(found.user.id))
+      if (wait !== null) throw rateLimited(wait)
     }
     request.user = found.user
     request.sessionId = found.sessionId

@@ -16,4 +16,6 @@ export const CLOSE = {
   accountSuspended: { code: 4003, reason: 'account suspended' },
   /** the user already has WS_MAX_SOCKETS_PER_USER sockets open on this instance */
   tooManySockets: { code: 4029, reason: 'too many sockets for this user' },
+  /** the client kept sending frames at more than twice WS_FRAME_RATE_LIMIT after being told to slow down */
+  frameFlood: { code: 1008, reason: 'too many frames' },
 } as const

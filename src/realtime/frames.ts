@@ -1,4 +1,5 @@
 /** Frames from the client: one small handler per type (realtime/protocol.ts describes them), and a resume given in the URL. */
+import { CLOSE } from './close-codes.js'
 import type { Connection } from './connection.js'
 
 type InboundHandler = (connection: Connection, frame: Record<string, unknown>) => unknown
@@ -57,8 +58,34 @@ export function resumeFromUrl(query: unknown): { seq: number | undefined; chats:
   return { seq, chats }
 }
 
+/** Frames each socket sent in its current window (WS_FRAME_RATE_LIMIT). */
+const frameCounts = new WeakMap<Connection, { index: number; count: number }>()
+
+/**
+ * Counts one frame: true when it may be handled. Past the limit a frame gets one `rate_limited`
+ * error frame per window and is dropped; past twice the limit the socket is closed (a client
+ * that ignores the error is abusing it).
+ */
+function withinFrameLimit(connection: Connection): boolean {
+  const { max, windowMs } = connection.ctx.config.wsFrameRateLimit
+  const now = Date.now()
+  const index = Math.floor(now / windowMs)
+  let window = frameCounts.get(connection)
+  if (!window || window.index !== index) frameCounts.set(connection, (window = { index, count: 0 }))
+  window.count++
+  if (window.count <= max) return true
+  if (window.count === max + 1) {
+    const retryAfter = Math.max(1, Math.ceil(((index + 1) * windowMs - now) / 1000))
+    connection.send({ type: 'error', data: { code: 'rate_limited', message: `more than ${max} frames in ${windowMs / 1000} s; slow down`, retry_after: retryAfter } })
+  } else if (window.count > 2 * max) {
+    connection.close(CLOSE.frameFlood)
+  }
+  return false
+}
+
 /** Parses one inbound frame and runs its handler; a bad frame gets an error frame, never a throw. */
 export function onInbound(connection: Connection, raw: unknown) {
+  if (!withinFrameLimit(connection)) return
   let frame: unknown
   try {
     frame = JSON.parse(String(raw))
