@@ -282,6 +282,9 @@ export interface MessagesTable {
   preview_size: string | null
   /** a poll posted as this message */
   poll_id: number | null
+  /** relayed by a bot from another messenger (bridges), with that messenger's id */
+  is_from_external: Generated<Flag>
+  external_message_id: string | null
 }
 export type MessageRow = Selectable<MessagesTable>
 export type NewMessageRow = Insertable<MessagesTable>
@@ -721,6 +724,17 @@ export interface BotMessageMarkupTable {
   /** the Telegram reply_markup (JSON) */
   reply_markup: unknown
 }
+/** A press of a bot's inline keyboard button, until the bot answers it (answerCallbackQuery). */
+export interface BotCallbackQueriesTable {
+  id: string
+  bot_id: number
+  user_id: number
+  message_id: number
+  chat_id: number
+  data: string
+  answered_at: EpochMs | null
+  created_at: EpochMs
+}
 
 // auth module: QR login
 export type QrLoginStatus = 'pending' | 'scanned' | 'authorized' | 'used'
@@ -878,6 +892,7 @@ export interface Database {
   bot_webhook_deliveries: BotWebhookDeliveriesTable
   bot_updates: BotUpdatesTable
   bot_message_markup: BotMessageMarkupTable
+  bot_callback_queries: BotCallbackQueriesTable
   qr_login_tokens: QrLoginTokensTable
   identity_provider_accounts: IdentityProviderAccountsTable
   calls: CallsTable

@@ -3,6 +3,7 @@
  * `events.ts` contributes its own; a new module adds its map here.
  */
 import type { Static } from 'typebox'
+import { botEvents } from '../modules/bots/events.js'
 import { callEvents } from '../modules/calls/events.js'
 import { chatEvents } from '../modules/chats/events.js'
 import { contactEvents } from '../modules/contacts/events.js'
@@ -11,7 +12,7 @@ import { pollEvents } from '../modules/polls/events.js'
 import { storyEvents } from '../modules/stories/events.js'
 import { userEvents } from '../modules/users/events.js'
 
-export const EVENTS = { ...messageEvents, ...chatEvents, ...userEvents, ...storyEvents, ...pollEvents, ...contactEvents, ...callEvents }
+export const EVENTS = { ...messageEvents, ...chatEvents, ...userEvents, ...storyEvents, ...pollEvents, ...contactEvents, ...callEvents, ...botEvents }
 
 export type EventMap = typeof EVENTS
 export type EventName = keyof EventMap

@@ -9,6 +9,8 @@ import { blockRoutes } from '../modules/blocks/routes.js'
 import { botApiRoutes } from '../modules/bots/bot-api.js'
 import { botRoutes } from '../modules/bots/routes.js'
 import { webhookRoutes } from '../modules/bots/webhook-routes.js'
+import { botCallbackRoutes } from '../modules/bots/callback-routes.js'
+import { botReceiveRoutes } from '../modules/bots/receive-routes.js'
 import { callRoutes } from '../modules/calls/routes.js'
 import { roomRoutes, videoRoutes } from '../modules/calls/rooms-routes.js'
 import { channelRoutes } from '../modules/channels/routes.js'
@@ -67,6 +69,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(updatesRoutes, { ctx, prefix })
     await app.register(pushRoutes, { ctx, prefix })
     await app.register(callRoutes, { ctx, prefix })
+    await app.register(botCallbackRoutes, { ctx, prefix })
     await app.register(roomRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
@@ -81,6 +84,8 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
   await app.register(premiumRoutes, { ctx, prefix: '/premium' })
   await app.register(botRoutes, { ctx, prefix: '/api/bots' })
   await app.register(webhookRoutes, { ctx, prefix: '/api/bots' })
+  // the shared receive endpoint, POST /api/bots/webhook, authorized with a bot token (bots/receive-routes.ts)
+  await app.register(botReceiveRoutes, { ctx, prefix: '/api/bots' })
   // the Telegram-compatible Bot API, /bot<token>/<method>, in Telegram's envelope (bots/bot-api.ts)
   await app.register(botApiRoutes, { ctx })
   await app.register(statsRoutes, { ctx })

@@ -26,8 +26,8 @@ import type { Metrics } from '../lib/metrics.js'
  * decoded URL: then the whole query is cut, since its raw spelling cannot be masked piece by piece.
  */
 export function loggedUrl(url: string): string {
-  // the Bot API carries its token in the path: /bot<token>/<method>
-  if (BOT_API_PATH.test(url)) url = url.replace(BOT_API_PATH, '/bot[redacted]')
+  // the Bot API carries its token in the path: /bot<token>/<method>, /file/bot<token>/<file_path>
+  if (BOT_API_PATH.test(url)) url = url.replace(BOT_API_PATH, (_all, file: string | undefined) => `/${file ? 'file/' : ''}bot[redacted]`)
   // a QR login page carries its code's token in the path: /qr/<token>
   if (QR_PAGE_PATH.test(url)) url = url.replace(QR_PAGE_PATH, '/qr/[redacted]')
   if (!MAYBE_CREDENTIAL.test(url)) return url
@@ -38,7 +38,7 @@ export function loggedUrl(url: string): string {
 }
 const MAYBE_CREDENTIAL = /token|%[0-9a-f]{2}/i
 /** `/bot<token>` up to the next `/` or `?` (also behind repeated slashes, which the router may accept) */
-const BOT_API_PATH = /^\/+bot[^/?#]*/
+const BOT_API_PATH = /^\/+(file\/+)?bot[^/?#]*/
 /** `/qr/<token>` up to the next `/` or `?` */
 const QR_PAGE_PATH = /^\/+qr\/+[^/?#]*/
 const CREDENTIALS = /(token(?:=|%3d))[^&]*/gi

@@ -78,6 +78,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     REGISTER_RATE_LIMIT: '100000/300',
     LOGIN_RATE_LIMIT: '100000/60',
     LOGIN_ACCOUNT_RATE_LIMIT: '100000/900',
+    // bots' Telegram-like send limits (bots-limits.test.ts sets its own)
+    BOT_RATE_LIMIT: '100000/1',
+    BOT_CHAT_RATE_LIMIT: '100000/1',
+    BOT_GROUP_RATE_LIMIT: '100000/1',
     // writes per IP and per user (write-limits.test.ts sets its own)
     WRITE_RATE_LIMIT_IP: '10000000/60',
     WRITE_RATE_LIMIT_USER: '10000000/60',

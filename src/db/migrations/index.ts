@@ -33,6 +33,7 @@ import * as qrLogin from './2026-11-25T22-20-qr-login.js'
 import * as identityAccounts from './2026-11-25T22-30-identity-accounts.js'
 import * as calls from './2026-11-25T22-40-calls.js'
 import * as botWebhooks from './2026-11-25T23-00-bot-webhooks.js'
+import * as botBridgesCallbacks from './2026-11-25T23-20-bot-bridges-callbacks.js'
 
 import * as videoRooms from './2026-11-25T23-50-video-rooms.js'
 export const migrations: Record<string, Migration> = {
@@ -69,5 +70,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T22-30-identity-accounts': identityAccounts,
   '2026-11-25T22-40-calls': calls,
   '2026-11-25T23-00-bot-webhooks': botWebhooks,
+  '2026-11-25T23-20-bot-bridges-callbacks': botBridgesCallbacks,
   '2026-11-25T23-50-video-rooms': videoRooms,
 }

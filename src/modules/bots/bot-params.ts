@@ -16,6 +16,14 @@ export class BotApiError extends Error {
 
 export const badRequest = (what: string) => new BotApiError(400, `Bad Request: ${what}`)
 
+/** A file part of a multipart body (sendPhoto, sendDocument). */
+export class InputFile {
+  constructor(
+    readonly data: Buffer,
+    readonly filename: string | undefined,
+  ) {}
+}
+
 /**
  * `text`, unless it holds what PostgreSQL cannot store (U+0000) or what is not Unicode (a lone
  * surrogate): refused alike on both databases, as Tern's own validation does (http/validation.ts).
@@ -99,6 +107,20 @@ export class Params {
     }
     if (typeof value === 'object') return value
     throw badRequest(`${name} must be a JSON object or array`)
+  }
+
+  /**
+   * A file to send: a multipart file part, or a string (a file_id, or a URL); `attach://<name>`
+   * names another part of the body, as grammY sends files.
+   */
+  input(name: string): InputFile | string | undefined {
+    const value = this.raw(name)
+    if (value === undefined || value instanceof InputFile) return value
+    if (typeof value !== 'string') throw badRequest(`${name} must be a file or a file_id`)
+    if (!value.startsWith('attach://')) return value
+    const part = this.raw(value.slice('attach://'.length))
+    if (!(part instanceof InputFile)) throw badRequest(`${name}: the body has no file part named "${value.slice(9, 73)}"`)
+    return part
   }
 
   stringArray(name: string, max: number): string[] | undefined {

@@ -141,3 +141,64 @@ export async function countUpdates(db: Db, botId: number): Promise<number> {
 export async function insertMarkup(db: Db, messageId: number, botId: number, markup: unknown) {
   await db.insertInto('bot_message_markup').values({ message_id: messageId, bot_id: botId, reply_markup: JSON.stringify(markup) }).execute()
 }
+
+export function findMarkup(db: Db, messageId: number) {
+  return db.selectFrom('bot_message_markup').selectAll().where('message_id', '=', messageId).executeTakeFirst()
+}
+
+/** editMessageText: the new keyboard, or none (Telegram drops the keyboard an edit does not repeat). */
+export async function replaceMarkup(db: Db, messageId: number, botId: number, markup: unknown) {
+  await db.deleteFrom('bot_message_markup').where('message_id', '=', messageId).execute()
+  if (markup !== undefined) await insertMarkup(db, messageId, botId, markup)
+}
+
+// ---- groups
+
+/** The bots among a group's members (a group command goes to them). */
+export async function botMembersOf(db: Db, chatId: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('chat_members as cm')
+    .innerJoin('bot_apps as b', 'b.bot_id', 'cm.user_id')
+    .select('b.bot_id')
+    .where('cm.chat_id', '=', chatId)
+    .execute()
+  return rows.map((r) => r.bot_id)
+}
+
+export async function isMember(db: Db, chatId: number, userId: number): Promise<boolean> {
+  const row = await db.selectFrom('chat_members').select('user_id').where('chat_id', '=', chatId).where('user_id', '=', userId).executeTakeFirst()
+  return row !== undefined
+}
+
+// ---- callback queries
+
+export async function insertCallbackQuery(db: Db, row: { id: string; bot_id: number; user_id: number; message_id: number; chat_id: number; data: string; created_at: number }) {
+  await db.insertInto('bot_callback_queries').values({ ...row, answered_at: null }).execute()
+}
+
+export function findCallbackQuery(db: Db, botId: number, id: string) {
+  return db.selectFrom('bot_callback_queries').selectAll().where('id', '=', id).where('bot_id', '=', botId).executeTakeFirst()
+}
+
+/** Marks the query answered; false when it already was (a query is answered once). */
+export async function markCallbackAnswered(db: Db, id: string, now: number): Promise<boolean> {
+  const result = await db.updateTable('bot_callback_queries').set({ answered_at: now }).where('id', '=', id).where('answered_at', 'is', null).executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+export async function deleteCallbackQueriesBefore(db: Db, before: number) {
+  await db.deleteFrom('bot_callback_queries').where('created_at', '<', before).execute()
+}
+
+// ---- bridges
+
+/** A message this bot bridged into this chat under this external id, if any. */
+export function findExternal(db: Db, chatId: number, botId: number, externalId: string) {
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('chat_id', '=', chatId)
+    .where('sender_id', '=', botId)
+    .where('external_message_id', '=', externalId)
+    .executeTakeFirst()
+}

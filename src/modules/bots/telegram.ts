@@ -36,8 +36,31 @@ export interface TgMessage {
   date: number
   text?: string
   entities?: TgEntity[]
+  /** a message with a file: its text is the caption */
+  caption?: string
+  caption_entities?: TgEntity[]
+  photo?: TgPhotoSize[]
+  document?: TgDocument
+  edit_date?: number
   reply_to_message?: Omit<TgMessage, 'reply_to_message'>
   reply_markup?: unknown
+}
+
+/** file_id is the Tern upload's path; file_unique_id the start of its content hash. */
+export interface TgPhotoSize {
+  file_id: string
+  file_unique_id: string
+  width: number
+  height: number
+  file_size?: number
+}
+
+export interface TgDocument {
+  file_id: string
+  file_unique_id: string
+  file_name?: string
+  mime_type?: string
+  file_size?: number
 }
 
 export const tgUser = (user: { id: number; username: string; display_name: string; is_bot: number }): TgUser => ({

@@ -14,7 +14,10 @@
 import type { AppContext } from '../../context.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { fromJson } from '../../db/json.js'
-import type { BotUpdateRow } from '../../db/tables.js'
+import type { Db } from '../../db/database.js'
+import type { BotUpdateRow, ChatRow } from '../../db/tables.js'
+import * as chats from '../chats/service.js'
+import * as messagesRepo from '../messages/repo.js'
 import type { MessageView } from '../messages/schemas.js'
 import * as messages from '../messages/service.js'
 import * as users from '../users/service.js'
@@ -22,7 +25,8 @@ import { BotApiError } from './bot-params.js'
 import * as repo from './repo.js'
 import { allowedCommandsOf } from './service.js'
 import { hasActiveWebhook } from './webhook-repo.js'
-import { commandEntities, leadingCommand, tgPrivateChat, tgUser, unixSeconds, type TgChat, type TgMessage } from './telegram.js'
+import { commandEntities, leadingCommand, tgGroupChat, tgPrivateChat, tgUser, unixSeconds, type TgChat, type TgMessage } from './telegram.js'
+import { tgMessage } from './tg-messages.js'
 
 /** Update kinds a bot gets when it names none (Telegram's default leaves these three out). */
 export const NOT_BY_DEFAULT = new Set(['chat_member', 'message_reaction', 'message_reaction_count'])
@@ -95,6 +99,7 @@ export function listenForBotUpdates(ctx: AppContext): () => void {
   })
   return ctx.events.on('message.new', async (event) => {
     const message = event.payload.message
+    if (message.receiver_id === null && message.message_id !== null) return groupMessage(ctx, message)
     if (message.receiver_id === null || message.message_id === null || message.receiver_id === message.sender_id) return
     const botId = message.receiver_id
     // the common case, a message to a person, is answered from memory without waiting
@@ -151,38 +156,61 @@ export async function repliedMessage(ctx: AppContext, replyToId: number | null, 
   }
 }
 
-async function recordMessageUpdate(ctx: AppContext, botId: number, message: MessageView) {
+/**
+ * A message to the bot (its personal chat), or in a group it is in (`group`), as a `message`
+ * update, unless the bot does not take it (see wanted).
+ */
+async function recordMessageUpdate(ctx: AppContext, botId: number, message: MessageView, group: ChatRow | null = null) {
   const [app, sender, bot] = await Promise.all([repo.findApp(ctx.db, botId), users.findById(ctx, message.sender_id), users.findById(ctx, botId)])
   // bots do not hear each other (as in Telegram); a bot removed meanwhile hears nothing
   if (!app || !sender || !bot || sender.is_bot === 1) return
-  const text = message.content
-  if (!(await wanted(ctx, botId, bot.username, allowedCommandsOf(app), text))) return
-  const entities = commandEntities(text)
-  const chat = tgPrivateChat(sender)
-  const replyTo = await repliedMessage(ctx, message.reply_to_id, message.chat_id, chat)
-  const payload: { message: TgMessage } = {
-    message: {
-      message_id: message.message_id!,
-      from: tgUser(sender),
-      chat,
-      date: unixSeconds(Date.parse(message.timestamp)),
-      ...(text ? { text } : {}),
-      ...(entities.length ? { entities } : {}),
-      ...(replyTo ? { reply_to_message: replyTo } : {}),
-    },
-  }
+  if (!(await wanted(ctx, botId, bot.username, allowedCommandsOf(app), message.content))) return
+  const chat = group ? tgGroupChat(group) : tgPrivateChat(sender)
+  const facts = { ...message, id: message.message_id!, created_at: Date.parse(message.timestamp), edited_at: null }
+  const tg = await tgMessage(ctx, facts, chat)
+  if (tg) await recordUpdate(ctx, botId, 'message', message.message_id, { message: tg })
+}
+
+/**
+ * Records an update for the bot with its next update id (with `alongside` in the same
+ * transaction), and wakes its long polls here and, through the fan-out, on every instance.
+ * `messageId`: one update per bot and message (a second attempt is a no-op).
+ */
+export async function recordUpdate(ctx: AppContext, botId: number, kind: string, messageId: number | null, payload: unknown, alongside?: (trx: Db) => Promise<void>) {
   const now = ctx.clock.now()
   try {
     await ctx.db.transaction().execute(async (trx) => {
       const updateId = await repo.nextUpdateId(trx, botId)
-      await repo.insertUpdate(trx, { bot_id: botId, update_id: updateId, kind: 'message', message_id: message.message_id, payload, now })
+      await repo.insertUpdate(trx, { bot_id: botId, update_id: updateId, kind, message_id: messageId, payload, now })
+      if (alongside) await alongside(trx)
     })
   } catch (error) {
-    if (isUniqueViolation(error)) return // this message already made its update
+    if (messageId !== null && isUniqueViolation(error)) return // this message already made its update
     throw error
   }
   wake(ctx, botId)
   ctx.fanout.publish([{ userId: botId, frame: { type: UPDATE_NUDGE, data: {} } }])
+}
+
+/**
+ * A message in a group: a command (`/help@mybot`, or `/help` that a bot member takes) or a reply
+ * to a bot's message becomes an update for that bot member, as Telegram's bots in privacy mode
+ * hear groups; anything else is not for bots. Only commands and replies cost a lookup of the
+ * group's bots. Channels are left out (their posts are not addressed to bots).
+ */
+async function groupMessage(ctx: AppContext, message: MessageView) {
+  const command = leadingCommand(message.content)
+  if (!command && message.reply_to_id === null) return
+  const botIds = (await repo.botMembersOf(ctx.db, message.chat_id)).filter((id) => id !== message.sender_id)
+  if (botIds.length === 0) return
+  const chat = await chats.findChat(ctx.db, message.chat_id)
+  if (!chat || chat.chat_type !== 'group') return
+  const repliedTo = !command && message.reply_to_id !== null ? await messagesRepo.findById(ctx.db, message.reply_to_id) : undefined
+  for (const botId of botIds) {
+    if (!command && repliedTo?.sender_id !== botId) continue
+    stateOf(ctx).isBot.set(botId, true)
+    void inTurn(ctx, botId, () => recordMessageUpdate(ctx, botId, message, chat)).catch((err: unknown) => ctx.log.warn({ err, botId }, 'bot group update failed'))
+  }
 }
 
 function wake(ctx: AppContext, botId: number) {

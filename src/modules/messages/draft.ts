@@ -20,6 +20,8 @@ export interface Draft {
   attachment?: Attachment | null
   /** the poll this message posts (made by poll/create, never by a send) */
   poll_id?: number | null
+  /** a bridged message's id in the other messenger (set by bots only, bots/bridge.ts) */
+  external_message_id?: string | null
 }
 
 /** 400 when there is nothing to send: no text, attachment, emoji or encrypted payload. */
@@ -111,6 +113,8 @@ export function messageValues(draft: Draft, at: Placement): MessageValues {
     thumbnail_path: draft.attachment?.thumbnail_path ?? null,
     preview_size: draft.attachment?.preview_size ?? null,
     poll_id: draft.poll_id ?? null,
+    is_from_external: draft.external_message_id != null ? 1 : 0,
+    external_message_id: draft.external_message_id ?? null,
     created_at: at.now,
   }
 }

@@ -17,6 +17,7 @@ const row: MessageRow = {
   file_size: 2_621_440, thumbnail_path: null, is_encrypted: 0, encrypted_content: null, encryption_key_id: null,
   emoji: null, emoji_file: null, emoji_size: null, emoji_count: null, deleted_for_all: 0, edited_at: null,
   scheduled_at: null, delivered_at: null, read_at: null, client_message_id: null, created_at: Date.UTC(2026, 10, 21, 9, 5), topic_id: null, preview_size: null, poll_id: null,
+  is_from_external: 0, external_message_id: null,
 }
 
 test('the richer shape: id, HH:MM, is_own, a 50-character reply preview and attachment fields', () => {

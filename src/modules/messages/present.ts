@@ -64,6 +64,8 @@ export function presentMessage(
     client_message_id: row.client_message_id,
     topic_id: row.topic_id,
     poll_id: row.poll_id,
+    is_from_external: row.is_from_external === 1,
+    external_message_id: row.external_message_id,
   }
 }
 
@@ -164,6 +166,8 @@ export function presentPending(row: ScheduledMessageRow, draft: Draft, sender: S
     client_message_id: row.client_message_id,
     topic_id: draft.topic_id ?? null,
     poll_id: null,
+    is_from_external: false,
+    external_message_id: null,
     scheduled_at: iso(row.scheduled_at),
     is_scheduled: true,
   }

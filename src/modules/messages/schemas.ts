@@ -66,6 +66,9 @@ export const MessageView = Type.Object({
   topic_id: Nullable(Type.Integer()),
   /** a poll (GET V2/poll/{id}/results) */
   poll_id: Nullable(Type.Integer()),
+  /** relayed by a bot from another messenger (a bridge), with that messenger's message id */
+  is_from_external: Type.Boolean(),
+  external_message_id: Nullable(Type.String()),
   /** pending (scheduled) messages only: the id POST messages/{id}/scheduled takes, never a message id */
   scheduled_id: Type.Optional(Type.Integer()),
   scheduled_at: Type.Optional(Timestamp),

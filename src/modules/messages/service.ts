@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { announceRecorded, inTransaction, type Outbox } from '../../events/outbox.js'
-import { AppError, conflict, notFound, validationError } from '../../http/errors.js'
+import { AppError, conflict, forbidden, notFound, validationError } from '../../http/errors.js'
 import { parseInstant } from '../../lib/time.js'
 import * as chats from '../chats/service.js'
 import * as files from '../files/service.js'
@@ -49,15 +49,23 @@ export async function moderatedMessage(db: Db, messageId: number) {
 const DEFAULT_PAGE_SIZE = 20
 const DEFAULT_LIMIT = 50
 
-/** Sends a message to a chat the sender belongs to, or to a user (creating the personal chat). */
+/**
+ * Sends a message to a chat the sender belongs to, or to a user (creating the personal chat).
+ * `bridge.externalMessageId` (bots only, bots/bot-send.ts) marks it relayed from another messenger.
+ */
 export async function send(
   ctx: AppContext,
   me: UserRow,
   input: SendMessageBody,
   idempotencyKey?: string,
+  bridge?: { externalMessageId: string },
 ): Promise<MessageView> {
   const clientId = input.client_message_id ?? idempotencyKey ?? null
   const draft = draftFrom(input)
+  if (bridge) {
+    if (me.is_bot !== 1) throw forbidden('Only bots relay messages from other messengers')
+    draft.external_message_id = bridge.externalMessageId
+  }
   if (input.chat_id === undefined && input.receiver_id === undefined) {
     throw validationError('chat_id or receiver_id is required')
   }
