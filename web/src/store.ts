@@ -295,8 +295,16 @@ export async function deleteMessage(chatId: number, messageId: number, forAll: b
 }
 
 export async function react(chatId: number, messageId: number, emoji: string | null) {
-  const reactions = await post<Record<string, number>>(`${V2}/messages/${messageId}/reaction`, { emoji })
-  patchMessage(chatId, messageId, { reactions, my_reaction: emoji })
+  const before = history(chatId).byId.get(messageId)?.my_reaction ?? null
+  // mine at once (the counts follow from the answer or the live event, whichever comes first)
+  patchMessage(chatId, messageId, { my_reaction: emoji })
+  try {
+    const reactions = await post<Record<string, number>>(`${V2}/messages/${messageId}/reaction`, { emoji })
+    patchMessage(chatId, messageId, { reactions, my_reaction: emoji })
+  } catch (error) {
+    patchMessage(chatId, messageId, { my_reaction: before })
+    throw error
+  }
 }
 
 export async function forward(messageId: number, targetChatId: number) {

@@ -62,7 +62,13 @@ async function uploadTus(file: File, onProgress: (sent: number, total: number) =
     const up = new tus.Upload(file, {
       endpoint: '/uploads/tus',
       chunkSize: 4 * 1024 * 1024,
-      retryDelays: [0, 1000, 3000, 5000, 10000, 20000],
+      // a dropped connection (offline, a restart) is retried from where the server stands, also
+      // while the browser still says it is offline (tus-js-client's default gives up then)
+      retryDelays: [0, 1000, 2000, 3000, 5000, 5000, 10000, 10000, 20000, 20000, 30000],
+      onShouldRetry: (error) => {
+        const status = error.originalResponse?.getStatus() ?? 0
+        return status === 0 || status >= 500 || status === 409 || status === 423 || status === 429
+      },
       metadata: { filename: file.name, filetype: file.type || 'application/octet-stream' },
       headers: csrfHeader(),
       storeFingerprintForResuming: true,
