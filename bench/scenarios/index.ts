@@ -13,6 +13,7 @@ import { search, searchPg } from './search.js'
 import { sendThroughput } from './send-throughput.js'
 import { stories } from './stories.js'
 import { upload } from './upload.js'
+import { videoSignaling } from './video-signaling.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg]
+export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg, videoSignaling]
