@@ -132,7 +132,7 @@ test('webhook/send: a delivery signed the Standard Webhooks way, verified by the
   assert.equal((await setHook(owner, bot.bot_id, { url: receiver.url, is_active: true })).secret, mine)
 })
 
-test('bad webhook input: a malformed URL or secret is 400; webhook/send without an active webhook is 409', async () => {
+test('bad webhook input: a malformed URL or secret is 400; webhook/send without a webhook is 409; a paused one holds deliveries', async () => {
   const owner = await server.registerUser()
   const bot = await registerBot(owner)
   for (const body of [{ url: 'not a url' }, { url: 'ftp://127.0.0.1/x' }, { url: 'http://user:pw@127.0.0.1/x' }, { url: 'http://127.0.0.1/', secret: 'plain' }, { url: 'http://127.0.0.1/', secret: 'whsec_AAAA' }, { url: 'http://no-such-host.invalid/' }]) {
@@ -144,11 +144,15 @@ test('bad webhook input: a malformed URL or secret is 400; webhook/send without 
   assert.equal(noHook.status, 409, noHook.text)
   const receiver = await startReceiver()
   await setHook(owner, bot.bot_id, { url: receiver.url, is_active: false })
-  const paused = await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, { data: 1 })
-  assert.equal(paused.status, 409, paused.text)
-  // positive control: active, the same call is taken
+  const paused = await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, { data: 'held' })
+  assert.equal(paused.status, 200, paused.text)
+  await sleep(300)
+  assert.equal(receiver.received.length, 0, 'nothing goes to a paused webhook')
+  assert.equal((await deliveries(owner, bot.bot_id)).items[0].status, 'pending')
+  // positive control: active again, the held delivery goes out
   await setHook(owner, bot.bot_id, { url: receiver.url, is_active: true })
-  assert.equal((await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, { data: 1 })).status, 200)
+  await waitFor(async () => (receiver.received.length ? true : undefined), { timeoutMs: 5000, message: 'the held delivery goes out' })
+  assert.deepEqual(receiver.received.map((r) => r.json.data), ['held'])
   const missing = await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, {})
   assert.equal(missing.status, 400, missing.text)
 })

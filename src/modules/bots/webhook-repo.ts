@@ -72,7 +72,7 @@ export async function webhookBotsWithUpdates(db: Db, limit: number) {
     .execute()
 }
 
-export type DueDelivery = BotWebhookDeliveryRow & { url: string; secret: string; secret_token: string | null }
+export type DueDelivery = BotWebhookDeliveryRow & { url: string; secret: string; secret_token: string | null; verified_at: number | null }
 
 /**
  * Due pending deliveries to active webhooks that are first of their chat: no earlier delivery with
@@ -83,7 +83,7 @@ export function dueLaneHeads(db: Db, now: number, limit: number): Promise<DueDel
     .selectFrom('bot_webhook_deliveries as d')
     .innerJoin('bot_webhooks as w', 'w.bot_id', 'd.bot_id')
     .selectAll('d')
-    .select(['w.url', 'w.secret', 'w.secret_token'])
+    .select(['w.url', 'w.secret', 'w.secret_token', 'w.verified_at'])
     .where('w.is_active', '=', 1)
     .where('d.status', '=', 'pending')
     .where('d.next_attempt_at', '<=', now)

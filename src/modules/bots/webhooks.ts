@@ -153,11 +153,12 @@ function chatKeyOfData(data: unknown): string {
 
 const MAX_CUSTOM_BYTES = 256 * 1024
 
-/** webhook/send: queues `{type: "custom", data}` for my bot's webhook; answers the delivery id. */
+/** webhook/send: queues `{type: "custom", data}` for my bot's webhook (sent while it is active); answers the delivery id. */
 export async function sendCustom(ctx: AppContext, me: UserRow, botId: number, data: unknown) {
   await ownBot(ctx, me, botId)
   const webhook = await repo.findWebhook(ctx.db, botId)
-  if (!webhook || webhook.is_active !== 1) throw conflict('This bot has no active webhook: set one with POST /api/bots/{id}/webhook first')
+  // a paused webhook (is_active false) keeps what is sent meanwhile until it is active again
+  if (!webhook) throw conflict('This bot has no webhook: set one with POST /api/bots/{id}/webhook first')
   const body = JSON.stringify({ type: 'custom', data })
   if (Buffer.byteLength(body) > MAX_CUSTOM_BYTES) throw validationError(`data must be at most ${MAX_CUSTOM_BYTES} bytes of JSON`)
   const now = ctx.clock.now()
@@ -196,8 +197,7 @@ export async function redeliver(ctx: AppContext, me: UserRow, botId: number, del
   const original = await repo.findDelivery(ctx.db, botId, deliveryId)
   if (!original) throw notFound('Delivery not found')
   if (original.status === 'pending') throw conflict('This delivery is still pending: it is being tried')
-  const webhook = await repo.findWebhook(ctx.db, botId)
-  if (!webhook || webhook.is_active !== 1) throw conflict('This bot has no active webhook')
+  if (!(await repo.findWebhook(ctx.db, botId))) throw conflict('This bot has no webhook')
   const now = ctx.clock.now()
   const { id } = await repo.insertDelivery(ctx.db, {
     bot_id: botId, chat_key: original.chat_key, kind: original.kind, update_id: null, payload: bodyOf(original),
@@ -373,7 +373,10 @@ async function attempt(ctx: AppContext, delivery: repo.DueDelivery, stats: Webho
   const now = ctx.clock.now()
   if (result.error === null) {
     await repo.markDelivered(ctx.db, delivery.id, result.statusCode ?? 200, now)
-    await repo.markVerified(ctx.db, delivery.bot_id, now)
+    if (delivery.verified_at === null) {
+      await repo.markVerified(ctx.db, delivery.bot_id, now)
+      delivery.verified_at = now
+    }
     stats.delivered++
     if (result.reply !== undefined) await webhookReply(ctx, delivery.bot_id, result.reply)
     return true
@@ -429,7 +432,7 @@ async function runLane(ctx: AppContext, head: repo.DueDelivery, stats: WebhookRu
     if (!(await attempt(ctx, current, stats))) return
     const next = await repo.nextInLane(ctx.db, current.bot_id, current.chat_key, current.id)
     current = next && Number(next.next_attempt_at) <= ctx.clock.now()
-      ? { ...next, url: head.url, secret: head.secret, secret_token: head.secret_token }
+      ? { ...next, url: head.url, secret: head.secret, secret_token: head.secret_token, verified_at: current.verified_at }
       : undefined
   }
 }
