@@ -477,3 +477,66 @@ test('on a phone-sized screen: the chat list, then a chat, fit the width; axe-co
     await alice.context.close()
   }
 })
+
+test('a session ended elsewhere sends the app to the login page; a refused request is a readable message, not a broken screen', async () => {
+  const alice = await registerInBrowser('Alice Ends')
+  const bob = await registerInBrowser('Bob Ends')
+  try {
+    await openChatWith(alice, bob)
+    // a server refusal: a message over 4,096 characters is 400; the app says why and keeps the text
+    const box = alice.page.getByLabel('Message', { exact: true })
+    await box.fill('x'.repeat(4100))
+    await alice.page.getByRole('button', { name: 'Send' }).click()
+    const alert = alice.page.getByRole('alert')
+    await alert.waitFor()
+    assert.match((await alert.textContent()) ?? '', /content|4096|long/i)
+    assert.equal((await box.inputValue()).length, 4100, 'the text is still there to fix')
+    assert.deepEqual(alice.problems.splice(0).map((p) => /status of 400/.test(p)), [true], 'the 400 is the one console line')
+    await alert.getByRole('button', { name: 'Dismiss' }).click()
+    await alert.waitFor({ state: 'detached' })
+
+    // signing out in another tab ends the session: this tab's socket closes and the app goes to /login
+    const other = await alice.context.newPage()
+    await other.goto('/logout')
+    await alice.page.waitForURL(/\/login/, { timeout: 20_000 })
+    assert.equal(await alice.page.getByRole('button', { name: 'Sign in' }).count(), 1)
+    assert.deepEqual(alice.problems.filter((p) => !/status of 401|WebSocket/.test(p)), [])
+    noProblems(bob)
+  } finally {
+    await alice.context.close()
+    await bob.context.close()
+  }
+})
+
+test('search finds people and messages; the profile saves a new display name', async () => {
+  const alice = await registerInBrowser('Alice Finds')
+  const bob = await server.registerUser({ display_name: 'Bob Findable' })
+  try {
+    await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'the quarterly zeppelin report is ready' })
+    await chatLink(alice, /Bob Findable/).waitFor()
+    await alice.page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Search' }).click()
+    await alice.page.getByLabel('Search people and messages').fill('zeppelin')
+    await alice.page.getByRole('button', { name: 'Search', exact: true }).click()
+    const found = alice.page.getByRole('link', { name: /zeppelin report/ })
+    await found.waitFor()
+    await found.click()
+    await messageWith(alice, 'the quarterly zeppelin report is ready').waitFor()
+
+    await alice.page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Search' }).click()
+    await alice.page.getByLabel('Search people and messages').fill(bob.username)
+    await alice.page.getByRole('button', { name: 'Search', exact: true }).click()
+    await alice.page.getByRole('button', { name: `Message ${bob.username}` }).waitFor()
+
+    await alice.page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Profile' }).click()
+    const name = alice.page.getByLabel('Display name')
+    await alice.page.waitForFunction(() => (document.getElementById('profile-name') as HTMLInputElement | null)?.value === 'Alice Finds')
+    await name.fill('Alice Renamed')
+    await alice.page.getByRole('button', { name: 'Save' }).click()
+    await alice.page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    const me = await bob.api.get(`${V2}/profile/${alice.username}`)
+    assert.equal(me.body.data.display_name, 'Alice Renamed')
+    noProblems(alice)
+  } finally {
+    await alice.context.close()
+  }
+})

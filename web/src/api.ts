@@ -25,10 +25,18 @@ let csrfToken = ''
 export const setCsrfToken = (token: string) => void (csrfToken = token)
 export const csrfHeader = (): Record<string, string> => (csrfToken ? { 'X-CSRF-Token': csrfToken } : {})
 
-/** Leaves for the login page, coming back to where the person was. */
-export function toLogin(): never {
+let leaving = false
+/** Leaves for the login page (once), coming back to where the person was. */
+export function goToLogin() {
+  if (leaving) return
+  leaving = true
   const next = location.pathname + location.search
   location.assign(`/login?next=${encodeURIComponent(next)}`)
+}
+
+/** goToLogin, and the caller's request ends in an ApiError (its handler shows nothing more). */
+export function toLogin(): never {
+  goToLogin()
   throw new ApiError(401, 'unauthorized', 'Signed out')
 }
 

@@ -6,7 +6,7 @@
  * a missed heartbeat) it reconnects with those positions in the URL and the server replays what
  * was missed, in order, before anything live.
  */
-import { toLogin } from './api'
+import { goToLogin } from './api'
 import {
   clearTyping,
   connection,
@@ -99,7 +99,7 @@ export class Gateway {
       this.socket = null
       this.stopHeartbeat()
       clearTyping()
-      if (event.code === 4001) return void toLogin()
+      if (event.code === 4001) return goToLogin()
       if (event.code === 4003) {
         this.stopped = true
         connection.value = 'suspended'

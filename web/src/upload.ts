@@ -4,7 +4,7 @@
  * connection resumes where the server stands). tus-js-client is loaded only when a large file is
  * picked, so it is not part of the first page load.
  */
-import { ApiError, csrfHeader, toLogin } from './api'
+import { ApiError, csrfHeader, goToLogin } from './api'
 import type { UploadedFile } from './types'
 
 /** files above this go over tus */
@@ -34,7 +34,7 @@ function uploadXhr(file: File, onProgress: (sent: number, total: number) => void
     xhr.onerror = () => reject(new ApiError(0, 'network', 'The upload was interrupted: no connection to the server.'))
     xhr.onabort = () => reject(new ApiError(0, 'aborted', 'The upload was cancelled.'))
     xhr.onload = () => {
-      if (xhr.status === 401) return void toLogin()
+      if (xhr.status === 401) return goToLogin()
       let body: { success?: boolean; data?: UploadedFile; error?: { code: string; message: string } } | null = null
       try {
         body = JSON.parse(xhr.responseText)
