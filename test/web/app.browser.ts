@@ -401,6 +401,21 @@ test('a group created in the app and joined with its invite link; both chat in i
     const members = alice.page.getByRole('list', { name: 'Members' })
     await members.getByText(`@${bob.username}`).waitFor()
     assert.equal(await members.locator('li').count(), 2)
+
+    // the link itself opens the server's preview page; its Join button leads into the app
+    const carol = await registerInBrowser('Carol Linked')
+    try {
+      await carol.page.goto(new URL(invite).pathname)
+      await Promise.all([carol.page.waitForURL(/\/app\/chat\/\d+$/), carol.page.getByRole('button', { name: 'Join the group' }).click()])
+      await messageWith(carol, 'Glad to be here').waitFor()
+      await send(carol, 'Carol here too')
+      // Alice's open info page follows the join live
+      await members.getByText(`@${carol.username}`).waitFor()
+      assert.equal(await members.locator('li').count(), 3)
+      noProblems(carol)
+    } finally {
+      await carol.context.close()
+    }
     noProblems(alice, bob)
   } finally {
     await alice.context.close()
@@ -538,5 +553,38 @@ test('search finds people and messages; the profile saves a new display name', a
     noProblems(alice)
   } finally {
     await alice.context.close()
+  }
+})
+
+test('a channel: its owner posts, a subscriber joins by the link page and reads it live, with no composer', async () => {
+  const alice = await registerInBrowser('Alice Channel')
+  const bob = await registerInBrowser('Bob Reader')
+  try {
+    await alice.page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'New' }).click()
+    await alice.page.getByLabel('Channel', { exact: true }).check()
+    await alice.page.getByLabel('Name', { exact: true }).fill('Release notes')
+    await alice.page.getByRole('button', { name: 'Create' }).click()
+    await alice.page.waitForURL(/\/app\/chat\/\d+$/)
+    const chatUrl = alice.page.url()
+    await send(alice, 'Version 1.0 is out')
+    await alice.page.getByRole('link', { name: 'Channel info' }).click()
+    const linkField = alice.page.getByLabel('Anyone with this link can join')
+    if (!(await linkField.count())) await alice.page.getByRole('button', { name: 'Create link' }).click()
+    await linkField.waitFor()
+    const invite = await linkField.inputValue()
+    assert.match(invite, /\/channel\/\S+$/)
+
+    await bob.page.goto(new URL(invite).pathname)
+    await Promise.all([bob.page.waitForURL(/\/app\/chat\/\d+$/), bob.page.getByRole('button', { name: 'Subscribe' }).click()])
+    await messageWith(bob, 'Version 1.0 is out').waitFor()
+    assert.equal(await bob.page.getByLabel('Message', { exact: true }).count(), 0, 'subscribers do not post')
+    assert.ok(await bob.page.getByText("Only the channel's admins post here.").isVisible())
+    await alice.page.goto(chatUrl)
+    await send(alice, 'Version 1.1 fixes the login page')
+    await messageWith(bob, 'Version 1.1 fixes the login page').waitFor()
+    noProblems(alice, bob)
+  } finally {
+    await alice.context.close()
+    await bob.context.close()
   }
 })

@@ -24,6 +24,7 @@ import {
   typingArrived,
   upsert,
   markRead,
+  chatChanges,
 } from './store'
 import type { MessageView } from './types'
 
@@ -215,9 +216,11 @@ export class Gateway {
           if (type === 'member.left') this.chatSeqs.delete(chatId)
         }
         reloadChatsSoon()
+        chatChanges.value++
         break
       case 'chat.updated':
         reloadChatsSoon()
+        chatChanges.value++
         break
       default:
         // events of parts the app does not show yet (stories, calls, polls): their views will take them

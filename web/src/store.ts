@@ -18,6 +18,8 @@ export const connection = signal<'connecting' | 'online' | 'offline' | 'suspende
 export const notice = signal<string | null>(null)
 /** the chat on screen, for unread counting and read receipts */
 export const openChatId = signal<number | null>(null)
+/** bumped when a chat's members or details change (member.joined/left, chat.updated): open info pages reload */
+export const chatChanges = signal(0)
 
 export class History {
   readonly items = signal<Msg[]>([])
@@ -314,6 +316,8 @@ export async function forward(messageId: number, targetChatId: number) {
 
 let lastTypingSent = 0
 export function sendTyping(chatId: number, isTyping: boolean) {
+  // channels have no typing (only their admins post, and nobody is told)
+  if (chatById(chatId)?.chat_type === 'channel') return
   const now = Date.now()
   if (isTyping && now - lastTypingSent < 3000) return
   lastTypingSent = isTyping ? now : 0

@@ -3,7 +3,7 @@ import { useSignal } from '@preact/signals'
 import { useEffect } from 'preact/hooks'
 import { describe, get, list, post, V2 } from '../api'
 import { navigate } from '../router'
-import { chatById, chatTitle, loadChats, me, names } from '../store'
+import { chatById, chatChanges, chatTitle, loadChats, me, names } from '../store'
 import type { Channel, Group, Member, Peer } from '../types'
 import { Avatar } from './Avatar'
 import { Icon } from './Icon'
@@ -42,7 +42,7 @@ export function ChatInfo({ chatId }: { chatId: number }) {
       error.value = describe(e)
     }
   }
-  useEffect(() => void load(), [chatId])
+  useEffect(() => void load(), [chatId, chatChanges.value])
 
   const act = (fn: () => Promise<unknown>) => {
     error.value = null
