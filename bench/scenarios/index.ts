@@ -2,6 +2,7 @@
 import type { Scenario } from '../lib/scenario.js'
 import { broadcast, broadcastPg } from './broadcast.js'
 import { botWebhooks } from './bot-webhooks.js'
+import { botPolling } from './bot-polling.js'
 import { channelFanout } from './channel-fanout.js'
 import { channels } from './channels.js'
 import { chatList } from './chat-list.js'
@@ -17,4 +18,4 @@ import { upload } from './upload.js'
 import { videoSignaling } from './video-signaling.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg, botWebhooks, videoSignaling]
+export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg, botWebhooks, botPolling, videoSignaling]

@@ -84,11 +84,14 @@ export async function deleteCommands(db: Db, botId: number) {
 
 // ---- updates
 
-/** The bot's next update id: an atomic increment, which serializes concurrent writers on both dialects. */
-export async function nextUpdateId(db: Db, botId: number): Promise<number> {
+/**
+ * The bot's next update id (or the last of the next `count`): an atomic increment, which
+ * serializes concurrent writers on both dialects.
+ */
+export async function nextUpdateId(db: Db, botId: number, count = 1): Promise<number> {
   const row = await db
     .updateTable('bot_apps')
-    .set((eb) => ({ last_update_id: eb('last_update_id', '+', 1) }))
+    .set((eb) => ({ last_update_id: eb('last_update_id', '+', count) }))
     .where('bot_id', '=', botId)
     .returning('last_update_id')
     .executeTakeFirstOrThrow()
@@ -99,6 +102,15 @@ export async function insertUpdate(db: Db, row: { bot_id: number; update_id: num
   await db
     .insertInto('bot_updates')
     .values({ bot_id: row.bot_id, update_id: row.update_id, kind: row.kind, message_id: row.message_id, payload: JSON.stringify(row.payload), created_at: row.now })
+    .execute()
+}
+
+/** Several updates in one statement; one whose message already made an update is skipped. */
+export async function insertUpdates(db: Db, rows: { bot_id: number; update_id: number; kind: string; message_id: number | null; payload: unknown; now: number }[]) {
+  await db
+    .insertInto('bot_updates')
+    .values(rows.map((row) => ({ bot_id: row.bot_id, update_id: row.update_id, kind: row.kind, message_id: row.message_id, payload: JSON.stringify(row.payload), created_at: row.now })))
+    .onConflict((oc) => oc.columns(['bot_id', 'message_id']).doNothing())
     .execute()
 }
 

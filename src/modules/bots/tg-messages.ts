@@ -58,8 +58,13 @@ export const factsOfRow = (row: MessageRow): MessageFacts => ({
 })
 
 /** A Tern message as a Telegram Message in `chat` (the bot's view of its chat). Null when its sender is gone. */
-export async function tgMessage(ctx: AppContext, message: MessageFacts, chat: TgChat, options: { markup?: boolean } = {}): Promise<TgMessage | null> {
-  const sender = await users.findById(ctx, message.sender_id)
+export async function tgMessage(
+  ctx: AppContext,
+  message: MessageFacts,
+  chat: TgChat,
+  options: { markup?: boolean; sender?: Parameters<typeof tgUser>[0] } = {},
+): Promise<TgMessage | null> {
+  const sender = options.sender ?? (await users.findById(ctx, message.sender_id))
   if (!sender) return null
   const upload = message.file_path ? await uploadOf(ctx, message.file_path) : undefined
   const entities = commandEntities(message.content)

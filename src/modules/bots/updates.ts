@@ -41,6 +41,8 @@ interface BotState {
   asking: Map<number, { resolve(bot: boolean): void; reject(error: unknown): void }[]>
   /** bot id → its running getUpdates (a newer one supersedes it) */
   polls: Map<number, AbortController>
+  /** bot id → messages waiting for its next write: written together, in one transaction (enqueue) */
+  batches: Map<number, Queued[]>
   /** bot id → the chain of its update writes in progress (inTurn) */
   queues: Map<number, Promise<void>>
   closing: boolean
@@ -48,7 +50,7 @@ interface BotState {
 const states = new WeakMap<AppContext, BotState>()
 const stateOf = (ctx: AppContext): BotState => {
   let state = states.get(ctx)
-  if (!state) states.set(ctx, (state = { isBot: new Map(), asking: new Map(), waiters: new Map(), polls: new Map(), queues: new Map(), closing: false }))
+  if (!state) states.set(ctx, (state = { isBot: new Map(), asking: new Map(), waiters: new Map(), polls: new Map(), queues: new Map(), batches: new Map(), closing: false }))
   return state
 }
 
@@ -104,9 +106,34 @@ export function listenForBotUpdates(ctx: AppContext): () => void {
     const botId = message.receiver_id
     // the common case, a message to a person, is answered from memory without waiting
     if (stateOf(ctx).isBot.get(botId) === false) return
-    await inTurn(ctx, botId, async () => {
-      if (await isBot(ctx, botId)) await recordMessageUpdate(ctx, botId, message)
-    })
+    await enqueue(ctx, botId, { message, group: null })
+  })
+}
+
+interface Queued {
+  message: MessageView
+  /** the group it was posted in; null: the bot's personal chat with the sender */
+  group: ChatRow | null
+}
+
+/**
+ * Queues a message for the bot's next write. The messages that arrive while a write is running
+ * are written by the next one together (one transaction, one lookup of the bot), so a bot that
+ * hears hundreds of messages a second costs a few queries per batch rather than per message.
+ */
+function enqueue(ctx: AppContext, botId: number, item: Queued): Promise<void> {
+  const state = stateOf(ctx)
+  const open = state.batches.get(botId)
+  if (open) {
+    open.push(item)
+    return Promise.resolve()
+  }
+  const batch = [item]
+  state.batches.set(botId, batch)
+  return inTurn(ctx, botId, async () => {
+    // from here on, new messages start the next batch
+    if (state.batches.get(botId) === batch) state.batches.delete(botId)
+    if (await isBot(ctx, botId)) await recordMessageUpdates(ctx, botId, batch)
   })
 }
 
@@ -157,18 +184,36 @@ export async function repliedMessage(ctx: AppContext, replyToId: number | null, 
 }
 
 /**
- * A message to the bot (its personal chat), or in a group it is in (`group`), as a `message`
- * update, unless the bot does not take it (see wanted).
+ * Messages to the bot (its personal chats), or in groups it is in, as `message` updates, except
+ * those the bot does not take (see wanted), in one transaction.
  */
-async function recordMessageUpdate(ctx: AppContext, botId: number, message: MessageView, group: ChatRow | null = null) {
-  const [app, sender, bot] = await Promise.all([repo.findApp(ctx.db, botId), users.findById(ctx, message.sender_id), users.findById(ctx, botId)])
-  // bots do not hear each other (as in Telegram); a bot removed meanwhile hears nothing
-  if (!app || !sender || !bot || sender.is_bot === 1) return
-  if (!(await wanted(ctx, botId, bot.username, allowedCommandsOf(app), message.content))) return
-  const chat = group ? tgGroupChat(group) : tgPrivateChat(sender)
-  const facts = { ...message, id: message.message_id!, created_at: Date.parse(message.timestamp), edited_at: null }
-  const tg = await tgMessage(ctx, facts, chat)
-  if (tg) await recordUpdate(ctx, botId, 'message', message.message_id, { message: tg })
+async function recordMessageUpdates(ctx: AppContext, botId: number, batch: Queued[]) {
+  const [app, bot] = await Promise.all([repo.findApp(ctx.db, botId), users.findById(ctx, botId)])
+  // a bot removed meanwhile hears nothing
+  if (!app || !bot) return
+  const allowed = allowedCommandsOf(app)
+  const senders = new Map<number, Awaited<ReturnType<typeof users.findById>>>()
+  const updates: { messageId: number; payload: unknown }[] = []
+  for (const { message, group } of batch) {
+    if (!senders.has(message.sender_id)) senders.set(message.sender_id, await users.findById(ctx, message.sender_id))
+    const sender = senders.get(message.sender_id)
+    // bots do not hear each other (as in Telegram)
+    if (!sender || sender.is_bot === 1) continue
+    if (!(await wanted(ctx, botId, bot.username, allowed, message.content))) continue
+    const chat = group ? tgGroupChat(group) : tgPrivateChat(sender)
+    const facts = { ...message, id: message.message_id!, created_at: Date.parse(message.timestamp), edited_at: null }
+    const tg = await tgMessage(ctx, facts, chat, { sender })
+    if (tg) updates.push({ messageId: message.message_id!, payload: { message: tg } })
+  }
+  if (updates.length === 0) return
+  const now = ctx.clock.now()
+  await ctx.db.transaction().execute(async (trx) => {
+    const last = await repo.nextUpdateId(trx, botId, updates.length)
+    // a message that already made its update (a second attempt) is skipped: its id is left unused
+    await repo.insertUpdates(trx, updates.map((u, i) => ({ bot_id: botId, update_id: last - updates.length + 1 + i, kind: 'message', message_id: u.messageId, payload: u.payload, now })))
+  })
+  wake(ctx, botId)
+  ctx.fanout.publish([{ userId: botId, frame: { type: UPDATE_NUDGE, data: {} } }])
 }
 
 /**
@@ -209,7 +254,7 @@ async function groupMessage(ctx: AppContext, message: MessageView) {
   for (const botId of botIds) {
     if (!command && repliedTo?.sender_id !== botId) continue
     stateOf(ctx).isBot.set(botId, true)
-    void inTurn(ctx, botId, () => recordMessageUpdate(ctx, botId, message, chat)).catch((err: unknown) => ctx.log.warn({ err, botId }, 'bot group update failed'))
+    void enqueue(ctx, botId, { message, group: chat }).catch((err: unknown) => ctx.log.warn({ err, botId }, 'bot group update failed'))
   }
 }
 
