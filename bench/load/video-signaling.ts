@@ -15,6 +15,9 @@ export interface VideoSignalingSpec {
   secret: string
   rooms: number
   peers: number
+  /** 'connect' only: the rooms [fromRoom, toRoom) to fill (default all) */
+  fromRoom?: number
+  toRoom?: number
   /** 'connect': open and join every socket; 'offers': send offers at `rate` for `durationMs` (after `warmupMs`) */
   step: 'connect' | 'offers'
   rate?: number
@@ -76,10 +79,11 @@ function join(spec: VideoSignalingSpec, room: number, index: number): Promise<Pe
 
 serve(async (spec: VideoSignalingSpec): Promise<VideoSignalingResult> => {
   if (spec.step === 'connect') {
-    for (let room = 0; room < spec.rooms; room++) {
+    for (let room = spec.fromRoom ?? 0; room < (spec.toRoom ?? spec.rooms); room++) {
       // a room's peers join one after another (the server tells the earlier ones); rooms in batches
       for (let index = 0; index < spec.peers; index++) peers.push(await join(spec, room, index))
     }
+    // every peer joined so far (cumulative over connect steps)
     return { joined: peers.length }
   }
   const rate = spec.rate ?? 1000

@@ -158,6 +158,13 @@ test("a 1:1 call is a two-person room: once answered both parties get tickets an
   assert.equal((await b.next('offer')).from_user_id, ann.id)
   b.send({ type: 'answer', to: aj.peer_id, sdp: SDP })
   assert.equal((await a.next('answer')).from_user_id, bob.id)
+  // the call ends: its room ends with it (the job), and no more tickets
+  await endIdleRooms(server.ctx)
+  assert.equal((await roomOf(ann, annT.room_id)).status, 'active', 'control: the room of a going call stays')
+  assert.equal((await ann.api.post(`${V2}/calls/${id}/end`)).status, 200)
+  await endIdleRooms(server.ctx)
+  assert.equal((await roomOf(ann, annT.room_id)).status, 'ended')
+  assertError(await bob.api.post(`${V2}/calls/${id}/ticket`, {}), 409, 'conflict', 'ticket after the end')
   await a.close()
   await b.close()
 })

@@ -234,7 +234,7 @@ export async function reportFromVideo(ctx: AppContext, report: VideoReport): Pro
   })
 }
 
-/** The job: active rooms with nobody connected and no join or leave for VIDEO_ROOM_IDLE_SECONDS end. */
+/** The job: active rooms with nobody connected and no join or leave for VIDEO_ROOM_IDLE_SECONDS end, and the rooms of calls that are over. */
 export async function endIdleRooms(ctx: AppContext, signal?: AbortSignal): Promise<{ ended: number }> {
   const now = ctx.clock.now()
   const idle = await ctx.db
@@ -246,8 +246,17 @@ export async function endIdleRooms(ctx: AppContext, signal?: AbortSignal): Promi
     .orderBy('last_activity_at')
     .limit(IDLE_BATCH)
     .execute()
+  // a 1:1 call's room ends with its call, whoever is still connected
+  const overCalls = await ctx.db
+    .selectFrom('video_calls')
+    .innerJoin('calls', 'calls.id', 'video_calls.call_id')
+    .selectAll('video_calls')
+    .where('video_calls.status', '=', 'active')
+    .where('calls.status', '!=', 'answered')
+    .limit(IDLE_BATCH)
+    .execute()
   let ended = 0
-  for (const room of idle) {
+  for (const room of [...idle, ...overCalls.filter((r) => !idle.some((i) => i.id === r.id))]) {
     if (signal?.aborted) break
     if (await ctx.db.transaction().execute((trx) => endRoom(trx, room, now))) ended++
   }
