@@ -90,7 +90,7 @@ export function asyncApiDocument(options: { version: string; publicBaseUrl: stri
       gateway: {
         address: options.path,
         title: 'The gateway socket',
-        description: 'Authenticated by the session token (Authorization: Bearer, or ?token= where a browser cannot set headers).',
+        description: 'Authenticated by the session token (Authorization: Bearer, or ?token= where a browser cannot set headers), or by the web session cookie from a page of this origin (Origin checked).',
         messages: channelMessages,
       },
     },
