@@ -512,6 +512,8 @@ test('request logs carry method, URL and status but never passwords, tokens or c
       DATA_DIR: dataDir,
       DATABASE_URL: database.url,
       LOG_LEVEL: 'info',
+      // the in-process video service on a free port (5001 may be taken)
+      VIDEO_PORT: '0',
       ...(testRedisUrl ? { REDIS_URL: testRedisUrl, REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:` } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],

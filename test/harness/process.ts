@@ -66,7 +66,7 @@ function spawnTern(env: Record<string, string>, launch: Launch = 'tsx') {
 
 /** Runs Tern with an environment that must make start-up fail; returns exit code and output. */
 export async function runFailingStart(env: Record<string, string>) {
-  const run = spawnTern(env)
+  const run = spawnTern({ VIDEO_PORT: '0', ...env })
   const timer = setTimeout(() => run.child.kill('SIGKILL'), 15_000)
   const code = await run.exited
   clearTimeout(timer)
