@@ -1,17 +1,17 @@
 /**
  * Real bot frameworks in webhook mode (issue 27, point 6): a grammY bot (webhookCallback) and a
  * Telegraf bot (webhookCallback, which answers with a webhook reply by default) behind local HTTP
- * servers, their webhooks set through Tern's Bot API with a secret_token, answer /start from a Tern
- * user. WEBHOOK_ALLOW_PRIVATE=true lets Tern post to loopback.
+ * servers, their webhooks set through Tern's Bot API with a secret_token, answer /start and a
+ * button press from a Tern user. WEBHOOK_ALLOW_PRIVATE=true lets Tern post to loopback.
  */
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, test } from 'node:test'
-import { Bot, webhookCallback } from 'grammy'
-import { Telegraf } from 'telegraf'
-import { history, send } from '../harness/messaging.js'
+import { Bot, InlineKeyboard, webhookCallback } from 'grammy'
+import { Markup, Telegraf } from 'telegraf'
+import { history, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, uniqueName, type TestUser } from '../harness/server.js'
 import { waitFor } from '../harness/wait.js'
 
@@ -97,4 +97,56 @@ test('a Telegraf bot in webhook mode with secret_token answers /start (through a
   const forged = await fetch(`${hook.url}/telegraf`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"update_id":1}' })
   assert.notEqual(forged.status, 200)
   await bot.telegram.deleteWebhook()
+})
+
+/** The user's side of a button press: /start, press "yes", see the bot's answer and its edit. */
+async function pressAndSee(user: TestUser, botId: number) {
+  const sent = await send(user, { id: botId } as TestUser, '/start')
+  const question = await replyFrom(user, sent.chat_id, botId, sent.message_id)
+  assert.equal(question.content, 'Pizza?')
+  const pressed = await user.api.post(`${V2}/messages/${question.message_id}/callback`, { data: 'pizza:yes' })
+  assert.equal(pressed.status, 200, pressed.text)
+  const answer = await waitFor(async () => (await updates(user)).items.find((u) => u.type === 'bot.callback_answer'), {
+    timeoutMs: 10_000,
+    intervalMs: 100,
+    message: 'the bot answers the press',
+  })
+  assert.equal(answer.data.callback_query_id, pressed.body.data.callback_query_id)
+  assert.equal(answer.data.text, 'You chose yes')
+  const edited = await waitFor(async () => {
+    const found = (await history(user, sent.chat_id)).find((m) => m.message_id === question.message_id)
+    return found?.edited_at ? found : undefined
+  }, { timeoutMs: 10_000, intervalMs: 100, message: 'the bot edits its question' })
+  assert.equal(edited.content, 'Pizza? yes')
+}
+
+test('a grammY bot in webhook mode answers a button press (answerCallbackQuery, editMessageText)', { timeout: 60_000 }, async () => {
+  const [owner, user] = [await server.registerUser(), await server.registerUser()]
+  const info = await registerBot(owner, 'Pizza grammY hook')
+  const bot = new Bot(info.token, { client: { apiRoot: server.url } })
+  bot.command('start', (ctx) => ctx.reply('Pizza?', { reply_markup: new InlineKeyboard().text('Yes', 'pizza:yes').text('No', 'pizza:no') }))
+  bot.callbackQuery(/^pizza:(.+)$/, async (ctx) => {
+    await ctx.answerCallbackQuery({ text: `You chose ${ctx.match[1]}` })
+    await ctx.editMessageText(`Pizza? ${ctx.match[1]}`)
+  })
+  await bot.init()
+  const hook = await listen(webhookCallback(bot, 'http', { secretToken: 'pizza-secret' }))
+  await bot.api.setWebhook(`${hook.url}/`, { secret_token: 'pizza-secret' })
+  await pressAndSee(user, info.bot_id)
+  assert.equal(hook.seen.length, 2, 'the /start message and the callback query, once each')
+})
+
+test('a Telegraf bot in webhook mode answers a button press (answerCbQuery by webhook reply, editMessageText)', { timeout: 60_000 }, async () => {
+  const [owner, user] = [await server.registerUser(), await server.registerUser()]
+  const info = await registerBot(owner, 'Pizza Telegraf hook')
+  const bot = new Telegraf(info.token, { telegram: { apiRoot: server.url } })
+  bot.start((ctx) => ctx.reply('Pizza?', Markup.inlineKeyboard([Markup.button.callback('Yes', 'pizza:yes'), Markup.button.callback('No', 'pizza:no')])))
+  bot.action(/^pizza:(.+)$/, async (ctx) => {
+    await ctx.answerCbQuery(`You chose ${ctx.match[1]}`)
+    await ctx.editMessageText(`Pizza? ${ctx.match[1]}`)
+  })
+  const hook = await listen(bot.webhookCallback('/', { secretToken: 'pizza-secret' }) as (req: http.IncomingMessage, res: http.ServerResponse) => void)
+  await bot.telegram.setWebhook(`${hook.url}/`, { secret_token: 'pizza-secret' })
+  await pressAndSee(user, info.bot_id)
+  assert.equal(hook.seen.length, 2, 'the /start message and the callback query, once each')
 })

@@ -2,13 +2,21 @@
  * The Bot API's webhook methods (setWebhook, deleteWebhook, getWebhookInfo), as Telegram's: while a
  * webhook is set the bot's updates are posted to it (bots/webhooks.ts) and getUpdates answers 409.
  */
-import type { Call } from './bot-methods.js'
-import { badRequest } from './bot-params.js'
+import type { AppContext } from '../../context.js'
+import { badRequest, type Params } from './bot-params.js'
+import type { AuthBot } from './service.js'
 import { UPDATE_KINDS } from './updates.js'
 import * as repo from './repo.js'
 import * as webhookRepo from './webhook-repo.js'
 import { refuseWebhookUrl, removeWebhookForBot, setWebhookForBot } from './webhooks.js'
 
+/** bot-methods.ts' Call, restated here so the two files do not import each other */
+interface Call {
+  ctx: AppContext
+  bot: AuthBot
+  params: Params
+  signal: AbortSignal
+}
 type Method = (call: Call) => Promise<unknown>
 
 const SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/

@@ -368,7 +368,7 @@ async function moveUpdates(ctx: AppContext): Promise<number> {
 }
 
 /** One attempt at one delivery, and what it leaves in the log; true when the lane may go on. */
-async function attempt(ctx: AppContext, delivery: repo.DueDelivery, stats: WebhookRunStats): Promise<boolean> {
+async function attempt(ctx: AppContext, delivery: repo.DueDelivery, stats: WebhookRunStats, methods: BotMethods): Promise<boolean> {
   const result = await post(ctx, delivery)
   const now = ctx.clock.now()
   if (result.error === null) {
@@ -378,7 +378,7 @@ async function attempt(ctx: AppContext, delivery: repo.DueDelivery, stats: Webho
       delivery.verified_at = now
     }
     stats.delivered++
-    if (result.reply !== undefined) await webhookReply(ctx, delivery.bot_id, result.reply)
+    if (result.reply !== undefined) await webhookReply(ctx, delivery.bot_id, result.reply, methods)
     return true
   }
   const attempts = delivery.attempts + 1
@@ -401,7 +401,7 @@ async function attempt(ctx: AppContext, delivery: repo.DueDelivery, stats: Webho
  * as the bot, before the chat's next delivery. Its result goes nowhere (as in Telegram); a bad call
  * is logged and dropped.
  */
-async function webhookReply(ctx: AppContext, botId: number, text: string) {
+async function webhookReply(ctx: AppContext, botId: number, text: string, methods: BotMethods) {
   let call: unknown
   try {
     call = JSON.parse(text)
@@ -411,9 +411,7 @@ async function webhookReply(ctx: AppContext, botId: number, text: string) {
   if (call === null || typeof call !== 'object' || Array.isArray(call) || !Object.hasOwn(call, 'method')) return
   const name = (call as Record<string, unknown>).method
   if (typeof name !== 'string' || name.toLowerCase() === 'getupdates') return
-  // loaded here: the Bot API's methods include this module's setWebhook side
-  const { METHODS } = await import('./bot-methods.js')
-  const method = METHODS.get(name.toLowerCase())
+  const method = methods.get(name.toLowerCase())
   const bot = method ? await botsRepo.findAppWithUser(ctx.db, botId) : undefined
   // a bot deactivated or deleted meanwhile calls nothing
   if (!method || !bot || bot.is_active !== 1 || bot.deleted_at !== null) return
@@ -426,10 +424,10 @@ async function webhookReply(ctx: AppContext, botId: number, text: string) {
 }
 
 /** Sends one chat's due deliveries one after another, from its head. */
-async function runLane(ctx: AppContext, head: repo.DueDelivery, stats: WebhookRunStats, signal: AbortSignal, deadline: number) {
+async function runLane(ctx: AppContext, head: repo.DueDelivery, stats: WebhookRunStats, methods: BotMethods, signal: AbortSignal, deadline: number) {
   let current: repo.DueDelivery | undefined = head
   for (let sent = 0; current && sent < LANE_RUN && !signal.aborted && Date.now() < deadline; sent++) {
-    if (!(await attempt(ctx, current, stats))) return
+    if (!(await attempt(ctx, current, stats, methods))) return
     const next = await repo.nextInLane(ctx.db, current.bot_id, current.chat_key, current.id)
     current = next && Number(next.next_attempt_at) <= ctx.clock.now()
       ? { ...next, url: head.url, secret: head.secret, secret_token: head.secret_token, verified_at: current.verified_at }
@@ -437,8 +435,14 @@ async function runLane(ctx: AppContext, head: repo.DueDelivery, stats: WebhookRu
   }
 }
 
+/**
+ * The Bot API's methods by lower-cased name, for webhook replies: given by the job's wiring
+ * (webhook-job.ts), since the methods themselves include this module's setWebhook side.
+ */
+export type BotMethods = ReadonlyMap<string, (call: { ctx: AppContext; bot: NonNullable<Awaited<ReturnType<typeof botsRepo.findAppWithUser>>>; params: Params; signal: AbortSignal }) => Promise<unknown>>
+
 /** The webhook-delivery job: moves updates into the log, then sends what is due, chats side by side. */
-export async function deliverWebhooks(ctx: AppContext, signal: AbortSignal): Promise<WebhookRunStats> {
+export async function deliverWebhooks(ctx: AppContext, signal: AbortSignal, methods: BotMethods): Promise<WebhookRunStats> {
   const stats: WebhookRunStats = { moved: 0, delivered: 0, retried: 0, failed: 0 }
   const deadline = Date.now() + RUN_BUDGET_MS
   while (!signal.aborted && Date.now() < deadline) {
@@ -446,7 +450,7 @@ export async function deliverWebhooks(ctx: AppContext, signal: AbortSignal): Pro
     const heads = await repo.dueLaneHeads(ctx.db, ctx.clock.now(), ROUND)
     if (heads.length === 0) break
     await Promise.all(heads.map((head) =>
-      runLane(ctx, head, stats, signal, deadline).catch((err) => {
+      runLane(ctx, head, stats, methods, signal, deadline).catch((err) => {
         // one lane's trouble (the database away) must not stop the others; it is tried next run
         ctx.log.warn({ err, deliveryId: head.id }, 'bot webhook delivery failed')
       }),
