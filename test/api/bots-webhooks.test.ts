@@ -441,3 +441,56 @@ test('the queue survives a restart: a delivery pending when the server stops goe
   assert.equal(rows[0].status, 'delivered')
   assert.ok(rows[0].attempts >= 2)
 })
+
+test('an attempt times out after 5 s, and a redirect is not followed: both are failed attempts, retried', { timeout: 30_000 }, async () => {
+  const owner = await server.registerUser()
+  const bot = await registerBot(owner)
+  const target = await startReceiver()
+  let mode: 'hang' | 'redirect' | 'ok' = 'hang'
+  const hung: http.ServerResponse[] = []
+  const listener = http.createServer((request, response) => {
+    request.resume()
+    request.on('end', () => {
+      if (mode === 'hang') return void hung.push(response)
+      if (mode === 'redirect') return void response.writeHead(307, { location: target.url }).end()
+      response.writeHead(200).end()
+    })
+  })
+  listener.listen(0, '127.0.0.1')
+  await once(listener, 'listening')
+  after(() => new Promise<void>((resolve) => {
+    listener.closeAllConnections()
+    listener.close(() => resolve())
+  }))
+  await setHook(owner, bot.bot_id, { url: `http://127.0.0.1:${(listener.address() as AddressInfo).port}/slow` })
+  const started = Date.now()
+  await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, { data: 'slow' })
+  const timedOut = await waitFor(async () => {
+    const [row] = (await deliveries(owner, bot.bot_id)).items
+    return row?.attempts >= 1 ? row : undefined
+  }, { timeoutMs: 10_000, intervalMs: 100, message: 'the first attempt times out' })
+  const took = Date.now() - started
+  assert.ok(took >= 5000 && took < 9000, `timed out after ${took} ms`)
+  assert.equal(timedOut.status, 'pending')
+  assert.equal(timedOut.last_status_code, null)
+  assert.match(timedOut.last_error, /no answer within 5 s/)
+
+  mode = 'redirect'
+  const redirected = await waitFor(async () => {
+    const [row] = (await deliveries(owner, bot.bot_id)).items
+    return row?.last_status_code === 307 ? row : undefined
+  }, { timeoutMs: 10_000, intervalMs: 50, message: 'an attempt gets the redirect' })
+  assert.equal(redirected.status, 'pending')
+  assert.match(redirected.last_error, /redirect \(307\) not followed/)
+  assert.equal(target.received.length, 0, 'the redirect target got nothing')
+
+  // positive control: the same delivery goes through once the receiver answers
+  mode = 'ok'
+  const done = await waitFor(async () => {
+    const [row] = (await deliveries(owner, bot.bot_id)).items
+    return row?.status === 'delivered' ? row : undefined
+  }, { timeoutMs: 10_000, intervalMs: 50, message: 'delivered at last' })
+  assert.equal(done.last_status_code, 200)
+  assert.ok(done.attempts >= 3)
+  for (const response of hung) response.destroy()
+})
