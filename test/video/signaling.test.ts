@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { describe, test } from 'node:test'
+import { Parser } from '@asyncapi/parser'
+import { Ajv } from 'ajv'
 import { signTicket } from '../../src/video/ticket.js'
 import { testRedisUrl } from '../harness/database.js'
 import { SignalClient, startTestVideo } from '../harness/signal.js'
@@ -151,8 +153,43 @@ describe('video service', async () => {
     assert.match(server.username, /^\d+:42$/)
     const forged = await fetch(`${turn.url}/video/integration/config`, { headers: { authorization: `Bearer ${signTicket(randomBytes(32), { room: '', uid: 42, username: 'x', exp: Date.now() + 1000, audio_only: false, cb: null })}` } })
     assert.equal(forged.status, 401)
-    const docs = await (await fetch(`${video.url}/asyncapi.json`)).json()
-    assert.ok(docs.components.messages['client.offer'] && docs.components.messages['server.peer-left'])
+  })
+
+  test('/asyncapi.json is a valid AsyncAPI 3 document naming every frame, and the frames on the wire match it', async () => {
+    const document = await (await fetch(`${video.url}/asyncapi.json`)).json()
+    const { document: parsed, diagnostics } = await new Parser().parse(JSON.stringify(document))
+    assert.deepEqual(diagnostics.filter((d) => d.severity === 0).map((d) => `${d.path.join('.')}: ${d.message}`), [])
+    assert.ok(parsed)
+    const names = new Set(parsed.messages().all().map((m) => m.name()))
+    for (const frame of ['join', 'offer', 'answer', 'ice-candidate', 'media', 'leave', 'joined', 'peer-joined', 'peer-left', 'error']) assert.ok(names.has(frame), frame)
+    // real frames fit the schemas the document gives their types
+    const ajv = new Ajv({ strict: false })
+    const check = (prefix: string, frame: any) => {
+      const schema = document.components.messages[`${prefix}.${frame.type}`].payload
+      assert.ok(ajv.validate(schema, frame), `${prefix}.${frame.type}: ${ajv.errorsText()}`)
+    }
+    const room = 'r-' + randomBytes(4).toString('hex')
+    const { client: a, joined: aj } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 1 }))
+    const { client: b, joined: bj } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 2 }))
+    const sent = [
+      { type: 'offer', to: aj.peer_id, sdp: SDP },
+      { type: 'ice-candidate', to: aj.peer_id, candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 9 typ host', sdpMid: '0', sdpMLineIndex: 0 } },
+      { type: 'media', audio: false, video: true, screenshare: false },
+      { type: 'offer', to: 'nobody-in-this-room', sdp: SDP },
+    ]
+    for (const frame of sent) {
+      check('client', frame)
+      b.send(frame)
+    }
+    check('server', aj)
+    check('server', bj)
+    check('server', await a.next('peer-joined'))
+    check('server', await a.next('offer'))
+    check('server', await a.next('ice-candidate'))
+    check('server', await a.next('media'))
+    check('server', await b.next('error'))
+    b.send({ type: 'leave' })
+    check('server', await a.next('peer-left'))
   })
 })
 
