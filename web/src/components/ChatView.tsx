@@ -319,7 +319,8 @@ export function ChatView({ chatId }: { chatId: number }) {
   }
   const title = chatTitle(item)
   const group = item?.chat_type !== 'personal'
-  const canPost = item?.chat_type !== 'channel' || item.my_role === 'owner' || item.my_role === 'admin'
+  // the composer waits for the chat list to say what this chat is (a channel's subscribers do not post)
+  const canPost = item !== undefined && (item.chat_type !== 'channel' || item.my_role === 'owner' || item.my_role === 'admin')
   const actions: Actions = {
     reply: (msg) => ((editing.value = null), (replyTo.value = msg)),
     edit: (msg) => ((replyTo.value = null), (editing.value = msg)),
@@ -374,9 +375,9 @@ export function ChatView({ chatId }: { chatId: number }) {
       ) : null}
       {canPost ? (
         <Composer chatId={chatId} replyTo={replyTo.value} editing={editing.value} onDone={() => ((replyTo.value = null), (editing.value = null))} />
-      ) : (
+      ) : item ? (
         <p class="muted center pad">Only the channel's admins post here.</p>
-      )}
+      ) : null}
       {forwarding.value ? <ForwardDialog msg={forwarding.value} onClose={() => (forwarding.value = null)} /> : null}
     </section>
   )
