@@ -218,6 +218,12 @@ test('two people chat live: send, typing, read receipts, reply, react, edit, del
     const copy = messageWith(alice, 'Hi Alice, replying')
     await copy.waitFor()
     assert.match((await copy.locator('.forwarded').textContent()) ?? '', /^Forwarded from /)
+
+    // the online dot: Bob sees Alice online while her tab is open, and not once she has closed it
+    await chatLink(bob, /^Alice Live, Personal chat, online/).waitFor()
+    await alice.page.close()
+    await chatLink(bob, /^Alice Live, Personal chat(?!, online)/).waitFor({ timeout: 20_000 })
+    assert.equal(await bob.page.locator(`a[data-chat-id="${chatId}"] .dot`).count(), 0)
     noProblems(alice, bob)
   } finally {
     await alice.context.close()
