@@ -9,7 +9,7 @@ import * as filesRepo from '../files/repo.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
 import { commandEntities, tgGroupChat, tgPrivateChat, tgUser, unixSeconds, type TgChat, type TgDocument, type TgMessage, type TgPhotoSize } from './telegram.js'
-import { repliedMessage } from './updates.js'
+import * as messages from '../messages/service.js'
 
 /** The upload behind a file_id (an upload path), if it exists. */
 export const uploadOf = (ctx: AppContext, fileId: string) => filesRepo.findByServedPath(ctx.db, fileId, false)
@@ -88,4 +88,25 @@ export async function tgMessage(
   if (replyTo) result.reply_to_message = replyTo
   if (markup) result.reply_markup = fromJson<unknown>(markup.reply_markup)
   return result
+}
+
+/**
+ * The message replied to, as Telegram nests it (`reply_to_message`, itself without one); null when
+ * it is gone (deleted for everyone) or not in this chat.
+ */
+export async function repliedMessage(ctx: AppContext, replyToId: number | null, chatId: number, chat: TgChat): Promise<Omit<TgMessage, 'reply_to_message'> | null> {
+  if (replyToId === null) return null
+  const found = await messages.moderatedMessage(ctx.db, replyToId)
+  if (!found || found.row.chat_id !== chatId || found.row.deleted_for_all === 1) return null
+  const sender = await users.findById(ctx, found.row.sender_id)
+  if (!sender) return null
+  const entities = commandEntities(found.row.content)
+  return {
+    message_id: found.row.id,
+    from: tgUser(sender),
+    chat,
+    date: unixSeconds(found.row.created_at),
+    ...(found.row.content ? { text: found.row.content } : {}),
+    ...(entities.length ? { entities } : {}),
+  }
 }

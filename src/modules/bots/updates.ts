@@ -19,14 +19,13 @@ import type { BotUpdateRow, ChatRow } from '../../db/tables.js'
 import * as chats from '../chats/service.js'
 import * as messagesRepo from '../messages/repo.js'
 import type { MessageView } from '../messages/schemas.js'
-import * as messages from '../messages/service.js'
 import * as users from '../users/service.js'
 import { BotApiError } from './bot-params.js'
 import * as repo from './repo.js'
 import { allowedCommandsOf } from './service.js'
 import { hasActiveWebhook } from './webhook-repo.js'
-import { commandEntities, leadingCommand, tgGroupChat, tgPrivateChat, tgUser, unixSeconds, type TgChat, type TgMessage } from './telegram.js'
-import { tgMessage } from './tg-messages.js'
+import { leadingCommand, tgGroupChat, tgPrivateChat } from './telegram.js'
+import { repliedMessage, tgMessage } from './tg-messages.js'
 
 /** Update kinds a bot gets when it names none (Telegram's default leaves these three out). */
 export const NOT_BY_DEFAULT = new Set(['chat_member', 'message_reaction', 'message_reaction_count'])
@@ -162,26 +161,8 @@ async function wanted(ctx: AppContext, botId: number, botUsername: string, allow
   return (await repo.findCommand(ctx.db, botId, command.command)) !== undefined
 }
 
-/**
- * The message replied to, as Telegram nests it (`reply_to_message`, itself without one); null when
- * it is gone (deleted for everyone) or not in this chat.
- */
-export async function repliedMessage(ctx: AppContext, replyToId: number | null, chatId: number, chat: TgChat): Promise<Omit<TgMessage, 'reply_to_message'> | null> {
-  if (replyToId === null) return null
-  const found = await messages.moderatedMessage(ctx.db, replyToId)
-  if (!found || found.row.chat_id !== chatId || found.row.deleted_for_all === 1) return null
-  const sender = await users.findById(ctx, found.row.sender_id)
-  if (!sender) return null
-  const entities = commandEntities(found.row.content)
-  return {
-    message_id: found.row.id,
-    from: tgUser(sender),
-    chat,
-    date: unixSeconds(found.row.created_at),
-    ...(found.row.content ? { text: found.row.content } : {}),
-    ...(entities.length ? { entities } : {}),
-  }
-}
+/** (in tg-messages.ts, with the rest of the Message mapping) */
+export { repliedMessage }
 
 /**
  * Messages to the bot (its personal chats), or in groups it is in, as `message` updates, except
