@@ -2,7 +2,9 @@
  * video-signaling: the video service on its own (`dist/src/video/main.js`, as `npm run
  * start:video` runs it) with ROOMS rooms of PEERS peers, every peer an idle joined signaling
  * socket; then offers relayed peer to peer at RATE a second. Figures: the relay latency (offer
- * written → offer received on the other socket) p50/p99, and the service's RSS per idle participant.
+ * written → offer received on the other socket) p50/p99, the service's CPU per offer, and the memory
+ * an idle participant holds: heap + external after a full GC (the service runs under
+ * bench/servers/video-gc.ts). RSS is only logged: the start-up heap shrinking swamps it.
  */
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
@@ -41,8 +43,8 @@ export const videoSignaling: Scenario = {
   async run(ctx) {
     const latencyP50: number[] = []
     const latencyP99: number[] = []
-    const perPeer: number[] = []
     const cpuPer1000: number[] = []
+    const heapPerPeer: number[] = []
     for (let run = 1; run <= ctx.runs; run++) {
       const dataDir = makeDataDir('video')
       const port = await freePort()
@@ -52,10 +54,16 @@ export const videoSignaling: Scenario = {
       const child = spawnNode(
         ctx.machine,
         SERVER_CORE,
-        [...NODE_FLAGS, 'dist/src/video/main.js'],
+        [...NODE_FLAGS, '--expose-gc', '--import', 'tsx', 'bench/servers/video-gc.ts'],
         { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, VIDEO_PORT: String(port), VIDEO_HOST: '127.0.0.1', VIDEO_SECRET: secret, LOG_LEVEL: 'warn' },
-        ['ignore', out, out],
+        ['ignore', out, out, 'ipc'],
       )
+      /** the service's memory right after a full garbage collection */
+      const memory = () =>
+        new Promise<NodeJS.MemoryUsage>((resolve) => {
+          child.once('message', (usage) => resolve(usage as NodeJS.MemoryUsage))
+          child.send('gc')
+        })
       fs.closeSync(out)
       const url = `http://127.0.0.1:${port}`
       const load = LoadProcess.start(ctx.machine, 'video-signaling')
@@ -72,10 +80,14 @@ export const videoSignaling: Scenario = {
         const half = Math.floor(ROOMS / 2)
         const first = await load.request<VideoSignalingResult>({ ...spec, fromRoom: 0, toRoom: half })
         const rss0 = await settledRss(child.pid!)
+        const heap0 = await memory()
         const second = await load.request<VideoSignalingResult>({ ...spec, fromRoom: half, toRoom: ROOMS })
         const rssN = await settledRss(child.pid!)
+        const heapN = await memory()
         const joined = second.joined!
-        const participant = (rssN - rss0) / (second.joined! - first.joined!)
+        const added = second.joined! - first.joined!
+        const participant = (rssN - rss0) / added
+        heapPerPeer.push((heapN.heapUsed + heapN.external - heap0.heapUsed - heap0.external) / added / KiB)
         const cpuBefore = cpuMs(child.pid!)
         const result = await load.request<VideoSignalingResult>({ ...spec, step: 'offers', rate: RATE, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs })
         // every offer sent, warm-up included: roughly RATE × (warm-up + window)
@@ -83,12 +95,11 @@ export const videoSignaling: Scenario = {
         cpuPer1000.push(((cpuMs(child.pid!) - cpuBefore) / offersAll) * 1000)
         if (result.missing) throw new Error(`${result.missing} offers never reached their peer`)
         ctx.log(
-          `  run ${run}: ${fmt(joined)} participants, RSS ${fmt(rss0 / KiB / 1024)} → ${fmt(rssN / KiB / 1024)} MiB (${fmt(participant / KiB, 1)} KiB each); ` +
+          `  run ${run}: ${fmt(joined)} participants, RSS ${fmt(rss0 / KiB / 1024)} → ${fmt(rssN / KiB / 1024)} MiB (${fmt(participant / KiB, 1)} KiB each; heap + external after GC ${fmt(heapPerPeer.at(-1)!, 1)} KiB each); ` +
             `${fmt(result.sent!)} offers, CPU ${fmt(cpuPer1000.at(-1)!, 1)} ms per 1,000, p50 ${fmt(result.latency!.p50, 2)} ms, p99 ${fmt(result.latency!.p99, 2)} ms, max ${fmt(result.latency!.max, 2)} ms`,
         )
         latencyP50.push(result.latency!.p50)
         latencyP99.push(result.latency!.p99)
-        perPeer.push(participant / KiB)
       } finally {
         await load.close()
         await stopChild(child)
@@ -101,7 +112,7 @@ export const videoSignaling: Scenario = {
       { scenario, figure: `relay latency p50, ${at}`, unit: 'ms', samples: latencyP50 },
       { scenario, figure: `relay latency p99, ${at}`, unit: 'ms', samples: latencyP99, target: { max: 5 } },
       { scenario, figure: 'video service CPU per 1,000 relayed offers', unit: 'ms', samples: cpuPer1000 },
-      { scenario, figure: 'RSS per idle participant', unit: 'KiB', samples: perPeer },
+      { scenario, figure: 'heap + external per idle participant (after GC)', unit: 'KiB', samples: heapPerPeer },
     ] satisfies Row[]
   },
 }

@@ -1,0 +1,14 @@
+/**
+ * The video service as `npm run start:video` runs it (dist/), plus an IPC hook for the bench: on
+ * any message it collects garbage (node --expose-gc) and answers process.memoryUsage(), so the
+ * memory a participant holds is read without the garbage around it.
+ */
+import '../../dist/src/video/main.js'
+
+const gc = (globalThis as { gc?: () => void }).gc
+if (!gc || !process.send) throw new Error('run with --expose-gc and an IPC channel')
+process.on('message', () => {
+  gc()
+  gc()
+  process.send!(process.memoryUsage())
+})
