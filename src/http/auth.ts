@@ -102,7 +102,7 @@ export async function optionalUser(ctx: AppContext, request: FastifyRequest): Pr
   return found
 }
 
-/** preHandler: 401 unless the request carries a live session of an active user. */
+/** preValidation (before the body is checked: 401 comes before 400): unless the request carries a live session of an active user. */
 export function requireUser(ctx: AppContext) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     const found = await optionalUser(ctx, request)
@@ -120,7 +120,7 @@ export function requireUser(ctx: AppContext) {
 }
 
 /**
- * preHandler: requireUser, then 403 unless the user is a platform admin (and, with
+ * preValidation: requireUser, then 403 unless the user is a platform admin (and, with
  * ADMIN_REQUIRE_2FA, signed in with a second factor in this session).
  */
 export function requireAdmin(ctx: AppContext) {

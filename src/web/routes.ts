@@ -9,7 +9,7 @@ import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
 import { SESSION_COOKIE, cookieToken, optionalUser, useCookies } from '../http/auth.js'
 import { csrfTokenFor } from '../http/csrf.js'
-import { ok, okSchema } from '../http/envelope.js'
+import { ErrorResponse, ok, okSchema } from '../http/envelope.js'
 import { unauthorized } from '../http/errors.js'
 import { Me } from '../http/schemas.js'
 import * as auth from '../modules/auth/service.js'
@@ -38,7 +38,7 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
       summary: 'The web client’s cookie session: who is signed in, and the CSRF token its requests carry',
       description: 'Only the `tern_session` cookie counts here (a bearer token is not looked at). 401 when there is no live cookie session.',
       tags: ['service'],
-      response: { 200: okSchema(WebSession) },
+      response: { 200: okSchema(WebSession), 401: ErrorResponse },
     },
   }, async (request) => {
     const token = cookieToken(request)

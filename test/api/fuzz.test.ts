@@ -175,7 +175,9 @@ async function fire(op: Operation, input: RequestInput, body: unknown) {
   const text = await res.text()
   const type = res.headers.get('content-type') ?? ''
   const problems: string[] = []
-  if (res.status >= 500) problems.push(`status ${res.status}`)
+  // the video proxy's documented answer while no video service runs (the harness starts none)
+  const videoDown = res.status === 504 && op.path === '/video/integration/config' && text.includes('"upstream_timeout"')
+  if (res.status >= 500 && !videoDown) problems.push(`status ${res.status}`)
   if (/\n\s+at .+:\d+:\d+/.test(text)) problems.push('a stack trace')
   if (isApiPath(path) && res.status >= 400) {
     if (!type.includes('application/json')) problems.push(`a ${type || 'typeless'} error`)

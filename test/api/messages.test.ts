@@ -8,8 +8,8 @@ const V2 = '/api.v2/api'
 
 const MESSAGE_KEYS = [
   'chat_id', 'client_message_id', 'content', 'delivered_at', 'edited_at', 'emoji', 'emoji_count', 'emoji_file', 'emoji_size',
-  'emoji_url', 'encrypted_content', 'encryption_key_id', 'file_path', 'file_type', 'file_url', 'forwarded_from',
-  'is_encrypted', 'is_read', 'message_id', 'poll_id', 'reactions', 'read_at', 'receiver_id', 'reply_to_id', 'sender_avatar_url',
+  'emoji_url', 'encrypted_content', 'encryption_key_id', 'external_message_id', 'file_path', 'file_type', 'file_url', 'forwarded_from',
+  'is_encrypted', 'is_from_external', 'is_read', 'message_id', 'poll_id', 'reactions', 'read_at', 'receiver_id', 'reply_to_id', 'sender_avatar_url',
   'sender_id', 'sender_username', 'timestamp', 'topic_id',
 ]
 

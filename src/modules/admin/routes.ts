@@ -143,7 +143,8 @@ const AdminReport = Type.Object({
 const secured = { tags: ['admin'], security: [{ bearer: [] }] }
 
 export const adminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireAdmin(ctx))
+  // before validation: a non-admin learns nothing about the admin bodies, not even that theirs was wrong
+  app.addHook('preValidation', requireAdmin(ctx))
 
   app.get('/users', {
     schema: { summary: 'List and search users (admin)', ...secured, querystring: UsersQuery, response: { 200: okPageSchema(AdminUser) } },

@@ -215,32 +215,32 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
 
   app.post('/verify-email/resend', {
     schema: { summary: 'Mail a new confirmation link to my email address', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(VerificationSent) } },
-    preHandler: requireUser(ctx),
+    preValidation: requireUser(ctx),
   }, async (request) => ok(await emailVerification.resendVerification(ctx, request.user.id)))
 
   app.post('/email', {
     schema: { summary: 'Change my email address (unconfirmed until its link is opened)', tags: ['auth'], security: [{ bearer: [] }], body: ChangeEmailBody, response: { 200: okSchema(EmailChanged) } },
-    preHandler: requireUser(ctx),
+    preValidation: requireUser(ctx),
   }, async (request) => ok(await emailVerification.changeEmail(ctx, request.user.id, request.body)))
 
   app.post('/2fa/setup', {
     schema: { summary: 'Start turning on two-factor authentication: a new TOTP secret (not active until 2fa/enable)', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(TwoFactorSetupResult) } },
-    preHandler: requireUser(ctx),
+    preValidation: requireUser(ctx),
   }, async (request) => ok(await twoFactor.setup(ctx, request.user.id)))
 
   app.post('/2fa/enable', {
     schema: { summary: 'Turn on two-factor authentication with a current code; answers 10 recovery codes, once', tags: ['auth'], security: [{ bearer: [] }], body: CodeBody, response: { 200: okSchema(TwoFactorState) } },
-    preHandler: requireUser(ctx),
+    preValidation: requireUser(ctx),
   }, async (request) => ok(await twoFactor.enable(ctx, request.user.id, request.body.code)))
 
   app.post('/2fa/disable', {
     schema: { summary: 'Turn off two-factor authentication with a current code or a recovery code', tags: ['auth'], security: [{ bearer: [] }], body: CodeBody, response: { 200: okSchema(TwoFactorState) } },
-    preHandler: requireUser(ctx),
+    preValidation: requireUser(ctx),
   }, async (request) => ok(await twoFactor.disable(ctx, request.user.id, request.body.code)))
 
   app.post('/logout', {
     schema: { summary: 'End the current session and close its sockets', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(MessageResult) } },
-    preHandler: requireUser(ctx),
+    preValidation: requireUser(ctx),
   }, async (request, reply) => {
     await auth.logout(ctx, request.user.id, request.sessionId)
     if (cookieSession) reply.clearCookie(SESSION_COOKIE, { path: '/' })
@@ -249,6 +249,6 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
 
   app.get('/me', {
     schema: { summary: 'The signed-in user', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(Me) } },
-    preHandler: requireUser(ctx),
+    preValidation: requireUser(ctx),
   }, async (request) => ok(await auth.me(ctx, request.user.id)))
 }

@@ -15,7 +15,7 @@ const BlockBody = Type.Object(
 const BlockState = Type.Object({ user_id: Type.Integer(), is_blocked: Type.Boolean() })
 
 export const blockRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/block', {
     schema: { summary: 'Block a user', ...secured, body: BlockBody, response: { 200: okSchema(BlockState) } },

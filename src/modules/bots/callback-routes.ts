@@ -82,7 +82,7 @@ export async function pressButton(ctx: AppContext, me: UserRow, messageId: numbe
 }
 
 export const botCallbackRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.get('/messages/:id/buttons', {
     schema: { summary: "The inline keyboard a bot sent with this message (null: none)", ...secured, params: IdParams, response: { 200: okSchema(ButtonsResult) } },

@@ -10,7 +10,7 @@ import * as bots from './service.js'
 const secured = { tags: ['bots'], security: [{ bearer: [] }] }
 
 export const botRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/register', {
     schema: { summary: 'Register a bot I own; its token is in this answer only', ...secured, body: RegisterBotBody, response: { 200: okSchema(RegisteredBot) } },

@@ -46,7 +46,7 @@ const DeliveryView = Type.Object({
 const DeliveryParams = Type.Object({ id: Id, delivery_id: Id }, { additionalProperties: false })
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/:id/webhook', {
     schema: { summary: "Set my bot's webhook; the signing secret is in the answer", ...secured, params: IdParams, body: WebhookBody, response: { 200: okSchema(WebhookView) } },

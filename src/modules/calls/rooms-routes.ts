@@ -43,7 +43,7 @@ function callbackUrl(ctx: AppContext, request: FastifyRequest): string {
 }
 
 export const roomRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/calls/rooms', {
     schema: { summary: 'Create a video room (you are its creator; join it to enter)', ...secured, body: CreateRoomBody, response: { 200: okSchema(RoomView) } },

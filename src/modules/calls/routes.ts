@@ -9,7 +9,7 @@ import { CallHistoryItem, CallView, StartCallBody } from './schemas.js'
 const secured = { tags: ['calls'], security: [{ bearer: [] }] }
 
 export const callRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   for (const path of ['/calls/start', '/calls/make']) {
     app.post(path, {

@@ -28,7 +28,7 @@ const ChannelResponse = { 200: okSchema(Channel) }
 const ChangeResponse = { 200: okSchema(MemberChange) }
 
 export const channelRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/channels/create', { schema: { summary: 'Create a channel', ...secured, body: CreateChannelBody, response: ChannelResponse } }, async (request) =>
     ok(await channels.create(ctx, request.user, request.body)))

@@ -11,7 +11,7 @@ import * as chats from './service.js'
 const secured = { tags: ['chats'], security: [{ bearer: [] }] }
 
 export const chatRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/chat/create', {
     schema: { summary: 'Open the personal chat with a user', ...secured, body: CreateChatBody, response: { 200: okSchema(ChatListItem) } },

@@ -12,7 +12,7 @@ import * as contacts from './service.js'
 const secured = { tags: ['contacts'], security: [{ bearer: [] }] }
 
 export const contactRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; limiters: RateLimiters }> = async (app, { ctx, limiters }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.get('/contacts', {
     schema: { summary: 'My contacts, by name', ...secured, querystring: PageQuery, response: { 200: okSchema(ContactList) } },

@@ -104,7 +104,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
 
   app.post('/files/upload', {
     schema: { summary: 'Upload a file (multipart, part "file")', ...secured, consumes: ['multipart/form-data'], description: 'multipart/form-data with a `file` part', response: { 200: okSchema(FileView) } },
-    preHandler: user,
+    preValidation: user,
   }, async (request) => {
     const part = await filePart(request, 'file')
     return ok(await receive(request, part.file, () => files.upload(ctx, request.user, part.file, part.filename)))
@@ -112,7 +112,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
 
   app.get('/files/:id', {
     schema: { summary: 'Download a file I uploaded or that was sent in one of my chats', ...secured, params: IdParams, description: 'the bytes: uploader or a member of a chat where the file was sent' },
-    preHandler: user,
+    preValidation: user,
   }, async (request, reply) => sendFile(ctx, request, reply, await files.readable(ctx, request.user, request.params.id), 'private, no-cache'))
 
   app.post('/uploads/multipart', {
@@ -122,7 +122,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
       body: { content: { 'application/json': { schema: StartUploadBody }, 'multipart/form-data': { schema: {} } } },
       response: { 200: okSchema(UploadSessionView) },
     },
-    preHandler: user,
+    preValidation: user,
   }, async (request) => {
     if (!request.isMultipart()) {
       // the JSON start (validated by the body schema); with no body at all, nothing to validate
@@ -138,17 +138,17 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
 
   app.get('/uploads/multipart/:session_id', {
     schema: { summary: 'How much of a chunked upload has arrived', ...secured, params: SessionParams, response: { 200: okSchema(UploadSessionView) } },
-    preHandler: user,
+    preValidation: user,
   }, async (request) => ok(await chunked.status(ctx, request.user, request.params.session_id)))
 
   app.post('/uploads/complete', {
     schema: { summary: 'Finish a chunked upload and get the file', ...secured, body: CompleteUploadBody, response: { 200: okSchema(FileView) } },
-    preHandler: user,
+    preValidation: user,
   }, async (request) => ok(await chunked.complete(ctx, request.user, request.body.session_id, request.body.hash)))
 
   app.get('/uploads/tus/:id/file', {
     schema: { summary: 'The file a finished tus upload became', ...secured, params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: okSchema(FileView) } },
-    preHandler: user,
+    preValidation: user,
   }, async (request) => {
     const file = await files.finished(ctx, request.user, `tus:${request.params.id}`)
     if (!file) throw notFound('No finished tus upload with this id')
@@ -170,7 +170,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
     // tus bodies stay streams for the tus server to read (only here: elsewhere this type is a 415)
     tusScope.addContentTypeParser('application/offset+octet-stream', (_request, _payload, done) => done(null))
     for (const url of [TUS_PATH, `${TUS_PATH}/*`]) {
-      tusScope.route({ method: ['POST', 'HEAD', 'PATCH', 'DELETE'], url, schema: { hide: true }, preHandler: user, handler: toTus })
+      tusScope.route({ method: ['POST', 'HEAD', 'PATCH', 'DELETE'], url, schema: { hide: true }, preValidation: user, handler: toTus })
       tusScope.route({ method: 'OPTIONS', url, schema: { hide: true }, handler: toTus })
     }
   })

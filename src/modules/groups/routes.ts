@@ -30,7 +30,7 @@ const GroupResponse = { 200: okSchema(Group) }
 const ChangeResponse = { 200: okSchema(MemberChange) }
 
 export const groupRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/groups/create', { schema: { summary: 'Create a group', ...secured, body: CreateGroupBody, response: GroupResponse } }, async (request) =>
     ok(await groups.create(ctx, request.user, request.body)))

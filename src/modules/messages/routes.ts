@@ -40,7 +40,7 @@ const HistoryResult = Type.Object({
 })
 
 export const messageRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/messages/send', {
     schema: { summary: 'Send a message to a chat or a user (idempotent with client_message_id)', ...secured, body: SendMessageBody, headers: SendHeaders, response: { 200: okSchema(MessageView) } },

@@ -36,7 +36,7 @@ const AddTrack = Type.Object(
 const RemoveTrack = Type.Object({ id: Type.Optional(Id) }, { additionalProperties: false })
 
 export const musicRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/music/add', {
     schema: { summary: 'Add an audio file to my music library', ...secured, body: AddTrack, response: { 200: okSchema(Track) } },

@@ -9,7 +9,7 @@ const secured = { tags: ['polls'], security: [{ bearer: [] }] }
 const Results = { 200: okSchema(PollResults) }
 
 export const pollRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/poll/create', {
     schema: { summary: 'Post a poll in a chat I may post in', ...secured, body: CreatePoll, response: Results },

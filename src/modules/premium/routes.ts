@@ -84,7 +84,7 @@ export const premiumRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
   })
 
   await app.register(async (signedIn) => {
-    signedIn.addHook('preHandler', requireUser(ctx))
+    signedIn.addHook('preValidation', requireUser(ctx))
     await signedIn.register(purchaseRoutes, { ctx })
 
     signedIn.post('/redeem', {
@@ -116,7 +116,7 @@ export const purchaseRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; v2?: b
 
 /** V2/premium/status and V2/premium/activate. */
 export const premiumV2Routes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
   await app.register(purchaseRoutes, { ctx, v2: true, prefix: '/premium' })
 }
 
@@ -148,7 +148,7 @@ const AdminOrder = Type.Object({ ...Order.properties, user_id: Type.Integer() })
 
 /** /api/admin/orders and /api/admin/promos. */
 export const premiumAdminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireAdmin(ctx))
+  app.addHook('preValidation', requireAdmin(ctx))
   const adminTags = { tags: ['admin'], security: [{ bearer: [] }] }
 
   app.get('/orders', {

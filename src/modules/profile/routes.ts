@@ -13,7 +13,7 @@ const secured = { tags: ['profile'], security: [{ bearer: [] }] }
 /** V2/profile/*, V2/privacy and V2/avatars/preloaded. */
 export const profileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   await app.register(async (signedIn) => {
-    signedIn.addHook('preHandler', requireUser(ctx))
+    signedIn.addHook('preValidation', requireUser(ctx))
 
     signedIn.get('/avatars/preloaded', {
       schema: { summary: 'The avatars shipped with Tern (pick one in profile/update)', ...secured, response: { 200: okSchema(Type.Object({ items: Type.Array(PreloadedAvatarView) })) } },

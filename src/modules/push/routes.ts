@@ -10,12 +10,12 @@ const secured = { tags: ['push'], security: [{ bearer: [] }] }
 /** Mounted under each API prefix (`V2/push/*`) and at `/api` (`/api/push/*`). */
 export const pushRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.post('/push/register', {
-    preHandler: requireUser(ctx),
+    preValidation: requireUser(ctx),
     schema: { summary: 'Register this device for push: a Web Push subscription or a native token', ...secured, body: RegisterBody, response: { 200: okSchema(Registered) } },
   }, async (request) => ok(await push.register(ctx, request.user, request.sessionId, request.body)))
 
   app.delete('/push/register', {
-    preHandler: requireUser(ctx),
+    preValidation: requireUser(ctx),
     schema: { summary: 'Remove one of my push subscriptions (by id, endpoint or push_token)', ...secured, body: UnregisterBody, response: { 200: okSchema(Removed) } },
   }, async (request) => ok(await push.unregister(ctx, request.user, request.body)))
 

@@ -9,7 +9,7 @@ import * as referrals from './service.js'
 const secured = { tags: ['referrals'], security: [{ bearer: [] }] }
 
 export const referralRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.get('/referrals/me', {
     schema: { summary: 'My invite link and how many joined through it', ...secured,

@@ -17,7 +17,7 @@ const ReportBody = Type.Object(
 const ReportView = Type.Object({ report_id: Type.Integer(), status: Type.String() })
 
 export const reportRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/report', {
     schema: { summary: 'Report a user or a message to the moderators', tags: ['reports'], security: [{ bearer: [] }], body: ReportBody,

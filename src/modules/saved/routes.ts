@@ -16,7 +16,7 @@ const RemoveOptions = Type.Object({ message_id: Type.Optional(Id) }, { additiona
 const SavedMessage = Type.Object({ ...MessageView.properties, saved_at: Timestamp })
 
 export const savedRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/saved/add', {
     schema: { summary: 'Save a message', ...secured, body: SavedBody, response: { 200: okSchema(Type.Object({ message_id: Type.Integer(), saved_at: Timestamp })) } },

@@ -31,7 +31,7 @@ const Found = Type.Object({ ...Peer.properties, bio: Type.String(), is_contact: 
 const RecentSearch = Type.Object({ search_query: Type.String(), search_type: Type.String(), created_at: Timestamp })
 
 export const searchRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.get('/search/global', {
     schema: { summary: 'Find people by username or display name', ...secured, querystring: GlobalQuery, response: { 200: okPageSchema(Found) } },

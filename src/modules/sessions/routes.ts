@@ -19,7 +19,7 @@ const SessionItem = Type.Object({
 })
 
 export const sessionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.get('/sessions', {
     schema: { summary: 'My active sessions (devices)', tags: ['sessions'], security: [{ bearer: [] }], querystring: PageQuery, response: { 200: okPageSchema(SessionItem) } },

@@ -18,7 +18,7 @@ const UpdateBody = Type.Object(
 )
 
 export const settingsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.get('/settings', {
     schema: { summary: 'My settings (defaults filled in)', ...secured, response: { 200: okSchema(SettingsView) } },

@@ -12,7 +12,7 @@ const Pack = Type.Object({ pack_id: Type.String(), title: Type.String(), is_prem
 
 /** V2/stickers: the packs, and whether I may send from each. */
 export const stickerRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
   app.get('/stickers', {
     schema: { summary: 'Sticker packs (send one as a message’s emoji_file)', tags: ['stickers'], security: [{ bearer: [] }], response: { 200: okItemsSchema(Pack) } },
   }, async (request) => okItems(stickers.packs(ctx, request.user)))

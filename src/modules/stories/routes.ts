@@ -12,7 +12,7 @@ const Story = okSchema(FeedStory)
 
 /** V2: stories (the bearer API). */
 export const storyRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.post('/stories/create', {
     schema: { summary: 'Post a story (an uploaded image or video)', ...secured, body: CreateStory, response: { 200: Story } },
@@ -59,7 +59,7 @@ export const storyRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
 
 /** V1 JSON helpers for the web pages (cookie session): stories in the V1 variant. */
 export const storyV1Routes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
   const v1 = { tags: ['stories'], security: [{ bearer: [] }] }
 
   app.get('/api/stories', {

@@ -55,7 +55,7 @@ const ChatUpdatesResult = okSchema(Type.Object({
 const needsReset = (since: number, oldest: number | null, latest: number) => since > latest || (oldest !== null && oldest > since + 1)
 
 export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.addHook('preHandler', requireUser(ctx))
+  app.addHook('preValidation', requireUser(ctx))
 
   app.get('/updates', {
     schema: { summary: 'My update log after a seq (what a socket would have delivered)', tags: ['realtime'], security: [{ bearer: [] }], querystring: UpdatesQuery, response: { 200: UpdatesResult } },
