@@ -14,6 +14,7 @@ import { SESSION_COOKIE, useCookies } from '../http/auth.js'
 import { AppError, forbidden, validationMessage } from '../http/errors.js'
 import type { RateLimiters } from '../http/rate-limit.js'
 import { validatorCompiler } from '../http/validation.js'
+import { pageError } from './page-errors.js'
 import { RegisterBody, type AuthResult } from '../modules/auth/schemas.js'
 import * as auth from '../modules/auth/service.js'
 import * as referrals from '../modules/referrals/service.js'
@@ -46,28 +47,9 @@ export interface PagesOptions {
   limiters: RateLimiters
 }
 
-const CSRF_FAILURES = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET'])
-
 function errorPage() {
   return (error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
-    let status = 500
-    let message = 'Something went wrong; the error was logged. Try again in a moment.'
-    if (error instanceof AppError) {
-      status = error.statusCode
-      message = error.message
-      reply.headers(error.headers)
-    } else if (CSRF_FAILURES.has(error.code)) {
-      status = 403
-      message = 'This form has expired or did not come from this site. Go back, reload the page and try again.'
-    } else if (error.validation) {
-      status = 400
-      message = validationMessage(error)
-    } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      status = error.statusCode
-      message = error.message
-    } else {
-      request.log.error({ err: error }, 'web page error')
-    }
+    const { status, message } = pageError(error, request, reply, 'this site')
     return sendPage(reply, sitePage(status === 403 ? 'Refused' : `Error ${status}`, html`<p class="error" role="alert">${message}</p>
 <p><a href="/">Back to the start page</a></p>`), status)
   }

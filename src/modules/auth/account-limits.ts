@@ -17,21 +17,7 @@
 import { createHash } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import { AppError } from '../../http/errors.js'
-
-interface Window {
-  count: number
-  resetAt: number
-}
-
-/** in-process counters per server (context); a Map, since the keys come from clients */
-const local = new WeakMap<AppContext, Map<string, Window>>()
-const LOCAL_MAX_KEYS = 100_000
-
-/** INCR with the window's expiry set by the first try; answers [count, ms left]. */
-const REDIS_COUNT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return {count, redis.call('PTTL', KEYS[1])}`
+import { windowCounts } from '../../lib/window-counts.js'
 
 export const passwordKey = (login: string) => `password:${login.trim().toLowerCase()}`
 export const secondFactorKey = (userId: number) => `second-factor:${userId}`
@@ -43,43 +29,14 @@ const locked = (retryMs: number) => {
   return new AppError(429, 'rate_limited', `Too many failed sign-in attempts for this account; retry in ${seconds} s`, { 'retry-after': String(seconds) })
 }
 
-function localCounters(ctx: AppContext): Map<string, Window> {
-  let map = local.get(ctx)
-  if (!map) local.set(ctx, (map = new Map()))
-  return map
-}
-
 /** Counts one try; a 429 when the window's tries are used up. */
 async function reserve(ctx: AppContext, key: string): Promise<void> {
-  const { max, windowMs } = ctx.config.loginAccountRateLimit
-  const id = hashed(key)
-  if (ctx.redis) {
-    const [count, ttl] = (await ctx.redis.eval(REDIS_COUNT, 1, `${ctx.config.redisPrefix}login-fail:${id}`, String(windowMs))) as [number, number]
-    if (count > max) throw locked(ttl > 0 ? ttl : windowMs)
-    return
-  }
-  const now = Date.now()
-  const map = localCounters(ctx)
-  let window = map.get(id)
-  if (!window || window.resetAt <= now) {
-    if (map.size >= LOCAL_MAX_KEYS) for (const [k, w] of map) if (w.resetAt <= now) map.delete(k)
-    window = { count: 0, resetAt: now + windowMs }
-    map.set(id, window)
-  }
-  window.count++
-  if (window.count > max) throw locked(window.resetAt - now)
+  const wait = await windowCounts(ctx, 'login-fail').take(hashed(key), ctx.config.loginAccountRateLimit)
+  if (wait !== null) throw locked(wait)
 }
 
 /** Gives back a try that was right (or never compared a secret). */
-async function giveBack(ctx: AppContext, key: string): Promise<void> {
-  const id = hashed(key)
-  if (ctx.redis) {
-    await ctx.redis.decr(`${ctx.config.redisPrefix}login-fail:${id}`)
-    return
-  }
-  const window = localCounters(ctx).get(id)
-  if (window && window.count > 0) window.count--
-}
+const giveBack = (ctx: AppContext, key: string) => windowCounts(ctx, 'login-fail').giveBack(hashed(key))
 
 /**
  * Runs one guess under the account's limit: `check` answers whether the secret was right. A wrong

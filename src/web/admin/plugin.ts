@@ -8,12 +8,12 @@
 import csrf from '@fastify/csrf-protection'
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../../context.js'
-import { isUniqueViolation } from '../../db/errors.js'
 import { cookieValue, useCookies } from '../../http/auth.js'
-import { AppError, forbidden, validationMessage } from '../../http/errors.js'
+import { AppError, forbidden } from '../../http/errors.js'
 import type { RateLimiters } from '../../http/rate-limit.js'
 import { pageHeaders } from '../../http/security-headers.js'
 import * as sessions from '../../modules/sessions/service.js'
+import { pageError } from '../page-errors.js'
 import { ADMIN_CSS, ADMIN_JS } from './assets.js'
 import { broadcastPages } from './broadcasts.js'
 import { ADMIN_COOKIE, CSRF_COOKIE, panelCookie } from './cookies.js'
@@ -48,31 +48,9 @@ function panelHeaders(publicBaseUrl: string): Record<string, string> {
   return { ...pageHeaders(publicBaseUrl), 'content-security-policy': csp, 'cache-control': 'no-store' }
 }
 
-const CSRF_FAILURES = new Set(['FST_CSRF_INVALID_TOKEN', 'FST_CSRF_MISSING_SECRET'])
-
 function errorPage() {
   return (error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
-    let status = 500
-    let message = 'Something went wrong; the error was logged.'
-    if (error instanceof AppError) {
-      status = error.statusCode
-      message = error.message
-      reply.headers(error.headers)
-    } else if (CSRF_FAILURES.has(error.code)) {
-      status = 403
-      message = 'This form has expired or did not come from this panel. Go back, reload the page and try again.'
-    } else if (error.validation) {
-      status = 400
-      message = validationMessage(error)
-    } else if (isUniqueViolation(error)) {
-      status = 409
-      message = 'That already exists.'
-    } else if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      status = error.statusCode
-      message = error.message
-    } else {
-      request.log.error({ err: error }, 'admin panel error')
-    }
+    const { status, message } = pageError(error, request, reply, 'this panel')
     const body = html`<p class="error" role="alert">${message}</p>
 <p><a href="${PANEL}">Back to the overview</a>${request.method === 'POST' ? html` · go back to the form and reload it` : ''}</p>`
     return sendPage(reply, adminPage(viewOf(request, reply), `Error ${status}`, body), status)
