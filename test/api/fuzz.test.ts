@@ -196,7 +196,7 @@ async function fire(op: Operation, input: RequestInput, body: unknown) {
   return problems.length === 0
 }
 
-test(`fuzz: ${RUNS} requests over every route answer without a 5xx, and API errors in the envelope`, { timeout: 600_000 }, async () => {
+test(`fuzz: ${RUNS} requests over every route answer without a 5xx, and API errors in the envelope`, { timeout: Math.max(600_000, RUNS * 20) }, async () => {
   const perOperation = Math.ceil(RUNS / operations.length)
   const started = Date.now()
   for (const [index, op] of operations.entries()) {
