@@ -26,8 +26,8 @@ const CREATE_KEYS = [
 const FULL_KEYS = [...CREATE_KEYS, 'admins', 'is_subscribed'].sort()
 const MESSAGE_KEYS = [
   'chat_id', 'client_message_id', 'content', 'delivered_at', 'edited_at', 'emoji', 'emoji_count', 'emoji_file', 'emoji_size',
-  'emoji_url', 'encrypted_content', 'encryption_key_id', 'file_path', 'file_type', 'file_url', 'forwarded_from',
-  'is_encrypted', 'is_read', 'message_id', 'poll_id', 'reactions', 'read_at', 'receiver_id', 'reply_to_id', 'sender_avatar_url',
+  'emoji_url', 'encrypted_content', 'encryption_key_id', 'external_message_id', 'file_path', 'file_type', 'file_url', 'forwarded_from',
+  'is_encrypted', 'is_from_external', 'is_read', 'message_id', 'poll_id', 'reactions', 'read_at', 'receiver_id', 'reply_to_id', 'sender_avatar_url',
   'sender_id', 'sender_username', 'timestamp', 'topic_id',
 ]
 const PEER_KEYS = ['avatar_url', 'bot_webapp_url', 'display_name', 'is_bot', 'is_online', 'is_premium', 'last_seen', 'status_emoji', 'user_id', 'username']
