@@ -15,6 +15,7 @@ import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
 import { migrations } from '../db/migrations/index.js'
 import { bearerToken } from './auth.js'
+import { ErrorResponse } from './envelope.js'
 import { errorBody } from './errors.js'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest()
@@ -91,7 +92,18 @@ export const observabilityRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }>
   })
 
   const token = config.metricsToken ? sha256(config.metricsToken) : null
-  app.get('/metrics', { schema: { summary: 'Prometheus metrics (Authorization: Bearer METRICS_TOKEN)', tags: ['service'], security: [{ bearer: [] }] } }, async (request, reply) => {
+  app.get('/metrics', {
+    schema: {
+      summary: 'Prometheus metrics (Authorization: Bearer METRICS_TOKEN)',
+      tags: ['service'],
+      security: [{ bearer: [] }],
+      response: {
+        200: { description: 'Prometheus text exposition', content: { 'text/plain': { schema: Type.String() } } },
+        401: ErrorResponse,
+        404: ErrorResponse,
+      },
+    },
+  }, async (request, reply) => {
     if (!token) {
       const where = config.metricsPort !== null ? `on its own listener (METRICS_PORT ${config.metricsPort})` : 'only when METRICS_TOKEN or METRICS_PORT is set'
       return reply.code(404).send(errorBody('not_found', `Metrics are served ${where}`))

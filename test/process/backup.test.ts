@@ -13,7 +13,7 @@ import { runNode, startTern, type TernProcess } from '../harness/process.js'
 
 const dataDir = tempDir()
 const database = await createTestDatabase(dataDir)
-const env = { DATA_DIR: dataDir, DATABASE_URL: database.url, REGISTER_RATE_LIMIT: '1000/60' }
+const env = { DATA_DIR: dataDir, DATABASE_URL: database.url, REGISTER_RATE_LIMIT: '1000/60', WRITE_RATE_LIMIT_USER: '1000000/60', WRITE_RATE_LIMIT_IP: '1000000/60' }
 const cli = (...args: string[]) => runNode('src/cli/main.ts', args, env)
 const V2 = '/api.v2/api'
 let running: TernProcess | null = null
