@@ -6,7 +6,11 @@
  * before it grows past LOCAL_MAX_KEYS.
  */
 import type { Redis } from 'ioredis'
-import type { RateLimit } from '../config.js'
+/** a limit: `max` tries per window of `windowMs` (config's RateLimit has this shape) */
+export interface RateLimit {
+  max: number
+  windowMs: number
+}
 
 interface Window {
   count: number

@@ -11,7 +11,7 @@ import type { AppContext } from '../context.js'
 import type { InviteLinkRow } from '../db/tables.js'
 import { AppError } from '../http/errors.js'
 import * as channels from '../modules/channels/service.js'
-import * as communityRepo from '../modules/communities/repo.js'
+import * as communities from '../modules/communities/service.js'
 import * as groups from '../modules/groups/service.js'
 import { html } from './admin/markup.js'
 import { APP_PATH, cookieUser, formToken, loginTo, sendPage, sitePage } from './site.js'
@@ -39,9 +39,9 @@ function notFoundPage(reply: FastifyReply) {
 export const invitePages: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   /** The invite and its chat as `viewerId` sees it, when the code names a group (join) or channel. */
   const lookup = async (code: string, viewerId: number) => {
-    const invite = await communityRepo.findInvite(ctx.db, code)
+    const invite = await communities.inviteByCode(ctx, code)
     if (!invite) return null
-    const chat = await communityRepo.findView(ctx.db, invite.chat_id, viewerId)
+    const chat = await communities.chatView(ctx, invite.chat_id, viewerId)
     if (!chat || (chat.chat_type !== 'group' && chat.chat_type !== 'channel')) return null
     return { invite, chat }
   }

@@ -11,10 +11,9 @@ import { fromJson } from '../../db/json.js'
 import { inTransaction } from '../../events/outbox.js'
 import { AppError } from '../../http/errors.js'
 import * as files from '../files/service.js'
-import * as filesRepo from '../files/repo.js'
 import * as actions from '../messages/actions.js'
-import * as messagesRepo from '../messages/repo.js'
 import { MAX_CONTENT } from '../messages/schemas.js'
+import * as messages from '../messages/service.js'
 import { replyMarkup, replyTarget } from './bot-markup.js'
 import { badRequest, InputFile, type Params } from './bot-params.js'
 import { asBotApiError, botUser, checkExternalId, sendAsBot, targetChat } from './bot-send.js'
@@ -47,7 +46,7 @@ function checkText(text: string) {
 
 /** A message of the bot's chat (not deleted for everyone), or 400 in Telegram's words. */
 async function messageIn(ctx: AppContext, chatId: number, messageId: number, missing: string) {
-  const row = await messagesRepo.findById(ctx.db, messageId)
+  const row = await messages.messageRow(ctx, messageId)
   if (!row || row.chat_id !== chatId || row.deleted_for_all === 1) throw badRequest(missing)
   return row
 }
@@ -71,7 +70,7 @@ const editMessageText: Method = async ({ ctx, bot, params }) => {
   if (row.content !== text) await actions.edit(ctx, sender, row.id, text).catch(rethrow)
   // as in Telegram, an edit without reply_markup takes the keyboard away
   if (!sameMarkup) await repo.replaceMarkup(ctx.db, row.id, bot.bot_id, markup)
-  const edited = await messagesRepo.findById(ctx.db, row.id)
+  const edited = await messages.messageRow(ctx, row.id)
   return tgMessage(ctx, factsOfRow(edited ?? row), target.tgChat, { markup: true })
 }
 
@@ -109,11 +108,11 @@ async function usableFile(ctx: AppContext, botId: number, fileId: string, copy: 
   const upload = fileId.length <= 64 ? await uploadOf(ctx, fileId) : undefined
   if (!upload) return null
   if (upload.owner_id === botId) return upload
-  if (!(await filesRepo.isSharedWith(ctx.db, upload.path, botId))) return null
+  if (!(await files.isSharedWith(ctx, upload.path, botId))) return null
   if (!copy) return upload
   const name = randomBytes(16).toString('base64url')
   const ext = /\.([a-z0-9]{1,10})$/.exec(upload.path)?.[1] ?? 'bin'
-  const own = await filesRepo.insertUpload(ctx.db, {
+  const own = await files.insertUploadRow(ctx, {
     owner_id: botId,
     hash: upload.hash,
     path: `${name}.${ext}`,
@@ -160,7 +159,7 @@ function sendFileMethod(kind: 'photo' | 'document'): Method {
 
     let replyToId = reply?.messageId
     if (reply) {
-      const original = await messagesRepo.findById(ctx.db, reply.messageId)
+      const original = await messages.messageRow(ctx, reply.messageId)
       if (!original || original.chat_id !== target.chatId || original.deleted_for_all === 1) {
         if (!reply.lenient) throw badRequest('message to be replied not found')
         replyToId = undefined
@@ -168,7 +167,7 @@ function sendFileMethod(kind: 'photo' | 'document'): Method {
     }
     const { message, repeated } = await sendAsBot(ctx, sender, target, { content: caption, file_path: filePath, ...(replyToId !== undefined ? { reply_to_id: replyToId } : {}) }, externalId).catch(rethrow)
     if (markup !== undefined && !repeated) await repo.insertMarkup(ctx.db, message.message_id!, bot.bot_id, markup)
-    const row = await messagesRepo.findById(ctx.db, message.message_id!)
+    const row = await messages.messageRow(ctx, message.message_id!)
     return row ? tgMessage(ctx, factsOfRow(row), target.tgChat, { markup: true }) : null
   }
 }

@@ -17,8 +17,8 @@ import { fromJson } from '../../db/json.js'
 import type { Db } from '../../db/database.js'
 import type { BotUpdateRow, ChatRow } from '../../db/tables.js'
 import * as chats from '../chats/service.js'
-import * as messagesRepo from '../messages/repo.js'
 import type { MessageView } from '../messages/schemas.js'
+import * as messages from '../messages/service.js'
 import * as users from '../users/service.js'
 import { BotApiError } from './bot-params.js'
 import * as repo from './repo.js'
@@ -231,7 +231,7 @@ async function groupMessage(ctx: AppContext, message: MessageView) {
   if (botIds.length === 0) return
   const chat = await chats.findChat(ctx.db, message.chat_id)
   if (!chat || chat.chat_type !== 'group') return
-  const repliedTo = !command && message.reply_to_id !== null ? await messagesRepo.findById(ctx.db, message.reply_to_id) : undefined
+  const repliedTo = !command && message.reply_to_id !== null ? await messages.messageRow(ctx, message.reply_to_id) : undefined
   for (const botId of botIds) {
     if (!command && repliedTo?.sender_id !== botId) continue
     stateOf(ctx).isBot.set(botId, true)

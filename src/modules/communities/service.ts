@@ -376,3 +376,8 @@ export async function markVerified(ctx: AppContext, me: UserRow, channelId: numb
     await events.toChat(chat, 'chat.updated', { chat_id: chat.id, is_verified: true })
   })
 }
+
+/** An invite link by its code (null: none). */
+export const inviteByCode = (ctx: AppContext, code: string) => repo.findInvite(ctx.db, code)
+/** A group or channel as `viewerId` sees it (null viewer: signed out). */
+export const chatView = (ctx: AppContext, chatId: number, viewerId: Parameters<typeof repo.findView>[2]) => repo.findView(ctx.db, chatId, viewerId)

@@ -230,3 +230,10 @@ export async function served(ctx: AppContext, path: string): Promise<Servable> {
   const name = `${row.original_name.replace(/\.[^.]*$/, '')}.thumb.webp`
   return { key: row.thumbnail_key!, size: stat.size, mime_type: 'image/webp', etag: `${row.hash}.thumb`, file_name: name }
 }
+
+/** The upload a served path names (`withThumbnail`: also by its thumbnail's path). */
+export const uploadByServedPath = (ctx: AppContext, path: string, withThumbnail: boolean) => repo.findByServedPath(ctx.db, path, withThumbnail)
+/** Whether the file at `path` was sent into a chat `userId` is in. */
+export const isSharedWith = (ctx: AppContext, path: string, userId: number) => repo.isSharedWith(ctx.db, path, userId)
+/** Records an upload row (a copy of stored content under a new path, e.g. a bot's own copy). */
+export const insertUploadRow = (ctx: AppContext, row: Parameters<typeof repo.insertUpload>[1]) => repo.insertUpload(ctx.db, row)

@@ -216,3 +216,6 @@ export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery)
   )
   return { keyset: false as const, items: await present(rows), page, perPage, total: top }
 }
+
+/** A message row by id, whatever its state (callers check visibility and deletion themselves). */
+export const messageRow = (ctx: AppContext, id: number) => repo.findById(ctx.db, id)
