@@ -7,13 +7,14 @@
  * JSON API then use (with the CSRF header, http/auth.ts).
  */
 import csrf from '@fastify/csrf-protection'
-import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type Static } from 'typebox'
 import type { AppContext } from '../context.js'
 import { SESSION_COOKIE, useCookies } from '../http/auth.js'
-import { AppError, forbidden, validationMessage } from '../http/errors.js'
+import { AppError, validationMessage } from '../http/errors.js'
 import type { RateLimiters } from '../http/rate-limit.js'
 import { validatorCompiler } from '../http/validation.js'
+import { useForms } from './forms.js'
 import { pageError } from './page-errors.js'
 import { RegisterBody, type AuthResult } from '../modules/auth/schemas.js'
 import * as auth from '../modules/auth/service.js'
@@ -52,19 +53,6 @@ function errorPage() {
     const { status, message } = pageError(error, request, reply, 'this site')
     return sendPage(reply, sitePage(status === 403 ? 'Refused' : `Error ${status}`, html`<p class="error" role="alert">${message}</p>
 <p><a href="/">Back to the start page</a></p>`), status)
-  }
-}
-
-/**
- * preValidation of every form post (before the schema drops `_csrf`): a browser's own word that the
- * form came from another site (Sec-Fetch-Site), then the token against the `tern_csrf` secret.
- */
-function checkForm(app: FastifyInstance) {
-  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-    if (request.method !== 'POST') return done()
-    const site = request.headers['sec-fetch-site']
-    if (site === 'cross-site' || site === 'same-site') return done(forbidden('Forms are accepted only from this site’s own pages.'))
-    app.csrfProtection(request, reply, done as never)
   }
 }
 
@@ -181,15 +169,12 @@ export const webPages: FastifyPluginAsync<PagesOptions> = async (app, { ctx, lim
     cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', secure: ctx.config.publicBaseUrl.startsWith('https:') },
     getToken: (request) => (request.body as { _csrf?: string } | undefined)?._csrf,
   })
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)))
-  })
   const headers = siteHeaders(ctx.config.publicBaseUrl)
   app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(headers)
     done()
   })
-  app.addHook('preValidation', checkForm(app))
+  useForms(app, 'Forms are accepted only from this site’s own pages.')
   app.setErrorHandler(errorPage())
 
   app.get('/pages/site.css', { schema: { hide: true } }, async (_request, reply) =>

@@ -6,14 +6,15 @@
  * from this origin only, nothing inline) and HTML error pages instead of the API envelope.
  */
 import csrf from '@fastify/csrf-protection'
-import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../../context.js'
 import { cookieValue, useCookies } from '../../http/auth.js'
 import { AppError, forbidden } from '../../http/errors.js'
 import type { RateLimiters } from '../../http/rate-limit.js'
-import { pageHeaders } from '../../http/security-headers.js'
 import * as sessions from '../../modules/sessions/service.js'
+import { useForms } from '../forms.js'
 import { pageError } from '../page-errors.js'
+import { siteHeaders } from '../site.js'
 import { ADMIN_CSS, ADMIN_JS } from './assets.js'
 import { broadcastPages } from './broadcasts.js'
 import { ADMIN_COOKIE, CSRF_COOKIE, panelCookie } from './cookies.js'
@@ -29,23 +30,6 @@ import { userPages } from './users.js'
 export interface PanelOptions {
   ctx: AppContext
   limiters: RateLimiters
-}
-
-function panelHeaders(publicBaseUrl: string): Record<string, string> {
-  const https = publicBaseUrl.startsWith('https:')
-  const csp = [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-    ...(https ? ['upgrade-insecure-requests'] : []),
-  ].join('; ')
-  // nothing the panel shows belongs in a cache (users' emails, reports)
-  return { ...pageHeaders(publicBaseUrl), 'content-security-policy': csp, 'cache-control': 'no-store' }
 }
 
 function errorPage() {
@@ -83,15 +67,6 @@ function requirePanelAdmin(ctx: AppContext) {
  * the form came from another site (Sec-Fetch-Site, which also covers a sibling subdomain that could
  * plant a CSRF cookie), then the token.
  */
-function checkForm(app: FastifyInstance) {
-  return (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-    if (request.method !== 'POST') return done()
-    const site = request.headers['sec-fetch-site']
-    if (site === 'cross-site' || site === 'same-site') return done(forbidden('Forms are accepted only from the panel itself.'))
-    app.csrfProtection(request, reply, done as never)
-  }
-}
-
 export const adminPanel: FastifyPluginAsync<PanelOptions> = async (app, { ctx, limiters }) => {
   await useCookies(app)
   await app.register(csrf, {
@@ -99,16 +74,13 @@ export const adminPanel: FastifyPluginAsync<PanelOptions> = async (app, { ctx, l
     cookieOpts: panelCookie(ctx),
     getToken: (request) => (request.body as { _csrf?: string } | undefined)?._csrf ?? (request.headers['x-csrf-token'] as string | undefined),
   })
-  // Forms post application/x-www-form-urlencoded; each route's schema then checks the fields.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
-    done(null, Object.fromEntries(new URLSearchParams(body as string)))
-  })
-  const headers = panelHeaders(ctx.config.publicBaseUrl)
+  // the pages' CSP; nothing the panel shows belongs in a cache (users' emails, reports)
+  const headers = siteHeaders(ctx.config.publicBaseUrl)
   app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(headers)
     done()
   })
-  app.addHook('preValidation', checkForm(app))
+  useForms(app, 'Forms are accepted only from the panel itself.')
   app.setErrorHandler(errorPage())
   app.setNotFoundHandler((request, reply) =>
     sendPage(reply, adminPage(viewOf(request, reply), 'Not found', html`<p>No page at <code>${request.url.split('?')[0]}</code>. <a href="${PANEL}">Back to the overview</a></p>`), 404),
