@@ -194,7 +194,7 @@ test('a second getUpdates ends a waiting one with 409 Conflict, as Telegram\'s d
 })
 
 test('a long poll on another instance is answered when the update is recorded (fan-out, or the recheck without Redis)', async () => {
-  const second = await startTestServer({ database: server.database })
+  const second = await startTestServer({ database: server.database, env: { REDIS_PREFIX: server.ctx.config.redisPrefix } })
   try {
     const { user, bot } = await conversation()
     const started = Date.now()
@@ -208,6 +208,32 @@ test('a long poll on another instance is answered when the update is recorded (f
     // with Redis the fan-out wakes it at once; without, the once-a-second recheck finds it
     const bound = testRedisUrl ? 1200 : 2500
     assert.ok(took < bound, `answered after ${took} ms (bound ${bound} ms)`)
+  } finally {
+    await second.close()
+  }
+})
+
+test('a getUpdates on another instance ends the waiting one with 409 too (the fan-out tells it)', { skip: testRedisUrl ? false : 'needs Redis (TEST_REDIS_URL): without it instances share no fan-out' }, async () => {
+  const second = await startTestServer({ database: server.database, env: { REDIS_PREFIX: server.ctx.config.redisPrefix } })
+  try {
+    const { user, bot } = await conversation()
+    const first = call(bot.token, 'getUpdates', { timeout: 20 })
+    await sleep(300)
+    const started = Date.now()
+    const other = await fetch(`${second.url}/bot${bot.token}/getUpdates`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout: 0 }) })
+    assert.deepEqual((await other.json()).result, [])
+    const ended = await first
+    assert.ok(Date.now() - started < 1500, `ended after ${Date.now() - started} ms`)
+    assert.equal(ended.status, 409)
+    assert.match(ended.body.description, /terminated by other getUpdates request/)
+    // control: the newer poll, on the second instance, keeps waiting and gets the update; a poll
+    // started before it on the first instance does not end it
+    const newer = fetch(`${second.url}/bot${bot.token}/getUpdates`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout: 20 }) }).then((res) => res.json())
+    await sleep(300)
+    await sendTo(user, bot, 'to the newer poll, elsewhere')
+    const answer = await newer
+    assert.equal(answer.ok, true)
+    assert.deepEqual(answer.result.map((u: any) => u.message.text), ['to the newer poll, elsewhere'])
   } finally {
     await second.close()
   }

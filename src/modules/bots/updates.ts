@@ -11,6 +11,7 @@
  * (bot_id, message_id) index makes a second attempt for the same message a no-op. The update is
  * recorded just after the send is answered (a few ms): long polling is woken by it.
  */
+import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { fromJson } from '../../db/json.js'
@@ -38,13 +39,19 @@ interface BotState {
   waiters: Map<number, Set<() => void>>
   /** user ids asked about in this event-loop turn, answered by one query (see isBot) */
   asking: Map<number, { resolve(bot: boolean): void; reject(error: unknown): void }[]>
-  /** bot id → its running getUpdates (a newer one supersedes it) */
-  polls: Map<number, AbortController>
+  /** bot id → its running getUpdates on this instance (a newer one, on any instance, supersedes it) */
+  polls: Map<number, Poll>
   /** bot id → messages waiting for its next write: written together, in one transaction (enqueue) */
   batches: Map<number, Queued[]>
   /** bot id → the chain of its update writes in progress (inTurn) */
   queues: Map<number, Promise<void>>
   closing: boolean
+}
+/** A running getUpdates: `started` and `id` order it against polls on other instances. */
+interface Poll {
+  id: string
+  started: number
+  controller: AbortController
 }
 const states = new WeakMap<AppContext, BotState>()
 const stateOf = (ctx: AppContext): BotState => {
@@ -89,13 +96,27 @@ async function lookUpBots(ctx: AppContext) {
 
 /** The fan-out frame that tells every instance a bot has a new update (bots have no sockets: only long polls hear it). */
 const UPDATE_NUDGE = 'bot.update'
+/** The fan-out frame that tells every instance a getUpdates started: an older poll anywhere ends with 409. */
+const POLL_STARTED = 'bot.poll'
+
+/** Ends this instance's poll for the bot if the one that started elsewhere is newer (ties: the larger id). */
+function supersede(ctx: AppContext, botId: number, data: unknown) {
+  if (typeof data !== 'object' || data === null) return
+  const { id, started } = data as { id?: unknown; started?: unknown }
+  if (typeof id !== 'string' || typeof started !== 'number') return
+  const current = stateOf(ctx).polls.get(botId)
+  if (!current || current.id === id) return
+  if (started > current.started || (started === current.started && id > current.id)) current.controller.abort()
+}
 
 /** Listens for messages to bots; returns the function that stops it (the mount calls it on close). */
 export function listenForBotUpdates(ctx: AppContext): () => void {
   // a long poll on another instance is woken through the fan-out (Redis with REDIS_URL)
   ctx.fanout.subscribe((deliveries) => {
     for (const delivery of deliveries) {
-      if ('frame' in delivery && 'userId' in delivery && delivery.frame.type === UPDATE_NUDGE) wake(ctx, delivery.userId)
+      if (!('frame' in delivery && 'userId' in delivery)) continue
+      if (delivery.frame.type === UPDATE_NUDGE) wake(ctx, delivery.userId)
+      else if (delivery.frame.type === POLL_STARTED) supersede(ctx, delivery.userId, delivery.frame.data)
     }
   })
   return ctx.events.on('message.new', async (event) => {
@@ -311,10 +332,13 @@ export async function getUpdates(ctx: AppContext, botId: number, input: GetUpdat
   }
   const deadline = Date.now() + input.timeout * 1000
   const state = stateOf(ctx)
-  // One poll per bot at a time, as Telegram's: a newer one ends the older with 409 (on this instance).
+  // One poll per bot at a time, as Telegram's: a newer one ends the older with 409, here at once
+  // and on the other instances through the fan-out.
   const superseded = new AbortController()
-  state.polls.get(botId)?.abort()
-  state.polls.set(botId, superseded)
+  const poll: Poll = { id: randomUUID(), started: Date.now(), controller: superseded }
+  state.polls.get(botId)?.controller.abort()
+  state.polls.set(botId, poll)
+  ctx.fanout.publish([{ userId: botId, frame: { type: POLL_STARTED, data: { id: poll.id, started: poll.started } } }])
   const stop = AbortSignal.any([signal, superseded.signal])
   try {
     for (;;) {
@@ -333,7 +357,7 @@ export async function getUpdates(ctx: AppContext, botId: number, input: GetUpdat
       await wait.promise
     }
   } finally {
-    if (state.polls.get(botId) === superseded) state.polls.delete(botId)
+    if (state.polls.get(botId) === poll) state.polls.delete(botId)
   }
 }
 
