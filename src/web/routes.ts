@@ -14,6 +14,7 @@ import { unauthorized } from '../http/errors.js'
 import { Me } from '../http/schemas.js'
 import * as auth from '../modules/auth/service.js'
 import * as sessions from '../modules/sessions/service.js'
+import { callPage } from './call-page.js'
 
 export const ADMIN_PANEL_PATH = '/admin'
 
@@ -24,6 +25,8 @@ export const WebSession = Type.Object({
 
 export const webRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   await useCookies(app)
+  // GET /call: the call page and its script (web/call-page.ts)
+  await app.register(callPage, { ctx })
 
   app.get('/api/get_user_id', {
     schema: { summary: 'The session’s user id in X-User-Id (204)', tags: ['service'], security: [{ bearer: [] }], response: { 204: Type.Null() } },
