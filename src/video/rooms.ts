@@ -12,10 +12,12 @@ import type { MediaState, PeerView } from './protocol.js'
 
 /** hands a serialized frame to a local socket */
 export type Deliver = (text: string) => void
+/** closes a local socket that was removed from its room from outside (an HTTP leave) */
+export type Drop = () => void
 
 export interface RoomStore {
   /** adds a peer whose socket is on this instance; answers the peers that were there before */
-  add(room: string, peer: PeerView, deliver: Deliver): Promise<PeerView[]>
+  add(room: string, peer: PeerView, deliver: Deliver, drop?: Drop): Promise<PeerView[]>
   /** removes a peer; answers whether it was there */
   remove(room: string, peerId: string): Promise<boolean>
   /** hands a frame to one peer of the room; false when it is not in the room */
@@ -25,17 +27,29 @@ export interface RoomStore {
   setMedia(room: string, peerId: string, media: MediaState): Promise<void>
   /** peers in the room (any instance) */
   peers(room: string): Promise<PeerView[]>
+  /** closes every socket of `userId` in the room, on whichever instance; answers how many there were */
+  kick(room: string, userId: number): Promise<number>
+  /**
+   * Marks a ticket (its random `n`) used until its expiry `exp` (epoch ms); false when it was used
+   * already. A ticket therefore lets in one socket only, on any instance.
+   */
+  consumeTicket(nonce: string, exp: number, now: number): Promise<boolean>
   close(): Promise<void>
 }
 
+/** how many used tickets one instance remembers at most (each is forgotten at its expiry anyway) */
+const MAX_USED_TICKETS = 200_000
+
 export function createLocalRooms(): RoomStore {
-  const rooms = new Map<string, Map<string, { peer: PeerView; deliver: Deliver }>>()
+  const rooms = new Map<string, Map<string, { peer: PeerView; deliver: Deliver; drop?: Drop }>>()
+  /** used ticket nonce → its expiry; insertion order is roughly expiry order, so pruning stops early */
+  const used = new Map<string, number>()
   return {
-    async add(room, peer, deliver) {
+    async add(room, peer, deliver, drop) {
       let members = rooms.get(room)
       if (!members) rooms.set(room, (members = new Map()))
       const before = [...members.values()].map((m) => m.peer)
-      members.set(peer.peer_id, { peer, deliver })
+      members.set(peer.peer_id, { peer, deliver, drop })
       return before
     },
     async remove(room, peerId) {
@@ -62,8 +76,23 @@ export function createLocalRooms(): RoomStore {
     async peers(room) {
       return [...(rooms.get(room)?.values() ?? [])].map((m) => m.peer)
     },
+    async kick(room, userId) {
+      const mine = [...(rooms.get(room)?.values() ?? [])].filter((m) => m.peer.user_id === userId)
+      for (const member of mine) member.drop?.()
+      return mine.length
+    },
+    async consumeTicket(nonce, exp, now) {
+      for (const [n, until] of used) {
+        if (until > now && used.size < MAX_USED_TICKETS) break
+        used.delete(n)
+      }
+      if (used.has(nonce)) return false
+      used.set(nonce, exp)
+      return true
+    },
     async close() {
       rooms.clear()
+      used.clear()
     },
   }
 }
@@ -85,14 +114,21 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
   const channel = (id: string) => `${options.prefix}video:instance:${id}`
   /** the sockets on this instance: room → peer → deliver */
   const local = new Map<string, Map<string, Deliver>>()
+  const drops = new Map<string, Drop>()
   const deliverLocal = (room: string, to: string, text: string) => {
     const deliver = local.get(room)?.get(to)
     if (deliver) deliver(text)
   }
+  const dropLocal = (room: string, peerId: string) => {
+    if (local.get(room)?.has(peerId)) drops.get(peerId)?.()
+  }
   sub.on('message', (_channel: string, message: string) => {
     try {
-      const { room, to, text } = JSON.parse(message) as { room: string; to: string[]; text: string }
-      for (const id of to) deliverLocal(room, id, text)
+      const { room, to, text, kick } = JSON.parse(message) as { room: string; to: string[]; text?: string; kick?: boolean }
+      for (const id of to) {
+        if (kick) dropLocal(room, id)
+        else if (typeof text === 'string') deliverLocal(room, id, text)
+      }
     } catch (err) {
       options.log.warn({ err }, 'video: bad relay message')
     }
@@ -117,10 +153,11 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
     await Promise.all([...remote].map(([id, to]) => pub.publish(channel(id), JSON.stringify({ room, to, text }))))
   }
   return {
-    async add(room, peer, deliver) {
+    async add(room, peer, deliver, drop) {
       let mine = local.get(room)
       if (!mine) local.set(room, (mine = new Map()))
       mine.set(peer.peer_id, deliver)
+      if (drop) drops.set(peer.peer_id, drop)
       const before = await all(room)
       await pub.multi().hset(roomKey(room), peer.peer_id, JSON.stringify({ ...peer, instance })).expire(roomKey(room), ROOM_TTL_SECONDS).exec()
       return before.filter((p) => p.peer_id !== peer.peer_id).map(view)
@@ -128,6 +165,7 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
     async remove(room, peerId) {
       const mine = local.get(room)
       mine?.delete(peerId)
+      drops.delete(peerId)
       if (mine && mine.size === 0) local.delete(room)
       return (await pub.hdel(roomKey(room), peerId)) > 0
     },
@@ -149,10 +187,26 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
     async peers(room) {
       return (await all(room)).map(view)
     },
+    async kick(room, userId) {
+      const targets = (await all(room)).filter((p) => p.user_id === userId)
+      const remote = new Map<string, string[]>()
+      for (const target of targets) {
+        if (target.instance === instance) dropLocal(room, target.peer_id)
+        else remote.set(target.instance, [...(remote.get(target.instance) ?? []), target.peer_id])
+      }
+      await Promise.all([...remote].map(([id, to]) => pub.publish(channel(id), JSON.stringify({ room, to, kick: true }))))
+      return targets.length
+    },
+    async consumeTicket(nonce, exp, now) {
+      // SET NX with the ticket's remaining life: the first socket on any instance wins
+      const set = await pub.set(`${options.prefix}video:ticket:${nonce}`, '1', 'PX', Math.max(1, exp - now), 'NX')
+      return set === 'OK'
+    },
     async close() {
       // this instance's peers leave their rooms' records
       await Promise.all([...local].map(([room, peers]) => (peers.size ? pub.hdel(roomKey(room), ...peers.keys()) : 0))).catch(() => undefined)
       local.clear()
+      drops.clear()
       await sub.quit().catch(() => sub.disconnect())
       await pub.quit().catch(() => pub.disconnect())
     },

@@ -18,7 +18,7 @@ import { iceConfig } from './ice.js'
 import { MAX_FRAME_BYTES, parseClientFrame, type ClientFrame, type MediaState, type PeerView, type SignalErrorCode } from './protocol.js'
 import { createLocalRooms, createRedisRooms, type RoomStore } from './rooms.js'
 import { videoSecret } from './secret.js'
-import { signBody, SIGNATURE_HEADER, verifyTicket, type TicketClaims } from './ticket.js'
+import { bodySignatureValid, signBody, SIGNATURE_HEADER, verifyTicket, type TicketClaims } from './ticket.js'
 
 /** a socket must present its ticket this soon */
 const JOIN_TIMEOUT_MS = 10_000
@@ -28,7 +28,10 @@ const MAX_BAD_FRAMES = 20
 const MAX_FRAMES_PER_SECOND = 300
 const HEARTBEAT_MS = 30_000
 
-export const CLOSE = { unauthorized: 4001, forbidden: 4003, abuse: 4008, rateLimited: 4029 } as const
+export const CLOSE = { unauthorized: 4001, forbidden: 4003, abuse: 4008, removed: 4010, rateLimited: 4029 } as const
+/** a request from the main service older or newer than this is refused (a replayed one) */
+const REQUEST_SKEW_MS = 5 * 60_000
+const MAX_INTERNAL_BODY = 16 * 1024
 
 export interface VideoServiceOptions {
   log: Logger
@@ -85,9 +88,48 @@ export async function startVideoService(config: Readonly<Config>, options: Video
     }
   }
 
+  /**
+   * POST /internal/rooms/kick `{room_id, user_id, at}`, signed by the main service like the reports:
+   * the user left the room over HTTP, so their sockets in it are closed (peer-left for the others).
+   */
+  const kick = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let over = false
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_INTERNAL_BODY) over = true
+      else chunks.push(chunk)
+    })
+    req.on('error', () => undefined)
+    req.on('end', () => {
+      void (async () => {
+        if (over) return json(res, 413, { success: false, error: { code: 'payload_too_large', message: 'Body too large' } })
+        const raw = Buffer.concat(chunks).toString('utf8')
+        if (!bodySignatureValid(secret, raw, req.headers[SIGNATURE_HEADER])) return json(res, 401, { success: false, error: { code: 'unauthorized', message: 'Not signed with the video secret' } })
+        let body: { room_id?: unknown; user_id?: unknown; at?: unknown } | null = null
+        try {
+          body = JSON.parse(raw)
+        } catch {
+          // refused below
+        }
+        if (!body || typeof body.room_id !== 'string' || !Number.isSafeInteger(body.user_id) || typeof body.at !== 'number') {
+          return json(res, 400, { success: false, error: { code: 'validation_error', message: 'room_id, user_id and at are required' } })
+        }
+        if (Math.abs(body.at - clock.now()) > REQUEST_SKEW_MS) return json(res, 401, { success: false, error: { code: 'unauthorized', message: 'The request is too old' } })
+        const kicked = await rooms.kick(body.room_id, body.user_id as number)
+        json(res, 200, { success: true, data: { kicked } })
+      })().catch((err) => {
+        log.error({ err }, 'video: kick failed')
+        if (!res.headersSent) json(res, 500, { success: false, error: { code: 'internal_error', message: 'Internal error' } })
+      })
+    })
+  }
+
   const server = http.createServer((req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://video')
+      if (req.method === 'POST' && url.pathname === '/internal/rooms/kick') return kick(req, res)
       if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { success: false, error: { code: 'method_not_allowed', message: 'Method not allowed' } })
       if (url.pathname === '/health') return json(res, 200, { status: 'ok', connections: wss.clients.size })
       if (url.pathname === '/asyncapi.json') return json(res, 200, asyncApi)
@@ -182,6 +224,11 @@ export async function startVideoService(config: Readonly<Config>, options: Video
           return close(CLOSE.forbidden, 'ticket for another room')
         }
         const { claims } = check
+        // a ticket lets in one socket: a copy of it (a second tab, a leaked one) is refused
+        if (!(await rooms.consumeTicket(claims.n, claims.exp, clock.now()))) {
+          send({ type: 'error', code: 'unauthorized', message: 'The ticket was used already; ask for a new one' })
+          return close(CLOSE.unauthorized, 'ticket used')
+        }
         const peer: PeerView = {
           peer_id: randomBytes(12).toString('base64url'),
           user_id: claims.uid,
@@ -191,7 +238,10 @@ export async function startVideoService(config: Readonly<Config>, options: Video
         }
         clearTimeout(joinTimer)
         joined = { room: claims.room, peer, claims }
-        const before = await rooms.add(claims.room, peer, deliver)
+        const before = await rooms.add(claims.room, peer, deliver, () => {
+          send({ type: 'error', code: 'forbidden', message: 'You left this room' })
+          close(CLOSE.removed, 'left the room')
+        })
         send({ type: 'joined', room_id: claims.room, peer_id: peer.peer_id, user_id: peer.user_id, peers: before })
         await rooms.broadcast(claims.room, peer.peer_id, JSON.stringify({ type: 'peer-joined', peer }))
         reports = reports.then(() => report(claims, { event: 'join', peer_id: peer.peer_id, audio_only: claims.audio_only, media: peer.media }))

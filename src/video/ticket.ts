@@ -56,7 +56,8 @@ export function verifyTicket(secret: Buffer, ticket: unknown, now: number): Tick
   const c = claims as Partial<TicketClaims> | null
   if (
     typeof c !== 'object' || c === null || typeof c.room !== 'string' || typeof c.uid !== 'number' || typeof c.username !== 'string' ||
-    typeof c.exp !== 'number' || typeof c.audio_only !== 'boolean' || (c.cb !== null && typeof c.cb !== 'string')
+    typeof c.exp !== 'number' || typeof c.audio_only !== 'boolean' || (c.cb !== null && typeof c.cb !== 'string') ||
+    typeof c.n !== 'string' || c.n.length === 0 || c.n.length > 64
   ) {
     return { ok: false, reason: 'malformed' }
   }

@@ -25,6 +25,11 @@ export function insert(db: Db, values: { caller_id: number; receiver_id: number;
   return db.insertInto('calls').values({ ...values, status: 'ringing' }).returningAll().executeTakeFirstOrThrow()
 }
 
+/** A call that never rang: the callee was busy in another call. Recorded as missed for both histories. */
+export function insertMissed(db: Db, values: { caller_id: number; receiver_id: number; call_type: CallType; created_at: number }) {
+  return db.insertInto('calls').values({ ...values, status: 'missed', ended_at: values.created_at, duration: 0 }).returningAll().executeTakeFirstOrThrow()
+}
+
 /** Moves a call from `from` to a new state; undefined when it was no longer in `from` (someone else moved it first). */
 export function transition(db: Db, id: number, from: CallStatus[], changes: { status: CallStatus; answered_at?: number; ended_at?: number; duration?: number }) {
   return db.updateTable('calls').set(changes).where('id', '=', id).where('status', 'in', from).returningAll().executeTakeFirst()

@@ -19,7 +19,7 @@ import { signTicket } from '../../video/ticket.js'
 import * as users from '../users/service.js'
 import * as callRepo from './repo.js'
 import type { ParticipantView, RoomView, TicketView, VideoReport } from './rooms-schemas.js'
-import { signalingUrl } from './video-client.js'
+import { dropFromRoom, signalingUrl } from './video-client.js'
 
 const IDLE_BATCH = 200
 const seconds = (ms: number) => Math.max(0, Math.round(ms / 1000))
@@ -170,10 +170,11 @@ export async function callTicket(ctx: AppContext, me: UserRow, callId: number, a
   return admit(ctx, me, room, audioOnly ?? call.call_type === 'audio', callbackUrl)
 }
 
+/** Leaves a room: recorded here, then the user's signaling sockets in it are closed (dropFromRoom; the leave stands if the video service is away). */
 export async function leave(ctx: AppContext, me: UserRow, roomId: string): Promise<RoomView> {
   const room = await visibleRoom(ctx, me, roomId)
   const now = ctx.clock.now()
-  return present(
+  const view = present(
     await ctx.db.transaction().execute(async (trx) => {
       const left = await trx
         .updateTable('video_call_participants')
@@ -188,6 +189,8 @@ export async function leave(ctx: AppContext, me: UserRow, roomId: string): Promi
       return endIfEmpty(trx, { ...room, last_activity_at: now }, now)
     }),
   )
+  await dropFromRoom(ctx, room.room_id, me.id)
+  return view
 }
 
 export async function participants(ctx: AppContext, me: UserRow, roomId: string): Promise<ParticipantView[]> {

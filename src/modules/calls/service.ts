@@ -9,7 +9,7 @@
 import type { AppContext } from '../../context.js'
 import type { CallRow, CallStatus, CallType, UserRow } from '../../db/tables.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
-import { AppError, conflict, notFound, validationError } from '../../http/errors.js'
+import { AppError, conflict, notFound, validationError, type ErrorCode } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import * as blocks from '../blocks/service.js'
 import { presentPeer } from '../users/present.js'
@@ -22,6 +22,13 @@ const MAX_CALL_MS = 12 * 3600_000
 const TIMEOUT_BATCH = 200
 
 const seconds = (ms: number) => Math.max(0, Math.round(ms / 1000))
+
+/**
+ * 409 `busy`: the callee is in another call. A code of its own (beyond DESIGN §3's table, like
+ * `premium_required`) so a client can play a busy tone rather than show an error.
+ * TODO(#25): add 'busy' to ErrorCode in http/errors.ts (not this module's file) and drop the cast.
+ */
+const busy = (message: string) => new AppError(409, 'busy' as ErrorCode, message)
 
 async function present(ctx: AppContext, db: Outbox['db'], call: CallRow): Promise<CallView> {
   const parties = await users.findByIds(db, [call.caller_id, call.receiver_id])
@@ -55,20 +62,29 @@ async function myCall(ctx: AppContext, me: UserRow, id: number): Promise<CallRow
   return call
 }
 
-/** Starts a call to `receiverId`: 403 blocked, 404 unknown, 409 when either side is already in a call. */
+/** Starts a call to `receiverId`: 403 blocked, 404 unknown, 409 `conflict` when I am in a call, 409 `busy` when they are. */
 export async function start(ctx: AppContext, me: UserRow, receiverId: number, callType: CallType = 'audio'): Promise<CallView> {
   if (receiverId === me.id) throw validationError('You cannot call yourself')
   const receiver = await users.findById(ctx, receiverId)
   if (!receiver || receiver.is_active !== 1 || receiver.deleted_at !== null) throw notFound('User not found')
   if (receiver.is_bot === 1) throw validationError('Bots cannot take calls')
   if (await blocks.hasBlocked(ctx.db, receiverId, me.id)) throw new AppError(403, 'blocked', 'This user does not accept your calls')
-  return inTransaction(ctx, async (trx, events) => {
+  const view = await inTransaction(ctx, async (trx, events) => {
     if (ctx.config.dialect === 'postgres') await repo.lockUsers(trx, [me.id, receiverId])
     if (await repo.liveCallOf(trx, me.id)) throw conflict('You are already in a call')
-    if (await repo.liveCallOf(trx, receiverId)) throw conflict('The user is busy in another call')
+    if (await repo.liveCallOf(trx, receiverId)) {
+      // the busy signal: the callee learns who tried (a missed call in their history and a
+      // call.ended "missed" on their devices, as messengers show "missed call while busy")
+      const missed = await repo.insertMissed(trx, { caller_id: me.id, receiver_id: receiverId, call_type: callType, created_at: events.now })
+      await announce(ctx, events, missed, 'call.ended')
+      return null
+    }
     const call = await repo.insert(trx, { caller_id: me.id, receiver_id: receiverId, call_type: callType, created_at: events.now })
     return announce(ctx, events, call, 'call.incoming')
   })
+  // thrown after the commit, so the missed call stays recorded
+  if (!view) throw busy('The user is busy in another call')
+  return view
 }
 
 /** The callee answers a ringing call; anyone else 404 (not their call) or 403 (the caller), a call not ringing 409. */

@@ -5,6 +5,8 @@
  */
 import type { AppContext } from '../../context.js'
 import { AppError } from '../../http/errors.js'
+import { videoSecret } from '../../video/secret.js'
+import { signBody, SIGNATURE_HEADER } from '../../video/ticket.js'
 
 export const upstreamTimeout = (message: string) => new AppError(504, 'upstream_timeout', message)
 
@@ -41,5 +43,29 @@ export async function videoGet(ctx: AppContext, path: string, headers: Record<st
     const name = (error as Error)?.name
     ctx.log.warn({ err: error }, 'video service call failed')
     throw upstreamTimeout(name === 'TimeoutError' ? `The video service did not answer in ${timeoutMs} ms` : 'The video service is unreachable')
+  }
+}
+
+/**
+ * Tells the video service that `userId` left `roomId` over HTTP, so their signaling sockets in it
+ * are closed (the others get peer-left). Bounded by VIDEO_TIMEOUT_MS; a video service that is down
+ * or silent is logged and answered false, never an error: the leave is recorded whatever happens.
+ */
+export async function dropFromRoom(ctx: AppContext, roomId: string, userId: number): Promise<boolean> {
+  const body = JSON.stringify({ room_id: roomId, user_id: userId, at: ctx.clock.now() })
+  try {
+    const res = await fetch(`${videoBaseUrl(ctx)}/internal/rooms/kick`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(ctx.config), body) },
+      body,
+      signal: AbortSignal.timeout(ctx.config.videoTimeoutMs),
+      redirect: 'error',
+    })
+    await res.arrayBuffer().catch(() => undefined)
+    if (!res.ok) ctx.log.warn({ status: res.status }, 'video service refused to drop a leaving user')
+    return res.ok
+  } catch (error) {
+    ctx.log.warn({ err: error }, 'video service unreachable: a leaving user\'s sockets stay until they close')
+    return false
   }
 }
