@@ -5,7 +5,8 @@
  * gateway for call.incoming/answered/ended, and to the signaling socket named by the ticket.
  *
  * WebRTC: one RTCPeerConnection per peer of the room. A peer already in the room offers to a
- * newcomer (peer-joined); the newcomer answers. `?relay=1` forces iceTransportPolicy "relay".
+ * newcomer (peer-joined); the newcomer answers. `?relay=1` forces iceTransportPolicy "relay";
+ * `?video=low` asks the camera for 160×120 at 10 fps.
  * window.ternCall is the page's diagnostics handle: its state and report() (connection state,
  * frames decoded and the selected candidate pair per peer).
  */
@@ -15,7 +16,10 @@ export const CALL_JS = `
   var root = document.getElementById('call');
   if (!root || !window.fetch || !window.WebSocket) return;
   var V2 = '/api.v2/api';
-  var relay = new URLSearchParams(location.search).get('relay') === '1';
+  var query = new URLSearchParams(location.search);
+  var relay = query.get('relay') === '1';
+  // ?video=low: a data saver (and what the browser tests use on a loaded machine)
+  var camera = query.get('video') === 'low' ? { width: 160, height: 120, frameRate: 10 } : { width: { ideal: 640 }, height: { ideal: 360 }, frameRate: { ideal: 24 } };
   var state = { me: null, csrf: '', call: null, answering: false, room: null, roomIsCall: false, signal: null, peerId: null, peers: new Map(), local: null, ice: null };
   window.ternCall = state;
   var $ = function (id) { return document.getElementById(id); };
@@ -107,7 +111,7 @@ export const CALL_JS = `
     leaveSignal();
     state.room = ticket.room_id;
     state.ice = { iceServers: ticket.ice.ice_servers, iceTransportPolicy: relay ? 'relay' : 'all' };
-    var media = state.local ? Promise.resolve(state.local) : navigator.mediaDevices.getUserMedia({ audio: true, video: true });
+    var media = state.local ? Promise.resolve(state.local) : navigator.mediaDevices.getUserMedia({ audio: true, video: camera });
     return media.then(function (stream) {
       state.local = stream;
       $('call-local').srcObject = stream;

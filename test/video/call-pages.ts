@@ -63,7 +63,8 @@ export async function openCallPage(browser: Browser, server: TestServer, user: T
   const login = await context.request.post('/api/auth/login', { data: { login: user.username, password: user.password, device: 'call page test' } })
   assert.equal(login.status(), 200, await login.text())
   assert.ok((await context.cookies()).some((c) => c.name === 'tern_session' && c.httpOnly), 'the HttpOnly session cookie is set')
-  await page.goto(options.relay ? '/call?relay=1' : '/call')
+  // small video: six encoders and decoders at once on a shared two-core machine
+  await page.goto(options.relay ? '/call?relay=1&video=low' : '/call?video=low')
   await page.locator('#call[data-gateway="open"]').waitFor({ state: 'attached', timeout: 10_000 })
   const handle: CallPage = {
     user,
@@ -80,7 +81,10 @@ export async function openCallPage(browser: Browser, server: TestServer, user: T
       for (;;) {
         last = await handle.report()
         const connected = last.filter((r) => r.state === 'connected').map((r) => r.user_id).sort((a, b) => a - b).join(',')
-        if (connected === want && last.length === userIds.length) return
+        if (connected === want && last.length === userIds.length) {
+          if (process.env.TEST_CALL_TIMING) console.log(`# ${user.username} connected to [${want}] after ${timeoutMs - (deadline - Date.now())} ms`)
+          return
+        }
         if (Date.now() > deadline) {
           await handle.shot(`call-timeout-${user.username}`).catch(() => undefined)
           assert.fail(`${user.username}: wanted connected peers [${want}], have ${JSON.stringify(last)}; log: ${JSON.stringify(await handle.log())}`)
