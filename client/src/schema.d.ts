@@ -5672,9 +5672,9 @@ export interface operations {
     };
     getSessions: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -6055,10 +6055,10 @@ export interface operations {
     };
     getChatList: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
-                archived: boolean;
+            query?: {
+                page?: number;
+                per_page?: number;
+                archived?: boolean;
             };
             header?: never;
             path?: never;
@@ -8620,8 +8620,8 @@ export interface operations {
         parameters: {
             query: {
                 chat_id: number;
-                page: number;
-                per_page: number;
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -10976,8 +10976,8 @@ export interface operations {
         parameters: {
             query: {
                 channel_id: number;
-                page: number;
-                per_page: number;
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -13342,9 +13342,9 @@ export interface operations {
     };
     getSaved: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -13725,9 +13725,9 @@ export interface operations {
     };
     getBlocked: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -13848,9 +13848,9 @@ export interface operations {
     };
     getContacts: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -15402,9 +15402,9 @@ export interface operations {
     };
     postStoriesByIdViews: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path: {
@@ -16601,9 +16601,9 @@ export interface operations {
     };
     getMusic: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -16725,8 +16725,8 @@ export interface operations {
         parameters: {
             query: {
                 q: string;
-                page: number;
-                per_page: number;
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -16853,7 +16853,7 @@ export interface operations {
                 q: string;
                 chat_id?: number;
                 before_id?: number;
-                limit: number;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -18180,10 +18180,10 @@ export interface operations {
     };
     getUpdates: {
         parameters: {
-            query: {
+            query?: {
                 /** @description the last seq the client has seen */
-                since: number;
-                limit: number;
+                since?: number;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -18301,8 +18301,8 @@ export interface operations {
             query: {
                 chat_id: number;
                 /** @description the last chat_seq the client has seen in this chat */
-                since: number;
-                limit: number;
+                since?: number;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -19404,9 +19404,9 @@ export interface operations {
     };
     getCallsHistory: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -23517,9 +23517,9 @@ export interface operations {
     };
     getApiAdminUsers: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
                 q?: string;
                 is_active?: boolean;
                 is_admin?: boolean;
@@ -24416,9 +24416,9 @@ export interface operations {
     };
     getApiAdminModlog: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
                 admin_id?: number;
                 action?: string;
                 target_id?: number;
@@ -24541,9 +24541,9 @@ export interface operations {
     };
     getApiAdminReports: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
                 status?: "pending" | "resolved" | "dismissed";
             };
             header?: never;
@@ -25073,9 +25073,9 @@ export interface operations {
     };
     getApiAdminBroadcasts: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -25508,9 +25508,9 @@ export interface operations {
     };
     getApiAdminOrders: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
                 status?: "pending" | "paid" | "failed" | "refunded";
             };
             header?: never;
@@ -25881,9 +25881,9 @@ export interface operations {
     };
     getApiAdminPromos: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path?: never;
@@ -27558,9 +27558,9 @@ export interface operations {
     };
     getApiBotsByIdDeliveries: {
         parameters: {
-            query: {
-                page: number;
-                per_page: number;
+            query?: {
+                page?: number;
+                per_page?: number;
             };
             header?: never;
             path: {

@@ -32,6 +32,25 @@ function withoutPrivateKeywords(value: unknown): unknown {
   return out
 }
 
+/**
+ * A request field with a default is one the client may leave out (the validator fills it in), so
+ * the document does not list it as required: generated clients then make it optional. Request
+ * schemas only (query strings and bodies); nested objects too.
+ */
+function defaultsOptional(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(defaultsOptional)
+  if (typeof value !== 'object' || value === null) return value
+  const out: Record<string, unknown> = {}
+  for (const [key, inner] of Object.entries(value)) out[key] = defaultsOptional(inner)
+  const properties = out.properties as Record<string, { default?: unknown }> | undefined
+  if (Array.isArray(out.required) && properties && typeof properties === 'object') {
+    const required = (out.required as unknown[]).filter((name) => typeof name !== 'string' || !Object.hasOwn(properties, name) || properties[name]?.default === undefined)
+    if (required.length) out.required = required
+    else delete out.required
+  }
+  return out
+}
+
 const bytes = (description: string) => ({ description, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
 
 /** Answers Fastify does not serialize (files, a redirect), so their routes declare no response schema. */
@@ -63,6 +82,8 @@ export const transform: Transform = ({ schema, url, route }) => {
   return {
     schema: withoutPrivateKeywords({
       ...s,
+      ...(s.querystring ? { querystring: defaultsOptional(s.querystring) } : {}),
+      ...(s.body ? { body: defaultsOptional(s.body) } : {}),
       ...(wildcard ? { params: { type: 'object', properties: { path: { type: 'string', description: 'the file’s path as uploads return it' } }, required: ['path'] } } : {}),
       // a route mounted twice outside V2 and inside it names its V2 copy itself
       operationId: typeof s.operationId === 'string' ? s.operationId : operationId(method, url),

@@ -52,3 +52,14 @@ test('every operation has a summary, a unique operationId, tags and its error an
   // V3 repeats V2 and stays out of the document
   assert.ok(!Object.keys(doc.paths).some((path) => path.startsWith('/api.v3/')))
 })
+
+test('a request field with a default is optional in the document; one without stays required', () => {
+  const chatList = doc.paths['/api.v2/api/chat_list'].get.parameters as { name: string; required?: boolean }[]
+  for (const name of ['page', 'per_page', 'archived']) assert.notEqual(chatList.find((p) => p.name === name)?.required, true, `${name} has a default`)
+  // control: chat_id of groups/info has no default and is required
+  const groupInfo = doc.paths['/api.v2/api/groups/info'].get.parameters as { name: string; required?: boolean }[]
+  assert.equal(groupInfo.find((p) => p.name === 'chat_id')?.required, true)
+  // bodies too: messages/send's content defaults to '', its chat is required by its own rules
+  const send = doc.paths['/api.v2/api/messages/send'].post.requestBody.content['application/json'].schema
+  for (const name of send.required ?? []) assert.equal(send.properties[name]?.default, undefined, `${name} is required but has a default`)
+})

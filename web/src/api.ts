@@ -1,15 +1,12 @@
 /**
- * The app's one way to the API: same-origin fetch with the session cookie (the app never holds a
- * bearer token), the CSRF token in `X-CSRF-Token` on every non-GET request, the envelope
- * unwrapped. A 401 anywhere means the session is gone: the app goes to /login. Other failures
- * become an ApiError whose message the app shows as it is.
- *
- * A small typed wrapper of its own, so the app does not wait for the generated client (client/);
- * its call sites name the endpoint and the answer's type, which is what that client checks.
+ * The app's one way to the API: `@tern/client` (client/), the typed client generated from the
+ * server's own /openapi.json, in cookie mode: same-origin requests with the session cookie (the
+ * app never holds a bearer token) and the session's CSRF token in `X-CSRF-Token` on every change.
+ * Every path, parameter, body and answer below is checked against the server's schemas by the
+ * type-check; `ok` unwraps the envelope. A 401 anywhere means the session is gone: the app goes
+ * to /login. Other failures become an ApiError whose message the app shows as it is.
  */
-import type { Envelope, Session } from './types'
-
-export const V2 = '/api.v2/api'
+import { createTernClient, type paths, type TernClient } from '@tern/client'
 
 export class ApiError extends Error {
   constructor(
@@ -22,7 +19,17 @@ export class ApiError extends Error {
 }
 
 let csrfToken = ''
-export const setCsrfToken = (token: string) => void (csrfToken = token)
+const connect = (token?: string): TernClient =>
+  createTernClient({ baseUrl: location.origin, auth: { cookie: true, ...(token ? { csrfToken: token } : {}) }, headers: { Accept: 'application/json' } })
+
+/** The typed client; replaced once the session's CSRF token is known (setCsrfToken). */
+export let api: TernClient = connect()
+
+export function setCsrfToken(token: string) {
+  csrfToken = token
+  api = connect(token)
+}
+/** For requests the typed client cannot make (an upload's progress needs XHR; tus). */
 export const csrfHeader = (): Record<string, string> => (csrfToken ? { 'X-CSRF-Token': csrfToken } : {})
 
 let leaving = false
@@ -40,63 +47,39 @@ export function toLogin(): never {
   throw new ApiError(401, 'unauthorized', 'Signed out')
 }
 
-type Query = Record<string, string | number | boolean | undefined | null>
-
-function withQuery(path: string, query?: Query): string {
-  if (!query) return path
-  const params = new URLSearchParams()
-  for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== null) params.set(key, String(value))
-  const text = params.toString()
-  return text ? `${path}?${text}` : path
+/** What openapi-fetch answers: the success body, or the error body, and the response. */
+interface Answer<T> {
+  data?: T
+  error?: unknown
+  response: Response
 }
 
-export async function request<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<Envelope<T>> {
-  const headers: Record<string, string> = { Accept: 'application/json' }
-  if (method !== 'GET' && method !== 'HEAD') Object.assign(headers, csrfHeader())
-  if (options.body !== undefined) headers['Content-Type'] = 'application/json'
-  let response: Response
+/** The successful answer's body (the envelope), or an ApiError with the server's message. */
+export async function ok<T>(pending: Promise<Answer<T>>): Promise<T> {
+  let answer: Answer<T>
   try {
-    response = await fetch(withQuery(path, options.query), {
-      method,
-      headers,
-      credentials: 'same-origin',
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    })
+    answer = await pending
   } catch {
     throw new ApiError(0, 'network', 'No connection to the server. Check your network and try again.')
   }
+  const { response } = answer
   if (response.status === 401) toLogin()
-  let body: Envelope<T> | null = null
-  try {
-    body = (await response.json()) as Envelope<T>
-  } catch {
-    body = null
+  if (answer.error !== undefined || answer.data === undefined) {
+    const failure = (answer.error ?? {}) as { error?: { code?: unknown; message?: unknown } }
+    const code = typeof failure.error?.code === 'string' ? failure.error.code : 'http_error'
+    const message = typeof failure.error?.message === 'string' ? failure.error.message : `The server answered ${response.status} ${response.statusText}`.trim()
+    throw new ApiError(response.status, code, message)
   }
-  if (!response.ok || !body || body.success === false) {
-    const message = body?.error?.message ?? `The server answered ${response.status} ${response.statusText}`.trim()
-    throw new ApiError(response.status, body?.error?.code ?? 'http_error', message)
-  }
-  return body
+  return answer.data
 }
 
 /** `data` of a successful answer */
-export async function call<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> {
-  return (await request<T>(method, path, options)).data as T
-}
-
+export const data = async <T extends { data: unknown }>(pending: Promise<Answer<T>>): Promise<T['data']> => (await ok(pending)).data
 /** `items` of a list answer */
-export async function list<T>(path: string, query?: Query): Promise<T[]> {
-  return ((await request<T[]>('GET', path, { query })).items ?? []) as T[]
-}
-
-export const get = <T>(path: string, query?: Query) => call<T>('GET', path, { query })
-export const post = <T>(path: string, body?: unknown) => call<T>('POST', path, { body: body ?? {} })
-export const del = <T>(path: string, query?: Query) => call<T>('DELETE', path, { query })
+export const items = async <T extends { items: unknown[] }>(pending: Promise<Answer<T>>): Promise<T['items']> => (await ok(pending)).items
 
 /** The cookie session: who is signed in, and the CSRF token for this session. */
-export async function loadSession(): Promise<Session> {
-  return call<Session>('GET', '/api/web/session')
-}
+export const loadSession = () => data(api.GET('/api/web/session'))
 
 /** A readable line for any failure. */
 export function describe(error: unknown): string {
@@ -104,3 +87,15 @@ export function describe(error: unknown): string {
   if (error instanceof Error) return error.message
   return 'Something went wrong.'
 }
+
+// ---- the shapes the app uses, as the server's schemas give them ----
+
+type Method = 'get' | 'post' | 'put' | 'delete'
+/** The 200 (or 201) body of an operation. */
+export type Answered<P extends keyof paths, M extends Method> = paths[P][M] extends { responses: infer R }
+  ? R extends { 200: { content: { 'application/json': infer B } } }
+    ? B
+    : R extends { 201: { content: { 'application/json': infer B } } }
+      ? B
+      : never
+  : never

@@ -25,16 +25,13 @@ import {
   upsert,
   markRead,
   chatChanges,
+  counts,
 } from './store'
-import type { MessageView } from './types'
+import type { GatewayFrames } from '@tern/client'
 
-interface Frame {
-  type: string
-  seq?: number
-  chat_id?: number
-  chat_seq?: number
-  data?: Record<string, unknown>
-}
+/** Every frame the server sends, typed from its own event schemas (/asyncapi.json). */
+type Frame = Exclude<GatewayFrames[keyof GatewayFrames], { type: `client.${string}` }>
+type Reset = GatewayFrames['reset']['data']
 
 const HEARTBEAT_MS = 25_000
 const SILENCE_MS = 60_000
@@ -155,69 +152,69 @@ export class Gateway {
   }
 
   private async handle(frame: Frame) {
-    const data = frame.data ?? {}
     if (frame.type === 'ready') {
       this.attempts = 0
       connection.value = 'online'
       const first = this.seq === null
-      if (first) this.seq = Number(data.seq ?? 0)
-      const positions = (data.chats ?? {}) as Record<string, number>
-      for (const [id, seq] of Object.entries(positions)) if (!this.chatSeqs.has(Number(id))) this.chatSeqs.set(Number(id), seq)
+      if (first) this.seq = frame.data.seq
+      for (const [id, seq] of Object.entries(frame.data.chats)) if (seq !== undefined && !this.chatSeqs.has(Number(id))) this.chatSeqs.set(Number(id), seq)
       if (first) await this.onFirstReady()
       return
     }
     if (frame.type === 'pong' || frame.type === 'error') return
-    if (frame.type === 'reset') return this.reset(data)
-    if (typeof frame.seq === 'number') {
+    if (frame.type === 'reset') return this.reset(frame.data)
+    if ('seq' in frame && typeof frame.seq === 'number') {
       if (this.seq !== null && frame.seq <= this.seq) return
       this.seq = frame.seq
-    } else if (typeof frame.chat_seq === 'number' && typeof frame.chat_id === 'number') {
+    } else if ('chat_seq' in frame && typeof frame.chat_seq === 'number' && typeof frame.chat_id === 'number') {
       const at = this.chatSeqs.get(frame.chat_id)
       if (at !== undefined && frame.chat_seq <= at) return
       this.chatSeqs.set(frame.chat_id, frame.chat_seq)
     }
     this.applied++
-    this.apply(frame.type, data)
+    this.apply(frame)
   }
 
-  private apply(type: string, data: Record<string, unknown>) {
-    const chatId = Number(data.chat_id)
-    switch (type) {
+  private apply(frame: Frame) {
+    switch (frame.type) {
       case 'message.new': {
-        const message = data.message as MessageView
+        const message = frame.data.message
         messageArrived(message)
         if (openChatId.value === message.chat_id && message.sender_id !== me.value?.id) void markRead(message.chat_id).catch(() => {})
-        if (message.file_url && !message.thumbnail_path && history(message.chat_id).loaded) void loadHistory(message.chat_id).catch(() => {})
+        // the live view names the file but not its name, size and thumbnail: the rich history does
+        if (message.file_url && history(message.chat_id).loaded) void loadHistory(message.chat_id).catch(() => {})
         break
       }
       case 'message.edited':
-        upsert((data.message as MessageView).chat_id, [data.message as MessageView])
+        upsert(frame.data.message.chat_id, [frame.data.message])
         break
       case 'message.deleted':
-        removeMessage(chatId, Number(data.message_id))
+        removeMessage(frame.data.chat_id, frame.data.message_id)
         reloadChatsSoon()
         break
       case 'message.read':
-        readArrived(chatId, Number(data.reader_id), Number(data.message_id))
+        readArrived(frame.data.chat_id, frame.data.reader_id, frame.data.message_id)
         break
       case 'reaction.updated':
-        patchMessage(chatId, Number(data.message_id), { reactions: data.reactions as Record<string, number> })
+        patchMessage(frame.data.chat_id, frame.data.message_id, { reactions: counts(frame.data.reactions) })
         break
       case 'typing':
-        typingArrived(chatId, Number(data.user_id), data.is_typing === true)
+        typingArrived(frame.data.chat_id, frame.data.user_id, frame.data.is_typing)
         break
       case 'presence':
-        presenceArrived(Number(data.user_id), data.is_online === true, (data.last_seen as string | null) ?? null)
+        presenceArrived(frame.data.user_id, frame.data.is_online, frame.data.last_seen ?? null)
         break
       case 'member.joined':
-      case 'member.left':
-        if (Number(data.user_id) === me.value?.id) {
-          if (type === 'member.joined' && typeof data.chat_seq === 'number') this.chatSeqs.set(chatId, data.chat_seq)
-          if (type === 'member.left') this.chatSeqs.delete(chatId)
+      case 'member.left': {
+        const { chat_id: chatId, user_id: userId } = frame.data
+        if (userId === me.value?.id) {
+          if (frame.type === 'member.joined' && typeof frame.data.chat_seq === 'number') this.chatSeqs.set(chatId, frame.data.chat_seq)
+          if (frame.type === 'member.left') this.chatSeqs.delete(chatId)
         }
         reloadChatsSoon()
         chatChanges.value++
         break
+      }
       case 'chat.updated':
         reloadChatsSoon()
         chatChanges.value++
@@ -228,7 +225,7 @@ export class Gateway {
     }
   }
 
-  private async reset(data: Record<string, unknown>) {
+  private async reset(data: Reset) {
     if (typeof data.chat_id === 'number') {
       const at = Number(data.chat_seq ?? data.missed_to ?? this.chatSeqs.get(data.chat_id) ?? 0)
       this.chatSeqs.set(data.chat_id, at)

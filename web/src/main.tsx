@@ -4,7 +4,7 @@
  * it arrives over the socket, and a message that arrives both ways is shown once).
  */
 import { render } from 'preact'
-import { describe, get, loadSession, setCsrfToken, V2 } from './api'
+import { api, data, describe, loadSession, setCsrfToken } from './api'
 import { App } from './components/App'
 import { Gateway } from './gateway'
 import { chatsLoaded, loadChats, me, notice } from './store'
@@ -33,7 +33,7 @@ async function start() {
   gateway.connect()
   // the list does not wait for the socket forever: if it cannot connect, the list still shows
   setTimeout(() => !chatsLoaded.value && void loadChats().catch((error) => (notice.value = describe(error))), 3000)
-  get<{ settings: Record<string, unknown> }>(`${V2}/settings`)
+  data(api.GET('/api.v2/api/settings'))
     .then((s) => applyTheme(String(s.settings.theme ?? 'system')))
     .catch(() => {})
 }

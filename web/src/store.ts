@@ -5,7 +5,7 @@
  * here through the same upsert, so a message that arrives both ways is shown once.
  */
 import { computed, signal } from '@preact/signals'
-import { del, get, list, post, request, V2 } from './api'
+import { api, data, items, ok } from './api'
 import type { ChatListItem, MessageView, Msg, User } from './types'
 
 export const me = signal<User | null>(null)
@@ -56,8 +56,19 @@ export const unreadTotal = computed(() => chats.value.reduce((sum, c) => sum + c
 
 const uploadUrl = (path: string | null | undefined) => (path ? `/uploads/${path}` : null)
 
+/** A message's id in either shape (0: a scheduled message, which has none yet). */
+export const idOf = (view: MessageView): number => ('id' in view ? view.id : (view.message_id ?? 0))
+
+/** reaction counts without the absent keys an index signature allows */
+export function counts(reactions: Record<string, number | undefined>): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const [emoji, count] of Object.entries(reactions)) if (typeof count === 'number') out[emoji] = count
+  return out
+}
+
 export function toMsg(view: MessageView, previous?: Msg): Msg {
-  const id = view.message_id ?? view.id ?? 0
+  const id = idOf(view)
+  const rich = 'id' in view ? view : null
   names.set(view.sender_id, view.sender_username)
   return {
     id,
@@ -66,19 +77,19 @@ export function toMsg(view: MessageView, previous?: Msg): Msg {
     sender_username: view.sender_username,
     content: view.content,
     reply_to_id: view.reply_to_id,
-    reply_to_content: view.reply_to_content ?? previous?.reply_to_content ?? null,
-    reply_to_sender: view.reply_to_sender ?? previous?.reply_to_sender ?? null,
+    reply_to_content: rich?.reply_to_content ?? previous?.reply_to_content ?? null,
+    reply_to_sender: rich?.reply_to_sender ?? previous?.reply_to_sender ?? null,
     forwarded_from: view.forwarded_from,
     file_url: view.file_url,
     file_type: view.file_type,
-    file_name: view.file_name ?? previous?.file_name ?? null,
-    file_size: view.file_size ?? previous?.file_size ?? null,
-    thumbnail_url: uploadUrl(view.thumbnail_path) ?? previous?.thumbnail_url ?? null,
+    file_name: rich?.file_name ?? previous?.file_name ?? null,
+    file_size: rich?.file_size ?? previous?.file_size ?? null,
+    thumbnail_url: uploadUrl(rich?.thumbnail_path) ?? previous?.thumbnail_url ?? null,
     is_read: view.is_read || (previous?.is_read ?? false),
     delivered: view.delivered_at !== null || (previous?.delivered ?? false),
     timestamp: view.timestamp,
     edited_at: view.edited_at,
-    reactions: view.reactions ?? {},
+    reactions: counts(view.reactions),
     my_reaction: previous?.my_reaction ?? null,
     client_message_id: view.client_message_id,
     deleted: false,
@@ -91,7 +102,7 @@ export function upsert(chatId: number, views: MessageView[], extra?: Partial<Msg
   const out: Msg[] = []
   let added = false
   for (const view of views) {
-    const previous = h.byId.get(view.message_id ?? view.id ?? 0)
+    const previous = h.byId.get(idOf(view))
     const msg = { ...toMsg(view, previous), ...extra }
     if (!msg.id) continue
     if (!msg.reply_to_content && msg.reply_to_id) {
@@ -133,8 +144,8 @@ export async function loadHistory(chatId: number, older = false) {
   h.loading.value = true
   try {
     const oldest = h.items.value[0]?.id
-    const query = { chat_id: chatId, limit: PAGE, format: 'rich', ...(older && oldest ? { before_id: oldest } : {}) }
-    const page = await list<MessageView>(`${V2}/chat/history`, query)
+    const query = { chat_id: chatId, limit: PAGE, format: 'rich' as const, ...(older && oldest ? { before_id: oldest } : {}) }
+    const page = await items(api.GET('/api.v2/api/chat/history', { params: { query } }))
     upsert(chatId, page)
     if (older || !h.loaded) h.hasMore.value = page.length >= PAGE
     h.loaded = true
@@ -144,17 +155,18 @@ export async function loadHistory(chatId: number, older = false) {
 }
 
 export async function loadChats() {
-  const [items, pins] = await Promise.all([
-    list<ChatListItem>(`${V2}/chat_list`, { per_page: 100, archived: showArchived.value }),
-    list<{ chat_id: number }>(`${V2}/pins`).catch(() => []),
+  const [list, pins] = await Promise.all([
+    items(api.GET('/api.v2/api/chat_list', { params: { query: { per_page: 100, archived: showArchived.value } } })),
+    items(api.GET('/api.v2/api/pins')).catch(() => []),
   ])
   const pinned = new Set(pins.map((p) => p.chat_id))
-  for (const item of items) {
+  const loaded: ChatListItem[] = list
+  for (const item of loaded) {
     item.is_pinned = pinned.has(item.chat_id)
     item.is_archived = showArchived.value
     if (item.peer) names.set(item.peer.user_id, item.peer.display_name || item.peer.username)
   }
-  chats.value = items
+  chats.value = loaded
   chatsLoaded.value = true
 }
 
@@ -171,7 +183,7 @@ export function reloadChatsSoon() {
 /** A new message (sent, received or replayed): into its history and onto the chat list. */
 export function messageArrived(view: MessageView) {
   const chatId = view.chat_id
-  const id = view.message_id ?? view.id ?? 0
+  const id = idOf(view)
   const h = history(chatId)
   const known = h.byId.has(id)
   upsert(chatId, [view])
@@ -261,7 +273,7 @@ export async function markRead(chatId: number) {
   }
   h.readSent = newest
   try {
-    const result = await post<{ unread_count: number }>(`${V2}/messages/${newest}/read`)
+    const result = await data(api.POST('/api.v2/api/messages/{id}/read', { params: { path: { id: newest } } }))
     chats.value = chats.value.map((c) => (c.chat_id === chatId ? { ...c, unread_count: result.unread_count } : c))
   } catch (error) {
     h.readSent = 0
@@ -275,22 +287,26 @@ let counter = 0
 const clientId = () => `web-${Date.now().toString(36)}-${(++counter).toString(36)}-${Math.random().toString(36).slice(2, 8)}`
 
 export async function sendMessage(chatId: number, fields: { content?: string; reply_to_id?: number | null; file_path?: string | null }, extra?: Partial<Msg>) {
-  const body: Record<string, unknown> = { chat_id: chatId, content: fields.content ?? '', client_message_id: clientId() }
-  if (fields.reply_to_id) body.reply_to_id = fields.reply_to_id
-  if (fields.file_path) body.file_path = fields.file_path
-  const view = await post<MessageView>(`${V2}/messages/send`, body)
+  const body = {
+    chat_id: chatId,
+    content: fields.content ?? '',
+    client_message_id: clientId(),
+    ...(fields.reply_to_id ? { reply_to_id: fields.reply_to_id } : {}),
+    ...(fields.file_path ? { file_path: fields.file_path } : {}),
+  }
+  const view = await data(api.POST('/api.v2/api/messages/send', { body }))
   messageArrived(view)
   if (extra) patchMessage(chatId, view.message_id ?? 0, extra)
   return view
 }
 
 export async function editMessage(chatId: number, messageId: number, content: string) {
-  const view = await post<MessageView>(`${V2}/messages/${messageId}/edit`, { content })
+  const view = await data(api.POST('/api.v2/api/messages/{id}/edit', { params: { path: { id: messageId } }, body: { content } }))
   upsert(chatId, [view])
 }
 
 export async function deleteMessage(chatId: number, messageId: number, forAll: boolean) {
-  await del(`${V2}/messages/${messageId}`, { for_all: forAll })
+  await ok(api.DELETE('/api.v2/api/messages/{id}', { params: { path: { id: messageId } }, body: { for_all: forAll } }))
   removeMessage(chatId, messageId)
   const item = chatById(chatId)
   if (item?.last_message?.message_id === messageId) reloadChatsSoon()
@@ -301,7 +317,7 @@ export async function react(chatId: number, messageId: number, emoji: string | n
   // mine at once (the counts follow from the answer or the live event, whichever comes first)
   patchMessage(chatId, messageId, { my_reaction: emoji })
   try {
-    const reactions = await post<Record<string, number>>(`${V2}/messages/${messageId}/reaction`, { emoji })
+    const reactions = await data(api.POST('/api.v2/api/messages/{id}/reaction', { params: { path: { id: messageId } }, body: { emoji } }))
     patchMessage(chatId, messageId, { reactions, my_reaction: emoji })
   } catch (error) {
     patchMessage(chatId, messageId, { my_reaction: before })
@@ -310,7 +326,7 @@ export async function react(chatId: number, messageId: number, emoji: string | n
 }
 
 export async function forward(messageId: number, targetChatId: number) {
-  const view = await post<MessageView>(`${V2}/messages/forward`, { message_id: messageId, target_chat_id: targetChatId })
+  const view = await data(api.POST('/api.v2/api/messages/forward', { body: { message_id: messageId, target_chat_id: targetChatId } }))
   messageArrived(view)
 }
 
@@ -321,21 +337,20 @@ export function sendTyping(chatId: number, isTyping: boolean) {
   const now = Date.now()
   if (isTyping && now - lastTypingSent < 3000) return
   lastTypingSent = isTyping ? now : 0
-  void request('POST', `${V2}/chat/typing`, { body: { chat_id: chatId, is_typing: isTyping } }).catch(() => {})
+  void ok(api.POST('/api.v2/api/chat/typing', { body: { chat_id: chatId, is_typing: isTyping } })).catch(() => {})
 }
 
 export async function setPinned(item: ChatListItem, pinned: boolean) {
   const body = { chat_type: item.chat_type, chat_id: item.chat_id }
-  if (pinned) await post(`${V2}/pin`, body)
-  else await del(`${V2}/pin`, body)
+  if (pinned) await ok(api.POST('/api.v2/api/pin', { body }))
+  else await ok(api.DELETE('/api.v2/api/pin', { body }))
   await loadChats()
 }
 
 export async function setArchived(item: ChatListItem, archived: boolean) {
   const body = { chat_type: item.chat_type, chat_id: item.chat_id }
-  if (archived) await post(`${V2}/archive`, body)
-  else await request('DELETE', `${V2}/archive`, { query: body })
+  if (archived) await ok(api.POST('/api.v2/api/archive', { body }))
+  else await ok(api.DELETE('/api.v2/api/archive', { body }))
   await loadChats()
 }
 
-export { get }

@@ -1,89 +1,35 @@
 /**
- * The API shapes the app uses (docs/api.md, /openapi.json). Hand-written for the fields the app
- * reads; when the generated client (client/) lands these become aliases of its types.
+ * The API shapes the app uses, taken from the typed client (client/, generated from the server's
+ * own /openapi.json and /asyncapi.json): a change of the server's schemas that the app does not
+ * follow fails the type-check. Only `Msg` is the app's own: a message as the app keeps it.
  */
-export interface User {
-  id: number
-  username: string
-  display_name: string
-  avatar_url?: string | null
-  bio?: string
-  email?: string | null
-}
+import type { GatewayFrames } from '@tern/client'
+import type { Answered } from './api'
 
-export interface Session {
-  user: User
-  csrf_token: string
-}
+/** the signed-in user (GET /api/web/session) */
+export type Session = Answered<'/api/web/session', 'get'>['data']
+export type User = Session['user']
+/** a user as lists show them (search, members): user_id, names, avatar, presence */
+export type Peer = Answered<'/api.v2/api/search/global', 'get'>['items'][number]
+export type Member = Answered<'/api.v2/api/groups/members', 'get'>['items'][number]
 
-export interface Peer {
-  user_id: number
-  username: string
-  display_name: string
-  avatar_url: string | null
-  is_online: boolean
-  last_seen: string | null
-  status_emoji?: string
-  is_bot?: boolean
-}
-
-export type ChatType = 'personal' | 'group' | 'channel'
-
-export interface LastMessage {
-  message_id: number
-  content: string
-  sender_id: number
-  sender_username?: string
-  timestamp: string
-  is_read: boolean
-}
-
-export interface ChatListItem {
-  chat_id: number
-  chat_type: ChatType
-  peer?: Peer
-  group?: { group_id: number; name: string; avatar_url: string | null }
-  channel?: { channel_id: number; name: string; avatar_url: string | null; is_verified: boolean }
-  last_message: LastMessage | null
-  unread_count: number
-  is_saved?: boolean
-  my_role?: string
-  chat_seq?: number
+export type ChatListItem = Answered<'/api.v2/api/chat_list', 'get'>['items'][number] & {
   /** kept by the app from GET pins / archive */
   is_pinned?: boolean
   is_archived?: boolean
 }
+export type ChatType = ChatListItem['chat_type']
 
-/** V2 MessageView, and the rich history variant (`id`, reply preview, attachment fields). */
-export interface MessageView {
-  message_id: number | null
-  id?: number
-  chat_id: number
-  sender_id: number
-  receiver_id: number | null
-  sender_username: string
-  content: string
-  reply_to_id: number | null
-  forwarded_from: string | null
-  file_path: string | null
-  file_url: string | null
-  file_type: string | null
-  is_read: boolean
-  read_at: string | null
-  delivered_at: string | null
-  timestamp: string
-  edited_at: string | null
-  reactions: Record<string, number>
-  client_message_id: string | null
-  poll_id: number | null
-  reply_to_content?: string | null
-  reply_to_sender?: string | null
-  file_name?: string | null
-  file_size?: number | null
-  formatted_size?: string | null
-  thumbnail_path?: string | null
-  preview_size?: string | null
-}
+/**
+ * A message as the API answers it: sends, edits, search and live events give the plain view;
+ * history with `format: "rich"` the rich one (`id`, the replied message, the file's name and size).
+ */
+export type MessageView = Answered<'/api.v2/api/chat/history', 'get'>['items'][number] | GatewayFrames['message.new']['data']['message']
+export type RichMessage = Extract<MessageView, { id: number }>
+
+export type Group = Answered<'/api.v2/api/groups/info', 'get'>['data']
+export type Channel = Answered<'/api.v2/api/channels/info', 'get'>['data']
+export type UploadedFile = Answered<'/files/upload', 'post'>['data']
 
 /** A message as the app keeps it. */
 export interface Msg {
@@ -112,55 +58,3 @@ export interface Msg {
   deleted: boolean
 }
 
-export interface Group {
-  group_id: number
-  name: string
-  description: string | null
-  avatar_url: string | null
-  owner_id: number
-  is_public: boolean
-  invite_link: string | null
-  member_count: number
-  my_role: string | null
-  chat_seq?: number
-}
-
-export interface Channel {
-  channel_id: number
-  name: string
-  description: string | null
-  is_public: boolean
-  invite_link: string | null
-  subscriber_count: number
-  is_subscribed?: boolean
-  my_role?: string | null
-  chat_seq?: number
-}
-
-export interface Member extends Peer {
-  role: string
-  joined_at: string
-}
-
-export interface UploadedFile {
-  id: number
-  path: string
-  url: string
-  size: number
-  mime_type: string
-  file_name: string
-  file_type: string
-  thumbnail_url: string | null
-  width: number | null
-  height: number | null
-}
-
-export interface Envelope<T> {
-  success: boolean
-  data?: T
-  items?: T
-  error?: { code: string; message: string }
-  page?: number
-  pages?: number
-  total?: number
-}

@@ -1,10 +1,10 @@
 /** A group's or channel's details: description, members and their roles, the invite link, leaving. */
 import { useSignal } from '@preact/signals'
 import { useEffect } from 'preact/hooks'
-import { describe, get, list, post, V2 } from '../api'
+import { api, data, describe, items, ok } from '../api'
 import { navigate } from '../router'
 import { chatById, chatChanges, chatTitle, loadChats, me, names } from '../store'
-import type { Channel, Group, Member, Peer } from '../types'
+import type { Member } from '../types'
 import { Avatar } from './Avatar'
 import { Icon } from './Icon'
 
@@ -29,13 +29,13 @@ export function ChatInfo({ chatId }: { chatId: number }) {
   const load = async () => {
     try {
       if (kind === 'group') {
-        const g = await get<Group>(`${V2}/groups/info`, { chat_id: chatId })
+        const g = await data(api.GET('/api.v2/api/groups/info', { params: { query: { chat_id: chatId } } }))
         info.value = { kind, name: g.name, description: g.description, count: g.member_count, invite_link: g.invite_link, my_role: g.my_role }
-        members.value = await list<Member>(`${V2}/groups/members`, { chat_id: chatId, per_page: 100 })
+        members.value = await items(api.GET('/api.v2/api/groups/members', { params: { query: { chat_id: chatId, per_page: 100 } } }))
       } else {
-        const c = await get<Channel>(`${V2}/channels/info`, { channel_id: chatId })
+        const c = await data(api.GET('/api.v2/api/channels/info', { params: { query: { channel_id: chatId } } }))
         info.value = { kind, name: c.name, description: c.description, count: c.subscriber_count, invite_link: c.invite_link, my_role: c.my_role ?? null }
-        members.value = await list<Member>(`${V2}/channels/subscribers`, { channel_id: chatId, per_page: 100 }).catch(() => [])
+        members.value = await items(api.GET('/api.v2/api/channels/subscribers', { params: { query: { channel_id: chatId, per_page: 100 } } })).catch(() => [])
       }
       for (const m of members.value) names.set(m.user_id, m.display_name || m.username)
     } catch (e) {
@@ -50,26 +50,27 @@ export function ChatInfo({ chatId }: { chatId: number }) {
   }
   const newLink = () =>
     act(async () => {
-      const path = kind === 'group' ? 'groups' : 'channels'
-      const body = kind === 'group' ? { chat_id: chatId } : { channel_id: chatId }
-      const created = await post<{ invite_link: string }>(`${V2}/${path}/invite-link/create`, body)
+      const created =
+        kind === 'group'
+          ? await data(api.POST('/api.v2/api/groups/invite-link/create', { body: { chat_id: chatId } }))
+          : await data(api.POST('/api.v2/api/channels/invite-link/create', { body: { channel_id: chatId } }))
       if (info.value) info.value = { ...info.value, invite_link: created.invite_link }
     })
   const addMember = (event: Event) => {
     event.preventDefault()
     act(async () => {
-      const found = await list<Peer>(`${V2}/search/global`, { q: add.value.trim(), per_page: 5 })
+      const found = await items(api.GET('/api.v2/api/search/global', { params: { query: { q: add.value.trim(), per_page: 5 } } }))
       const exact = found.find((p) => p.username.toLowerCase() === add.value.trim().toLowerCase()) ?? found[0]
       if (!exact) throw new Error(`Nobody is called ${add.value.trim()}.`)
-      await post(`${V2}/groups/add-member`, { chat_id: chatId, user_id: exact.user_id })
+      await ok(api.POST('/api.v2/api/groups/add-member', { body: { chat_id: chatId, user_id: exact.user_id } }))
       add.value = ''
       await load()
     })
   }
   const leave = () =>
     act(async () => {
-      if (kind === 'group') await post(`${V2}/groups/leave`, { chat_id: chatId })
-      else await post(`${V2}/channels/unsubscribe`, { channel_id: chatId })
+      if (kind === 'group') await ok(api.POST('/api.v2/api/groups/leave', { body: { chat_id: chatId } }))
+      else await ok(api.POST('/api.v2/api/channels/unsubscribe', { body: { channel_id: chatId } }))
       await loadChats()
       navigate('/')
     })

@@ -1,9 +1,9 @@
 /** Start a personal chat (find a person), create a group or a channel, or join by invite link. */
 import { useSignal } from '@preact/signals'
-import { describe, list, post, V2 } from '../api'
+import { api, data, describe, items } from '../api'
 import { navigate } from '../router'
 import { loadChats } from '../store'
-import type { Channel, ChatListItem, Group, Peer } from '../types'
+import type { Peer } from '../types'
 import { Avatar } from './Avatar'
 import { Icon } from './Icon'
 
@@ -30,12 +30,12 @@ export function NewChat() {
   const find = (event: Event) => {
     event.preventDefault()
     void act(async () => {
-      people.value = await list<Peer>(`${V2}/search/global`, { q: q.value.trim(), per_page: 20 })
+      people.value = await items(api.GET('/api.v2/api/search/global', { params: { query: { q: q.value.trim(), per_page: 20 } } }))
     })
   }
   const open = (peer: Peer) =>
     act(async () => {
-      const item = await post<ChatListItem>(`${V2}/chat/create`, { user_id: peer.user_id })
+      const item = await data(api.POST('/api.v2/api/chat/create', { body: { user_id: peer.user_id } }))
       await loadChats()
       navigate(`/chat/${item.chat_id}`)
     })
@@ -45,8 +45,8 @@ export function NewChat() {
       const name = title.value.trim()
       const id =
         kind.value === 'group'
-          ? (await post<Group>(`${V2}/groups/create`, { title: name })).group_id
-          : (await post<Channel>(`${V2}/channels/create`, { title: name })).channel_id
+          ? (await data(api.POST('/api.v2/api/groups/create', { body: { title: name } }))).group_id
+          : (await data(api.POST('/api.v2/api/channels/create', { body: { title: name } }))).channel_id
       await loadChats()
       navigate(`/chat/${id}`)
     })
@@ -56,8 +56,8 @@ export function NewChat() {
     void act(async () => {
       const code = link.value.trim()
       const id = /\/channel\//.test(code)
-        ? (await post<Channel>(`${V2}/channels/subscribe`, { code })).channel_id
-        : (await post<Group>(`${V2}/groups/invite-link/join`, { code })).group_id
+        ? (await data(api.POST('/api.v2/api/channels/subscribe', { body: { code } }))).channel_id
+        : (await data(api.POST('/api.v2/api/groups/invite-link/join', { body: { code } }))).group_id
       await loadChats()
       navigate(`/chat/${id}`)
     })

@@ -1,10 +1,9 @@
 /** My profile (name, bio) and settings (theme), and signing out. */
 import { useSignal } from '@preact/signals'
 import { useEffect } from 'preact/hooks'
-import { describe, get, post, V2 } from '../api'
+import { api, data, describe, ok } from '../api'
 import { applyTheme } from '../theme'
 import { me } from '../store'
-import type { User } from '../types'
 import { Icon } from './Icon'
 
 export function Profile() {
@@ -14,10 +13,10 @@ export function Profile() {
   const status = useSignal<string | null>(null)
   const error = useSignal<string | null>(null)
   useEffect(() => {
-    get<{ settings: Record<string, unknown> }>(`${V2}/settings`)
+    data(api.GET('/api.v2/api/settings'))
       .then((s) => (theme.value = String(s.settings.theme ?? 'system')))
       .catch(() => {})
-    get<User>(`${V2}/auth/me`)
+    data(api.GET('/api.v2/api/auth/me'))
       .then((u) => ((name.value = u.display_name ?? ''), (bio.value = u.bio ?? '')))
       .catch(() => {})
   }, [])
@@ -26,9 +25,9 @@ export function Profile() {
     error.value = null
     status.value = null
     try {
-      const user = await post<User>(`${V2}/profile/update`, { display_name: name.value.trim(), bio: bio.value })
+      const user = await data(api.POST('/api.v2/api/profile/update', { body: { display_name: name.value.trim(), bio: bio.value } }))
       me.value = { ...me.value!, ...user, id: me.value!.id }
-      await post(`${V2}/settings/update`, { key: 'theme', value: theme.value })
+      await ok(api.POST('/api.v2/api/settings/update', { body: { key: 'theme', value: theme.value } }))
       applyTheme(theme.value)
       status.value = 'Saved.'
     } catch (e) {

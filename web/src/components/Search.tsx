@@ -1,10 +1,10 @@
 /** Global search: people by name, and messages in my chats by their words. */
 import { useSignal } from '@preact/signals'
-import { describe, get, list, post, V2 } from '../api'
+import { api, data, describe, items } from '../api'
 import { shortTime } from '../format'
 import { navigate } from '../router'
 import { loadChats } from '../store'
-import type { ChatListItem, MessageView, Peer } from '../types'
+import type { MessageView, Peer } from '../types'
 import { Avatar } from './Avatar'
 import { Icon } from './Icon'
 
@@ -19,8 +19,8 @@ export function Search() {
     const query = q.value.trim()
     try {
       const [p, m] = await Promise.all([
-        list<Peer>(`${V2}/search/global`, { q: query, per_page: 20 }),
-        get<{ items: MessageView[] }>(`${V2}/search/messages`, { q: query, limit: 20 }).catch(() => ({ items: [] })),
+        items(api.GET('/api.v2/api/search/global', { params: { query: { q: query, per_page: 20 } } })),
+        data(api.GET('/api.v2/api/search/messages', { params: { query: { q: query, limit: 20 } } })).catch(() => ({ items: [] })),
       ])
       people.value = p
       messages.value = m.items
@@ -30,7 +30,7 @@ export function Search() {
   }
   const openPeer = async (peer: Peer) => {
     try {
-      const item = await post<ChatListItem>(`${V2}/chat/create`, { user_id: peer.user_id })
+      const item = await data(api.POST('/api.v2/api/chat/create', { body: { user_id: peer.user_id } }))
       await loadChats()
       navigate(`/chat/${item.chat_id}`)
     } catch (e) {
