@@ -119,6 +119,33 @@ describe('calls as users expect them', () => {
   })
 })
 
+test('GET /call: signed out it leads to the login; signed in (cookie) a page whose CSP allows no inline script and the signaling origin', async () => {
+  const out = await server.api.get('/call')
+  assert.equal(out.status, 303)
+  assert.equal(out.headers.get('location'), '/login?next=%2Fcall')
+  const [ann] = await registerUsers(server, 1)
+  const page = await server.api.get('/call', { headers: { cookie: `tern_session=${ann.token}` } })
+  assert.equal(page.status, 200)
+  assert.match(page.headers.get('content-type') ?? '', /^text\/html/)
+  assert.match(page.text ?? '', /<script src="\/pages\/call\.js" defer><\/script>/)
+  assert.doesNotMatch(page.text ?? '', /<script>|ticket|Bearer/, 'nothing inline, no secret in the page')
+  const csp = page.headers.get('content-security-policy') ?? ''
+  assert.match(csp, /script-src 'self'(;|$)/)
+  assert.doesNotMatch(csp, /unsafe/)
+  assert.ok(csp.includes(`connect-src 'self' ${new URL(video.url).origin.replace('http', 'ws')}`), csp)
+  // the other pages' headers (the login page's), the CSP but for the signaling origin and media
+  const login = await server.api.get('/login')
+  for (const name of ['x-frame-options', 'x-content-type-options', 'referrer-policy', 'cross-origin-opener-policy', 'cross-origin-resource-policy', 'strict-transport-security', 'cache-control']) {
+    assert.equal(page.headers.get(name), login.headers.get(name), name)
+  }
+  const loginCsp = login.headers.get('content-security-policy') ?? ''
+  assert.equal(csp.replace(/ ws:\/\/[^;]+/, '').replace("; media-src 'self' blob:", ''), loginCsp)
+  const script = await server.api.get('/pages/call.js')
+  assert.equal(script.status, 200)
+  assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/)
+  assert.match(script.text ?? '', /RTCPeerConnection/)
+})
+
 describe('room leftovers', () => {
   const joinRoom = async (user: TestUser, roomId: string) => {
     const res = await user.api.post(`${V2}/calls/rooms/${roomId}/join`, {})
