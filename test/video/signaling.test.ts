@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { describe, test } from 'node:test'
 import { Parser } from '@asyncapi/parser'
 import { Ajv } from 'ajv'
-import { signTicket } from '../../src/video/ticket.js'
+import { signBody, signTicket } from '../../src/video/ticket.js'
 import { testRedisUrl } from '../harness/database.js'
 import { SignalClient, startTestVideo } from '../harness/signal.js'
 
@@ -214,5 +214,30 @@ describe('two video instances on one Redis', { skip: testRedisUrl ? false : 'set
     // a peer on one instance cannot reach a peer that left (unknown on both)
     alice.send({ type: 'offer', to: bj.peer_id, sdp: SDP })
     assert.equal((await alice.next('error')).code, 'unknown_peer')
+  })
+
+  test('a ticket used on one instance is refused on the other; a kick on one closes the user\'s sockets on both', async () => {
+    const prefix = `tern-test-${randomBytes(6).toString('hex')}:`
+    const one = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
+    const two = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
+    const room = 'r-' + randomBytes(4).toString('hex')
+    const ticket = one.ticket({ room, uid: 7, username: 'gus' })
+    const { client: first } = await SignalClient.join(one.url, room, ticket)
+    const copy = await SignalClient.open(two.url)
+    copy.send({ type: 'join', room_id: room, ticket })
+    assert.equal((await copy.next('error')).code, 'unauthorized')
+    assert.equal((await copy.closing()).code, 4001)
+    // gus on the other instance too (a fresh ticket is let in), and hal who stays
+    const { client: second } = await SignalClient.join(two.url, room, two.ticket({ room, uid: 7, username: 'gus' }))
+    const { client: hal } = await SignalClient.join(one.url, room, one.ticket({ room, uid: 8, username: 'hal' }))
+
+    const body = JSON.stringify({ room_id: room, user_id: 7, at: Date.now() })
+    const kicked = await fetch(`${one.url}/internal/rooms/kick`, { method: 'POST', headers: { 'x-tern-video-signature': signBody(one.secret, body) }, body })
+    assert.equal(kicked.status, 200)
+    assert.deepEqual(await kicked.json(), { success: true, data: { kicked: 2 } })
+    assert.equal((await first.closing()).code, 4010)
+    assert.equal((await second.closing()).code, 4010)
+    assert.deepEqual([(await hal.next('peer-left')).user_id, (await hal.next('peer-left')).user_id], [7, 7])
+    assert.equal(hal.closed, null, 'the other user stays')
   })
 })
