@@ -54,7 +54,7 @@ const closed = { additionalProperties: false }
 /** Frames a client sends. */
 export const CLIENT_FRAMES = {
   join: {
-    summary: 'The first frame: the room ticket from `calls/rooms/{room_id}/join` or `calls/{id}/ticket`. Anything before it, or a bad ticket, closes the socket (4001).',
+    summary: 'The first frame: the room ticket from `calls/rooms/{room_id}/join` or `calls/{id}/ticket`. Anything before it, or a bad or already used ticket, closes the socket (4001).',
     frame: Type.Object({ type: Type.Literal('join'), room_id: RoomId, ticket: Type.String({ minLength: 1, maxLength: 2048 }) }, closed),
   },
   offer: {

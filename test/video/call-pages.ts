@@ -49,8 +49,11 @@ export interface CallPage {
   close(): Promise<void>
 }
 
-/** Signs `user` in with the cookie session and opens /call (with `?relay=1` to force TURN). */
-export async function openCallPage(browser: Browser, server: TestServer, user: TestUser, options: { relay?: boolean } = {}): Promise<CallPage> {
+/**
+ * Signs `user` in with the cookie session (their registration's session, or `login: true` through
+ * POST /api/auth/login) and opens /call (with `?relay=1` to force TURN).
+ */
+export async function openCallPage(browser: Browser, server: TestServer, user: TestUser, options: { relay?: boolean; login?: boolean } = {}): Promise<CallPage> {
   const context = await browser.newContext({ baseURL: server.url, viewport: { width: 900, height: 700 } })
   const page = await context.newPage()
   const problems: string[] = []
@@ -60,9 +63,14 @@ export async function openCallPage(browser: Browser, server: TestServer, user: T
     problems.push(message.text())
   })
   page.on('pageerror', (error) => problems.push(String(error)))
-  const login = await context.request.post('/api/auth/login', { data: { login: user.username, password: user.password, device: 'call page test' } })
-  assert.equal(login.status(), 200, await login.text())
-  assert.ok((await context.cookies()).some((c) => c.name === 'tern_session' && c.httpOnly), 'the HttpOnly session cookie is set')
+  if (options.login) {
+    const login = await context.request.post('/api/auth/login', { data: { login: user.username, password: user.password, device: 'call page test' } })
+    assert.equal(login.status(), 200, await login.text())
+    assert.ok((await context.cookies()).some((c) => c.name === 'tern_session' && c.httpOnly), 'the HttpOnly session cookie is set')
+  } else {
+    // the session the user registered with, as the HttpOnly cookie a login sets (one password hash fewer per page)
+    await context.addCookies([{ name: 'tern_session', value: user.token, url: server.url, httpOnly: true, sameSite: 'Lax' }])
+  }
   // small video: six encoders and decoders at once on a shared two-core machine
   await page.goto(options.relay ? '/call?relay=1&video=low' : '/call?video=low')
   await page.locator('#call[data-gateway="open"]').waitFor({ state: 'attached', timeout: 10_000 })
@@ -74,7 +82,7 @@ export async function openCallPage(browser: Browser, server: TestServer, user: T
     log: async () => (await page.locator('#call-log li').allTextContents()).map((t) => t.trim()),
     status: async () => ((await page.locator('#call-status').textContent()) ?? '').trim(),
     report: () => page.evaluate(() => (window as unknown as { ternCall: { report(): Promise<PeerReport[]> } }).ternCall.report()),
-    async connectedTo(userIds, timeoutMs = 20_000) {
+    async connectedTo(userIds, timeoutMs = 30_000) {
       const want = [...userIds].sort((a, b) => a - b).join(',')
       const deadline = Date.now() + timeoutMs
       let last: PeerReport[] = []

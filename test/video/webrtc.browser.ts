@@ -1,7 +1,8 @@
 /**
  * WebRTC proof in real browsers (issue 25 point 5), loaded by webrtc.browser.test.ts when Chromium
  * is there. Headless Chromium pages with fake camera and microphone open Tern's call page (/call)
- * signed in with the cookie session: one user calls another (V2/calls/start), the other answers on
+ * signed in with the cookie session (one through the login API, the others with their
+ * registration's session as the cookie): one user calls another (V2/calls/start), the other answers on
  * the page, both do offer/answer/ICE through the video signaling service and reach
  * connectionState "connected" with growing framesDecoded; the same through a real coturn with
  * iceTransportPolicy "relay" (the selected candidate pair is relay on both sides); three pages in
@@ -32,9 +33,16 @@ const server: TestServer = await startTestServer({ env: { VIDEO_URL: video.url, 
 const browser: Browser = await launchChromium()
 after(() => browser.close())
 
+/** TEST_CALL_TIMING=1: how long each step took (to keep the file's runtime small) */
+let mark = Date.now()
+const step = (what: string) => {
+  if (process.env.TEST_CALL_TIMING) console.log(`# ${what}: ${Date.now() - mark} ms`)
+  mark = Date.now()
+}
+
 const pages: CallPage[] = []
 after(() => Promise.all(pages.map((p) => p.close().catch(() => undefined))))
-async function open(user: TestUser, options: { relay?: boolean } = {}) {
+async function open(user: TestUser, options: { relay?: boolean; login?: boolean } = {}) {
   const page = await openCallPage(browser, server, user, options)
   pages.push(page)
   return page
@@ -60,7 +68,8 @@ async function hangUp(caller: CallPage, callee: CallPage) {
 
 test('a 1:1 call between two browsers: rung, answered, connected directly, frames decoded both ways', async () => {
   const [ann, bob] = [await server.registerUser(), await server.registerUser()]
-  const [annPage, bobPage] = [await open(ann), await open(bob)]
+  // ann signs in through the login API (the cookie it sets), bob with his registration's session
+  const [annPage, bobPage] = await Promise.all([open(ann, { login: true }), open(bob)])
   await callAndAnswer(annPage, bobPage)
   const [annStats, bobStats] = [await assertFramesFlow(annPage), await assertFramesFlow(bobPage)]
   // no relay was needed: the pair is host (or srflx) candidates
@@ -79,7 +88,7 @@ test('a 1:1 call between two browsers: rung, answered, connected directly, frame
 test('the same call forced through TURN (iceTransportPolicy relay): the selected pair is relay on both sides', { skip: !haveCoturn && !requireCoturn ? 'turnserver not installed (apt-get install coturn)' : false }, async () => {
   assert.ok(coturn, `${TURNSERVER} is required (TEST_REQUIRE_COTURN=1)`)
   const [cat, dan] = [await server.registerUser(), await server.registerUser()]
-  const [catPage, danPage] = [await open(cat, { relay: true }), await open(dan, { relay: true })]
+  const [catPage, danPage] = await Promise.all([open(cat, { relay: true }), open(dan, { relay: true })])
   await callAndAnswer(catPage, danPage)
   const [catStats, danStats] = [await assertFramesFlow(catPage), await assertFramesFlow(danPage)]
   for (const r of [...catStats, ...danStats]) assert.deepEqual([r.local, r.remote], ['relay', 'relay'], JSON.stringify(r))
@@ -91,15 +100,22 @@ test('the same call forced through TURN (iceTransportPolicy relay): the selected
 test('three pages in a room form a full mesh; a page that leaves is peer-left for the others', async () => {
   const users = [await server.registerUser(), await server.registerUser(), await server.registerUser()]
   const room = (await users[0].api.post(`${V2}/calls/rooms`, { call_type: 'video' })).body.data
-  const trio = [await open(users[0]), await open(users[1]), await open(users[2])]
-  for (const page of trio) {
+  step('mesh: start')
+  const trio = await Promise.all(users.map((u) => open(u)))
+  step('mesh: three pages open')
+  // all three join at once: each pair still has one offerer (the one that was there first)
+  await Promise.all(trio.map(async (page) => {
     await page.page.getByLabel('Room id').fill(room.room_id)
     await page.page.getByRole('button', { name: 'Join room' }).click()
     await page.page.locator(`#call[data-signal="joined"][data-room="${room.room_id}"]`).waitFor({ state: 'attached', timeout: 10_000 })
-  }
+  }))
+  step('mesh: joined')
   for (const [i, page] of trio.entries()) await page.connectedTo(users.filter((_, j) => j !== i).map((u) => u.id))
+  step('mesh: connected')
   for (const page of trio) await assertFramesFlow(page)
+  step('mesh: frames')
   await trio[0].shot('webrtc-room-mesh')
+  step('mesh: screenshot')
   const present = (await users[0].api.get(`${V2}/calls/rooms/${room.room_id}/participants`)).body.items
   assert.deepEqual(present.map((p: any) => [p.user_id, p.connected]).sort(), users.map((u) => [u.id, true]).sort())
 
@@ -110,11 +126,13 @@ test('three pages in a room form a full mesh; a page that leaves is peer-left fo
     await waitFor(async () => ((await page.log()).includes(`peer-left ${leaver.id}`) ? true : undefined), { timeoutMs: 5000, message: `${page.user.username} sees peer-left` })
     await page.connectedTo(users.slice(0, 2).filter((u) => u.id !== page.user.id).map((u) => u.id), 5000)
   }
+  step('mesh: peer-left seen')
   // the other two are still connected to each other (positive control beside the peer-left)
   await assertFramesFlow(trio[0])
   await waitFor(async () => {
     const rows = (await users[0].api.get(`${V2}/calls/rooms/${room.room_id}/participants`)).body.items
     return rows.find((p: any) => p.user_id === leaver.id)?.left_at ? rows : undefined
   }, { timeoutMs: 5000, message: 'the main service records the leave' })
+  step('mesh: end')
   for (const page of trio) assert.deepEqual(page.problems, [], `${page.user.username}: no console error`)
 })
