@@ -186,7 +186,6 @@ export class ConformanceClient {
           if (code === 1006 || code === 1001 || code === 4008) this.figures.serverLost++
           else if (this.running) this.violation(`the server closed the socket with ${code}`)
         }
-        if (mine === 'halfOpen') this.figures.halfOpenDetected++
         resolve(ready ? 'opened' : 'failed')
       })
     })
@@ -244,7 +243,8 @@ export class ConformanceClient {
       await sleep(this.heartbeatSeconds * 3000)
       raw.resume()
       const detected = await Promise.race([closed.then(() => true), sleep(2000).then(() => false)])
-      if (!detected) {
+      if (detected) this.figures.halfOpenDetected++
+      else {
         // the instance may have died meanwhile (then its socket dies too); otherwise the server kept a dead socket
         if (ws.readyState === WebSocket.OPEN) this.violation(`a half-open socket was not dropped by the server within ${this.heartbeatSeconds * 3 + 2} s`)
         ws.terminate()

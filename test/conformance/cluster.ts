@@ -77,6 +77,7 @@ export interface ClusterOptions {
 
 export class Cluster {
   readonly instances: Instance[] = []
+  private forget = () => {}
   /** the error lines the instances logged (LOG_LEVEL=error), over restarts */
   readonly errors: string[] = []
   private constructor(
@@ -108,14 +109,21 @@ export class Cluster {
       ...(options.redisUrl ? { REDIS_URL: options.redisUrl, REDIS_PREFIX: `tern-conformance-${randomBytes(6).toString('hex')}:` } : {}),
     }
     const cluster = new Cluster(database, dataDir, env)
+    // a run that ends abruptly (Ctrl-C, a timeout) takes its servers with it
+    const orphans = () => {
+      for (const instance of cluster.instances) instance.process?.child.kill('SIGKILL')
+    }
+    process.once('exit', orphans)
+    cluster.forget = () => process.removeListener('exit', orphans)
     try {
-      // one after the other: the first migrates the fresh database
       for (let i = 0; i < options.instances; i++) {
         const port = await freePort()
-        const instance: Instance = { name: `tern-${i + 1}`, url: `http://127.0.0.1:${port}`, port, process: null, up: false }
-        cluster.instances.push(instance)
-        await cluster.launch(instance)
+        cluster.instances.push({ name: `tern-${i + 1}`, url: `http://127.0.0.1:${port}`, port, process: null, up: false })
       }
+      // at once: the migrator holds a lock while one of them migrates the fresh database
+      const started = await Promise.allSettled(cluster.instances.map((instance) => cluster.launch(instance)))
+      const failed = started.find((outcome) => outcome.status === 'rejected')
+      if (failed) throw (failed as PromiseRejectedResult).reason
     } catch (error) {
       await cluster.stop()
       throw error
@@ -158,6 +166,7 @@ export class Cluster {
         await running.exited
       }
     }
+    this.forget()
     await this.database.drop().catch(() => {})
     fs.rmSync(this.dataDir, { recursive: true, force: true })
   }

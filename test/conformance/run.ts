@@ -209,6 +209,8 @@ export function report(result: ConformanceResult): string {
 
 // `npm run conformance`: the full run
 if (import.meta.url === `file://${process.argv[1]}`) {
+  // Ctrl-C: exit, and the 'exit' hook kills the servers (cluster.ts)
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130))
   const options = optionsFromEnv({ clients: 100, messages: 10_000 })
   runConformance({ ...options, log: (line) => console.log(line) })
     .then((result) => {
