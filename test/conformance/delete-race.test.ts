@@ -44,3 +44,32 @@ test('deleting the last message for everyone while messages are sent in the chat
     assert.equal(item.last_message.message_id ?? item.last_message.id, last.message_id, 'the newest message left is the chat\'s last')
   }
 })
+
+test('in a group, deleting the last message for everyone while it is edited and messages are sent: no request fails, and the chat\'s last message is the newest one left', async () => {
+  const [owner, member] = [await server.registerUser(), await server.registerUser()]
+  const group = await owner.api.post(`${V2}/groups/create`, { title: 'Race', member_ids: [member.id] })
+  assert.equal(group.status, 200, group.text)
+  const chatId = group.body.data.group_id as number
+  let last = (await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'first' })).body.data
+  let edited = 0
+  for (let round = 0; round < 25; round++) {
+    const [gone, edit, sent] = await Promise.all([
+      owner.api.delete(`${V2}/messages/${last.message_id}`, { query: { for_all: true } }),
+      owner.api.post(`${V2}/messages/${last.message_id}/edit`, { content: `edited ${round}` }),
+      member.api.post(`${V2}/messages/send`, { chat_id: chatId, content: `member ${round}` }),
+    ])
+    assert.equal(gone.status, 200, `round ${round}: delete ${gone.status} ${gone.text}`)
+    assert.equal(sent.status, 200, `round ${round}: send ${sent.status} ${sent.text}`)
+    // the edit lands before the delete, or finds the message gone
+    assert.ok(edit.status === 200 || edit.status === 404, `round ${round}: edit ${edit.status} ${edit.text}`)
+    if (edit.status === 200) edited++
+    // the next round deletes the owner's newest message
+    last = (await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: `owner ${round}` })).body.data
+  }
+  const list = await owner.api.get(`${V2}/chat_list`)
+  const item = (list.body.items as { chat_id: number; last_message: { message_id?: number; id?: number } | null }[]).find((i) => i.chat_id === chatId)
+  assert.equal(item?.last_message?.message_id ?? item?.last_message?.id, last.message_id)
+  const history = await owner.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100 } })
+  const ids = (history.body.items as { message_id: number }[]).map((m) => m.message_id)
+  assert.equal(ids.length, 26, `every member message and the owner's newest are left (${edited} edits landed first)`)
+})

@@ -67,13 +67,16 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
  * The caller has checked who may.
  */
 export async function eraseForAll(events: Outbox, chat: ChatRow, row: Pick<MessageRow, 'id'>) {
-  // The chat's row first, as a send takes it (its message seq) before the message rows it marks
-  // read and the members' update logs. Taken after those (by the last-message update below), it
-  // deadlocked with a concurrent send on PostgreSQL (40P01: a 500; found by the conformance run,
-  // test/conformance/delete-race.test.ts). This write only takes the row: what it writes may
-  // predate a send that committed while it waited, so the last message is chosen again below,
-  // under the lock, where no send can come in between.
-  await chats.refreshLastMessage(events.db, chat.id)
+  // The chat's row is taken (by a write of its last message, which may predate a send that
+  // committed while it waited) before the last message is chosen, so that no send comes in
+  // between. In a personal chat it is taken first, as a send takes it (its message seq) before the
+  // message rows it marks read and the members' update logs: taken after those, it deadlocked with
+  // a concurrent send on PostgreSQL (40P01, a 500; found by the conformance run,
+  // test/conformance/delete-race.test.ts). In a group or channel it comes after the message's row,
+  // as in an edit (the message's row, then the chat's for its event); a send there takes no
+  // message row.
+  const takeChat = () => chats.refreshLastMessage(events.db, chat.id)
+  if (isPersonal(chat)) await takeChat()
   // The text goes too: "deleted for everyone" means nobody can read it any more, here included.
   await repo.updateMessage(events.db, row.id, {
     deleted_for_all: 1,
@@ -82,6 +85,7 @@ export async function eraseForAll(events: Outbox, chat: ChatRow, row: Pick<Messa
     emoji: null,
     emoji_file: null,
   })
+  if (!isPersonal(chat)) await takeChat()
   const last = await chats.refreshLastMessage(events.db, chat.id)
   await events.toChat(chat, 'message.deleted', { chat_id: chat.id, message_id: row.id, deleted_for_all: true })
   if (chat.last_message_id !== row.id) return
