@@ -149,7 +149,7 @@ class RawSocket {
   }
 
   /** Waits until `done(frames)` or the socket closes; false on timeout. */
-  async until(done: (frames: any[]) => boolean, timeoutMs = 5000): Promise<boolean> {
+  async until(done: (frames: any[]) => boolean, timeoutMs = 10_000): Promise<boolean> {
     const deadline = Date.now() + timeoutMs
     while (!done(this.frames) && !this.closed) {
       const left = deadline - Date.now()
@@ -242,7 +242,7 @@ test(`fuzz-frames: ${RUNS} malformed frames get error frames or a documented clo
       if (!(await socket.until((f) => f.some((x) => x.type === 'pong')))) problems.push('a fresh socket got no pong')
       socket.frames.splice(0)
     } else if (!answered) {
-      problems.push(`no answer to the marker within 5 s (got ${JSON.stringify(frames.map((f) => f.type))})`)
+      problems.push(`no answer to the marker within 10 s (got ${JSON.stringify(frames.map((f) => f.type))})`)
     } else if (!frames.some((f) => f.type === 'pong')) {
       problems.push('no pong: the socket stopped answering a valid frame')
     }

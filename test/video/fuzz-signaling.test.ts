@@ -182,7 +182,7 @@ class Peer {
     this.ws.send(out.bytes, { binary: out.binary })
   }
 
-  async until(done: (frames: any[]) => boolean, timeoutMs = 5000): Promise<boolean> {
+  async until(done: (frames: any[]) => boolean, timeoutMs = 10_000): Promise<boolean> {
     const deadline = Date.now() + timeoutMs
     while (!done(this.frames) && !this.closed) {
       const left = deadline - Date.now()
@@ -274,7 +274,7 @@ test(`fuzz-signaling: ${RUNS} malformed frames get error frames or a documented 
       if (beforeJoin) fresh.ws.terminate()
       else fuzzer = fresh
     } else if (!answered) {
-      problems.push(`no pong within 5 s (got ${JSON.stringify(frames)})`)
+      problems.push(`no pong within 10 s (got ${JSON.stringify(frames)})`)
     }
     if (beforeJoin && !peer.closed) peer.ws.terminate()
     if (problems.length) failures.push(`${what} → ${problems.join('; ')}`)
