@@ -21,7 +21,8 @@ import type { CallHistoryItem, CallView } from './schemas.js'
 const MAX_CALL_MS = 12 * 3600_000
 const TIMEOUT_BATCH = 200
 
-const seconds = (ms: number) => Math.max(0, Math.round(ms / 1000))
+/** whole seconds elapsed, as a phone shows a call (a loaded machine between answer and end adds no second) */
+const seconds = (ms: number) => Math.max(0, Math.floor(ms / 1000))
 
 /**
  * 409 `busy`: the callee is in another call. A code of its own (beyond DESIGN §3's table, like
