@@ -36,7 +36,7 @@ const body = html`<section id="call" class="call" aria-label="Calls">
 <div class="columns">
 <form id="call-start" class="stack">
 <label>User id to call <input type="text" name="receiver_id" inputmode="numeric" autocomplete="off" required></label>
-<label><input type="checkbox" name="audio_only"> Audio only</label>
+<p><input type="checkbox" id="call-audio-only" name="audio_only"> <label for="call-audio-only" class="muted">Audio only</label></p>
 <button type="submit">Call</button>
 </form>
 <form id="room-join" class="stack">

@@ -23,6 +23,11 @@ export const CALL_JS = `
   var state = { me: null, csrf: '', call: null, answering: false, room: null, roomIsCall: false, signal: null, peerId: null, peers: new Map(), local: null, ice: null };
   window.ternCall = state;
   var $ = function (id) { return document.getElementById(id); };
+  // the tiles side by side (style properties set from script are allowed by the CSP; style attributes are not)
+  var tiles = $('call-videos').style;
+  tiles.display = 'flex';
+  tiles.flexWrap = 'wrap';
+  tiles.gap = '1rem';
 
   function say(text) { $('call-status').textContent = text; }
   function note(text) {
@@ -79,7 +84,11 @@ export const CALL_JS = `
       $('call-hangup').hidden = false;
       return;
     }
-    if (!mine) return;
+    if (!mine) {
+      // a call that never rang here: someone tried while this user was busy
+      if (type === 'call.ended' && call.status === 'missed' && call.receiver_id === state.me.id) note('Missed call from ' + call.caller.username + ' while busy');
+      return;
+    }
     state.call = call;
     if (type === 'call.answered') {
       note('call.answered ' + call.call_id);
@@ -207,6 +216,8 @@ export const CALL_JS = `
     var show = function () {
       figure.dataset.state = pc.connectionState;
       caption.textContent = (p.username || 'user ' + userId) + ': ' + pc.connectionState;
+      var connected = Array.from(state.peers.values()).filter(function (q) { return q.pc.connectionState === 'connected'; }).length;
+      if (connected) say('Connected with ' + connected + (connected === 1 ? ' person' : ' people'));
     };
     show();
     state.local.getTracks().forEach(function (track) { pc.addTrack(track, state.local); });

@@ -58,6 +58,7 @@ async function callAndAnswer(caller: CallPage, callee: CallPage) {
   await callee.page.getByRole('button', { name: 'Answer' }).click()
   await caller.connectedTo([callee.user.id])
   await callee.connectedTo([caller.user.id])
+  for (const page of [caller, callee]) assert.equal(await page.status(), 'Connected with 1 person')
 }
 
 async function hangUp(caller: CallPage, callee: CallPage) {
@@ -111,6 +112,7 @@ test('three pages in a room form a full mesh; a page that leaves is peer-left fo
   }))
   step('mesh: joined')
   for (const [i, page] of trio.entries()) await page.connectedTo(users.filter((_, j) => j !== i).map((u) => u.id))
+  for (const page of trio) assert.equal(await page.status(), 'Connected with 2 people')
   step('mesh: connected')
   for (const page of trio) await assertFramesFlow(page)
   step('mesh: frames')
