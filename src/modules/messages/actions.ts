@@ -122,6 +122,10 @@ export async function react(ctx: AppContext, me: UserRow, messageId: number, emo
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   await assertNotBlockedByPeer(ctx.db, chat, me.id)
   return inTransaction(ctx, async (trx, events) => {
+    // One reaction at a time per message: the map each event carries is read after every earlier
+    // reaction committed. Two at once each read the map without the other's on PostgreSQL, and the
+    // event logged last could say less than the message holds (test/conformance/reaction-race.test.ts).
+    if (ctx.dialect === 'postgres') await repo.lockMessage(trx, row.id)
     await repo.setReaction(trx, row.id, me.id, emoji, events.now)
     const reactions = (await repo.reactionsOf(trx, [row.id])).get(row.id) ?? {}
     await events.toChat(chat, 'reaction.updated', { chat_id: chat.id, message_id: row.id, reactions })

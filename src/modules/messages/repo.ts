@@ -105,6 +105,15 @@ export async function markDelivered(db: Db, ids: number[], now: number) {
   await db.updateTable('messages').set({ delivered_at: now }).where('id', 'in', ids).where('delivered_at', 'is', null).execute()
 }
 
+/**
+ * PostgreSQL only: takes the message's row for the rest of the transaction (FOR NO KEY UPDATE, as
+ * an update of it would, so inserts that refer to it go on), so that what a change then reads
+ * (the reactions map) includes every earlier change that took it. SQLite has one writer at a time.
+ */
+export async function lockMessage(db: Db, messageId: number) {
+  await db.selectFrom('messages').select('id').where('id', '=', messageId).forNoKeyUpdate().execute()
+}
+
 export async function setReaction(db: Db, messageId: number, userId: number, emoji: string | null, now: number) {
   if (emoji === null) {
     await db.deleteFrom('reactions').where('message_id', '=', messageId).where('user_id', '=', userId).execute()
