@@ -1,18 +1,4 @@
-/**
- * The admin panel's browser tests (admin.browser.ts) need Debian's chromium at /usr/bin/chromium.
- * Without it they are skipped with a loud line, so `npm test` passes on a fresh machine;
- * TEST_REQUIRE_BROWSER=1 (which .ci/run sets, after installing it) makes a missing browser a
- * failure instead.
- */
-import fs from 'node:fs'
-import { test } from 'node:test'
+/** The admin panel in a real Chromium (admin.browser.ts); skipped loudly without it (with-chromium.ts). */
+import { withChromium } from './with-chromium.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const HOW = `browser tests need Debian's chromium at ${CHROMIUM}: apt-get install chromium`
-
-if (fs.existsSync(CHROMIUM)) await import('./admin.browser.js')
-else if (process.env.TEST_REQUIRE_BROWSER === '1') throw new Error(`TEST_REQUIRE_BROWSER=1 but ${HOW}`)
-else {
-  console.log(`# SKIPPED admin panel browser tests: ${HOW} (TEST_REQUIRE_BROWSER=1 makes this a failure)`)
-  test('the admin panel in a real browser', { skip: HOW }, () => {})
-}
+await withChromium('the admin panel', () => import('./admin.browser.js'))

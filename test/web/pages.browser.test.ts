@@ -1,17 +1,4 @@
-/**
- * The browser tests (pages.browser.ts) need Debian's chromium at /usr/bin/chromium. Without it they
- * are skipped with a loud line, so `npm test` passes on a fresh machine; TEST_REQUIRE_BROWSER=1
- * (which .ci/run sets, after installing it) makes a missing browser a failure instead.
- */
-import fs from 'node:fs'
-import { test } from 'node:test'
+/** The pages in a real Chromium (pages.browser.ts); skipped loudly without it (with-chromium.ts). */
+import { withChromium } from './with-chromium.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const HOW = `browser tests need Debian's chromium at ${CHROMIUM}: apt-get install chromium`
-
-if (fs.existsSync(CHROMIUM)) await import('./pages.browser.js')
-else if (process.env.TEST_REQUIRE_BROWSER === '1') throw new Error(`TEST_REQUIRE_BROWSER=1 but ${HOW}`)
-else {
-  console.log(`# SKIPPED browser tests: ${HOW} (TEST_REQUIRE_BROWSER=1 makes this a failure)`)
-  test('pages in a real browser', { skip: HOW }, () => {})
-}
+await withChromium('the pages', () => import('./pages.browser.js'))

@@ -26,7 +26,11 @@ import {
   markRead,
   chatChanges,
   counts,
+  notice,
 } from './store'
+import { messageEdited } from './bots'
+import { pollArrived } from './polls'
+import { storiesChanged } from './stories'
 import type { GatewayFrames } from '@tern/client'
 
 /** Every frame the server sends, typed from its own event schemas (/asyncapi.json). */
@@ -187,6 +191,18 @@ export class Gateway {
       }
       case 'message.edited':
         upsert(frame.data.message.chat_id, [frame.data.message])
+        if (frame.data.message.message_id !== null) messageEdited(frame.data.message.message_id, frame.data.message.sender_id)
+        break
+      case 'story.new':
+      case 'story.deleted':
+        storiesChanged()
+        break
+      case 'poll.updated':
+        pollArrived(frame.data.poll)
+        break
+      case 'bot.callback_answer':
+        // the bot's answer to a button press (answerCallbackQuery): its text, if it gave one
+        if (frame.data.text) notice.value = frame.data.text
         break
       case 'message.deleted':
         removeMessage(frame.data.chat_id, frame.data.message_id)
@@ -220,7 +236,7 @@ export class Gateway {
         chatChanges.value++
         break
       default:
-        // events of parts the app does not show yet (stories, calls, polls): their views will take them
+        // events of parts the app does not show yet (calls, contacts): their views will take them
         break
     }
   }

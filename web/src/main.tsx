@@ -8,6 +8,7 @@ import { api, data, describe, loadSession, setCsrfToken } from './api'
 import { App } from './components/App'
 import { Gateway } from './gateway'
 import { chatsLoaded, loadChats, me, notice } from './store'
+import { loadStories } from './stories'
 import { applyTheme } from './theme'
 import './styles.css'
 
@@ -29,6 +30,7 @@ async function start() {
   render(<App />, root)
   const gateway = new Gateway(async () => {
     await loadChats().catch((error) => (notice.value = describe(error)))
+    void loadStories().catch(() => {})
   })
   gateway.connect()
   // the list does not wait for the socket forever: if it cannot connect, the list still shows

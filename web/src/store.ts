@@ -6,6 +6,7 @@
  */
 import { computed, signal } from '@preact/signals'
 import { api, data, items, ok } from './api'
+import { learnBots } from './bots'
 import type { ChatListItem, MessageView, Msg, User } from './types'
 
 export const me = signal<User | null>(null)
@@ -92,6 +93,7 @@ export function toMsg(view: MessageView, previous?: Msg): Msg {
     reactions: counts(view.reactions),
     my_reaction: previous?.my_reaction ?? null,
     client_message_id: view.client_message_id,
+    poll_id: view.poll_id,
     deleted: false,
   }
 }
@@ -161,6 +163,7 @@ export async function loadChats() {
   ])
   const pinned = new Set(pins.map((p) => p.chat_id))
   const loaded: ChatListItem[] = list
+  learnBots(loaded.flatMap((item) => (item.peer ? [item.peer] : [])))
   for (const item of loaded) {
     item.is_pinned = pinned.has(item.chat_id)
     item.is_archived = showArchived.value

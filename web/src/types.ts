@@ -55,6 +55,8 @@ export interface Msg {
   /** the emoji I reacted with (the API gives counts only; the app remembers its own) */
   my_reaction: string | null
   client_message_id: string | null
+  /** a poll posted as this message (polls.ts) */
+  poll_id: number | null
   deleted: boolean
 }
 

@@ -12,6 +12,7 @@ import { ChatInfo } from './ChatInfo'
 import { NewChat } from './NewChat'
 import { Profile } from './Profile'
 import { Search } from './Search'
+import { StoriesStrip } from './Stories'
 import { Icon, type IconName } from './Icon'
 
 /** The sections in the sidebar; stories, calls and bots join this list when they land. */
@@ -88,6 +89,7 @@ export function App() {
         <p class={`connection ${connection.value}`} role="status" aria-live="polite">
           {CONNECTION_TEXT[connection.value]}
         </p>
+        <StoriesStrip />
         <ChatList />
       </aside>
       <main id="main" tabIndex={-1} class="main">

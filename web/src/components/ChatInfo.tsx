@@ -4,6 +4,7 @@ import { useEffect } from 'preact/hooks'
 import { api, data, describe, items, ok } from '../api'
 import { navigate } from '../router'
 import { chatById, chatChanges, chatTitle, loadChats, me, names } from '../store'
+import { learnBots } from '../bots'
 import type { Member } from '../types'
 import { Avatar } from './Avatar'
 import { Icon } from './Icon'
@@ -38,6 +39,7 @@ export function ChatInfo({ chatId }: { chatId: number }) {
         members.value = await items(api.GET('/api.v2/api/channels/subscribers', { params: { query: { channel_id: chatId, per_page: 100 } } })).catch(() => [])
       }
       for (const m of members.value) names.set(m.user_id, m.display_name || m.username)
+      learnBots(members.value)
     } catch (e) {
       error.value = describe(e)
     }
@@ -98,6 +100,7 @@ export function ChatInfo({ chatId }: { chatId: number }) {
                 {i.my_role ? ` · you are ${i.my_role}` : ''}
               </p>
             </div>
+            {canManage ? <Settings kind={kind} chatId={chatId} info={i} act={act} reload={load} /> : null}
             <div class="card">
               <h3>Invite link</h3>
               {i.invite_link ? (
@@ -134,6 +137,7 @@ export function ChatInfo({ chatId }: { chatId: number }) {
                       {m.user_id === me.value?.id ? <span class="muted"> (you)</span> : null}
                     </span>
                     <span class="role">{m.role}</span>
+                    {m.user_id !== me.value?.id ? <MemberActions kind={kind} chatId={chatId} member={m} myRole={i.my_role} act={act} reload={load} /> : null}
                   </li>
                 ))}
               </ul>
@@ -147,5 +151,74 @@ export function ChatInfo({ chatId }: { chatId: number }) {
         )}
       </div>
     </section>
+  )
+}
+
+type Act = (fn: () => Promise<unknown>) => void
+
+/** What the owner and admins may do to one member (docs/permissions.md): roles, removal, ownership. */
+function MemberActions({ kind, chatId, member, myRole, act, reload }: { kind: Info['kind']; chatId: number; member: Member; myRole: string | null; act: Act; reload: () => Promise<void> }) {
+  const owner = myRole === 'owner'
+  const canRemove = member.role !== 'owner' && (owner || (myRole === 'admin' && member.role === 'member'))
+  if (!owner && !canRemove) return null
+  const who = member.display_name || member.username
+  const then = (fn: () => Promise<unknown>) => act(async () => (await fn(), await reload()))
+  const group = { chat_id: chatId, user_id: member.user_id }
+  const channel = { channel_id: chatId, user_id: member.user_id }
+  const promote = () => then(() => (kind === 'group' ? ok(api.POST('/api.v2/api/groups/promote', { body: group })) : ok(api.POST('/api.v2/api/channels/add-admin', { body: channel }))))
+  const demote = () => then(() => (kind === 'group' ? ok(api.POST('/api.v2/api/groups/demote', { body: group })) : ok(api.POST('/api.v2/api/channels/remove-admin', { body: channel }))))
+  const remove = () => {
+    if (!confirm(`Remove ${who}?`)) return
+    then(() => (kind === 'group' ? ok(api.POST('/api.v2/api/groups/remove-member', { body: group })) : ok(api.POST('/api.v2/api/channels/remove-subscriber', { body: channel }))))
+  }
+  const transfer = () => {
+    if (!confirm(`Make ${who} the owner? You become an admin.`)) return
+    then(async () => {
+      if (kind === 'group') await ok(api.POST('/api.v2/api/groups/transfer', { body: group }))
+      else await ok(api.POST('/api.v2/api/channels/transfer', { body: channel }))
+      await loadChats()
+    })
+  }
+  return (
+    <span class="member-actions" role="group" aria-label={`Manage ${who}`}>
+      {owner && member.role === 'member' ? <button type="button" class="link" onClick={promote} aria-label={`Make ${who} an admin`}>Make admin</button> : null}
+      {owner && member.role === 'admin' ? <button type="button" class="link" onClick={demote} aria-label={`Dismiss ${who} as admin`}>Dismiss admin</button> : null}
+      {owner && member.role !== 'owner' ? <button type="button" class="link" onClick={transfer} aria-label={`Make ${who} the owner`}>Make owner</button> : null}
+      {canRemove ? <button type="button" class="link danger" onClick={remove} aria-label={`Remove ${who}`}>Remove</button> : null}
+    </span>
+  )
+}
+
+/** The chat's name and description, for its owner and admins. */
+function Settings({ kind, chatId, info, act, reload }: { kind: Info['kind']; chatId: number; info: Info; act: Act; reload: () => Promise<void> }) {
+  const title = useSignal(info.name)
+  const description = useSignal(info.description ?? '')
+  const save = (event: Event) => {
+    event.preventDefault()
+    act(async () => {
+      const name = title.value.trim()
+      if (name && name !== info.name) {
+        if (kind === 'group') await ok(api.POST('/api.v2/api/groups/set-title', { body: { chat_id: chatId, title: name } }))
+        else await ok(api.POST('/api.v2/api/channels/set-title', { body: { channel_id: chatId, title: name } }))
+      }
+      if (description.value !== (info.description ?? '')) {
+        if (kind === 'group') await ok(api.POST('/api.v2/api/groups/set-description', { body: { chat_id: chatId, description: description.value } }))
+        else await ok(api.POST('/api.v2/api/channels/set-description', { body: { channel_id: chatId, description: description.value } }))
+      }
+      await reload()
+      await loadChats()
+    })
+  }
+  return (
+    <form class="card" onSubmit={save} aria-labelledby="settings-title">
+      <h3 id="settings-title">{kind === 'group' ? 'Group settings' : 'Channel settings'}</h3>
+      <label for="chat-name">Name</label>
+      <input id="chat-name" required maxLength={128} value={title.value} onInput={(e) => (title.value = (e.target as HTMLInputElement).value)} />
+      <label for="chat-description">Description</label>
+      <textarea id="chat-description" rows={2} maxLength={500} value={description.value} onInput={(e) => (description.value = (e.target as HTMLTextAreaElement).value)} />
+      <div class="row-form">
+        <button type="submit">Save</button>
+      </div>
+    </form>
   )
 }

@@ -31,7 +31,11 @@ import {
 } from '../store'
 import type { ChatListItem, Msg } from '../types'
 import { upload } from '../upload'
+import { botIds, learnGroupBots } from '../bots'
 import { Avatar } from './Avatar'
+import { BotKeyboard } from './BotKeyboard'
+import { PollCard } from './PollCard'
+import { PollDialog } from './PollDialog'
 import { Icon } from './Icon'
 
 export const REACTIONS = ['👍', '❤️', '😂', '😮', '😢', '🔥']
@@ -56,7 +60,7 @@ function Ticks({ msg }: { msg: Msg }) {
   return <span class="ticks" role="img" aria-label="Sent" title="Sent">✓</span>
 }
 
-function MessageItem({ msg, group, actions }: { msg: Msg; group: boolean; actions: Actions }) {
+function MessageItem({ msg, group, admin, actions }: { msg: Msg; group: boolean; admin: boolean; actions: Actions }) {
   const mine = msg.sender_id === me.value?.id
   const open = useSignal(false)
   const menu = useRef<HTMLDivElement>(null)
@@ -90,7 +94,8 @@ function MessageItem({ msg, group, actions }: { msg: Msg; group: boolean; action
             <Icon name="attach" size={16} /> {msg.file_name ?? 'File'} {msg.file_size ? <span class="muted">({formatSize(msg.file_size)})</span> : null}
           </a>
         ) : null}
-        {msg.content ? <p class="text">{msg.content}</p> : null}
+        {msg.poll_id !== null ? <PollCard pollId={msg.poll_id} canClose={admin} /> : msg.content ? <p class="text">{msg.content}</p> : null}
+        {botIds.value.has(msg.sender_id) ? <BotKeyboard messageId={msg.id} /> : null}
         <p class="meta">
           {msg.edited_at ? <span class="edited">edited · </span> : null}
           <time dateTime={msg.timestamp}>{clock(msg.timestamp)}</time>
@@ -129,7 +134,7 @@ function MessageItem({ msg, group, actions }: { msg: Msg; group: boolean; action
             </div>
             <button type="button" onClick={() => run(() => actions.reply(msg))}>Reply</button>
             <button type="button" onClick={() => run(() => actions.forward(msg))}>Forward</button>
-            {mine && msg.content ? <button type="button" onClick={() => run(() => actions.edit(msg))}>Edit</button> : null}
+            {mine && msg.content && msg.poll_id === null ? <button type="button" onClick={() => run(() => actions.edit(msg))}>Edit</button> : null}
             <button type="button" onClick={() => run(() => deleteMessage(msg.chat_id, msg.id, false))}>Delete for me</button>
             {mine ? <button type="button" class="danger" onClick={() => run(() => deleteMessage(msg.chat_id, msg.id, true))}>Delete for everyone</button> : null}
             <button type="button" onClick={() => (open.value = false)}>Close</button>
@@ -171,8 +176,10 @@ function ForwardDialog({ msg, onClose }: { msg: Msg; onClose: () => void }) {
   )
 }
 
-function Composer({ chatId, replyTo, editing, onDone }: { chatId: number; replyTo: Msg | null; editing: Msg | null; onDone: () => void }) {
+function Composer({ chat, replyTo, editing, onDone }: { chat: ChatListItem; replyTo: Msg | null; editing: Msg | null; onDone: () => void }) {
+  const chatId = chat.chat_id
   const text = useSignal(editing?.content ?? '')
+  const writingPoll = useSignal(false)
   const progress = useSignal<{ name: string; sent: number; total: number } | null>(null)
   const busy = useSignal(false)
   const input = useRef<HTMLTextAreaElement>(null)
@@ -225,6 +232,8 @@ function Composer({ chatId, replyTo, editing, onDone }: { chatId: number; replyT
 
   const p = progress.value
   return (
+    <>
+    {writingPoll.value ? <PollDialog chat={chat} onClose={() => (writingPoll.value = false)} /> : null}
     <form class="composer" onSubmit={submit} aria-label="Write a message">
       {p ? (
         <div class="upload" role="status">
@@ -238,6 +247,9 @@ function Composer({ chatId, replyTo, editing, onDone }: { chatId: number; replyT
           <span class="visually-hidden">Attach a file</span>
           <input ref={fileInput} type="file" class="visually-hidden" onChange={attach} disabled={p !== null} />
         </label>
+        <button type="button" class="icon" aria-label="New poll" title="New poll" onClick={() => (writingPoll.value = true)}>
+          <Icon name="poll" />
+        </button>
         <label for="composer-text" class="visually-hidden">
           Message
         </label>
@@ -261,6 +273,7 @@ function Composer({ chatId, replyTo, editing, onDone }: { chatId: number; replyT
         </button>
       </div>
     </form>
+    </>
   )
 }
 
@@ -277,6 +290,7 @@ export function ChatView({ chatId }: { chatId: number }) {
 
   useEffect(() => {
     openChatId.value = chatId
+    if (chatById(chatId)?.chat_type === 'group') void learnGroupBots(chatId).catch(() => {})
     loadHistory(chatId)
       .then(() => markRead(chatId))
       .catch((e) => (error.value = describe(e)))
@@ -320,7 +334,8 @@ export function ChatView({ chatId }: { chatId: number }) {
   const title = chatTitle(item)
   const group = item?.chat_type !== 'personal'
   // the composer waits for the chat list to say what this chat is (a channel's subscribers do not post)
-  const canPost = item !== undefined && (item.chat_type !== 'channel' || item.my_role === 'owner' || item.my_role === 'admin')
+  const admin = item?.my_role === 'owner' || item?.my_role === 'admin'
+  const canPost = item !== undefined && (item.chat_type !== 'channel' || admin)
   const actions: Actions = {
     reply: (msg) => ((editing.value = null), (replyTo.value = msg)),
     edit: (msg) => ((replyTo.value = null), (editing.value = msg)),
@@ -360,7 +375,7 @@ export function ChatView({ chatId }: { chatId: number }) {
         {!h.hasMore.value && items.length ? <li class="muted center small">The beginning of the chat</li> : null}
         {h.loaded && items.length === 0 ? <li class="muted center">No messages yet. Say hello!</li> : null}
         {items.map((msg) => (
-          <MessageItem key={msg.id} msg={msg} group={group} actions={actions} />
+          <MessageItem key={msg.id} msg={msg} group={group} admin={admin} actions={actions} />
         ))}
       </ol>
       {replyTo.value || editing.value ? (
@@ -374,7 +389,7 @@ export function ChatView({ chatId }: { chatId: number }) {
         </div>
       ) : null}
       {canPost ? (
-        <Composer chatId={chatId} replyTo={replyTo.value} editing={editing.value} onDone={() => ((replyTo.value = null), (editing.value = null))} />
+        <Composer chat={item!} replyTo={replyTo.value} editing={editing.value} onDone={() => ((replyTo.value = null), (editing.value = null))} />
       ) : item ? (
         <p class="muted center pad">Only the channel's admins post here.</p>
       ) : null}

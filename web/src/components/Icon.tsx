@@ -16,6 +16,8 @@ const PATHS = {
   channel: 'M4 10v4h3l6 4V6L7 10zM16.5 9a4 4 0 0 1 0 6',
   close: 'M6 6l12 12M18 6L6 18',
   more: 'M5 12h.01M12 12h.01M19 12h.01',
+  poll: 'M5 20V11M12 20V4M19 20v-6',
+  story: 'M12 3a9 9 0 1 1-9 9M12 8v8M8 12h8',
 } as const
 
 export type IconName = keyof typeof PATHS
