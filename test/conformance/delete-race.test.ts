@@ -5,7 +5,10 @@
  * chat's row), while a send locks the chat's row first (its message seq) and the update_seqs rows
  * after: each waited for the other, and PostgreSQL aborted one as a deadlock. The delete also
  * chose the new last message before the concurrent send committed, so the chat list could show an
- * older message as the last. Now the delete takes the chat's row first, as a send does.
+ * older message as the last. Now the delete takes the chat's row first, as a send does. And an
+ * edit racing a delete for everyone of the same message could land after it (PostgreSQL): the
+ * deleted message got its text back and a message.edited followed its message.deleted. Now such
+ * an edit is 404 and changes nothing.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -72,4 +75,16 @@ test('in a group, deleting the last message for everyone while it is edited and 
   const history = await owner.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100 } })
   const ids = (history.body.items as { message_id: number }[]).map((m) => m.message_id)
   assert.equal(ids.length, 26, `every member message and the owner's newest are left (${edited} edits landed first)`)
+  // an edit that lost the race changed nothing: no message.edited follows a message's message.deleted
+  const log = await owner.api.get(`${V2}/chat/updates`, { query: { chat_id: chatId, since: 0, limit: 1000 } })
+  const gone = new Set<number>()
+  let deletedEvents = 0
+  for (const event of log.body.data.updates as { type: string; data: { message_id?: number; message?: { message_id: number } } }[]) {
+    if (event.type === 'message.deleted') {
+      gone.add(event.data.message_id!)
+      deletedEvents++
+    }
+    if (event.type === 'message.edited') assert.ok(!gone.has(event.data.message!.message_id), `message ${event.data.message!.message_id} was edited after it was deleted for everyone`)
+  }
+  assert.equal(deletedEvents, 25, 'the log was read (positive control)')
 })

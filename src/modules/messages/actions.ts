@@ -5,7 +5,7 @@
 import type { AppContext } from '../../context.js'
 import { isSingleEmoji } from '../../lib/emoji.js'
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
-import { forbidden, validationError } from '../../http/errors.js'
+import { forbidden, notFound, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
 import { isPersonal, personalMembers } from '../../realtime/chat-ref.js'
@@ -28,6 +28,10 @@ export async function edit(ctx: AppContext, me: UserRow, messageId: number, cont
   await assertNotBlockedByPeer(ctx.db, chat, me.id)
   return inTransaction(ctx, async (trx, events) => {
     const updated = await repo.updateMessage(trx, row.id, { content, edited_at: events.now })
+    // Deleted for everyone since it was looked up (the update waited for that delete to commit):
+    // the edit would put text back on a message nobody may read, and its event would follow the
+    // deletion (test/conformance/delete-race.test.ts). Thrown, the update is rolled back.
+    if (updated.deleted_for_all === 1) throw notFound('Message not found')
     const message = await presentOne(trx, updated, me)
     await events.toChat(chat, 'message.edited', { message })
     return message
