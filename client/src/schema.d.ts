@@ -2088,7 +2088,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Call a user: the call rings on their devices (403 blocked; 409 conflict when you are in a call, 409 busy when they are: they get a missed call) */
+        /** Call a user: the call rings on their devices (403 blocked; 409 conflict when you are in a call, or when they are: busy, they get a missed call) */
         post: operations["postCallsStart"];
         delete?: never;
         options?: never;
@@ -2105,7 +2105,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Call a user: the call rings on their devices (403 blocked; 409 conflict when you are in a call, 409 busy when they are: they get a missed call) */
+        /** Call a user: the call rings on their devices (403 blocked; 409 conflict when you are in a call, or when they are: busy, they get a missed call) */
         post: operations["postCallsMake"];
         delete?: never;
         options?: never;

@@ -282,7 +282,7 @@ export const CALL_JS = `
     api('POST', '/calls/start', { receiver_id: id, call_type: form.elements.audio_only.checked ? 'audio' : 'video' })
       .then(function (call) { state.call = call; $('call-hangup').hidden = false; })
       .catch(function (error) {
-        say(error.code === 'busy' ? 'Busy: ' + error.message : 'Not called: ' + error.message);
+        say(error.code === 'conflict' && /busy/.test(error.message) ? 'Busy: ' + error.message : 'Not called: ' + error.message);
         note('call refused: ' + error.code);
       });
   });

@@ -91,8 +91,8 @@ test('never answered: the callee declines, the caller cancels, nobody answers in
 test('busy: nobody can call someone in a call, nor call while in one; free again once it ends', async () => {
   const [ann, bob, cid, dan] = await registerUsers(server, 4)
   const first = await call(ann, bob)
-  assertError(await cid.api.post(`${V2}/calls/start`, { receiver_id: bob.id }), 409, 'busy', 'the callee is busy')
-  assertError(await cid.api.post(`${V2}/calls/start`, { receiver_id: ann.id }), 409, 'busy', 'the caller is busy')
+  assertError(await cid.api.post(`${V2}/calls/start`, { receiver_id: bob.id }), 409, 'conflict', 'the callee is busy')
+  assertError(await cid.api.post(`${V2}/calls/start`, { receiver_id: ann.id }), 409, 'conflict', 'the caller is busy')
   assertError(await ann.api.post(`${V2}/calls/start`, { receiver_id: dan.id }), 409, 'conflict', 'already calling')
   assertError(await bob.api.post(`${V2}/calls/start`, { receiver_id: dan.id }), 409, 'conflict', 'already being called')
   assert.equal((await act(bob, first.call_id, 'end')).status, 200)

@@ -1,6 +1,6 @@
 /**
  * What users expect of calls beyond the interface (issue 25 point 6) and the room leftovers, with a
- * real video service and a real Web Push service: the busy signal (409 `busy`, and the busy
+ * real video service and a real Web Push service: the busy signal (409 `conflict` saying busy, and the busy
  * callee gets a missed call), a ringing call pushed to an offline callee and not to an online one,
  * answering or declining on one device stops the ringing on the callee's others, an HTTP leave
  * closes the user's signaling sockets in the room (and stands when the video service is down),
@@ -27,14 +27,14 @@ const act = (user: TestUser, id: number, what: 'answer' | 'end') => user.api.pos
 const historyOf = async (user: TestUser) => (await user.api.get(`${V2}/calls/history`)).body.items as any[]
 
 describe('calls as users expect them', () => {
-  test('busy: calling someone in a call is 409 busy, and they get a missed call for it; calling while in a call is 409 conflict', async () => {
+  test('busy: calling someone in a call is 409 conflict (busy), and they get a missed call for it; calling while in a call is 409 conflict', async () => {
     const [ann, bob, cid] = await registerUsers(server, 3)
     const bobPhone = await TestSocket.connect(server.url, bob.token)
     const first = (await start(ann, bob)).body.data
     assert.equal((await bobPhone.next('call.incoming')).data.call.call_id, first.call_id)
 
     const refused = await start(cid, bob)
-    assertError(refused, 409, 'busy', 'the callee is in a call')
+    assertError(refused, 409, 'conflict', 'the callee is in a call')
     assert.match(refused.body.error.message, /busy/)
     // the busy callee hears of the attempt as a missed call, in its history and on its devices
     const missed = (await bobPhone.next('call.ended')).data.call

@@ -14,7 +14,7 @@ export const callRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
   for (const path of ['/calls/start', '/calls/make']) {
     app.post(path, {
       schema: {
-        summary: 'Call a user: the call rings on their devices (403 blocked; 409 conflict when you are in a call, 409 busy when they are: they get a missed call)',
+        summary: 'Call a user: the call rings on their devices (403 blocked; 409 conflict when you are in a call, or when they are: busy, they get a missed call)',
         ...secured,
         body: StartCallBody,
         response: { 200: okSchema(CallView) },

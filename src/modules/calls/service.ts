@@ -9,7 +9,7 @@
 import type { AppContext } from '../../context.js'
 import type { CallRow, CallStatus, CallType, UserRow } from '../../db/tables.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
-import { AppError, conflict, notFound, validationError, type ErrorCode } from '../../http/errors.js'
+import { AppError, conflict, notFound, validationError } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import * as blocks from '../blocks/service.js'
 import { presentPeer } from '../users/present.js'
@@ -25,11 +25,11 @@ const TIMEOUT_BATCH = 200
 const seconds = (ms: number) => Math.max(0, Math.floor(ms / 1000))
 
 /**
- * 409 `busy`: the callee is in another call. A code of its own (beyond DESIGN §3's table, like
- * `premium_required`) so a client can play a busy tone rather than show an error.
- * TODO(#25): add 'busy' to ErrorCode in http/errors.ts (not this module's file) and drop the cast.
+ * The busy signal: the callee is in another call. 409 `conflict`, as the interface's error table
+ * has it (DESIGN §3); a client that is not in a call itself knows that a 409 to its call means
+ * the other side is busy, and plays the busy tone.
  */
-const busy = (message: string) => new AppError(409, 'busy' as ErrorCode, message)
+const busy = (message: string) => conflict(message)
 
 async function present(ctx: AppContext, db: Outbox['db'], call: CallRow): Promise<CallView> {
   const parties = await users.findByIds(db, [call.caller_id, call.receiver_id])
@@ -63,7 +63,7 @@ async function myCall(ctx: AppContext, me: UserRow, id: number): Promise<CallRow
   return call
 }
 
-/** Starts a call to `receiverId`: 403 blocked, 404 unknown, 409 `conflict` when I am in a call, 409 `busy` when they are. */
+/** Starts a call to `receiverId`: 403 blocked, 404 unknown, 409 `conflict` when I am in a call or they are (busy: they get a missed call). */
 export async function start(ctx: AppContext, me: UserRow, receiverId: number, callType: CallType = 'audio'): Promise<CallView> {
   if (receiverId === me.id) throw validationError('You cannot call yourself')
   const receiver = await users.findById(ctx, receiverId)
