@@ -72,7 +72,8 @@ export function optionsFromEnv(defaults: { clients: number; messages: number }):
     clients: Math.max(3, int('CONFORMANCE_CLIENTS', defaults.clients)),
     messages: int('CONFORMANCE_MESSAGES', defaults.messages),
     workers: int('CONFORMANCE_WORKERS', 8),
-    dropEveryMs: int('CONFORMANCE_DROP_MS', 3000),
+    // about one drop every 150 ms over all clients (every 3 s per client at 20): the same churn per instance at any N
+    dropEveryMs: int('CONFORMANCE_DROP_MS', Math.max(3000, 150 * int('CONFORMANCE_CLIENTS', defaults.clients))),
     seed: int('CONFORMANCE_SEED', Math.floor(Math.random() * 2 ** 31) + 1),
     databaseUrl: process.env.TEST_DATABASE_URL || null,
     redisUrl: process.env.TEST_REDIS_URL || null,

@@ -124,11 +124,9 @@ export function stateOf(client: ConformanceClient): Map<number, Map<number, Mess
       const m = data.message
       of(m.chat_id).set(m.message_id, { content: m.content, edited: m.edited_at !== null, reactions: reactionsOf(m.reactions) })
     } else if (event.type === 'message.edited') {
-      // its reactions are those its transaction read: a reaction.updated says them
+      // the message as the edit left it, reactions included (an edit and a reaction take the message in turn)
       const m = data.message
-      const chat = of(m.chat_id)
-      const known = chat.get(m.message_id)
-      chat.set(m.message_id, { content: m.content, edited: true, reactions: known?.reactions ?? {} })
+      of(m.chat_id).set(m.message_id, { content: m.content, edited: true, reactions: reactionsOf(m.reactions) })
     } else if (event.type === 'message.deleted') {
       ;(data.deleted_for_all ? deleted : hidden).add(data.message_id)
     } else if (event.type === 'reaction.updated') {
