@@ -239,7 +239,7 @@ export async function startVideoService(config: Readonly<Config>, options: Video
         clearTimeout(joinTimer)
         joined = { room: claims.room, peer, claims }
         const before = await rooms.add(claims.room, peer, deliver, () => {
-          send({ type: 'error', code: 'forbidden', message: 'You left this room' })
+          send({ type: 'error', code: 'forbidden', message: 'You are no longer in this room: you left it, or its call ended' })
           close(CLOSE.removed, 'left the room')
         })
         send({ type: 'joined', room_id: claims.room, peer_id: peer.peer_id, user_id: peer.user_id, peers: before })

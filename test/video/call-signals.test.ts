@@ -168,7 +168,7 @@ describe('room leftovers', () => {
     const left = await bob.api.post(`${V2}/calls/rooms/${room.room_id}/leave`, {})
     assert.equal(left.status, 200, left.text)
     for (const s of bobSockets) {
-      assert.equal((await s.next('error')).message, 'You left this room')
+      assert.equal((await s.next('error')).message, 'You are no longer in this room: you left it, or its call ended')
       assert.equal((await s.closing()).code, 4010)
     }
     const gone = [(await annSocket.next('peer-left')).user_id, (await annSocket.next('peer-left')).user_id]
@@ -180,6 +180,37 @@ describe('room leftovers', () => {
     assert.deepEqual(bj.peers.map((p: any) => p.peer_id), [aj.peer_id])
     annSocket.send({ type: 'offer', to: bj.peer_id, sdp: 'v=0\r\n' })
     assert.equal((await bobAgain.next('offer')).from, aj.peer_id)
+  })
+
+  test("ending an answered call closes both parties' signaling sockets in its room and ends the room; another room's stay", async () => {
+    const [ann, bob] = await registerUsers(server, 2)
+    const call = (await start(ann, bob)).body.data
+    assert.equal((await bob.api.post(`${V2}/calls/${call.call_id}/answer`)).status, 200)
+    const ticketOf = async (user: TestUser) => {
+      const res = await user.api.post(`${V2}/calls/${call.call_id}/ticket`, {})
+      assert.equal(res.status, 200, res.text)
+      return res.body.data
+    }
+    const sockets = []
+    for (const user of [ann, bob]) {
+      const t = await ticketOf(user)
+      sockets.push((await SignalClient.join(t.signaling_url, t.room_id, t.ticket)).client)
+    }
+    // control: ann is also in a room of her own, which the call's end does not touch
+    const other = (await ann.api.post(`${V2}/calls/rooms`, {})).body.data
+    const o = await joinRoom(ann, other.room_id)
+    const { client: elsewhere } = await SignalClient.join(o.signaling_url, other.room_id, o.ticket)
+
+    assert.equal((await bob.api.post(`${V2}/calls/${call.call_id}/end`)).status, 200)
+    for (const s of sockets) assert.equal((await s.closing()).code, 4010)
+    const room = await waitFor(async () => {
+      const info = (await ann.api.get(`${V2}/calls/rooms/call-${call.call_id}/info`)).body.data
+      return info?.status === 'ended' ? info : undefined
+    }, { timeoutMs: 5000, message: 'the call room ended' })
+    assert.equal(room.participant_count, 2)
+    assert.equal(elsewhere.closed, null)
+    elsewhere.send({ type: 'ping' })
+    await elsewhere.next('pong')
   })
 
   test('a room ticket lets in one socket only; a fresh ticket still works', async () => {

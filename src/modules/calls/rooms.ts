@@ -170,6 +170,19 @@ export async function callTicket(ctx: AppContext, me: UserRow, callId: number, a
   return admit(ctx, me, room, audioOnly ?? call.call_type === 'audio', callbackUrl)
 }
 
+/**
+ * A 1:1 call ended: its room (`call-<id>`, if either party joined it) ends with it, and both
+ * parties' signaling sockets in it are closed (dropFromRoom), so the media session ends even if a
+ * client does not hang up by itself. Runs after the call's end committed; a video service that is
+ * away is logged by dropFromRoom, and the room's record ends regardless.
+ */
+export async function closeCallRoom(ctx: AppContext, call: { id: number; caller_id: number; receiver_id: number }): Promise<void> {
+  const room = await findRoom(ctx.db, `call-${call.id}`)
+  if (!room) return
+  if (room.status === 'active') await endRoom(ctx.db, room, ctx.clock.now())
+  await Promise.all([call.caller_id, call.receiver_id].map((userId) => dropFromRoom(ctx, room.room_id, userId)))
+}
+
 /** Leaves a room: recorded here, then the user's signaling sockets in it are closed (dropFromRoom; the leave stands if the video service is away). */
 export async function leave(ctx: AppContext, me: UserRow, roomId: string): Promise<RoomView> {
   const room = await visibleRoom(ctx, me, roomId)

@@ -15,6 +15,7 @@ import * as blocks from '../blocks/service.js'
 import { presentPeer } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
+import * as rooms from './rooms.js'
 import type { CallHistoryItem, CallView } from './schemas.js'
 
 /** an answered call still going this long is ended by the job: its devices are surely gone */
@@ -120,11 +121,19 @@ async function finish(ctx: AppContext, events: Outbox, call: CallRow, byCaller: 
 export async function end(ctx: AppContext, me: UserRow, id: number): Promise<CallView> {
   const call = await myCall(ctx, me, id)
   if (!repo.LIVE.includes(call.status)) throw conflict(`The call is already ${call.status}`)
-  return inTransaction(ctx, async (_trx, events) => {
-    const view = await finish(ctx, events, call, call.caller_id === me.id)
-    if (!view) throw conflict('The call changed meanwhile; try again')
-    return view
+  const view = await inTransaction(ctx, async (_trx, events) => {
+    const ended = await finish(ctx, events, call, call.caller_id === me.id)
+    if (!ended) throw conflict('The call changed meanwhile; try again')
+    return ended
   })
+  closeRoomSoon(ctx, call)
+  return view
+}
+
+/** After a call ended: its room and signaling sockets close too (rooms.closeCallRoom), without holding up the answer. */
+function closeRoomSoon(ctx: AppContext, call: CallRow) {
+  if (call.status !== 'answered') return
+  void rooms.closeCallRoom(ctx, call).catch((err: unknown) => ctx.log.warn({ err, callId: call.id }, 'could not close an ended call\'s room'))
 }
 
 export async function get(ctx: AppContext, me: UserRow, id: number): Promise<CallView> {
@@ -165,7 +174,9 @@ export async function endTimedOut(ctx: AppContext, signal?: AbortSignal): Promis
     for (const call of rows) {
       if (signal?.aborted) return
       const view = await inTransaction(ctx, (_trx, events) => finish(ctx, events, call, null))
-      if (view) count()
+      if (!view) continue
+      count()
+      closeRoomSoon(ctx, call)
     }
   }
   await sweep(await repo.ringingSince(ctx.db, now - ctx.config.callRingTimeoutSeconds * 1000, TIMEOUT_BATCH), () => missed++)
