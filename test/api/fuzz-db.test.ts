@@ -6,7 +6,7 @@
  * sent) does change the summaries, so a snapshot that saw nothing could not pass.
  *
  * Runs on the dialect the harness gives (SQLite, or PostgreSQL with TEST_DATABASE_URL). FUZZ_RUNS
- * sets the number of requests (CI: 1,250 on SQLite, 250 on PostgreSQL: 5 and 1 per operation), FUZZ_SEED the sequence.
+ * sets the number of requests (CI: 1,250 on SQLite, 500 on PostgreSQL: 5 and 2 per operation), FUZZ_SEED the sequence.
  */
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
@@ -21,7 +21,7 @@ import { FUZZ_SEED, fuzzRequests, fuzzRuns, type Prepared } from './fuzz-request
 const server = await startTestServer({ env: { WS_MAX_SOCKETS_PER_USER: '5' } })
 // CI: a few seconds of requests on either dialect (PostgreSQL needs a full snapshot more often: other
 // databases of the cluster move its transaction ids)
-const RUNS = fuzzRuns(server.database.dialect === 'sqlite' ? 1_250 : 250)
+const RUNS = fuzzRuns(server.database.dialect === 'sqlite' ? 1_250 : 500)
 console.log(`# fuzz-db: seed ${FUZZ_SEED}, ${RUNS} requests (FUZZ_SEED, FUZZ_RUNS)`)
 const fuzz = await fuzzRequests(server)
 const { operations } = fuzz
