@@ -56,6 +56,7 @@ const body = html`<section id="call" class="call" aria-label="Calls">
 </div>
 <h2>Log</h2>
 <ol id="call-log" class="muted"></ol>
+<p><a href="/app">Back to your chats</a></p>
 </section>`
 
 export const callPage: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {

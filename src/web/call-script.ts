@@ -336,6 +336,27 @@ export const CALL_JS = `
     root.dataset.user = String(state.me.id);
     say('Signed in as ' + state.me.username + '. Call someone or join a room.');
     connectGateway();
-  }).catch(function () { location.assign('/login?next=' + encodeURIComponent('/call')); });
+    fromApp();
+  }).catch(function () { location.assign('/login?next=' + encodeURIComponent(location.pathname + location.search)); });
+
+  // Opened from the web app: ?to=<user id>&start=1 calls that user (audio=1: a voice call);
+  // ?answer=<call id> answers that ringing call. Ids only: anything else in the query is ignored.
+  function fromApp() {
+    var to = Number(query.get('to'));
+    var answer = Number(query.get('answer'));
+    if (Number.isSafeInteger(to) && to > 0) {
+      var form = $('call-start');
+      form.elements.receiver_id.value = String(to);
+      form.elements.audio_only.checked = query.get('audio') === '1';
+      if (query.get('start') === '1') form.requestSubmit();
+    } else if (Number.isSafeInteger(answer) && answer > 0) {
+      api('GET', '/calls/' + answer).then(function (call) {
+        if (call.status !== 'ringing' || call.receiver_id !== state.me.id) return say('That call is ' + call.status);
+        state.call = call;
+        $('call-hangup').hidden = false;
+        $('call-answer').click();
+      }).catch(failed('Answering'));
+    }
+  }
 })();
 `

@@ -11,6 +11,7 @@ import path from 'node:path'
 import { after } from 'node:test'
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import { startTestServer, uniqueName, type TestUser } from '../harness/server.js'
+import { startTestVideo, TEST_VIDEO_SECRET } from '../harness/signal.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const ARTIFACTS = 'test-artifacts'
@@ -18,11 +19,14 @@ export const V2 = '/api.v2/api'
 export const PASSWORD = 'correct horse battery'
 export const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
-export const server = await startTestServer()
+/** the video service in-process, so the call page (opened from the app) can signal */
+const video = await startTestVideo()
+export const server = await startTestServer({ env: { VIDEO_URL: video.url, VIDEO_SECRET: TEST_VIDEO_SECRET } })
 export const browser: Browser = await chromium.launch({
   executablePath: CHROMIUM,
   headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  // fake camera and microphone, allowed without asking: the call page's media
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'],
 })
 after(() => browser.close())
 fs.mkdirSync(ARTIFACTS, { recursive: true })

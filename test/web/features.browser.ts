@@ -239,3 +239,53 @@ test('stories: the strip shows who posted, viewing marks a story seen, one poste
     await close(alice)
   }
 })
+
+/** The peers a call page is connected to, from its diagnostics handle (src/web/call-script.ts). */
+async function connectedPeers(page: Person['page']): Promise<number[]> {
+  const report = await page.evaluate(() => (window as unknown as { ternCall: { report(): Promise<{ user_id: number; state: string }[]> } }).ternCall.report())
+  return report.filter((r) => r.state === 'connected').map((r) => r.user_id)
+}
+
+test('calls from the app: the chat header calls, the callee\'s app rings on every device, Answer connects both, Decline stops it', async () => {
+  const aliceUser = await server.registerUser({ display_name: 'Alice Caller' })
+  const bobUser = await server.registerUser({ display_name: 'Bob Callee' })
+  const alice = await signInInBrowser(aliceUser)
+  const bob = await signInInBrowser(bobUser)
+  // Bob's second device: it rings too, and stops when he answers on the first
+  const bobTablet = await signInInBrowser(bobUser)
+  try {
+    await chatBetween(alice, bobUser, 'Bob Callee', 'call you in a minute')
+    // control: nothing rings before the call
+    assert.equal(await bob.page.getByRole('alertdialog').count(), 0)
+    await Promise.all([alice.page.waitForURL(/\/call\?to=\d+&start=1$/), alice.page.getByRole('link', { name: 'Video call Bob Callee' }).click()])
+    const ring = bob.page.getByRole('alertdialog', { name: 'Incoming call from Alice Caller' })
+    await ring.waitFor()
+    await bobTablet.page.getByRole('alertdialog', { name: 'Incoming call from Alice Caller' }).waitFor()
+    await Promise.all([bob.page.waitForURL(/\/call\?answer=\d+$/), ring.getByRole('link', { name: 'Answer' }).click()])
+    await bobTablet.page.getByRole('alertdialog').waitFor({ state: 'detached' })
+    for (const [page, peer] of [[alice.page, bobUser.id], [bob.page, aliceUser.id]] as const) {
+      const deadline = Date.now() + 30_000
+      while (!(await connectedPeers(page)).includes(peer)) {
+        assert.ok(Date.now() < deadline, 'the call connects')
+        await page.waitForTimeout(250)
+      }
+    }
+    await shot(bob.page, 'features-call-answered')
+    await alice.page.getByRole('button', { name: 'Hang up' }).click()
+    await bob.page.getByRole('status').filter({ hasText: 'Call ended' }).waitFor()
+    const history = (await aliceUser.api.get(`${V2}/calls/history`)).body.items
+    assert.equal(history[0].status, 'ended')
+
+    // a second call, declined from the app on the tablet: the ringing stops on Bob's devices, Alice's page says so
+    await alice.page.goto(`/call?to=${bobUser.id}&start=1`)
+    const again = bobTablet.page.getByRole('alertdialog', { name: 'Incoming call from Alice Caller' })
+    await again.waitFor()
+    await again.getByRole('button', { name: 'Decline' }).click()
+    await again.waitFor({ state: 'detached' })
+    await alice.page.getByRole('status').filter({ hasText: 'Call declined' }).waitFor()
+    noProblems(bobTablet)
+  } finally {
+    await close(alice, bob, bobTablet)
+  }
+})
+

@@ -31,6 +31,7 @@ import {
 import { messageEdited } from './bots'
 import { pollArrived } from './polls'
 import { storiesChanged } from './stories'
+import { callArrived } from './calls'
 import type { GatewayFrames } from '@tern/client'
 
 /** Every frame the server sends, typed from its own event schemas (/asyncapi.json). */
@@ -193,6 +194,11 @@ export class Gateway {
         upsert(frame.data.message.chat_id, [frame.data.message])
         if (frame.data.message.message_id !== null) messageEdited(frame.data.message.message_id, frame.data.message.sender_id)
         break
+      case 'call.incoming':
+      case 'call.answered':
+      case 'call.ended':
+        callArrived(frame.type, frame.data.call, me.value?.id)
+        break
       case 'story.new':
       case 'story.deleted':
         storiesChanged()
@@ -236,7 +242,7 @@ export class Gateway {
         chatChanges.value++
         break
       default:
-        // events of parts the app does not show yet (calls, contacts): their views will take them
+        // events of parts the app does not show (contacts): their views will take them
         break
     }
   }

@@ -13,6 +13,7 @@ import { NewChat } from './NewChat'
 import { Profile } from './Profile'
 import { Search } from './Search'
 import { StoriesStrip } from './Stories'
+import { Ringing } from './Ringing'
 import { Icon, type IconName } from './Icon'
 
 /** The sections in the sidebar; stories, calls and bots join this list when they land. */
@@ -93,6 +94,7 @@ export function App() {
         <ChatList />
       </aside>
       <main id="main" tabIndex={-1} class="main">
+        <Ringing />
         {notice.value ? (
           <div class="notice" role="alert">
             <span>{notice.value}</span>

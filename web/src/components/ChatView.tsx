@@ -32,6 +32,7 @@ import {
 import type { ChatListItem, Msg } from '../types'
 import { upload } from '../upload'
 import { botIds, learnGroupBots } from '../bots'
+import { callPageFor } from '../calls'
 import { Avatar } from './Avatar'
 import { BotKeyboard } from './BotKeyboard'
 import { PollCard } from './PollCard'
@@ -362,6 +363,16 @@ export function ChatView({ chatId }: { chatId: number }) {
             <button type="button" class="icon" aria-label={item.is_archived ? 'Unarchive chat' : 'Archive chat'} onClick={() => setArchived(item, !item.is_archived).catch((e) => (notice.value = describe(e)))}>
               <Icon name="archive" />
             </button>
+            {item.peer && !item.peer.is_bot && !item.is_saved ? (
+              <>
+                <a href={callPageFor(item.peer.user_id, true)} class="icon" aria-label={`Voice call ${title}`} title="Voice call">
+                  <Icon name="phone" />
+                </a>
+                <a href={callPageFor(item.peer.user_id)} class="icon" aria-label={`Video call ${title}`} title="Video call">
+                  <Icon name="video" />
+                </a>
+              </>
+            ) : null}
             {item.chat_type !== 'personal' ? (
               <a href={`/app/chat/${chatId}/info`} class="icon" aria-label={`${item.chat_type === 'channel' ? 'Channel' : 'Group'} info`}>
                 <Icon name="info" />

@@ -17,6 +17,8 @@ const PATHS = {
   close: 'M6 6l12 12M18 6L6 18',
   more: 'M5 12h.01M12 12h.01M19 12h.01',
   poll: 'M5 20V11M12 20V4M19 20v-6',
+  phone: 'M5 4h4l2 5-2.5 1.5a11 11 0 0 0 5 5L15 13l5 2v4a2 2 0 0 1-2 2A16 16 0 0 1 3 6a2 2 0 0 1 2-2',
+  video: 'M3 7h12v10H3zM15 10l6-3v10l-6-3',
   story: 'M12 3a9 9 0 1 1-9 9M12 8v8M8 12h8',
 } as const
 
