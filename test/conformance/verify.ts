@@ -86,7 +86,7 @@ export function stable(value: unknown): string {
 const chatOf = (event: Logged | undefined): number | null => event?.chat_id ?? event?.data?.chat_id ?? event?.data?.message?.chat_id ?? null
 
 /** The first position where the client's log and the server's differ, or null. */
-function compareLogs(client: ConformanceClient, where: string, expected: Logged[], got: Logged[], chatId: number | null): Divergence | null {
+export function compareLogs(client: Pick<ConformanceClient, 'index' | 'userId'>, where: string, expected: Logged[], got: Logged[], chatId: number | null): Divergence | null {
   const n = Math.max(expected.length, got.length)
   for (let i = 0; i < n; i++) {
     const want = identity(expected[i])
@@ -109,7 +109,7 @@ const reactionsOf = (map: Record<string, number> | undefined) =>
   Object.fromEntries(Object.entries(map ?? {}).filter(([, count]) => count > 0).sort(([a], [b]) => (a < b ? -1 : 1)))
 
 /** What a client's events say each chat holds (messages not deleted for everyone, nor for this user). */
-export function stateOf(client: ConformanceClient): Map<number, Map<number, MessageState>> {
+export function stateOf(client: Pick<ConformanceClient, 'userLog' | 'chatLogs'>): Map<number, Map<number, MessageState>> {
   const chats = new Map<number, Map<number, MessageState>>()
   const deleted = new Set<number>()
   const hidden = new Set<number>()
