@@ -9,6 +9,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import type { TestServer, TestUser } from '../harness/server.js'
+import { openWatched } from '../web/watched-page.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const ARTIFACTS = 'test-artifacts'
@@ -54,15 +55,7 @@ export interface CallPage {
  * POST /api/auth/login) and opens /call (with `?relay=1` to force TURN).
  */
 export async function openCallPage(browser: Browser, server: TestServer, user: TestUser, options: { relay?: boolean; login?: boolean } = {}): Promise<CallPage> {
-  const context = await browser.newContext({ baseURL: server.url, viewport: { width: 900, height: 700 } })
-  const page = await context.newPage()
-  const problems: string[] = []
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return
-    if (/status of 404/.test(message.text()) && /\/favicon\.ico$/.test(message.location().url)) return
-    problems.push(message.text())
-  })
-  page.on('pageerror', (error) => problems.push(String(error)))
+  const { context, page, problems } = await openWatched(browser, { baseURL: server.url, viewport: { width: 900, height: 700 } })
   if (options.login) {
     const login = await context.request.post('/api/auth/login', { data: { login: user.username, password: user.password, device: 'call page test' } })
     assert.equal(login.status(), 200, await login.text())

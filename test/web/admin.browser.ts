@@ -11,6 +11,7 @@ import test, { after } from 'node:test'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
+import { openWatched } from './watched-page.js'
 
 /** loaded by admin.browser.test.ts only when Chromium is there */
 const CHROMIUM = '/usr/bin/chromium'
@@ -34,15 +35,7 @@ interface Watched {
 }
 
 async function openPage(viewport = { width: 1200, height: 900 }): Promise<Watched> {
-  const context = await browser.newContext({ baseURL: server.url, viewport })
-  const page = await context.newPage()
-  const problems: string[] = []
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return
-    if (/status of 404/.test(message.text()) && /\/favicon\.ico$/.test(message.location().url)) return
-    problems.push(`console: ${message.text()} (${message.location().url})`)
-  })
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
+  const { context, page, problems } = await openWatched(browser, { baseURL: server.url, viewport })
   // the panel's confirmations (data-confirm, admin.js): a person clicks OK
   page.on('dialog', (dialog) => void dialog.accept())
   return { context, page, problems }

@@ -12,6 +12,7 @@ import { after } from 'node:test'
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import { startTestServer, uniqueName, type TestUser } from '../harness/server.js'
 import { startTestVideo, TEST_VIDEO_SECRET } from '../harness/signal.js'
+import { openWatched } from './watched-page.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const ARTIFACTS = 'test-artifacts'
@@ -41,16 +42,7 @@ export interface Person {
 }
 
 export async function newContext(viewport = { width: 1100, height: 800 }) {
-  const context = await browser.newContext({ baseURL: server.url, viewport })
-  const page = await context.newPage()
-  const problems: string[] = []
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return
-    if (/status of 404/.test(message.text()) && /\/favicon\.ico$/.test(message.location().url)) return
-    problems.push(`console: ${message.text()} (${message.location().url})`)
-  })
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
-  return { context, page, problems }
+  return openWatched(browser, { baseURL: server.url, viewport })
 }
 
 /** Registers through /register, as a person would; lands in the app. */

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import test, { after } from 'node:test'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { startTestServer } from '../harness/server.js'
+import { openWatched } from './watched-page.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const V2 = '/api.v2/api'
@@ -20,16 +21,7 @@ const browser: Browser = await chromium.launch({
 after(() => browser.close())
 
 async function open(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-  const context = await browser.newContext({ baseURL: server.url })
-  const page = await context.newPage()
-  const problems: string[] = []
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return
-    if (/status of 404/.test(message.text()) && /\/favicon\.ico$/.test(message.location().url)) return
-    problems.push(message.text())
-  })
-  page.on('pageerror', (error) => problems.push(String(error)))
-  return { context, page, problems }
+  return openWatched(browser, { baseURL: server.url })
 }
 
 /** Where a sign-in lands: /app (whatever the app serves there). */

@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import test, { after } from 'node:test'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { startTestServer } from '../harness/server.js'
+import { openWatched } from './watched-page.js'
 
 /** loaded by pages.browser.test.ts only when Chromium is there */
 const CHROMIUM = '/usr/bin/chromium'
@@ -40,17 +41,8 @@ interface Watched {
 }
 
 async function openPage(): Promise<Watched> {
-  const context = await browser.newContext({ baseURL: server.url })
-  const page = await context.newPage()
-  const problems: string[] = []
+  const { context, page, problems } = await openWatched(browser, { baseURL: server.url })
   const failedRequests: string[] = []
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return
-    // the browser's own favicon probe; Tern serves no favicon
-    if (/status of 404/.test(message.text()) && /\/favicon\.ico$/.test(message.location().url)) return
-    problems.push(`console: ${message.text()} (${message.location().url})`)
-  })
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
   page.on('requestfailed', (request) => failedRequests.push(`${request.url()} (${request.failure()?.errorText})`))
   return { context, page, problems, failedRequests }
 }
