@@ -37,20 +37,22 @@ async function startTern(port: number, env: Record<string, string>, onLine: (lin
     partial = lines.pop() ?? ''
     for (const line of lines) if (line.trim()) onLine(line)
   }
+  // what a stalled start was doing: the output so far, at most the last 4,000 characters
+  const tail = () => output.slice(-4000)
   child.stdout!.on('data', take)
   child.stderr!.on('data', take)
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const deadline = Date.now() + 60_000
+  const deadline = Date.now() + 90_000
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`tern exited early:\n${output}`)
+    if (child.exitCode !== null) throw new Error(`tern exited early:\n${tail()}`)
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) break
+      if ((await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2000) })).ok) break
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
-      throw new Error(`tern did not answer /health in 60 s:\n${output}`)
+      throw new Error(`tern did not answer /health in 90 s:\n${tail()}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
@@ -93,7 +95,7 @@ export class Cluster {
     const env: Record<string, string> = {
       DATA_DIR: dataDir,
       DATABASE_URL: database.url,
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: 'warn',
       // the run's users all come from one address and write fast (as test/harness/server.ts lifts them)
       REGISTER_RATE_LIMIT: '100000/300',
       LOGIN_RATE_LIMIT: '100000/60',
@@ -132,7 +134,11 @@ export class Cluster {
   }
 
   private async launch(instance: Instance) {
-    instance.process = await startTern(instance.port, this.env, (line) => this.errors.push(`${instance.name}: ${line}`))
+    instance.process = await startTern(instance.port, this.env, (line) => {
+      // pino's JSON lines below error (warn) are not failures; anything else (error, fatal, a stack) is
+      const level = /^\{"level":(\d+)/.exec(line)?.[1]
+      if (level === undefined || Number(level) >= 50) this.errors.push(`${instance.name}: ${line}`)
+    })
     instance.up = true
   }
 

@@ -133,9 +133,12 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
             await cluster.kill(victim)
             kills++
             await sleep(200 + Math.random() * 300)
+            const started = Date.now()
             await cluster.restart(victim)
-            log(`conformance: ${victim.name} restarted`)
+            log(`conformance: ${victim.name} restarted (${((Date.now() - started) / 1000).toFixed(1)} s to answer /health)`)
           })()
+          // awaited after the workload; a failed restart must not end the process before that
+          kill.catch(() => {})
         }
         if (sent % Math.max(1, Math.floor(options.messages / 10)) === 0) log(`conformance: ${sent} messages sent`)
       },
