@@ -17,7 +17,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { Ajv } from 'ajv'
 import fc from 'fast-check'
-import WebSocket from 'ws'
+import { RawSocket } from '../harness/raw-socket.js'
 import { SERVER_FRAMES } from '../../src/realtime/protocol.js'
 import { createGroup } from '../harness/fixtures.js'
 import { registerUsers, send, V2 } from '../harness/messaging.js'
@@ -111,63 +111,12 @@ const frame = fc.oneof({ weight: 3, arbitrary: structured }, { weight: 2, arbitr
 // ---------------------------------------------------------------- the fuzzing socket
 
 /** A socket that keeps every frame (and anything that is not a JSON frame, as a failure). */
-class RawSocket {
-  readonly frames: any[] = []
-  readonly junk: string[] = []
-  closed: { code: number; reason: string } | null = null
-  private wake: (() => void) | null = null
-
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (raw, isBinary) => {
-      const value = String(raw)
-      try {
-        if (isBinary) throw new Error('binary')
-        this.frames.push(JSON.parse(value))
-      } catch {
-        this.junk.push(`${isBinary ? 'a binary frame' : 'a text frame that is not JSON'}: ${value.slice(0, 200)}`)
-      }
-      this.wake?.()
-    })
-    ws.on('close', (code, reason) => {
-      this.closed = { code, reason: String(reason) }
-      this.wake?.()
-    })
-    ws.on('error', () => undefined)
-  }
-
-  static async open(token: string): Promise<RawSocket> {
-    const ws = new WebSocket(`${server.url.replace(/^http/, 'ws')}${V2}/ws`, { headers: { authorization: `Bearer ${token}` } })
-    const socket = new RawSocket(ws)
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve())
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)))
-      ws.once('error', reject)
-    })
-    await socket.until((frames) => frames.some((f) => f.type === 'ready'))
-    socket.frames.splice(0)
-    return socket
-  }
-
-  /** Waits until `done(frames)` or the socket closes; false on timeout. */
-  async until(done: (frames: any[]) => boolean, timeoutMs = 10_000): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs
-    while (!done(this.frames) && !this.closed) {
-      const left = deadline - Date.now()
-      if (left <= 0) return false
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left)
-        this.wake = () => {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-    }
-    return true
-  }
-
-  close() {
-    this.ws.terminate()
-  }
+/** The fuzzed user's socket on the gateway, past its `ready`. */
+async function openGateway(token: string): Promise<RawSocket> {
+  const socket = await RawSocket.connect(`${server.url.replace(/^http/, 'ws')}${V2}/ws`, { authorization: `Bearer ${token}` })
+  await socket.until((frames) => frames.some((f) => f.type === 'ready'))
+  socket.frames.splice(0)
+  return socket
 }
 
 /** Why a frame from the server is not of a documented shape, or null. */
@@ -205,7 +154,7 @@ test(`fuzz-frames: ${RUNS} malformed frames get error frames or a documented clo
   const login = await server.api.post(`${V2}/auth/login`, { login: alice.username, password: alice.password })
   const sameUser = await TestSocket.connect(server.url, login.body.data.session_token)
 
-  let socket = await RawSocket.open(alice.token)
+  let socket = await openGateway(alice.token)
   const failures: string[] = []
   const closes = new Map<number, number>()
   const answers = new Map<string, number>()
@@ -237,7 +186,7 @@ test(`fuzz-frames: ${RUNS} malformed frames get error frames or a documented clo
       closes.set(code, (closes.get(code) ?? 0) + 1)
       if (!allowedClose(out, code)) problems.push(`closed ${code} ${reason}`)
       // the control on a fresh socket: the server answers a valid frame
-      socket = await RawSocket.open(alice.token)
+      socket = await openGateway(alice.token)
       socket.ws.send(JSON.stringify({ type: 'ping' }))
       if (!(await socket.until((f) => f.some((x) => x.type === 'pong')))) problems.push('a fresh socket got no pong')
       socket.frames.splice(0)

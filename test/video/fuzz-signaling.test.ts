@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto'
 import { test } from 'node:test'
 import { Ajv } from 'ajv'
 import fc from 'fast-check'
-import WebSocket from 'ws'
+import { RawSocket } from '../harness/raw-socket.js'
 import { MAX_FRAME_BYTES, MAX_SDP_BYTES, SERVER_FRAMES } from '../../src/video/protocol.js'
 import { signTicket } from '../../src/video/ticket.js'
 import { FUZZ_SEED, fuzzRuns } from '../api/fuzz-requests.js'
@@ -123,42 +123,17 @@ function withTickets(out: Outgoing, uid: number): Outgoing {
 
 // ---------------------------------------------------------------- a raw client
 
-class Peer {
-  readonly frames: any[] = []
-  readonly junk: string[] = []
-  closed: { code: number; reason: string } | null = null
+class Peer extends RawSocket {
   errors = 0
   peerId: string | null = null
-  private wake: (() => void) | null = null
   private window = { start: 0, count: 0 }
 
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (raw, isBinary) => {
-      try {
-        if (isBinary) throw new Error('binary')
-        const value = JSON.parse(String(raw))
-        if (value?.type === 'error') this.errors++
-        this.frames.push(value)
-      } catch {
-        this.junk.push(`${isBinary ? 'a binary frame' : 'a frame that is not JSON'}: ${String(raw).slice(0, 200)}`)
-      }
-      this.wake?.()
-    })
-    ws.on('close', (code, reason) => {
-      this.closed = { code, reason: String(reason) }
-      this.wake?.()
-    })
-    ws.on('error', () => undefined)
+  protected override received(frame: any) {
+    if (frame?.type === 'error') this.errors++
   }
 
   static async open(): Promise<Peer> {
-    const ws = new WebSocket(`${video.url.replace(/^http/, 'ws')}/signal`)
-    const peer = new Peer(ws)
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve())
-      ws.once('error', reject)
-    })
-    return peer
+    return Peer.connect(`${video.url.replace(/^http/, 'ws')}/signal`)
   }
 
   /** A socket in the room with a fresh ticket (the control: the service still lets a peer in). */
@@ -182,19 +157,9 @@ class Peer {
     this.ws.send(out.bytes, { binary: out.binary })
   }
 
-  async until(done: (frames: any[]) => boolean, timeoutMs = 10_000): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs
-    while (!done(this.frames) && !this.closed) {
-      const left = deadline - Date.now()
-      if (left <= 0) return false
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left)
-        this.wake = () => {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-    }
+  /** Waits like RawSocket's, but answers whether `done` holds (a close alone is not enough here). */
+  override async until(done: (frames: any[]) => boolean, timeoutMs = 10_000): Promise<boolean> {
+    await super.until(done, timeoutMs)
     return done(this.frames)
   }
 }
