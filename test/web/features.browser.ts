@@ -183,6 +183,8 @@ test("roles and settings: the owner makes a member an admin and back, renames th
     await alice.page.getByLabel('Description').fill('Saturdays, 8 am')
     await alice.page.getByRole('button', { name: 'Save' }).click()
     await alice.page.getByRole('heading', { name: 'Hiking & climbing club' }).waitFor()
+    // the title's chat.updated may reload the page before the description is saved: wait for both
+    await alice.page.locator('.card p', { hasText: 'Saturdays, 8 am' }).waitFor()
     const info = (await bobUser.api.get(`${V2}/groups/info`, { query: { chat_id: chatId } })).body.data
     assert.equal(info.name, 'Hiking & climbing club')
     assert.equal(info.description, 'Saturdays, 8 am')
