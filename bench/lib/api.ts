@@ -1,4 +1,5 @@
 /** Set-up through Tern's real HTTP API (users and chats that the server itself created). */
+import type { RequestSpec } from './http-client.js'
 
 export const V2 = '/api.v2/api'
 
@@ -60,3 +61,21 @@ export async function login(baseUrl: string, username: string, password: string)
 
 /** A message body of typical chat length (about 100 bytes of JSON with the chat id). */
 export const MESSAGE_TEXT = 'Benchmark message: the quick brown fox jumps over the lazy dog, twice.'
+
+/**
+ * One `POST messages/send` per pair of `users` (0 → 1, 2 → 3, …), each into the pair's personal
+ * chat (opened here): the request set a send load cycles through.
+ */
+export async function sendRequests(baseUrl: string, users: BenchUser[], pairs: number): Promise<RequestSpec[]> {
+  const requests: RequestSpec[] = []
+  for (let i = 0; i < pairs; i++) {
+    const [sender, receiver] = [users[2 * i], users[2 * i + 1]]
+    requests.push({
+      method: 'POST',
+      path: `${V2}/messages/send`,
+      headers: { authorization: `Bearer ${sender.token}` },
+      body: { chat_id: await openChat(baseUrl, sender, receiver), content: MESSAGE_TEXT },
+    })
+  }
+  return requests
+}

@@ -3,8 +3,7 @@
  * insert, both saturated by the same closed-loop generator with byte-identical requests; then
  * Tern's latency under an open-loop load of half its own maximum.
  */
-import { MESSAGE_TEXT, openChat, registerMany, V2 } from '../lib/api.js'
-import type { RequestSpec } from '../lib/http-client.js'
+import { registerMany, sendRequests } from '../lib/api.js'
 import { runLoad } from '../lib/load.js'
 import type { LoadResult } from '../lib/load-engine.js'
 import { makeDataDir, removeDataDir, threadCpuLine, threadCpuMs } from '../lib/processes.js'
@@ -37,16 +36,7 @@ export const sendThroughput: Scenario = {
       servers.push(bare)
 
       const users = await registerMany(tern.url, 'send', PAIRS * 2)
-      const requests: RequestSpec[] = []
-      for (let i = 0; i < PAIRS; i++) {
-        const [sender, receiver] = [users[2 * i], users[2 * i + 1]]
-        requests.push({
-          method: 'POST',
-          path: `${V2}/messages/send`,
-          headers: { authorization: `Bearer ${sender.token}` },
-          body: { chat_id: await openChat(tern.url, sender, receiver), content: MESSAGE_TEXT },
-        })
-      }
+      const requests = await sendRequests(tern.url, users, PAIRS)
       const load = (server: Server, spec: Partial<HttpLoadSpec>, label: string) =>
         runLoad<LoadResult>(ctx.machine, 'http', {
           mode: 'closed',

@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { MESSAGE_TEXT, openChat, registerMany, V2, type BenchUser } from '../lib/api.js'
+import { registerMany, sendRequests, V2 } from '../lib/api.js'
 import type { RequestSpec } from '../lib/http-client.js'
 import { runLoad } from '../lib/load.js'
 import type { LoadResult } from '../lib/load-engine.js'
@@ -138,16 +138,7 @@ async function cleanup(ctx: BenchContext, scenario: string): Promise<Row[]> {
     try {
       const users = await registerMany(server.url, 'clean', PAIRS * 2 + 1)
       const owner = users.pop()!
-      const requests: RequestSpec[] = []
-      for (let i = 0; i < PAIRS; i++) {
-        const [sender, receiver]: BenchUser[] = [users[2 * i], users[2 * i + 1]]
-        requests.push({
-          method: 'POST',
-          path: `${V2}/messages/send`,
-          headers: { authorization: `Bearer ${sender.token}` },
-          body: { chat_id: await openChat(server.url, sender, receiver), content: MESSAGE_TEXT },
-        })
-      }
+      const requests = await sendRequests(server.url, users, PAIRS)
       await server.stop()
       const db = openTernDb(dataDir)
       const seeding = Date.now()

@@ -15,9 +15,8 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { openChat, registerMany, MESSAGE_TEXT, V2 } from '../lib/api.js'
+import { registerMany, sendRequests } from '../lib/api.js'
 import { ForeignLoad } from '../lib/foreign-load.js'
-import type { RequestSpec } from '../lib/http-client.js'
 import { LoadProcess, runLoad } from '../lib/load.js'
 import type { LoadResult } from '../lib/load-engine.js'
 import { codeRevision, describeMachine, machineLine } from '../lib/machine.js'
@@ -76,16 +75,7 @@ async function main() {
   let load: LoadProcess | null = null
   try {
     const users = await registerMany(server.url, 'soak', PAIRS * 2)
-    const requests: RequestSpec[] = []
-    for (let i = 0; i < PAIRS; i++) {
-      const [sender, receiver] = [users[2 * i], users[2 * i + 1]]
-      requests.push({
-        method: 'POST',
-        path: `${V2}/messages/send`,
-        headers: { authorization: `Bearer ${sender.token}` },
-        body: { chat_id: await openChat(server.url, sender, receiver), content: MESSAGE_TEXT },
-      })
-    }
+    const requests = await sendRequests(server.url, users, PAIRS)
 
     let rate = Number(process.env.SOAK_RATE ?? 0)
     if (!(rate > 0)) {
