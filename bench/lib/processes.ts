@@ -28,8 +28,13 @@ export function spawnNode(
   stdio: StdioOptions,
   wrapper: string[] = [],
 ): ChildProcess {
-  const command = [...(machine.taskset ? [machine.taskset, '-c', String(core)] : []), ...wrapper, process.execPath]
-  const child = spawn(command[0], [...command.slice(1), ...args], { cwd: ROOT, env, stdio })
+  return spawnPinned(machine, core, [...wrapper, process.execPath, ...args], env, stdio)
+}
+
+/** Starts any command on one core (or unpinned without taskset); killed with the run like spawnNode's. */
+export function spawnPinned(machine: Machine, core: number, argv: string[], env: NodeJS.ProcessEnv, stdio: StdioOptions): ChildProcess {
+  const command = [...(machine.taskset ? [machine.taskset, '-c', String(core)] : []), ...argv]
+  const child = spawn(command[0], command.slice(1), { cwd: ROOT, env, stdio })
   children.add(child)
   child.once('exit', () => children.delete(child))
   return child
