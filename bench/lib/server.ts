@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process'
 import type { Machine } from './machine.js'
 import { freePort, ROOT, rssBytes, sleep, SERVER_CORE, spawnNode, stopChild } from './processes.js'
 
-export type ServerKind = 'tern' | 'bare-insert' | 'bare-ws'
+export type ServerKind = 'tern' | 'bare-insert' | 'bare-ws' | 'bare-pg-insert'
 
 /**
  * `npm start`'s Node flags (package.json), for every server: Tern runs as users run it, and the
@@ -24,6 +24,8 @@ const ENTRY: Record<ServerKind, string[]> = {
   tern: [...NODE_FLAGS, 'dist/src/main.js'],
   'bare-insert': [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/bare-insert.ts'],
   'bare-ws': [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/bare-ws.ts'],
+  // the plain PostgreSQL ceiling (send-pg): Node's default flags, neither npm start's nor BENCH_NODE_FLAGS
+  'bare-pg-insert': ['--import', 'tsx', 'bench/servers/bare-pg-insert.ts'],
 }
 
 export interface Server {

@@ -11,6 +11,7 @@ import { historyDepth } from './history-depth.js'
 import { idleWs } from './idle-ws.js'
 import { messageSearch, messageSearchPg } from './message-search.js'
 import { sendCpu } from './send-cpu.js'
+import { sendPg } from './send-pg.js'
 import { search, searchPg } from './search.js'
 import { sendThroughput } from './send-throughput.js'
 import { stories } from './stories.js'
@@ -18,4 +19,4 @@ import { upload } from './upload.js'
 import { videoSignaling } from './video-signaling.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg, botWebhooks, botPolling, videoSignaling]
+export const scenarios: Scenario[] = [sendThroughput, sendPg, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg, botWebhooks, botPolling, videoSignaling]
