@@ -4,7 +4,7 @@
  * instance (killed and restarted under its clients); with TEST_DATABASE_URL and TEST_REDIS_URL two
  * instances on PostgreSQL + Redis, one of them killed while the other serves. Every client must
  * end with every event of its logs once, in order, without a gap, and the server's history as its
- * state (test/conformance/verify.ts); a failure names the first divergent event.
+ * state, read state included (test/conformance/verify.ts); a failure names the first divergent event.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -22,6 +22,8 @@ test('every client holds every event once, in order, without a gap, and the serv
   if (result.instances === 2) assert.ok(result.figures.resumesElsewhere > 0, 'clients resumed on the other instance')
   // the positive control of the comparison: it did compare something, for every client
   assert.ok(result.figures.eventsChecked >= result.workload.sent, `events were compared (${result.figures.eventsChecked})`)
+  // and read state was there to compare: receipts, read messages in personal chats, known reads in groups
+  assert.ok(result.figures.read.receipts > 0 && result.figures.read.exactRead > 0 && result.figures.read.known > 0, `read state was compared (${JSON.stringify(result.figures.read)})`)
   assert.equal(result.workload.sent, options.messages)
   assert.ok(result.ok, text)
 })

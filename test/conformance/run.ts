@@ -1,10 +1,10 @@
 /**
  * Sync conformance (issue 31, docs/operations.md): N clients exchange M messages in personal chats,
- * groups and a channel, with edits, deletes and reactions, while their sockets drop at random
+ * groups and a channel, with edits, deletes, reactions and reads, while their sockets drop at random
  * (closed, terminated, half-open until the server's heartbeat finds them) and resume, on the other
  * instance when there are two, and one instance is killed with SIGKILL and restarted mid-run. At
  * the end every client must hold every event of its logs exactly once, in order, without a gap in
- * its seq, and its state must equal the server's history.
+ * its seq, and its state (content, edits, reactions, read state) must equal the server's history.
  *
  * Two instances on PostgreSQL + Redis when TEST_DATABASE_URL and TEST_REDIS_URL are set (a
  * database of the run's own next to TEST_DATABASE_URL), one on SQLite otherwise.
@@ -14,7 +14,7 @@
  */
 import { ConformanceClient } from './client.js'
 import { Cluster } from './cluster.js'
-import { verify, settle, type Divergence } from './verify.js'
+import { verify, settle, type Divergence, type ReadFigures } from './verify.js'
 import { drive, seeded, setUp, type WorkloadFigures } from './workload.js'
 
 export interface ConformanceOptions {
@@ -46,6 +46,8 @@ export interface ConformanceResult {
     eventsDelivered: number
     eventsChecked: number
     messagesChecked: number
+    /** how much read state the comparison had to bite on */
+    read: ReadFigures
     drops: { close: number; terminate: number; halfOpen: number }
     halfOpenDetected: number
     resumes: number
@@ -155,7 +157,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
 
     const sent = workload.sentMessages
     log('conformance: comparing every client with the server')
-    const { divergence, eventsChecked, messagesChecked } = await verify(cluster, clients, personalChats, sent)
+    const { divergence, eventsChecked, messagesChecked, read } = await verify(cluster, clients, personalChats, sent)
     const sum = (pick: (client: ConformanceClient) => number) => clients.reduce((total, client) => total + pick(client), 0)
     const eventsDelivered = sum((c) => c.figures.events)
     for (const line of cluster.errors.slice(0, 20)) log(`server error: ${line.slice(0, 4000)}`)
@@ -172,6 +174,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         eventsDelivered,
         eventsChecked,
         messagesChecked,
+        read,
         drops: { close: sum((c) => c.figures.drops.close), terminate: sum((c) => c.figures.drops.terminate), halfOpen: sum((c) => c.figures.drops.halfOpen) },
         halfOpenDetected: sum((c) => c.figures.halfOpenDetected),
         resumes: sum((c) => c.figures.resumes),
@@ -199,6 +202,7 @@ export function report(result: ConformanceResult): string {
     `conformance ${result.ok ? 'PASSED' : 'FAILED'}: ${result.instances} instance(s) on ${result.dialect}`,
     `  clients ${f.clients}; messages ${w.sent}; edits ${w.edits}; deletes ${w.deletes} (for me ${w.deletesForMe}); reactions ${w.reactions}; reads ${w.reads}; refused after a delete ${w.raced}; requests retried after the kill ${w.retried}`,
     `  events delivered ${f.eventsDelivered}; events checked ${f.eventsChecked}; messages checked against history ${f.messagesChecked}`,
+    `  read state: receipts (message.read) held by the clients ${f.read.receipts}; personal-chat messages compared exactly ${f.read.exact} (read ${f.read.exactRead}); group and channel messages a client knew read ${f.read.known}`,
     `  drops ${f.drops.close + f.drops.terminate + f.drops.halfOpen} (closed ${f.drops.close}, terminated ${f.drops.terminate}, half-open ${f.drops.halfOpen}, of which the server dropped ${f.halfOpenDetected}); resumes ${f.resumes} (on the other instance ${f.resumesElsewhere}); sockets lost to the kill ${f.socketsLostToTheKill}; kills ${f.kills}`,
     `  time ${f.seconds.toFixed(1)} s; ${f.eventsPerSecond} events/s delivered; live protocol violations ${result.violations}; server errors logged ${result.serverErrors}`,
   ]

@@ -173,7 +173,8 @@ const EMOJI = ['👍', '❤️', '😂', '🔥', '🎉']
 
 /**
  * Sends `messages` messages with `workers` senders at once; after each send, with some chance, an
- * edit, delete or reaction on an earlier message, or a read. `progress` is told after each send.
+ * edit (10%), delete for everyone (4%), delete for me (2%) or reaction (15%) on an earlier message,
+ * or a read (15%: the read state is compared too). `progress` is told after each send.
  */
 export async function drive(
   cluster: Cluster,
@@ -247,8 +248,13 @@ export async function drive(
         const emoji = random() < 0.15 ? null : pick(EMOJI)
         const reacted = await request(cluster, who.token, 'POST', `${V2}/messages/${target.id}/reaction`, { emoji })
         if (expect(reacted, `reaction on ${target.id}`, target, who)) figures.reactions++
-      } else if (r < 0.36) {
-        const target = pick(pool)
+      } else if (r < 0.46) {
+        // a member reads a chat: most often up to its newest message (as a client opening the chat
+        // does, so receipts cover ranges), otherwise up to an older one (mostly a position already
+        // passed: no receipt)
+        const some = pick(pool)
+        const newest = pool.filter((message) => message.chat === some.chat).at(-1)!
+        const target = random() < 0.6 ? newest : some
         const who = pick(target.chat.members)
         const read = await request(cluster, who.token, 'POST', `${V2}/messages/${target.id}/read`)
         if (expect(read, `read ${target.id}`, target, who)) figures.reads++
