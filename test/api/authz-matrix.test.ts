@@ -1,16 +1,26 @@
 /**
- * The authorization matrix (issue 31), generated from the OpenAPI document: every operation is
- * walked as anonymous, as an outsider (who administers chats of their own), as a plain member of
- * the victim's group and, for the admin area, as a platform admin, with the ids of the victim's
- * resources in the path, the query and the body. It proves that
+ * The authorization matrix (issue 31), generated from the OpenAPI document. Every operation is
+ * walked, with the ids of the victim's resources in the path, the query and the body, in the six
+ * roles the issue names:
+ * - anonymous (no session);
+ * - a stranger: registered, in no chat at all when the walk begins (it walks the reads first and
+ *   the writes that give it chats of its own last; the test counts its cells while it still
+ *   belonged to nothing);
+ * - an admin elsewhere: owns a group and a channel of its own, none of the victim's;
+ * - a plain member of the victim's group;
+ * - the resource owner, the victim itself (the positive control: it sees its own secrets);
+ * - a platform admin (the admin area, where everyone else gets 403).
+ * It proves that
  * - every operation has an entry in ACCESS below (a new route without one fails the test);
  * - anonymous callers get 401 wherever a session is needed, non-admins 403 in the admin area;
- * - no answer to an outsider carries any of the victim's secrets (marker strings in private
+ * - no answer to the stranger, the admin elsewhere or the member carries any of the victim's
+ *   secrets the role may not see (marker strings in private
  *   messages, titles, files, polls, scheduled messages, the email address, session and bot tokens);
  * - no write lands on what is not the caller's: the victim's messages, chats, memberships,
  *   profile, sessions and bot are as they were;
  * - nothing answers 5xx.
  * The victim itself, walking the same requests, does see the markers (the positive control).
+ * The number of cells (requests) walked per role is printed at the end ("# authz matrix cells").
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -76,8 +86,17 @@ const victim = await server.registerUser({ email: `${emailMarker}@example.com` }
 markers.set(victim.token, 'session token')
 const confidant = await server.registerUser()
 const member = await server.registerUser()
-const outsider = await server.registerUser()
+const adminElsewhere = await server.registerUser()
+const stranger = await server.registerUser()
 const admin = await server.createAdmin()
+
+/** cells (requests) walked per role, printed at the end */
+const cells = new Map<string, number>()
+const walked = (role: string) => cells.set(role, (cells.get(role) ?? 0) + 1)
+after(() => {
+  const total = [...cells.values()].reduce((sum, n) => sum + n, 0)
+  console.log(`# authz matrix cells: ${[...cells].map(([role, n]) => `${role} ${n}`).join(', ')}; total ${total} (${server.ctx.dialect})`)
+})
 
 async function data(res: Response, what: string) {
   assert.equal(res.status, 200, `${what}: ${res.text}`)
@@ -101,9 +120,20 @@ const bot = (await victim.api.post('/api/bots/register', { name: 'Victim bot', u
 markers.set(bot.token, 'bot token')
 const call = await data(await victim.api.post(`${V2}/calls/start`, { receiver_id: confidant.id }), 'call')
 const sessionId: number = (await victim.api.get(`${V2}/sessions`)).body.items[0].id
-// the outsider administers chats of their own
-await createGroup(outsider, { title: 'outsider group' })
-await createChannel(outsider, { title: 'outsider channel' })
+// the admin elsewhere administers chats of their own
+await createGroup(adminElsewhere, { title: 'elsewhere group' })
+await createChannel(adminElsewhere, { title: 'elsewhere channel' })
+
+/** The chats a user is in, leaving out their own Saved Messages (a personal chat with themselves). */
+async function chatsOf(userId: number) {
+  return server.ctx.db
+    .selectFrom('chat_members')
+    .innerJoin('chats', 'chats.id', 'chat_members.chat_id')
+    .select(['chats.id', 'chats.chat_type', 'chat_members.role'])
+    .where('chat_members.user_id', '=', userId)
+    .where((eb) => eb.not(eb.and([eb('chats.chat_type', '=', 'personal'), eb('chats.peer1_id', '=', eb.ref('chats.peer2_id'))])))
+    .execute()
+}
 
 /** The victim's id for a parameter, by its name and the path segment before it. */
 function victimId(name: string, path: string): number | string | undefined {
@@ -271,6 +301,7 @@ test('anonymous callers get 401 wherever a session is needed', async () => {
   for (const op of operations) {
     const access = accessOf(op.key)
     const res = await call_(server.api, op, 1)
+    walked('anonymous')
     assert.ok(res.status < 500 || isVideoDown(op, res), `${op.key} answered ${res.status}: ${res.text.slice(0, 200)}`)
     if ((access === 'user' || access === 'admin') && res.status !== 401) wrong.push(`${op.key} → ${res.status}`)
     if (op.path !== '/uploads/{path}' && leaksIn(shown(res)).length) wrong.push(`${op.key} leaks ${leaksIn(shown(res))} to anonymous`)
@@ -283,29 +314,53 @@ test('non-admins get 403 in the admin area; a platform admin gets in (the contro
   const adminOps = operations.filter((op) => accessOf(op.key) === 'admin')
   assert.ok(adminOps.length >= 15)
   for (const op of adminOps) {
-    for (const who of [outsider, member]) {
+    for (const [role, who] of [['stranger', stranger], ['adminElsewhere', adminElsewhere], ['member', member]] as const) {
       const res = await call_(who.api, op, 1)
-      if (res.status !== 403) wrong.push(`${op.key} as a non-admin → ${res.status}`)
+      walked(role)
+      if (res.status !== 403) wrong.push(`${op.key} as a non-admin (${role}) → ${res.status}`)
     }
     if (op.method === 'GET') {
       const res = await call_(admin.api, op, 1)
+      walked('platformAdmin')
       if (res.status >= 300 && res.status !== 404) wrong.push(`${op.key} as admin → ${res.status}`)
     }
   }
   assert.deepEqual(wrong, [])
 })
 
-test('an outsider and a plain member, walking every operation with the victim’s ids, see no secret and change nothing', async () => {
+test('a stranger, an admin elsewhere and a plain member, walking every operation with the victim’s ids, see no secret and change nothing', async (t) => {
+  // the roles are what they claim to be when the walk begins (the stranger in nothing; the admin
+  // elsewhere owning its group and channel, none of them the victim's; the member in the victim's group)
+  assert.deepEqual(await chatsOf(stranger.id), [], 'the stranger is in no chat')
+  const elsewhere = await chatsOf(adminElsewhere.id)
+  assert.deepEqual(elsewhere.map((chat) => [chat.chat_type, chat.role]).sort(), [['channel', 'owner'], ['group', 'owner']])
+  assert.ok(elsewhere.every((chat) => ![personal.chat_id, group.group_id, channel.channel_id].includes(chat.id)))
+  assert.ok((await chatsOf(member.id)).some((chat) => chat.id === group.group_id), 'the member is in the victim’s group')
+
   const before = await snapshot()
   const leaks: string[] = []
-  let cells = 0
-  for (const [who, api] of [['outsider', outsider.api], ['member', member.api]] as const) {
-    for (const op of operations) {
-      const access = accessOf(op.key)
-      if (access === 'admin' || op.key === 'POST V2/auth/logout') continue
+  const walkable = operations.filter((op) => accessOf(op.key) !== 'admin' && op.key !== 'POST V2/auth/logout')
+  // The stranger walks the reads first, then the writes, and last the writes that by design give
+  // the caller a chat of its own (a chat with someone, a group, a channel): as many cells as
+  // possible meet a user who belongs to nothing. The diagnostic names the cell that ended that.
+  const joins = new Set(['POST V2/chat/create', 'POST V2/messages/send', 'POST V2/groups/create', 'POST V2/channels/create'])
+  const rank = (op: Operation) => (op.method === 'GET' ? 0 : joins.has(op.key) ? 2 : 1)
+  const readsFirst = [...walkable].sort((a, b) => rank(a) - rank(b))
+  let strangerInNothing = 0
+  let strangerJoined = '(nothing)'
+  const here = new Map<string, number>()
+  const roles = [['stranger', stranger, readsFirst], ['adminElsewhere', adminElsewhere, walkable], ['member', member, walkable]] as const
+  for (const [who, user, ops] of roles) {
+    for (const op of ops) {
       for (const variant of [0, 1, 2]) {
-        const res = await call_(api, op, variant)
-        cells++
+        const inNothing = who === 'stranger' && (await chatsOf(stranger.id)).length === 0
+        const res = await call_(user.api, op, variant)
+        if (inNothing) {
+          strangerInNothing++
+          if ((await chatsOf(stranger.id)).length > 0) strangerJoined = `${op.key} (variant ${variant})`
+        }
+        walked(who)
+        here.set(who, (here.get(who) ?? 0) + 1)
         assert.ok(res.status < 500 || isVideoDown(op, res), `${who}: ${op.key} (variant ${variant}) answered ${res.status}: ${res.text.slice(0, 300)}`)
         // a member of the victim's group may read what is in it
         const allowed = who === 'member' ? new Set(['GROUPTITLE', 'GROUPDESC', 'GROUPMSG', 'POLLQ', 'OPTA', 'OPTB'].map(marker)) : new Set<string>()
@@ -321,7 +376,15 @@ test('an outsider and a plain member, walking every operation with the victim’
   // the victim's session and bot token still work
   assert.equal((await victim.api.get(`${V2}/auth/me`)).status, 200)
   assert.equal((await server.api.get(`/bot${bot.token}/getMe`)).status, 200)
-  assert.ok(cells > 500, `${cells} cells`)
+  // and every walker was still signed in at the end (a walk that logged itself out would prove little)
+  for (const [who, user] of roles) assert.equal((await user.api.get(`${V2}/auth/me`)).status, 200, `${who} is still signed in`)
+  // every role walked every cell, as many as before the stranger came (two roles then, over 500)
+  const per = roles.map(([who]) => here.get(who) ?? 0)
+  assert.deepEqual(per, roles.map(() => walkable.length * 3))
+  assert.ok(per[0] > 250, `${per[0]} cells per role`)
+  // every cell before the joins met a stranger in nothing (a read or another write that put it in a chat would show here)
+  assert.ok(strangerInNothing >= readsFirst.filter((op) => rank(op) < 2).length * 3, `the stranger was in no chat for ${strangerInNothing} cells, until ${strangerJoined}`)
+  t.diagnostic(`cells: ${roles.map(([who], i) => `${who} ${per[i]}`).join(', ')}; the stranger in no chat for ${strangerInNothing} of its ${per[0]}, until ${strangerJoined}`)
 })
 
 test('the control: the victim walking the same requests does see its own secrets', async () => {
@@ -330,6 +393,7 @@ test('the control: the victim walking the same requests does see its own secrets
     if (op.method !== 'GET' || accessOf(op.key) !== 'user') continue
     for (const variant of [0, 1, 2]) {
       const res = await call_(victim.api, op, variant)
+      walked('owner')
       for (const what of leaksIn(shown(res))) seen.add(what)
     }
   }
