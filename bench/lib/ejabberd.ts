@@ -133,6 +133,10 @@ export async function startEjabberd(machine: Machine): Promise<Ejabberd> {
       // ejabberdctl's VM options
       '+K', 'true',
       '+P', '250000',
+      // one scheduler (and one dirty CPU scheduler) for its one core, as the VM would pick on a
+      // one-core machine; it counts the machine's cores, not the affinity mask, and would run two
+      '+S', '1:1',
+      '+SDcpu', '1:1',
       '-mnesia', 'dir', JSON.stringify(spool),
       '-s', 'ejabberd',
     ],
