@@ -55,8 +55,12 @@ interface Sample {
   heap: number
   /** RSS as /proc tells it, beside what the process reports */
   procRss: number
+  /** the SQLite WAL file's size: whether checkpoints keep up and the WAL starts over */
+  wal: number
   result: IntervalResult
 }
+
+const fileSize = (file: string) => (fs.existsSync(file) ? fs.statSync(file).size : 0)
 
 /** One sample value of /metrics text (`name value`). */
 function metric(text: string, name: string): number {
@@ -96,7 +100,7 @@ async function main() {
     for (let i = 0; i < intervals; i++) {
       const result = await load.request<IntervalResult>({ kind: 'interval', port: server.port, rate, connections: 64, durationMs: INTERVAL_MS, requests })
       const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text()
-      const sample = { t: (Date.now() - started) / 1000, rss: metric(text, 'tern_process_resident_memory_bytes'), heap: metric(text, 'tern_nodejs_heap_size_used_bytes'), procRss: server.rss(), result }
+      const sample = { t: (Date.now() - started) / 1000, rss: metric(text, 'tern_process_resident_memory_bytes'), heap: metric(text, 'tern_nodejs_heap_size_used_bytes'), procRss: server.rss(), wal: fileSize(path.join(dataDir, 'tern.db-wal')), result }
       samples.push(sample)
       log(`  ${line(sample)}`)
     }
@@ -127,7 +131,7 @@ async function main() {
     console.log(`code: ${codeRevision(ROOT) ?? 'unknown revision'} (as built into dist/)`)
     console.log(`soak: ${MINUTES} min, ${samples.length} intervals of ${INTERVAL_MS / 1000} s at ${fmt(rate)} sends/s (${fmt(sends)} sends answered), ${SOCKETS} sockets (${fmt(socketTotals.opened)} opened, ${fmt(socketTotals.closed)} closed, ${fmt(socketTotals.frames)} frames received)`)
     console.log(`other processes used ${(foreignShare * 100).toFixed(1)}% of the machine's CPU during the run${foreignShare > 0.05 ? ': latencies are noisy, run again on a quiet machine' : ''}\n`)
-    console.log(['   t (s) | RSS MiB | /proc | heap MiB | sends/s |  p50 ms |  p99 ms | errors | sockets open/+/-', ...samples.map(line)].join('\n'))
+    console.log(['   t (s) | RSS MiB | /proc | heap MiB | WAL MiB | sends/s |  p50 ms |  p99 ms | errors | sockets open/+/-', ...samples.map(line)].join('\n'))
     console.log(`\n${chart('RSS', samples.map((s) => ({ t: s.t, value: s.rss / MiB })), 'MiB')}`)
     console.log(`\n${chart('heap used', samples.map((s) => ({ t: s.t, value: s.heap / MiB })), 'MiB')}`)
     console.log(`\n${chart('p99', samples.map((s): Point => ({ t: s.t, value: s.result.latency.p99 })), 'ms')}\n`)
@@ -147,6 +151,7 @@ function line(s: Sample): string {
     fmt(s.rss / MiB, 1).padStart(7),
     fmt(s.procRss / MiB, 1).padStart(5),
     fmt(s.heap / MiB, 1).padStart(8),
+    fmt(s.wal / MiB, 1).padStart(7),
     fmt(r.throughput).padStart(7),
     fmt(r.latency.p50, 2).padStart(7),
     fmt(r.latency.p99, 2).padStart(7),
