@@ -3,9 +3,12 @@
  * why the two differ. (The SQLite send fast path, modules/messages/posting-sqlite.ts, is the other
  * SQLite-only code: it runs on the raw connection and says so in its name.)
  */
-import { sql } from 'kysely'
+import { PostgresAdapter, sql } from 'kysely'
 import type { Dialect } from '../config.js'
 import type { Db } from './database.js'
+
+/** Whether a database handle (or a transaction of it) is PostgreSQL's, for code that has no AppContext. */
+export const isPostgres = (db: Db) => db.getExecutor().adapter instanceof PostgresAdapter
 
 export interface UserSeq {
   userId: number

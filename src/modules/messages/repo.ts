@@ -1,6 +1,7 @@
-import { sql } from 'kysely'
+import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely'
 import type { Db } from '../../db/database.js'
-import type { MessageRow, NewMessageRow } from '../../db/tables.js'
+import { isPostgres } from '../../db/dialect.js'
+import type { Database, MessageRow, NewMessageRow } from '../../db/tables.js'
 
 export function insertMessage(db: Db, message: NewMessageRow) {
   return db.insertInto('messages').values(message).returningAll().executeTakeFirstOrThrow()
@@ -91,18 +92,29 @@ export async function markReadRange(db: Db, chatId: number, readerId: number, fr
   await db
     .updateTable('messages')
     .set({ read_at: now })
-    .where('chat_id', '=', chatId)
-    .where('seq', '>', fromSeq)
-    .where('seq', '<=', toSeq)
-    .where('sender_id', '!=', readerId)
-    .where('read_at', 'is', null)
+    .where(inIdOrder(db, (rows) => rows.where('chat_id', '=', chatId).where('seq', '>', fromSeq).where('seq', '<=', toSeq).where('sender_id', '!=', readerId).where('read_at', 'is', null)))
     .execute()
 }
 
 /** Stamps delivered_at on the messages among `ids` not delivered before. */
 export async function markDelivered(db: Db, ids: number[], now: number) {
   if (ids.length === 0) return
-  await db.updateTable('messages').set({ delivered_at: now }).where('id', 'in', ids).where('delivered_at', 'is', null).execute()
+  await db.updateTable('messages').set({ delivered_at: now }).where(inIdOrder(db, (rows) => rows.where('id', 'in', ids).where('delivered_at', 'is', null))).execute()
+}
+
+type MessageRows = SelectQueryBuilder<Database, 'messages', { id: number }>
+
+/**
+ * The rows a multi-row update of messages changes. On PostgreSQL they are locked first, in id
+ * order: a read receipt's range (inside a send's or a read's transaction) and a batch of delivery
+ * stamps that took overlapping rows in different orders (the heap order of rows that were updated
+ * before is not their seq order) would each wait for the other, a deadlock that fails a send
+ * (found by test/api/group-commit.test.ts). SQLite has one writer at a time.
+ */
+function inIdOrder(db: Db, rows: (query: MessageRows) => MessageRows) {
+  const selected = rows(db.selectFrom('messages').select('id'))
+  return (eb: ExpressionBuilder<Database, 'messages'>) =>
+    eb('id', 'in', isPostgres(db) ? selected.orderBy('id').forNoKeyUpdate() : selected)
 }
 
 /**
