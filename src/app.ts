@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { TrustProxy } from './config.js'
 import type { AppContext } from './context.js'
 import { asyncApiDocument } from './events/asyncapi.js'
+import { SOCKET_REQUESTS } from './modules/updates/gateway.js'
 import { createJobs } from './jobs/index.js'
 import { decorateAuth } from './http/auth.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, rateLimited, requestTimedOut } from './http/errors.js'
@@ -96,7 +97,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   // the WebSocket protocol, generated from the same event schemas the code is typed by
-  const asyncApi = asyncApiDocument({ version: VERSION, publicBaseUrl: ctx.config.publicBaseUrl, path: '/api.v2/api/ws' })
+  const asyncApi = asyncApiDocument({ version: VERSION, publicBaseUrl: ctx.config.publicBaseUrl, path: '/api.v2/api/ws', requests: SOCKET_REQUESTS })
   app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApi)
 
   await mountRoutes(app, ctx, limiters)

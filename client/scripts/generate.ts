@@ -18,6 +18,7 @@ import { loadConfig } from '../../src/config.js'
 import { createContext } from '../../src/context.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { asyncApiDocument } from '../../src/events/asyncapi.js'
+import { SOCKET_REQUESTS } from '../../src/modules/updates/gateway.js'
 import { VERSION } from '../../src/version.js'
 
 const root = path.resolve(import.meta.dirname, '..')
@@ -58,7 +59,7 @@ interface AsyncMessage {
 }
 
 async function eventTypes(): Promise<string> {
-  const document = asyncApiDocument({ version: VERSION, publicBaseUrl: BASE_URL, path: '/api.v2/api/ws' }) as unknown as {
+  const document = asyncApiDocument({ version: VERSION, publicBaseUrl: BASE_URL, path: '/api.v2/api/ws', requests: SOCKET_REQUESTS }) as unknown as {
     components: { messages: Record<string, AsyncMessage> }
     operations: Record<string, { action: 'send' | 'receive'; messages: { $ref: string }[] }>
   }

@@ -5,6 +5,32 @@
 /* eslint-disable */
 
 /**
+ * A request refused (with its id, and the code and message its HTTP twin would answer), or a frame the server could not take at all (data.message; an unknown type lists the types it knows). The socket stays open.
+ *
+ * This interface was referenced by `GatewayFrames`'s JSON-Schema
+ * via the `definition` "ErrorFrame".
+ */
+export type ErrorFrame =
+  | {
+      type: 'error'
+      id: string | number
+      error: {
+        code: string
+        message: string
+        retry_after?: number
+      }
+    }
+  | {
+      type: 'error'
+      data: {
+        message: string
+        code?: string
+        retry_after?: number
+        types?: string[]
+      }
+    }
+
+/**
  * Every frame of the gateway, by its AsyncAPI message name.
  */
 export interface GatewayFrames {
@@ -33,8 +59,14 @@ export interface GatewayFrames {
   reset: ResetFrame
   error: ErrorFrame
   pong: PongFrame
+  ack: AckFrame
   'client.resume': ClientResumeFrame
   'client.ping': ClientPingFrame
+  'request.send': RequestSendFrame
+  'request.edit': RequestEditFrame
+  'request.delete': RequestDeleteFrame
+  'request.react': RequestReactFrame
+  'request.read': RequestReadFrame
 }
 /**
  * A message was sent to the chat (replayed as the message is now: edits, reactions, read state).
@@ -805,19 +837,6 @@ export interface ResetFrame {
   }
 }
 /**
- * A frame the server could not take; the socket stays open. An unknown type lists the types it knows.
- *
- * This interface was referenced by `GatewayFrames`'s JSON-Schema
- * via the `definition` "ErrorFrame".
- */
-export interface ErrorFrame {
-  type: 'error'
-  data: {
-    message: string
-    types?: string[]
-  }
-}
-/**
  * The answer to ping.
  *
  * This interface was referenced by `GatewayFrames`'s JSON-Schema
@@ -826,6 +845,76 @@ export interface ErrorFrame {
 export interface PongFrame {
   type: 'pong'
   data: {}
+}
+/**
+ * The answer to a request (same id): what its HTTP twin answers as data. A write is acknowledged once committed.
+ *
+ * This interface was referenced by `GatewayFrames`'s JSON-Schema
+ * via the `definition` "AckFrame".
+ */
+export interface AckFrame {
+  type: 'ack'
+  id: string | number
+  data:
+    | {
+        message_id: number | null
+        chat_id: number
+        sender_id: number
+        receiver_id: number | null
+        sender_username: string
+        sender_avatar_url: string | null
+        content: string
+        reply_to_id: number | null
+        forwarded_from: string | null
+        file_path: string | null
+        file_url: string | null
+        file_type: string | null
+        is_read: boolean
+        read_at: string | null
+        delivered_at: string | null
+        timestamp: string
+        edited_at: string | null
+        is_encrypted: boolean
+        encrypted_content: string | null
+        encryption_key_id: string | null
+        emoji: string | null
+        emoji_file: string | null
+        emoji_url: string | null
+        emoji_size: number | null
+        emoji_count: number | null
+        reactions: {
+          /**
+           * This interface was referenced by `undefined`'s JSON-Schema definition
+           * via the `patternProperty` "^.*$".
+           */
+          [k: string]: number | undefined
+        }
+        client_message_id: string | null
+        topic_id: number | null
+        poll_id: number | null
+        is_from_external: boolean
+        external_message_id: string | null
+        scheduled_id?: number
+        scheduled_at?: string
+        is_scheduled?: boolean
+      }
+    | {
+        message_id: number
+        deleted_for_all: boolean
+      }
+    | {
+        /**
+         * This interface was referenced by `undefined`'s JSON-Schema definition
+         * via the `patternProperty` "^.*$".
+         */
+        [k: string]: number | undefined
+      }
+    | {
+        chat_id: number
+        message_id: number
+        read_at: string
+        unread_count: number
+      }
 }
 /**
  * Where the client stands (its last seq, and the last chat_seq of each group or channel): the server replays what it missed, then goes on live. Better given in the upgrade URL: ?seq=N&chats=<chat_id>:<chat_seq>,…
@@ -852,6 +941,88 @@ export interface ClientResumeFrame {
  */
 export interface ClientPingFrame {
   type: 'ping'
+}
+/**
+ * Send a message; the ack carries it once stored. Sends of one socket to one chat are stored in the order they came.
+ *
+ * This interface was referenced by `GatewayFrames`'s JSON-Schema
+ * via the `definition` "RequestSendFrame".
+ */
+export interface RequestSendFrame {
+  type: 'send'
+  id: string | number
+  data: {
+    chat_id?: number
+    receiver_id?: number
+    content?: string
+    reply_to_id?: number
+    file_path?: string
+    scheduled_at?: string
+    client_message_id?: string
+    is_encrypted?: boolean
+    encrypted_content?: string
+    encryption_key_id?: string
+    emoji?: string
+    emoji_file?: string
+    emoji_size?: number
+    emoji_count?: number
+    topic_id?: number
+  }
+}
+/**
+ * Edit my message.
+ *
+ * This interface was referenced by `GatewayFrames`'s JSON-Schema
+ * via the `definition` "RequestEditFrame".
+ */
+export interface RequestEditFrame {
+  type: 'edit'
+  id: string | number
+  data: {
+    message_id: number
+    content: string
+  }
+}
+/**
+ * Delete a message for me, or for everyone (for_all).
+ *
+ * This interface was referenced by `GatewayFrames`'s JSON-Schema
+ * via the `definition` "RequestDeleteFrame".
+ */
+export interface RequestDeleteFrame {
+  type: 'delete'
+  id: string | number
+  data: {
+    message_id: number
+    for_all?: boolean
+  }
+}
+/**
+ * Set (or with emoji null remove) my reaction; the ack carries the reactions map.
+ *
+ * This interface was referenced by `GatewayFrames`'s JSON-Schema
+ * via the `definition` "RequestReactFrame".
+ */
+export interface RequestReactFrame {
+  type: 'react'
+  id: string | number
+  data: {
+    message_id: number
+    emoji: string | null
+  }
+}
+/**
+ * Mark the chat read up to this message.
+ *
+ * This interface was referenced by `GatewayFrames`'s JSON-Schema
+ * via the `definition` "RequestReadFrame".
+ */
+export interface RequestReadFrame {
+  type: 'read'
+  id: string | number
+  data: {
+    message_id: number
+  }
 }
 
 /** A frame the server sends: an event (with its place in a log) or a control frame. */
@@ -881,11 +1052,17 @@ export type ServerFrame =
   | ResetFrame
   | ErrorFrame
   | PongFrame
+  | AckFrame
 
 /** A frame a client sends. */
 export type ClientFrame =
   | ClientResumeFrame
   | ClientPingFrame
+  | RequestSendFrame
+  | RequestEditFrame
+  | RequestDeleteFrame
+  | RequestReactFrame
+  | RequestReadFrame
 
 /** The `type` of every frame the server sends. */
 export type ServerFrameType =
@@ -914,6 +1091,7 @@ export type ServerFrameType =
   | 'reset'
   | 'error'
   | 'pong'
+  | 'ack'
 
 /** The server frame of one type. */
 export type ServerFrameOf<T extends ServerFrameType> = Extract<ServerFrame, { type: T }>

@@ -3,7 +3,26 @@
  * /asyncapi.json), and resume after a dropped connection from the last `seq` and each chat's last
  * `chat_seq` (docs/realtime.md, "Catching up"), so nothing is missed or seen twice.
  */
-import type { ClientFrame, ServerFrame } from './events.js'
+import type { AckFrame, ClientFrame, ServerFrame } from './events.js'
+
+type RequestFrame = Extract<ClientFrame, { id: unknown }>
+/** What a client may ask over the socket: send, edit, delete, react, read (docs/realtime.md). */
+export type RequestType = RequestFrame['type']
+/** The `data` of a request: its HTTP twin's body (with the message id in it). */
+export type RequestData<T extends RequestType> = Extract<RequestFrame, { type: T }>['data']
+
+/** A request the server refused: the code and message its HTTP twin would have answered. */
+export class GatewayRequestError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    /** seconds to wait before retrying (rate_limited) */
+    readonly retryAfter?: number,
+  ) {
+    super(message)
+    this.name = 'GatewayRequestError'
+  }
+}
 
 /** The part of a WebSocket this helper uses (the browser's, or the `ws` package's). */
 export interface WebSocketLike {
@@ -32,6 +51,12 @@ export interface GatewayOptions {
 
 export interface Gateway {
   send(frame: ClientFrame): void
+  /**
+   * Asks the server over the socket and resolves with the ack's data once done (a write: once
+   * stored); rejects with a GatewayRequestError, or an Error if the socket closes first (then
+   * retry, with the same client_message_id for a send).
+   */
+  request<T extends RequestType>(type: T, data: RequestData<T>): Promise<AckFrame['data']>
   close(): void
   /** the position to resume from on the next connect */
   position(): { seq: number; chats: Record<number, number> }
@@ -57,9 +82,19 @@ export function connectGateway(options: GatewayOptions): Gateway {
     ready = resolve
     failed = reject
   })
+  const pending = new Map<string, { resolve(data: AckFrame['data']): void; reject(error: Error): void }>()
+  let requestIds = 0
   socket.onmessage = (event) => {
     const frame = JSON.parse(String(event.data)) as ServerFrame
     if (frame.type === 'ready') ready()
+    // the answer to a request: handed to its caller, not to onEvent
+    if ((frame.type === 'ack' || frame.type === 'error') && 'id' in frame && typeof frame.id === 'string' && pending.has(frame.id)) {
+      const waiting = pending.get(frame.id)!
+      pending.delete(frame.id)
+      if (frame.type === 'ack') waiting.resolve(frame.data)
+      else if ('error' in frame) waiting.reject(new GatewayRequestError(frame.error.code, frame.error.message, frame.error.retry_after))
+      return
+    }
     // a frame at or before the position already handled is a replay: skip it
     const at = frame as { seq?: number; chat_id?: number; chat_seq?: number }
     if (at.chat_id !== undefined && at.chat_seq !== undefined) {
@@ -73,11 +108,19 @@ export function connectGateway(options: GatewayOptions): Gateway {
   }
   socket.onclose = (event) => {
     failed(new Error(`gateway closed: ${event.code} ${event.reason}`))
+    for (const waiting of pending.values()) waiting.reject(new Error(`gateway closed before the answer: ${event.code} ${event.reason}`))
+    pending.clear()
     options.onClose?.({ code: event.code, reason: event.reason })
   }
   socket.onerror = () => failed(new Error('gateway connection failed'))
   return {
     send: (frame) => socket.send(JSON.stringify(frame)),
+    request: (type, data) =>
+      new Promise((resolve, reject) => {
+        const id = `q${++requestIds}`
+        pending.set(id, { resolve, reject })
+        socket.send(JSON.stringify({ type, id, data }))
+      }),
     close: () => socket.close(1000, 'bye'),
     position: () => ({ seq, chats: { ...chats } }),
     ready: readyPromise,

@@ -4,7 +4,7 @@
  * from the schemas the code is typed by.
  */
 import { Type, type TSchema } from 'typebox'
-import { CLIENT_FRAMES, SERVER_FRAMES } from '../realtime/protocol.js'
+import { ackFrame, CLIENT_FRAMES, requestFrame, SERVER_FRAMES, type RequestSpec } from '../realtime/protocol.js'
 import { EVENTS } from './map.js'
 import type { EventRoute } from './define.js'
 
@@ -40,7 +40,7 @@ export function jsonSchema(schema: unknown): unknown {
   return { anyOf: [out, { type: 'null' }] }
 }
 
-export function asyncApiDocument(options: { version: string; publicBaseUrl: string; path: string }) {
+export function asyncApiDocument(options: { version: string; publicBaseUrl: string; path: string; requests: ReadonlyMap<string, RequestSpec<never>> }) {
   const base = new URL(options.publicBaseUrl)
   const messages: Record<string, unknown> = {}
   const ref = (name: string) => ({ $ref: `#/components/messages/${name}` })
@@ -60,9 +60,22 @@ export function asyncApiDocument(options: { version: string; publicBaseUrl: stri
     messages[name] = { name, title: name, summary: frame.summary, payload: jsonSchema(frame.frame) }
     received.push(name)
   }
+  const answers = [...options.requests.values()].map((spec) => spec.answer)
+  messages.ack = { name: 'ack', title: 'ack', summary: 'The answer to a request (same id): what its HTTP twin answers as data. A write is acknowledged once committed.', payload: jsonSchema(ackFrame(answers)) }
+  received.push('ack')
   for (const [name, frame] of Object.entries(CLIENT_FRAMES)) {
     messages[`client.${name}`] = { name, title: name, summary: frame.summary, payload: jsonSchema(frame.frame) }
     sent.push(`client.${name}`)
+  }
+  for (const [name, spec] of options.requests) {
+    messages[`request.${name}`] = {
+      name,
+      title: name,
+      summary: spec.summary,
+      description: `A request: answered by ack or error with the same id. The same rules, errors and events as ${spec.twin}, whose body (with the message id in it) is data.`,
+      payload: jsonSchema(requestFrame(name, spec.data)),
+    }
+    sent.push(`request.${name}`)
   }
   const channelMessages = Object.fromEntries(Object.keys(messages).map((name) => [name, ref(name)]))
   const channelRef = { $ref: '#/channels/gateway' }

@@ -101,6 +101,20 @@ const STATUS_CODES = new Map<number, ErrorCode>([
 /** The envelope's code for an HTTP error status (400 validation_error … 500 internal_error). */
 export const codeForStatus = (status: number): ErrorCode => STATUS_CODES.get(status) ?? (status >= 500 ? 'internal_error' : 'validation_error')
 
+/**
+ * A failure as a client outside HTTP is told it (a socket request's error frame): an AppError and
+ * a unique violation as errorHandler answers them; anything else is `internal_error`, flagged
+ * `unexpected` so that the caller logs it.
+ */
+export function clientError(error: unknown): { code: ErrorCode; message: string; retryAfter?: number; unexpected?: true } {
+  if (error instanceof AppError) {
+    const retryAfter = Number(error.headers['retry-after'])
+    return { code: error.code, message: error.message, ...(retryAfter > 0 ? { retryAfter } : {}) }
+  }
+  if (isUniqueViolation(error)) return { code: 'conflict', message: 'Already exists' }
+  return { code: 'internal_error', message: 'Internal server error', unexpected: true }
+}
+
 export function errorHandler(error: FastifyError | AppError | Error, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof AppError) {
     reply.headers(error.headers)

@@ -6,8 +6,9 @@
  */
 import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
-import type { FastifyRequest, FastifySchemaCompiler } from 'fastify'
+import type { FastifyError, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import { parseInstant } from '../lib/time.js'
+import { validationError, validationMessage } from './errors.js'
 
 function build(options: Options): Ajv {
   const ajv = new Ajv({
@@ -88,4 +89,19 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
 /** preValidation: a POST whose body fields are all optional may be sent with no body at all. */
 export async function emptyBodyAsObject(request: FastifyRequest): Promise<void> {
   request.body ??= {}
+}
+
+/**
+ * A JSON body that arrives outside HTTP (a socket request's `data`), checked as a request body is:
+ * the same strict rules, defaults and dropped unknown fields, and the same 400 `validation_error`
+ * sentence. Returns the (cleaned) value or throws.
+ */
+export function bodyValidator<T>(schema: object): (data: unknown) => T {
+  const check = validatorCompiler({ schema, httpPart: 'body', method: 'POST', url: '' }) as ((data: unknown) => boolean | { error: Error }) & { errors: unknown[] | null }
+  return (data) => {
+    const result = check(data)
+    if (result === true) return data as T
+    const error = result === false ? Object.assign(new Error('invalid data'), { validation: check.errors ?? [], validationContext: 'data' }) : result.error
+    throw validationError(validationMessage(error as FastifyError))
+  }
 }

@@ -46,6 +46,8 @@ export class Metrics {
   /** histogram children by `method route status`: a label lookup costs more than the observation */
   private readonly requestChildren = new Map<string, { observe(value: number): void }>()
   private readonly framesSent: Counter
+  private readonly socketRequests: Histogram<'type' | 'outcome'>
+  private readonly socketRequestChildren = new Map<string, { observe(value: number): void }>()
   private readonly fanoutLag: Histogram
   private readonly slowRequests: Counter
   private readonly slowQueries: Counter
@@ -61,6 +63,13 @@ export class Metrics {
       registers,
     })
     this.framesSent = new Counter({ name: 'tern_ws_frames_sent_total', help: 'Frames handed to WebSocket clients (events delivered)', registers })
+    this.socketRequests = new Histogram({
+      name: 'tern_ws_request_duration_seconds',
+      help: 'Requests made over the socket (send, edit…) by type and outcome (ack, or the error code), from arrival to answer',
+      labelNames: ['type', 'outcome'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    })
     this.fanoutLag = new Histogram({
       name: 'tern_fanout_lag_seconds',
       help: 'From a publish on one instance to its arrival on another (Redis fan-out; clocks of different machines add their skew)',
@@ -130,6 +139,14 @@ export class Metrics {
       child = this.requests.labels(path, method, status)
       this.requestChildren.set(key, child)
     }
+    child.observe(milliseconds / 1000)
+  }
+
+  /** `type` is one of the known request types (never a client's string), `outcome` ack or an error code */
+  socketRequest(type: string, outcome: string, milliseconds: number) {
+    const key = `${type} ${outcome}`
+    let child = this.socketRequestChildren.get(key)
+    if (!child) this.socketRequestChildren.set(key, (child = this.socketRequests.labels(type, outcome)))
     child.observe(milliseconds / 1000)
   }
 

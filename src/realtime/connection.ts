@@ -89,6 +89,11 @@ export class Connection {
     return true
   }
 
+  /** The answer to one of the client's requests (realtime/requests.ts): an ack or an error frame with its id. */
+  answer(frame: { type: 'ack' | 'error'; id: string | number; data?: unknown; error?: unknown }): boolean {
+    return this.send(frame as Frame, JSON.stringify(frame))
+  }
+
   /** See Stream's `backlogged`: a replay waits here while the client is behind on reading. */
   backlogged(): false | Promise<boolean> {
     if (this.socket.readyState !== this.socket.OPEN) return Promise.resolve(false)

@@ -1,6 +1,10 @@
-/** Frames from the client: one small handler per type (realtime/protocol.ts describes them), and a resume given in the URL. */
+/**
+ * Frames from the client: one small handler per type of the gateway's own (realtime/protocol.ts
+ * describes them), the modules' requests (realtime/requests.ts), and a resume given in the URL.
+ */
 import { CLOSE } from './close-codes.js'
 import type { Connection } from './connection.js'
+import { refuse, requestId, runRequest, type BoundRequests } from './requests.js'
 
 type InboundHandler = (connection: Connection, frame: Record<string, unknown>) => unknown
 
@@ -62,44 +66,55 @@ export function resumeFromUrl(query: unknown): { seq: number | undefined; chats:
 const frameCounts = new WeakMap<Connection, { index: number; count: number }>()
 
 /**
- * Counts one frame: true when it may be handled. Past the limit a frame gets one `rate_limited`
- * error frame per window and is dropped; past twice the limit the socket is closed (a client
- * that ignores the error is abusing it).
+ * Counts one frame: null when it may be handled, else the seconds until the window ends. Past
+ * twice the limit the socket is closed (a client that ignores the errors is abusing it).
  */
-function withinFrameLimit(connection: Connection): boolean {
+function overFrameLimit(connection: Connection): { retryAfter: number; first: boolean } | null {
   const { max, windowMs } = connection.ctx.config.wsFrameRateLimit
   const now = Date.now()
   const index = Math.floor(now / windowMs)
   let window = frameCounts.get(connection)
   if (!window || window.index !== index) frameCounts.set(connection, (window = { index, count: 0 }))
   window.count++
-  if (window.count <= max) return true
-  if (window.count === max + 1) {
-    const retryAfter = Math.max(1, Math.ceil(((index + 1) * windowMs - now) / 1000))
-    connection.send({ type: 'error', data: { code: 'rate_limited', message: `more than ${max} frames in ${windowMs / 1000} s; slow down`, retry_after: retryAfter } })
-  } else if (window.count > 2 * max) {
-    connection.close(CLOSE.frameFlood)
-  }
-  return false
+  if (window.count <= max) return null
+  if (window.count > 2 * max) connection.close(CLOSE.frameFlood)
+  return { retryAfter: Math.max(1, Math.ceil(((index + 1) * windowMs - now) / 1000)), first: window.count === max + 1 }
 }
 
-/** Parses one inbound frame and runs its handler; a bad frame gets an error frame, never a throw. */
-export function onInbound(connection: Connection, raw: unknown) {
-  if (!withinFrameLimit(connection)) return
-  let frame: unknown
+/**
+ * Parses one inbound frame and runs its handler; a bad frame gets an error frame, never a throw.
+ * Past the frame limit a request is refused with its id (so its client knows to retry it later)
+ * and any other frame is dropped, the first of the window with a `rate_limited` error frame.
+ */
+export function onInbound(connection: Connection, raw: unknown, requests: BoundRequests) {
+  const over = overFrameLimit(connection)
+  // closed for flooding
+  if (over && connection.socket.readyState !== connection.socket.OPEN) return
+  let frame: unknown = null
   try {
     frame = JSON.parse(String(raw))
   } catch {
-    return connection.send({ type: 'error', data: { message: 'frames are JSON objects' } })
+    if (!over) return connection.send({ type: 'error', data: { message: 'frames are JSON objects' } })
   }
-  if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) {
-    return connection.send({ type: 'error', data: { message: 'frames are JSON objects' } })
+  const object = typeof frame === 'object' && frame !== null && !Array.isArray(frame) ? (frame as Record<string, unknown>) : null
+  const type = object?.type
+  const isRequest = typeof type === 'string' && requests.types.has(type)
+  const id = isRequest ? requestId(object!.id) : null
+  if (over) {
+    const message = `more than ${connection.ctx.config.wsFrameRateLimit.max} frames in ${connection.ctx.config.wsFrameRateLimit.windowMs / 1000} s; slow down`
+    if (id !== null) return refuse(connection, id, { code: 'rate_limited', message, retryAfter: over.retryAfter })
+    if (over.first) connection.send({ type: 'error', data: { code: 'rate_limited', message, retry_after: over.retryAfter } })
+    return
   }
-  const type = (frame as { type?: unknown }).type
+  if (!object) return connection.send({ type: 'error', data: { message: 'frames are JSON objects' } })
+  if (isRequest) {
+    if (id === null) return connection.send({ type: 'error', data: { message: `a ${type} request needs an id (a string of 1-128 characters or an integer), echoed in its answer` } })
+    return runRequest(connection, requests, type, id, object.data)
+  }
   const handler = typeof type === 'string' ? inbound.get(type) : undefined
   if (!handler) {
     const shown = typeof type === 'string' ? JSON.stringify(type.slice(0, 64)) : String(typeof type)
-    return connection.send({ type: 'error', data: { message: `unknown frame type ${shown}`, types: [...inbound.keys()] } })
+    return connection.send({ type: 'error', data: { message: `unknown frame type ${shown}`, types: [...inbound.keys(), ...requests.types] } })
   }
-  return handler(connection, frame as Record<string, unknown>)
+  return handler(connection, object)
 }

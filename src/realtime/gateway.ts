@@ -1,7 +1,7 @@
 /**
  * The real-time gateway: GET /api.v2/api/ws (docs/realtime.md). Transport only: it authenticates
  * the upgrade, keeps the connections (connection.ts, registry.ts), hands them what the fan-out
- * delivers, takes their frames (frames.ts), and pings them. What a token means, how a message
+ * delivers, takes their frames (frames.ts) and requests (requests.ts), and pings them. What a token means, how a message
  * reference renders, presence and delivery receipts come from the modules through GatewayHooks
  * (wired in modules/updates/gateway.ts).
  */
@@ -15,6 +15,7 @@ import { Connection } from './connection.js'
 import { onInbound, resumeFromUrl } from './frames.js'
 import type { GatewayHooks } from './hooks.js'
 import { Registry } from './registry.js'
+import type { BoundRequests } from './requests.js'
 
 function socketToken(request: FastifyRequest): string | null {
   const fromQuery = (request.query as Record<string, unknown> | undefined)?.token
@@ -137,6 +138,11 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
       wsHandler: (socket, request) => {
         const { userId, sessionId, token } = owners.get(request)!
         const connection = new Connection(ctx, userId, sessionId, ++socketIds, socket, hooks, registry)
+        const requests: BoundRequests = {
+          types: hooks.requests.types,
+          lane: (type, data) => hooks.requests.lane(type, data),
+          answer: (type, data) => hooks.requests.answer(token, type, data),
+        }
         const guard = <A extends unknown[]>(what: string, fn: (...args: A) => unknown) => (...args: A) => {
           try {
             const result = fn(...args)
@@ -153,7 +159,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
         }))
         socket.on('message', guard('message', (raw: unknown) => {
           connection.alive = true
-          return onInbound(connection, raw)
+          return onInbound(connection, raw, requests)
         }))
         // positioned before it opens (see resumeFromUrl), so the replay comes first and nothing twice
         const resumed = resumeFromUrl(request.query)

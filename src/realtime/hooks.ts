@@ -19,4 +19,21 @@ export interface GatewayHooks {
   }
   /** a device was handed a message it had not been: its delivery receipt */
   deliveries: { add(messageId: number): void; flush(): Promise<void> }
+  /** what a client may ask over the socket ({type, id, data}, answered by an ack or an error) */
+  requests: SocketRequests
+}
+
+/**
+ * Requests a socket may make (send, edit, delete, react, read): the modules answer them with the
+ * same rules as their HTTP routes; the gateway only frames them (realtime/requests.ts).
+ */
+export interface SocketRequests {
+  readonly types: ReadonlySet<string>
+  /**
+   * Requests of one socket in the same lane (say, sends to one chat) run one after another, in
+   * the order they came; other lanes run alongside. `data` is the client's, not yet checked.
+   */
+  lane(type: string, data: unknown): string
+  /** The answer to one request of the socket's session; throws (an AppError) to refuse it. */
+  answer(token: string, type: string, data: unknown): Promise<unknown>
 }

@@ -6,6 +6,8 @@
 import { Type, type TSchema } from 'typebox'
 
 const Integer = Type.Integer({ minimum: 0 })
+/** the id a client gives a request, echoed in its answer */
+export const RequestId = Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Integer({ minimum: -(2 ** 53) + 1, maximum: 2 ** 53 - 1 })])
 /** {"<chat_id>": <chat_seq>} */
 const ChatPositions = Type.Record(Type.String({ pattern: '^[1-9][0-9]*$' }), Integer)
 
@@ -39,11 +41,24 @@ export const SERVER_FRAMES: Record<string, ControlFrame> = {
     }),
   },
   error: {
-    summary: 'A frame the server could not take; the socket stays open. An unknown type lists the types it knows.',
-    frame: Type.Object({
-      type: Type.Literal('error'),
-      data: Type.Object({ message: Type.String(), types: Type.Optional(Type.Array(Type.String())) }),
-    }),
+    summary:
+      'A request refused (with its id, and the code and message its HTTP twin would answer), or a frame the server could not take at all (data.message; an unknown type lists the types it knows). The socket stays open.',
+    frame: Type.Union([
+      Type.Object({
+        type: Type.Literal('error'),
+        id: RequestId,
+        error: Type.Object({ code: Type.String(), message: Type.String(), retry_after: Type.Optional(Type.Integer({ minimum: 1 })) }),
+      }),
+      Type.Object({
+        type: Type.Literal('error'),
+        data: Type.Object({
+          message: Type.String(),
+          code: Type.Optional(Type.String()),
+          retry_after: Type.Optional(Type.Integer({ minimum: 1 })),
+          types: Type.Optional(Type.Array(Type.String())),
+        }),
+      }),
+    ]),
   },
   pong: { summary: 'The answer to ping.', frame: Type.Object({ type: Type.Literal('pong'), data: Type.Object({}) }) },
 }
@@ -57,3 +72,25 @@ export const CLIENT_FRAMES: Record<string, ControlFrame> = {
   },
   ping: { summary: 'Asks for a pong (the server also pings every socket at the protocol level).', frame: Type.Object({ type: Type.Literal('ping') }) },
 }
+
+/**
+ * A request a client may make over the socket: `{type, id, data}`, answered by `{type: "ack", id,
+ * data: <answer>}` once done (a write: once committed) or by an `error` frame with the same id.
+ * The modules define them (with the rules of their HTTP twins); `Caller` is who asks.
+ */
+export interface RequestSpec<Caller> {
+  summary: string
+  /** the HTTP route that does the same (the same checks, errors and events) */
+  twin: string
+  data: TSchema
+  answer: TSchema
+  /** requests of one socket with the same lane run one after another (see SocketRequests) */
+  lane(data: Record<string, unknown>): string
+  /** runs it with `data` as `data` checked it (a method, so each spec may name its data's type) */
+  run(caller: Caller, data: unknown): Promise<unknown>
+}
+
+/** The frame a request travels in. */
+export const requestFrame = (type: string, data: TSchema) => Type.Object({ type: Type.Literal(type), id: RequestId, data })
+/** The frame its answer travels in. */
+export const ackFrame = (answers: TSchema[]) => Type.Object({ type: Type.Literal('ack'), id: RequestId, data: answers.length === 1 ? answers[0] : Type.Union(answers) })

@@ -73,15 +73,34 @@ export class TestSocket {
     this.ws.send(JSON.stringify(frame))
   }
 
+  private requestIds = 0
+
+  /** Sends a request `{type, id, data}` (the id made up unless given) and waits for its answer: the ack or error frame with its id. */
+  async request(type: string, data: unknown, id: string | number = `r${++this.requestIds}`, timeoutMs = 5000): Promise<Frame & { id: string | number; error?: { code: string; message: string; retry_after?: number } }> {
+    this.send({ type, id, data })
+    return this.answer(id, timeoutMs)
+  }
+
+  /** The answer (ack or error frame) to the request with this id. */
+  async answer(id: string | number, timeoutMs = 5000) {
+    const isAnswer = (f: Frame & { id?: unknown }) => (f.type === 'ack' || f.type === 'error') && f.id === id
+    return (await this.nextWhere(isAnswer, `the answer to request ${JSON.stringify(id)}`, timeoutMs)) as Frame & { id: string | number; error?: { code: string; message: string; retry_after?: number } }
+  }
+
   /** The next not-yet-taken frame of this type. */
-  async next(type: string, timeoutMs = 3000): Promise<Frame> {
+  next(type: string, timeoutMs = 3000): Promise<Frame> {
+    return this.nextWhere((f) => f.type === type, `${type} frame`, timeoutMs)
+  }
+
+  /** The next not-yet-taken frame that matches. */
+  async nextWhere(matches: (frame: Frame) => boolean, what: string, timeoutMs = 3000): Promise<Frame> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
-      const index = this.frames.findIndex((f) => f.type === type)
+      const index = this.frames.findIndex(matches)
       if (index >= 0) return this.frames.splice(index, 1)[0]
-      if (this.closed) throw new Error(`socket closed (${this.closed.code}) while waiting for ${type}`)
+      if (this.closed) throw new Error(`socket closed (${this.closed.code}) while waiting for ${what}`)
       const left = deadline - Date.now()
-      if (left <= 0) throw new Error(`no ${type} frame within ${timeoutMs} ms; have: ${JSON.stringify(this.frames.map((f) => f.type))}`)
+      if (left <= 0) throw new Error(`no ${what} within ${timeoutMs} ms; have: ${JSON.stringify(this.frames.map((f) => f.type))}`)
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left)
         this.waiters.push(() => {

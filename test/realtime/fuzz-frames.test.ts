@@ -2,7 +2,7 @@
  * A fuzz pass over the WebSocket gateway (property-based, fast-check): malformed frames — invalid
  * JSON, JSON that is not an object, wrong types in known frames, unknown and prototype-named types,
  * boundary and non-integer numbers, huge strings, deep nesting, binary frames, text frames of
- * invalid UTF-8 — sent on a live socket. After each, a `ping` and a marker frame: everything the
+ * invalid UTF-8, requests (send, edit…) with bent ids and data — sent on a live socket. After each, a `ping` and a marker frame: everything the
  * server answered in between must be a frame of the documented shapes (realtime/protocol.ts: error,
  * reset, pong, and the user's own events when a resume was valid), and the pong must come (the
  * socket still answers a valid frame: the positive control). The only closes allowed are the
@@ -32,7 +32,7 @@ const server = await startTestServer()
 const [alice, bob, carol] = await registerUsers(server, 3)
 // alice's log holds events a resume may replay: messages in a personal chat and a group
 await send(carol, alice, 'before the fuzz')
-await send(alice, carol, 'and back')
+const aliceMessage = await send(alice, carol, 'and back')
 const group = await createGroup(carol, { title: 'Frames group' })
 await carol.api.post(`${V2}/groups/add-member`, { chat_id: group.group_id, user_id: alice.id })
 await carol.api.post(`${V2}/messages/send`, { chat_id: group.group_id, content: 'in the group' })
@@ -78,6 +78,24 @@ const structured: fc.Arbitrary<Outgoing> = fc.oneof(
   fc.record({ type: fc.oneof(fc.constant('ping'), junk), data: junk, seq: junk }, { requiredKeys: ['type'] }).map((frame) => json(frame, 'typed')),
   // unknown and prototype-named types
   fc.record({ type: anyString, extra: junk }, { requiredKeys: ['type'] }).map((frame) => json(frame, 'unknown type')),
+  // requests (send, edit, delete, react, read) with bent ids and data, some of them valid
+  fc.record({
+    type: fc.constantFrom('send', 'edit', 'delete', 'react', 'read'),
+    id: fc.oneof(fc.string({ maxLength: 140 }), anyNumber, junk),
+    data: fc.oneof(
+      junk,
+      fc.record({
+        chat_id: fc.oneof(fc.constantFrom(group.group_id), anyNumber, junk),
+        receiver_id: fc.oneof(fc.constantFrom(bob.id, carol.id, alice.id), anyNumber, junk),
+        message_id: fc.oneof(fc.constantFrom(aliceMessage.message_id), anyNumber, junk),
+        content: fc.oneof(anyString, junk),
+        emoji: fc.oneof(fc.constantFrom('👍', null), anyString),
+        for_all: fc.oneof(fc.boolean(), junk),
+        client_message_id: fc.oneof(anyString, junk),
+        reply_to_id: fc.oneof(anyNumber, junk),
+      }, { requiredKeys: [] }),
+    ),
+  }, { requiredKeys: ['type'] }).map((frame) => json(frame, `request ${frame.type}`)),
   // JSON that is not an object
   junk.map((value) => json(value, 'not an object')),
   // boundary numbers written as JSON text JavaScript would not produce
@@ -125,6 +143,8 @@ function shapeProblem(frame: any): string | null {
   const validate = controlFrames.get(frame.type)
   if (validate) return validate(frame) ? null : `a ${frame.type} frame that does not fit its schema: ${ajv.errorsText(validate.errors)}`
   if (frame.type === 'ready') return 'a second ready'
+  // the answer to a request that was carried out
+  if (frame.type === 'ack') return (typeof frame.id === 'string' || Number.isSafeInteger(frame.id)) && 'data' in frame ? null : `a malformed ack ${JSON.stringify(frame).slice(0, 200)}`
   // one of the user's own events (a valid resume replays them): numbered in the user's log or a chat's
   const numbered = Number.isSafeInteger(frame.seq) || (Number.isSafeInteger(frame.chat_id) && Number.isSafeInteger(frame.chat_seq))
   return numbered && typeof frame.data === 'object' && frame.data !== null ? null : `an unknown frame ${JSON.stringify(frame).slice(0, 200)}`
@@ -178,7 +198,7 @@ test(`fuzz-frames: ${RUNS} malformed frames get error frames or a documented clo
     for (const f of frames) {
       const problem = shapeProblem(f)
       if (problem) problems.push(problem)
-      const kind = f.type === 'error' ? 'error' : f.type === 'pong' || f.type === 'reset' ? f.type : 'event'
+      const kind = f.type === 'error' || f.type === 'ack' || f.type === 'pong' || f.type === 'reset' ? f.type : 'event'
       answers.set(kind, (answers.get(kind) ?? 0) + 1)
     }
     if (socket.closed) {

@@ -30,7 +30,7 @@ test('/asyncapi.json is a valid AsyncAPI 3 document (@asyncapi/parser) naming ev
   assert.equal(parsed.version(), '3.0.0')
   const names = parsed.messages().all().map((m) => m.name())
   for (const event of Object.keys(EVENTS)) assert.ok(names.includes(event), `${event} is documented`)
-  for (const frame of ['ready', 'reset', 'error', 'pong', 'resume', 'ping']) assert.ok(names.includes(frame), `${frame} is documented`)
+  for (const frame of ['ready', 'reset', 'error', 'pong', 'resume', 'ping', 'ack', 'send', 'edit', 'delete', 'react', 'read']) assert.ok(names.includes(frame), `${frame} is documented`)
   assert.equal(parsed.channels().all()[0].address(), '/api.v2/api/ws')
 })
 
@@ -91,6 +91,13 @@ test('every frame of a real conversation matches the schema the document gives i
   assert.equal((await bob.api.post(`${V2}/groups/leave`, { chat_id: groupId })).status, 200)
   await aliceSocket.next('member.left')
 
+  // requests over the socket: an ack, and a refusal by id
+  const ack = await aliceSocket.request('send', { chat_id: first.chat_id, content: 'over the socket' })
+  assert.equal(ack.type, 'ack')
+  await bobSocket.next('message.new')
+  const refused = await aliceSocket.request('edit', { message_id: first.message_id, content: ' ' })
+  assert.equal(refused.error?.code, 'validation_error')
+
   // the gateway's own frames
   bobSocket.send({ type: 'ping' })
   await bobSocket.next('pong')
@@ -100,7 +107,7 @@ test('every frame of a real conversation matches the schema the document gives i
   const frames = [...aliceSocket.received.map((f) => [f, 'alice'] as const), ...bobSocket.received.map((f) => [f, 'bob'] as const)]
   for (const [frame, who] of frames) check(frame, who)
   const seen = new Set(frames.map(([frame]) => frame.type))
-  for (const type of ['ready', 'message.new', 'message.read', 'reaction.updated', 'message.edited', 'message.deleted', 'typing', 'chat.updated', 'presence', 'member.joined', 'member.left', 'pong', 'error']) {
+  for (const type of ['ready', 'message.new', 'message.read', 'reaction.updated', 'message.edited', 'message.deleted', 'typing', 'chat.updated', 'presence', 'member.joined', 'member.left', 'pong', 'error', 'ack']) {
     assert.ok(seen.has(type), `a ${type} frame was checked`)
   }
 

@@ -73,6 +73,27 @@ test('the typed client registers, sends a message with a bearer token, and the g
   bobSocket.gateway.close()
 })
 
+test('the gateway helper sends over the socket: request() resolves with the stored message, and rejects with the server’s code', async () => {
+  const alice = await register()
+  const bob = await register()
+  const aliceSocket = listen(alice.token)
+  const bobSocket = listen(bob.token)
+  await Promise.all([aliceSocket.gateway.ready, bobSocket.gateway.ready])
+  const message = await aliceSocket.gateway.request('send', { receiver_id: bob.id, content: 'over the typed socket' })
+  assert.ok(message && 'content' in message && message.content === 'over the typed socket', JSON.stringify(message))
+  await bobSocket.waitFor(isMessage('over the typed socket'), 'message.new')
+  const api = createTernClient({ baseUrl: server.url, auth: { bearer: bob.token } })
+  const history = await api.GET(`${V2}/chat/history`, { params: { query: { chat_id: (message as { chat_id: number }).chat_id } } })
+  assert.deepEqual(history.data?.items.map((m) => m.content), ['over the typed socket'])
+  await assert.rejects(aliceSocket.gateway.request('edit', { message_id: 2 ** 40, content: 'nothing there' }), (error: Error & { code?: string }) => {
+    assert.equal(error.name, 'GatewayRequestError')
+    assert.equal(error.code, 'not_found')
+    return true
+  })
+  aliceSocket.gateway.close()
+  bobSocket.gateway.close()
+})
+
 test('after a dropped connection the helper resumes from its position: every missed message once, in order', async () => {
   const alice = await register()
   const bob = await register()

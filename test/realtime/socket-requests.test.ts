@@ -1,0 +1,196 @@
+/**
+ * Requests over the socket (issue 32): send, edit, delete, react and read as `{type, id, data}`
+ * frames, answered by an ack once committed or an error with the code and message their HTTP twin
+ * gives, with the same events; ordered per socket and chat; idempotent across a reconnect.
+ */
+import assert from 'node:assert/strict'
+import test, { after } from 'node:test'
+import { createChannel, createGroup } from '../harness/fixtures.js'
+import { history, registerUsers, send, V2 } from '../harness/messaging.js'
+import { startTestServer, type TestUser } from '../harness/server.js'
+import { assertDelivered, assertNone, TestSocket } from '../harness/socket.js'
+
+const server = await startTestServer({ env: { WS_FRAME_RATE_LIMIT: '1000/1', WRITE_RATE_LIMIT_USER: '100000/60' } })
+after(() => server.close())
+
+test('a send over the socket is acknowledged with the stored message, and the peer gets message.new', async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  const aliceSocket = await TestSocket.connect(server.url, alice.token)
+  const bobSocket = await TestSocket.connect(server.url, bob.token)
+
+  // a first message to a user opens the personal chat (the general path)
+  const first = await aliceSocket.request('send', { receiver_id: bob.id, content: 'hello over the socket' }, 'a-1')
+  assert.equal(first.type, 'ack', JSON.stringify(first))
+  assert.equal(first.id, 'a-1')
+  assert.equal(first.data.content, 'hello over the socket')
+  assert.equal(first.data.sender_id, alice.id)
+  const arrived = await bobSocket.next('message.new')
+  assert.equal(arrived.data.message.message_id, first.data.message_id)
+
+  // acknowledged means stored: history has it at once
+  const chatId = first.data.chat_id
+  const second = await aliceSocket.request('send', { chat_id: chatId, content: 'second' }, 7)
+  assert.equal(second.type, 'ack')
+  assert.equal(second.id, 7)
+  assert.deepEqual((await history(bob, chatId)).map((m) => m.message_id), [second.data.message_id, first.data.message_id])
+  assert.equal((await bobSocket.next('message.new')).data.message.content, 'second')
+
+  // the ack is what HTTP would have answered: the same shape as the message in history
+  const [stored] = await history(alice, chatId)
+  for (const key of Object.keys(stored)) assert.ok(key in second.data, `the ack has ${key}`)
+})
+
+test('refusals carry the request id and the code and message of the HTTP twin', async () => {
+  const [alice, bob, carol] = await registerUsers(server, 3)
+  const socket = await TestSocket.connect(server.url, alice.token)
+  const sameAsHttp = async (data: Record<string, unknown>, code: string) => {
+    const answer = await socket.request('send', data)
+    const http = await alice.api.post(`${V2}/messages/send`, data)
+    assert.equal(answer.type, 'error', JSON.stringify(answer))
+    assert.equal(answer.error!.code, code)
+    assert.equal(http.body.error.code, code)
+    assert.equal(answer.error!.message, http.body.error.message)
+  }
+  await sameAsHttp({ content: 'no target' }, 'validation_error')
+  await sameAsHttp({ receiver_id: bob.id, content: 'x'.repeat(4097) }, 'validation_error')
+  await sameAsHttp({ receiver_id: bob.id, content: 42 }, 'validation_error')
+  await sameAsHttp({ chat_id: 999_999_999, content: 'nowhere' }, 'not_found')
+  // a channel: only its owner and admins post
+  const channel = await createChannel(carol, {}, [alice])
+  await sameAsHttp({ chat_id: channel.channel_id, content: 'not mine to post' }, 'forbidden')
+  // blocked by the peer
+  const opened = await send(alice, bob, 'before the block')
+  assert.equal((await bob.api.post(`${V2}/block`, { user_id: alice.id })).status, 200)
+  await sameAsHttp({ chat_id: opened.chat_id, content: 'after the block' }, 'blocked')
+
+  // data that is not an object at all
+  const bare = await socket.request('send', 'text')
+  assert.equal(bare.error!.code, 'validation_error')
+  // a request without a usable id cannot be answered by id: a protocol error says why
+  socket.send({ type: 'send', data: { receiver_id: carol.id, content: 'no id' } })
+  assert.match((await socket.next('error')).data.message, /needs an id/)
+  socket.send({ type: 'send', id: { nested: true }, data: { receiver_id: carol.id, content: 'object id' } })
+  assert.match((await socket.next('error')).data.message, /needs an id/)
+  // neither was sent (the control: the same send with an id is, and is alone in the chat)
+  const control = await socket.request('send', { receiver_id: carol.id, content: 'with an id' })
+  assert.equal(control.type, 'ack')
+  assert.deepEqual((await history(carol, control.data.chat_id)).map((m) => m.content), ['with an id'])
+})
+
+test('a retried send (same client_message_id) after a reconnect answers the first message and stores nothing new', async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  const bobSocket = await TestSocket.connect(server.url, bob.token)
+  let socket = await TestSocket.connect(server.url, alice.token)
+  const body = { receiver_id: bob.id, content: 'exactly once', client_message_id: 'retry-me-1' }
+  const first = await assertDelivered(bobSocket, 'message.new', () => socket.request('send', body))
+  const messageId = first[0].data.message.message_id
+  await socket.close()
+
+  socket = await TestSocket.connect(server.url, alice.token)
+  const again = await socket.request('send', body, 'second-try')
+  assert.equal(again.type, 'ack')
+  assert.equal(again.data.message_id, messageId)
+  await assertNone(bobSocket, 'message.new', 300, 'a second message.new for the retry')
+  assert.deepEqual((await history(bob, first[0].data.message.chat_id)).map((m) => m.message_id), [messageId])
+  // the same id for another message is a conflict, as over HTTP
+  const other = await socket.request('send', { ...body, content: 'something else' })
+  assert.equal(other.error!.code, 'conflict')
+  // positive control for the quiet socket above: a new send arrives
+  await assertDelivered(bobSocket, 'message.new', () => socket.request('send', { receiver_id: bob.id, content: 'new' }))
+})
+
+test('edit, react, read and delete over the socket answer as HTTP does and send the same events', async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  const aliceSocket = await TestSocket.connect(server.url, alice.token)
+  const bobSocket = await TestSocket.connect(server.url, bob.token)
+  const message = await send(alice, bob, 'to be worked on')
+  await bobSocket.next('message.new')
+
+  const edited = await aliceSocket.request('edit', { message_id: message.message_id, content: 'edited over the socket' })
+  assert.equal(edited.type, 'ack')
+  assert.equal(edited.data.content, 'edited over the socket')
+  assert.equal((await bobSocket.next('message.edited')).data.message.content, 'edited over the socket')
+  // bob may not edit alice's message: the HTTP twin's refusal
+  const notMine = await bobSocket.request('edit', { message_id: message.message_id, content: 'bob was here' })
+  assert.equal(notMine.error!.code, 'forbidden')
+  // unknown fields are dropped as in a body; a missing message_id is named
+  const missing = await aliceSocket.request('edit', { content: 'which one?' })
+  assert.equal(missing.error!.code, 'validation_error')
+  assert.match(missing.error!.message, /message_id/)
+
+  const reacted = await bobSocket.request('react', { message_id: message.message_id, emoji: '👍' })
+  assert.deepEqual(reacted.data, { '👍': 1 })
+  assert.deepEqual((await aliceSocket.next('reaction.updated')).data.reactions, { '👍': 1 })
+
+  const read = await bobSocket.request('read', { message_id: message.message_id })
+  assert.equal(read.type, 'ack')
+  assert.equal(read.data.message_id, message.message_id)
+  assert.equal(read.data.unread_count, 0)
+  assert.equal((await aliceSocket.next('message.read')).data.reader_id, bob.id)
+
+  const removed = await aliceSocket.request('delete', { message_id: message.message_id, for_all: true })
+  assert.deepEqual(removed.data, { message_id: message.message_id, deleted_for_all: true })
+  await bobSocket.next('message.deleted')
+  const gone = await aliceSocket.request('edit', { message_id: message.message_id, content: 'too late' })
+  assert.equal(gone.error!.code, 'not_found')
+})
+
+test('sends pipelined on one socket to one chat are stored in the order they were sent', async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  const group = await createGroup(alice, { member_ids: [bob.id] })
+  const socket = await TestSocket.connect(server.url, alice.token)
+  const other = await TestSocket.connect(server.url, bob.token)
+  const count = 120
+  // alice's socket and bob's socket write to the same group at the same time, without waiting
+  for (let i = 0; i < count; i++) {
+    socket.send({ type: 'send', id: `a${i}`, data: { chat_id: group.group_id, content: `alice ${i}` } })
+    other.send({ type: 'send', id: `b${i}`, data: { chat_id: group.group_id, content: `bob ${i}` } })
+  }
+  const acks = await Promise.all(Array.from({ length: count }, (_, i) => socket.answer(`a${i}`, 15_000)))
+  const bobAcks = await Promise.all(Array.from({ length: count }, (_, i) => other.answer(`b${i}`, 15_000)))
+  assert.ok([...acks, ...bobAcks].every((a) => a.type === 'ack'), 'every send acknowledged')
+  const ids = acks.map((a) => a.data.message_id as number)
+  assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'alice’s acks in send order')
+  const stored = (await historyAll(alice, group.group_id)).reverse()
+  assert.equal(stored.length, 2 * count)
+  const aliceOrder = stored.filter((m) => m.sender_id === alice.id).map((m) => m.content)
+  const bobOrder = stored.filter((m) => m.sender_id === bob.id).map((m) => m.content)
+  assert.deepEqual(aliceOrder, Array.from({ length: count }, (_, i) => `alice ${i}`))
+  assert.deepEqual(bobOrder, Array.from({ length: count }, (_, i) => `bob ${i}`))
+  // the chat's seqs have no gap: its page total is its last seq
+  assert.equal((await alice.api.get(`${V2}/chat/history`, { query: { chat_id: group.group_id, per_page: 1 } })).body.total, 2 * count)
+})
+
+test('past the frame limit each request is refused by id (rate_limited); logging out closes the socket', async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  const limited = await startTestServer({ env: { WS_FRAME_RATE_LIMIT: '5/10', WRITE_RATE_LIMIT_USER: '100000/60' } })
+  try {
+    const [carol, dave] = await registerUsers(limited, 2)
+    const socket = await TestSocket.connect(limited.url, carol.token)
+    for (let i = 0; i < 7; i++) socket.send({ type: 'send', id: i, data: { receiver_id: dave.id, content: `burst ${i}` } })
+    const answers = await Promise.all(Array.from({ length: 7 }, (_, i) => socket.answer(i)))
+    assert.deepEqual(answers.map((a) => a.type), ['ack', 'ack', 'ack', 'ack', 'ack', 'error', 'error'])
+    assert.equal(answers[5].error!.code, 'rate_limited')
+    assert.ok(answers[5].error!.retry_after! >= 1)
+  } finally {
+    await limited.close()
+  }
+
+  const socket = await TestSocket.connect(server.url, alice.token)
+  const ok = await socket.request('send', { receiver_id: bob.id, content: 'while signed in' })
+  assert.equal(ok.type, 'ack')
+  assert.equal((await alice.api.post(`${V2}/auth/logout`, {})).status, 200)
+  const closed = await socket.closing()
+  assert.equal(closed.code, 4001)
+})
+
+/** A chat's whole history, newest first. */
+async function historyAll(user: TestUser, chatId: number) {
+  const out: any[] = []
+  for (let page = 1; ; page++) {
+    const res = await user.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100, page } })
+    assert.equal(res.status, 200, res.text)
+    out.push(...res.body.items)
+    if (res.body.items.length < 100) return out
+  }
+}
