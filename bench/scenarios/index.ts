@@ -14,9 +14,10 @@ import { sendCpu } from './send-cpu.js'
 import { sendPg } from './send-pg.js'
 import { search, searchPg } from './search.js'
 import { sendThroughput } from './send-throughput.js'
+import { socketSends } from './socket-sends.js'
 import { stories } from './stories.js'
 import { upload } from './upload.js'
 import { videoSignaling } from './video-signaling.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, sendPg, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg, botWebhooks, botPolling, videoSignaling]
+export const scenarios: Scenario[] = [sendThroughput, socketSends, sendPg, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg, botWebhooks, botPolling, videoSignaling]
