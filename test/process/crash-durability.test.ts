@@ -1,6 +1,7 @@
 /**
- * Crash durability (issue 31): under a sending load the server is killed with SIGKILL, three
- * times, and restarted on the same data. After each restart every acknowledged send is stored
+ * Crash durability (issue 31): under a sending load (over HTTP, and over the socket, issue 32) the
+ * server is killed with SIGKILL, three times, and restarted on the same data. After each restart
+ * every acknowledged send (a 2xx, or a socket ack) is stored
  * with its id, chat and content; nothing stored is half-written (each stored message is one that
  * was attempted, once, with its recipient's update-log entry); every user's update seq runs on
  * without a gap or a reuse; an acknowledged upload still has its bytes, an acknowledged
@@ -11,6 +12,7 @@ import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import { after, test } from 'node:test'
+import WebSocket from 'ws'
 import { createDatabase } from '../../src/db/database.js'
 import { Client } from '../harness/client.js'
 import { createTestDatabase, tempDir } from '../harness/database.js'
@@ -59,6 +61,8 @@ test('acknowledged sends, uploads and scheduled messages survive kill -9, three 
   const scheduledFar: { scheduledId: number; chatId: number; token: string; content: string }[] = []
   const scheduledSoon: { chatId: number; token: string; content: string }[] = []
   let counter = 0
+  /** sends acknowledged over the socket */
+  let socketAcks = 0
 
   for (let round = 1; round <= ROUNDS; round++) {
     const url = tern.url
@@ -99,7 +103,39 @@ test('acknowledged sends, uploads and scheduled messages survive kill -9, three 
         }
       }
     }
-    const load = Array.from({ length: SENDERS }, sender)
+    // over the socket: one per user, each send's ack awaited before the next, until the socket dies
+    const socketSender = async (from: (typeof users)[number]) => {
+      const ws = new WebSocket(`${url.replace(/^http/, 'ws')}${V2}/ws`, { headers: { authorization: `Bearer ${from.token}` } })
+      ws.on('error', () => {})
+      type Answer = { type: string; data?: { message_id: number; chat_id: number } }
+      const answers = new Map<number, (frame: Answer) => void>()
+      ws.on('message', (raw) => {
+        const frame = JSON.parse(String(raw))
+        if (frame.type === 'ack' || frame.type === 'error') answers.get(frame.id)?.(frame)
+      })
+      const closed = new Promise<null>((resolve) => ws.once('close', () => resolve(null)))
+      if (!(await Promise.race([new Promise<boolean>((resolve) => ws.once('open', () => resolve(true))), closed]))) return
+      while (!dead) {
+        let to = users[Math.floor(Math.random() * USERS)]
+        if (to === from) to = users[(users.indexOf(from) + 1) % USERS]
+        const id = ++counter
+        const content = `crash-${round}-${id}`
+        attempted.add(content)
+        const answer = new Promise<Answer>((resolve) => answers.set(id, resolve))
+        try {
+          ws.send(JSON.stringify({ type: 'send', id, data: { receiver_id: to.id, content } }))
+        } catch {
+          break
+        }
+        const frame = await Promise.race([answer, closed])
+        if (!frame) break
+        if (frame.type !== 'ack') continue
+        acked.push({ id: frame.data!.message_id, chatId: frame.data!.chat_id, content, receiverId: to.id })
+        socketAcks++
+      }
+      ws.terminate()
+    }
+    const load = [...Array.from({ length: SENDERS }, sender), ...users.map(socketSender)]
     // killed mid-load: once this round has enough acknowledged sends (a loaded machine is slow), at a random moment
     const thisRound = () => acked.filter((message) => message.content.startsWith(`crash-${round}-`)).length
     const deadline = Date.now() + 30_000
@@ -167,6 +203,9 @@ test('acknowledged sends, uploads and scheduled messages survive kill -9, three 
       assert.ok(contents.includes(soon.content), `scheduled "${soon.content}" was delivered after the restart`)
     }
   }
+
+  // both ways of sending were acknowledged under the kills
+  assert.ok(socketAcks > 0 && acked.length - socketAcks > 0, `acknowledged: ${acked.length - socketAcks} over HTTP, ${socketAcks} over the socket`)
 
   // and the server goes on: a send after the last restart takes the next seq
   const after = await new Client(tern.url).as(users[0].token).post(`${V2}/messages/send`, { receiver_id: users[1].id, content: 'after the crashes' })

@@ -10,7 +10,8 @@ import * as chats from '../chats/service.js'
 import * as files from '../files/service.js'
 import * as stickers from '../stickers/service.js'
 import { draftFrom, repeats, type Draft } from './draft.js'
-import { fastPath } from './posting-sqlite.js'
+import { batchPath } from './posting-pg.js'
+import { fastPath, type FastPath } from './posting-sqlite.js'
 import { assertMaySend, assertReplyTarget, findFirstSend, writeMessage, type FirstSend } from './posting.js'
 import { isRead, presentMessage, presentRich, type Sender } from './present.js'
 import * as repo from './repo.js'
@@ -78,7 +79,7 @@ export async function send(
   // a time already past sends at once
   const at = input.scheduled_at === undefined ? null : parseInstant(input.scheduled_at)
   const holdUntil = at !== null && at > now ? at : null
-  const fast = holdUntil === null ? fastPath(ctx) : null
+  const fast = holdUntil === null ? commonSendPath(ctx) : null
   if (fast) {
     const outcome = await fast.send(me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId, now)
     if (outcome.kind === 'retry') return answerRetry(ctx, me, input, outcome.first)
@@ -109,6 +110,13 @@ export async function send(
     throw error
   }
 }
+
+/**
+ * The path for the common send (a personal chat, text) on this database: SQLite's fast path or
+ * PostgreSQL's batches (group commit); null with SEND_FAST_PATH=off. The general path handles the
+ * rest and every refusal.
+ */
+export const commonSendPath = (ctx: AppContext): FastPath | null => fastPath(ctx) ?? batchPath(ctx)
 
 /**
  * A send whose client id (or Idempotency-Key) was used before: the same send again is answered

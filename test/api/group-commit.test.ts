@@ -1,0 +1,164 @@
+/**
+ * Group commit (issue 32): sends that arrive together are written in one transaction (SQLite's
+ * fast path, PostgreSQL's batches). A send that fails inside a batch fails alone; the rest of its
+ * batch commits; acknowledged sends are stored; every chat's seqs stay gap-free and each
+ * sender's order per chat is kept, on one instance and on two sharing PostgreSQL.
+ */
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import test, { after } from 'node:test'
+import { sql } from 'kysely'
+import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
+import { registerUsers, send, V2 } from '../harness/messaging.js'
+import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
+import { TestSocket } from '../harness/socket.js'
+
+const server = await startTestServer({ env: { WS_FRAME_RATE_LIMIT: '10000/1', WRITE_RATE_LIMIT_USER: '1000000/60', WRITE_RATE_LIMIT_IP: '1000000/60' } })
+after(() => server.close())
+
+/** Every message of a chat, oldest first. */
+async function wholeHistory(user: TestUser, chatId: number) {
+  const out: any[] = []
+  for (let page = 1; ; page++) {
+    const res = await user.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100, page } })
+    assert.equal(res.status, 200, res.text)
+    out.push(...res.body.items)
+    if (res.body.items.length < 100) return out.reverse()
+  }
+}
+
+/** The chat's seqs, read from the database: 1..n without a gap or a repeat. */
+async function assertGapFree(on: TestServer, chatId: number, expected: number) {
+  const rows = await on.ctx.db.selectFrom('messages').select('seq').where('chat_id', '=', chatId).orderBy('seq').execute()
+  assert.deepEqual(rows.map((r) => Number(r.seq)), Array.from({ length: expected }, (_, i) => i + 1), `chat ${chatId}'s seqs`)
+}
+
+test('a send that fails inside a batch fails alone: the rest of the batch is stored and acknowledged', async () => {
+  const users = await registerUsers(server, 6)
+  const [alice] = users
+  // open the chats first (a new pair takes the general path), so the burst takes the group-commit path
+  const chats = await Promise.all(users.slice(1).map(async (peer) => (await send(alice, peer, 'hello')).chat_id as number))
+  // a message the database refuses: a trigger, as a failing constraint or a full disk would
+  const poison = `poison-${randomBytes(4).toString('hex')}`
+  if (server.ctx.dialect === 'sqlite') {
+    await sql.raw(`create trigger refuse_poison before insert on messages when new.content = '${poison}' begin select raise(abort, 'refused'); end`).execute(server.ctx.db)
+  } else {
+    await sql.raw(`create function refuse_poison() returns trigger language plpgsql as $$ begin
+      if new.content = '${poison}' then raise exception 'refused'; end if; return new; end $$`).execute(server.ctx.db)
+    await sql.raw('create trigger refuse_poison before insert on messages for each row execute function refuse_poison()').execute(server.ctx.db)
+  }
+  try {
+    const socket = await TestSocket.connect(server.url, alice.token)
+    // one burst, sent without waiting: the sends of one moment share a batch
+    const burst = Array.from({ length: 40 }, (_, i) => ({ chat_id: chats[i % chats.length], content: i === 17 ? poison : `burst ${i}` }))
+    burst.forEach((data, i) => socket.send({ type: 'send', id: i, data }))
+    const answers = await Promise.all(burst.map((_, i) => socket.answer(i, 15_000)))
+    assert.equal(answers[17].type, 'error')
+    assert.equal(answers[17].error!.code, 'internal_error')
+    const acked = answers.filter((a) => a.type === 'ack')
+    assert.equal(acked.length, 39, JSON.stringify(answers.filter((a) => a.type !== 'ack')))
+    // acknowledged means stored; the refused one is not; seqs have no hole where it failed
+    for (const [n, chatId] of chats.entries()) {
+      const stored = await wholeHistory(alice, chatId)
+      const sent = burst.filter((_, i) => i !== 17 && i % chats.length === n).map((d) => d.content)
+      assert.deepEqual(stored.map((m) => m.content), ['hello', ...sent], `chat ${chatId} holds what was acknowledged, in order`)
+      await assertGapFree(server, chatId, sent.length + 1)
+    }
+  } finally {
+    await sql.raw('drop trigger refuse_poison' + (server.ctx.dialect === 'postgres' ? ' on messages' : '')).execute(server.ctx.db)
+    if (server.ctx.dialect === 'postgres') await sql.raw('drop function refuse_poison()').execute(server.ctx.db)
+  }
+})
+
+test('concurrent sends over HTTP and the socket, retries among them: every chat gap-free, each sender in order, nothing twice', async () => {
+  const users = await registerUsers(server, 8)
+  const chats = new Map<string, number>()
+  for (let i = 0; i < users.length; i += 2) chats.set(`${i}`, (await send(users[i], users[i + 1], 'open')).chat_id)
+  const sockets = await Promise.all(users.map((u) => TestSocket.connect(server.url, u.token)))
+  const perSender = 30
+  const sentBy = new Map<number, string[]>()
+  const work: Promise<unknown>[] = []
+  users.forEach((user, u) => {
+    const pairStart = u - (u % 2)
+    const chatId = chats.get(`${pairStart}`)!
+    const contents = Array.from({ length: perSender }, (_, k) => `${user.id}:${k}`)
+    sentBy.set(user.id, contents)
+    // even senders over the socket (ordered per chat by the server), odd ones over HTTP one at a time
+    if (u % 2 === 0) {
+      contents.forEach((content, k) => sockets[u].send({ type: 'send', id: k, data: { chat_id: chatId, content, client_message_id: `c-${user.id}-${k}` } }))
+      work.push(Promise.all(contents.map((_, k) => sockets[u].answer(k, 20_000))).then((answers) => {
+        assert.ok(answers.every((a) => a.type === 'ack'), JSON.stringify(answers.find((a) => a.type !== 'ack')))
+      }))
+    } else {
+      work.push((async () => {
+        for (const [k, content] of contents.entries()) {
+          const res = await user.api.post(`${V2}/messages/send`, { chat_id: chatId, content, client_message_id: `c-${user.id}-${k}` })
+          assert.equal(res.status, 200, res.text)
+        }
+      })())
+    }
+  })
+  await Promise.all(work)
+  // retries of sends already made, over the other transport: answered, nothing new stored
+  const retries = await Promise.all(users.map(async (user, u) => {
+    const chatId = chats.get(`${u - (u % 2)}`)!
+    return (await user.api.post(`${V2}/messages/send`, { chat_id: chatId, content: `${user.id}:3`, client_message_id: `c-${user.id}-3` })).body.data.content
+  }))
+  assert.deepEqual(retries, users.map((u) => `${u.id}:3`))
+  for (let i = 0; i < users.length; i += 2) {
+    const chatId = chats.get(`${i}`)!
+    const stored = (await wholeHistory(users[i], chatId)).map((m) => m.content as string)
+    assert.equal(stored.length, 1 + 2 * perSender)
+    for (const user of [users[i], users[i + 1]]) assert.deepEqual(stored.filter((c) => c.startsWith(`${user.id}:`)), sentBy.get(user.id))
+    await assertGapFree(server, chatId, 1 + 2 * perSender)
+  }
+})
+
+const multi = testDatabaseUrl && testRedisUrl ? false : 'needs PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL)'
+
+test('two instances on one PostgreSQL batch sends to the same chats at once: seqs and update logs gap-free, every frame once', { skip: multi }, async () => {
+  const env = { REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:`, WS_FRAME_RATE_LIMIT: '10000/1', WRITE_RATE_LIMIT_USER: '1000000/60' }
+  const one = await startTestServer({ env })
+  const two = await startTestServer({ database: one.database, env })
+  try {
+    const [alice, bob, carol] = await registerUsers(one, 3)
+    const ab = (await send(alice, bob, 'open ab')).chat_id as number
+    const ac = (await send(alice, carol, 'open ac')).chat_id as number
+    const bobWatch = await TestSocket.connect(one.url, bob.token)
+    // alice sends to both chats from a socket on each instance at once; bob and carol answer alice from the other
+    const senders = [
+      { socket: await TestSocket.connect(one.url, alice.token), chatId: ab, tag: 'a1' },
+      { socket: await TestSocket.connect(two.url, alice.token), chatId: ac, tag: 'a2' },
+      { socket: await TestSocket.connect(two.url, carol.token), chatId: ac, tag: 'c2' },
+      { socket: await TestSocket.connect(one.url, bob.token), chatId: ab, tag: 'b1' },
+    ]
+    const count = 60
+    for (let k = 0; k < count; k++) for (const s of senders) s.socket.send({ type: 'send', id: k, data: { chat_id: s.chatId, content: `${s.tag}:${k}` } })
+    for (const s of senders) {
+      const answers = await Promise.all(Array.from({ length: count }, (_, k) => s.socket.answer(k, 30_000)))
+      assert.ok(answers.every((a) => a.type === 'ack'), `${s.tag}: ${JSON.stringify(answers.find((a) => a.type !== 'ack'))}`)
+    }
+    for (const chatId of [ab, ac]) {
+      const stored = (await wholeHistory(alice, chatId)).map((m) => m.content as string)
+      assert.equal(stored.length, 1 + 2 * count)
+      for (const s of senders.filter((s) => s.chatId === chatId)) {
+        assert.deepEqual(stored.filter((c) => c.startsWith(`${s.tag}:`)), Array.from({ length: count }, (_, k) => `${s.tag}:${k}`), `${s.tag} in order`)
+      }
+      await assertGapFree(one, chatId, 1 + 2 * count)
+    }
+    // each user's update log: seqs 1..n, and bob's socket got every message.new of his chat once, in seq order
+    for (const user of [alice, bob, carol]) {
+      const res = await user.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })
+      const seqs = (res.body.data.updates as { seq: number }[]).map((u) => u.seq)
+      assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i + 1), `user ${user.id}'s log is gap-free`)
+    }
+    const frames = []
+    for (let i = 0; i < 2 * count; i++) frames.push(await bobWatch.next('message.new', 10_000))
+    const seqs = frames.map((f) => f.seq!)
+    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b))
+    assert.equal(new Set(frames.map((f) => f.data.message.message_id)).size, 2 * count)
+  } finally {
+    await two.close()
+    await one.close()
+  }
+})
