@@ -4,10 +4,13 @@
  * database (100 sender → receiver pairs, each in its own personal chat, by `chat_id`) and a bare
  * Fastify route doing one insert per request (bench/servers/bare-pg-insert.ts, its own fresh
  * database, Node's default flags) are saturated by the same closed-loop generator with
- * byte-identical requests, alternately run by run; then Tern's latency under an open-loop load of
- * half its own maximum. Every postgres process is pinned to the server's core for the whole
- * scenario and put back afterwards (bench/lib/pg-affinity.ts), and synchronous_commit is checked
- * to be on (PostgreSQL's default): each acknowledged send has had its WAL flushed.
+ * byte-identical requests, alternately run by run; Tern's socket sends (`send` frames on the
+ * WebSocket, each done when acknowledged after its commit and delivered to the receiver's socket:
+ * socket-sends' load script, bench/load/socket-sends.ts) in the same chats take their turn in each
+ * run. Then Tern's HTTP latency under an open-loop load of half its own HTTP maximum. Every
+ * postgres process is pinned to the server's core for the whole scenario and put back afterwards
+ * (bench/lib/pg-affinity.ts), and synchronous_commit is checked to be on (PostgreSQL's default):
+ * each acknowledged send has had its WAL flushed.
  *
  * PostgreSQL's CPU counts as "other processes" in bench/run.ts's summary line (it is outside the
  * bench's process tree), so this scenario's runs always read as busy there; the log says how the
@@ -25,6 +28,8 @@ import { checkLoad, fmt, type BenchContext, type Scenario } from '../lib/scenari
 import { startServer, type Server } from '../lib/server.js'
 import { median } from '../lib/stats.js'
 import type { HttpLoadSpec } from '../load/http.js'
+import type { SocketSendsSpec } from '../load/socket-sends.js'
+import type { PairLoadResult } from '../lib/pair-load.js'
 
 /** sender → receiver pairs, each in its own personal chat (the issue's load shape) */
 const PAIRS = 100
@@ -34,6 +39,8 @@ const CONNECTIONS = 100
 const POOL = 256
 /** the issue's target: Tern's sends at least this many times the one-insert-per-request ceiling */
 const RATIO_TARGET = 5
+/** socket sends, closed loop: messages each pair keeps in flight (socket-sends' default, BENCH_SOCKET_WINDOW) */
+const WINDOW = Number(process.env.BENCH_SOCKET_WINDOW || 4)
 
 const sumMs = (cpu: Map<number, number>) => [...cpu.values()].reduce((sum, ms) => sum + ms, 0)
 
@@ -62,7 +69,7 @@ async function checkDurability(ctx: BenchContext, db: BenchPg): Promise<void> {
 
 export const sendPg: Scenario = {
   name: 'send-pg',
-  summary: `V2/messages/send on PostgreSQL (${PAIRS} chats, synchronous_commit=on, PostgreSQL on the server's core): max req/s vs a bare one-insert route (target ≥ ${RATIO_TARGET}x), p99 at half load`,
+  summary: `sends on PostgreSQL (${PAIRS} chats, synchronous_commit=on, PostgreSQL on the server's core): HTTP and socket max vs a bare one-insert route (target ≥ ${RATIO_TARGET}x), HTTP p99 at half load`,
   async run(ctx) {
     const ternDir = makeDataDir('send-pg')
     const bareDir = makeDataDir('send-pg-bare')
@@ -87,57 +94,92 @@ export const sendPg: Scenario = {
 
       const users = await registerMany(tern.url, 'sendpg', PAIRS * 2)
       const requests: RequestSpec[] = await sendRequests(tern.url, users, PAIRS)
+      // the socket load sends in the same chats as the HTTP load
+      const pairs: SocketSendsSpec['pairs'] = requests.map((request, i) => ({
+        senderToken: users[2 * i].token,
+        receiverToken: users[2 * i + 1].token,
+        chatId: (request.body as { chat_id: number }).chat_id,
+      }))
 
-      /** One load window; checks that every acknowledged send is in the server's table, and logs how the core was shared. */
-      const load = async (server: Server, db: BenchPg, spec: Partial<HttpLoadSpec>, label: string) => {
+      /**
+       * One load window, `go`; checks that every send it counts as done (`done`) is in the server's
+       * table, and logs how the core was shared.
+       */
+      const measured = async <T extends { throughput: number }>(server: Server, db: BenchPg, label: string, done: (result: T) => number, go: () => Promise<T>) => {
         const [storedBefore, walBefore] = [await count(db, 'messages'), await walSyncs(db)]
         const [nodeBefore, pgBefore, started] = [threadCpuMs(server.pid), postgresCpuMs(), performance.now()]
-        const result = checkLoad(
-          ctx,
-          label,
-          await runLoad<LoadResult>(ctx.machine, 'http', {
-            mode: 'closed',
-            port: server.port,
-            connections: CONNECTIONS,
-            warmupMs: ctx.warmupMs,
-            durationMs: ctx.durationMs,
-            requests,
-            ...spec,
-          }),
-        )
+        const result = await go()
         const wallMs = performance.now() - started
         const nodeMs = sumMs(threadCpuMs(server.pid)) - sumMs(nodeBefore)
         const pgMs = postgresCpuBetween(pgBefore, postgresCpuMs())
         const [storedAfter, walAfter] = [await count(db, 'messages'), await walSyncs(db)]
         const stored = storedAfter - storedBefore
         // in-window answers are a subset of what was stored (warm-up sends are stored too)
-        if (stored < result.completed) throw new Error(`${label}: ${fmt(result.completed)} sends acknowledged in the window but only ${fmt(stored)} rows stored`)
+        if (stored < done(result)) throw new Error(`${label}: ${fmt(done(result))} sends acknowledged in the window but only ${fmt(stored)} rows stored`)
         const flushes = walBefore !== null && walAfter !== null ? walAfter - walBefore : null
         const perFlush = flushes ? `; ${fmt(flushes)} WAL flushes on the whole server, ${fmt(stored / flushes, 1)} rows stored per flush` : ''
         // CPU per stored row tells the two servers apart even when other processes take part of the core
         const share = (ms: number) => `${Math.round((ms / wallMs) * 100)}%`
         const perRow = (ms: number) => fmt(stored > 0 ? ms / stored : Number.NaN, 3)
         ctx.log(
-          `    ${label}: ${fmt(result.throughput)} req/s; over the run Node used ${share(nodeMs)} of a core and PostgreSQL (all its processes) ${share(pgMs)}, ` +
+          `    ${label}: ${fmt(result.throughput)}/s; over the run Node used ${share(nodeMs)} of a core and PostgreSQL (all its processes) ${share(pgMs)}, ` +
             `CPU per stored row: Node ${perRow(nodeMs)} ms, PostgreSQL ${perRow(pgMs)} ms${perFlush}`,
         )
         return result
       }
+      const load = (server: Server, db: BenchPg, spec: Partial<HttpLoadSpec>, label: string) =>
+        measured(server, db, label, (result: LoadResult) => result.completed, async () =>
+          checkLoad(
+            ctx,
+            label,
+            await runLoad<LoadResult>(ctx.machine, 'http', {
+              mode: 'closed',
+              port: server.port,
+              connections: CONNECTIONS,
+              warmupMs: ctx.warmupMs,
+              durationMs: ctx.durationMs,
+              requests,
+              ...spec,
+            }),
+          ),
+        )
+      const socketLoad = (label: string) =>
+        measured(tern, ternDb, label, (result: PairLoadResult) => result.done, async () => {
+          const result = await runLoad<PairLoadResult>(ctx.machine, 'socket-sends', {
+            port: tern.port,
+            pairs,
+            mode: 'closed',
+            window: WINDOW,
+            warmupMs: ctx.warmupMs,
+            durationMs: ctx.durationMs,
+          } satisfies SocketSendsSpec)
+          if (result.missing > 0) throw new Error(`${label}: ${result.missing} messages never reached their receiver`)
+          if (result.unacked > 0) throw new Error(`${label}: ${result.unacked} sends were never acknowledged`)
+          if (result.cpu > 0.9) ctx.log(`  warning: ${label}: the load process used ${Math.round(result.cpu * 100)}% of its core`)
+          return result
+        })
 
-      // Bare and Tern alternate run by run, so drift on the machine hits both alike.
+      // Bare, Tern over HTTP and Tern over the socket alternate run by run, so drift on the machine hits all alike.
       const bareMax: number[] = []
       const ternMax: number[] = []
+      const socketMax: number[] = []
       for (let run = 1; run <= ctx.runs; run++) {
         bareMax.push((await load(bare, bareDb, {}, 'bare max')).throughput)
-        ternMax.push((await load(tern, ternDb, {}, 'Tern max')).throughput)
-        ctx.log(`  run ${run}: bare ${fmt(bareMax.at(-1)!)} req/s, Tern ${fmt(ternMax.at(-1)!)} req/s (${fmt(ternMax.at(-1)! / bareMax.at(-1)!, 2)}x)`)
+        ternMax.push((await load(tern, ternDb, {}, 'Tern HTTP max')).throughput)
+        const socket = await socketLoad('Tern socket max')
+        socketMax.push(socket.throughput)
+        const ratio = (value: number) => `${fmt(value / bareMax.at(-1)!, 2)}x`
+        ctx.log(
+          `  run ${run}: bare ${fmt(bareMax.at(-1)!)} req/s, Tern HTTP ${fmt(ternMax.at(-1)!)} req/s (${ratio(ternMax.at(-1)!)}), ` +
+            `Tern socket ${fmt(socket.throughput)} msg/s (${ratio(socket.throughput)}; p99 receipt ${fmt(socket.latency.p99, 2)} ms, ack ${fmt(socket.ackLatency?.p99 ?? Number.NaN, 2)} ms)`,
+        )
       }
 
       const half = Math.round(median(ternMax) / 2)
       const p50: number[] = []
       const p99: number[] = []
       for (let run = 1; run <= ctx.runs; run++) {
-        const result = await load(tern, ternDb, { mode: 'open', rate: half, connections: POOL }, 'Tern half load')
+        const result = await load(tern, ternDb, { mode: 'open', rate: half, connections: POOL }, 'Tern HTTP half load')
         if (result.throughput < half * 0.95) ctx.log(`  warning: only ${fmt(result.throughput)} of ${fmt(half)} req/s completed`)
         p50.push(result.latency.p50)
         p99.push(result.latency.p99)
@@ -148,10 +190,12 @@ export const sendPg: Scenario = {
       const where = pinning.pinned ? 'PostgreSQL on the server core' : 'PostgreSQL NOT pinned'
       return [
         { scenario, figure: 'bare Fastify + 1 PostgreSQL insert per request, max', unit: 'req/s', samples: bareMax },
-        { scenario, figure: 'Tern V2/messages/send on PostgreSQL, max', unit: 'req/s', samples: ternMax },
-        { scenario, figure: `Tern / bare (${where})`, unit: 'x', samples: ternMax.map((t, i) => t / bareMax[i]), target: { min: RATIO_TARGET } },
-        { scenario, figure: `Tern p50 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p50 },
-        { scenario, figure: `Tern p99 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p99 },
+        { scenario, figure: 'Tern HTTP V2/messages/send on PostgreSQL, max', unit: 'req/s', samples: ternMax },
+        { scenario, figure: `Tern HTTP / bare (${where})`, unit: 'x', samples: ternMax.map((t, i) => t / bareMax[i]), target: { min: RATIO_TARGET } },
+        { scenario, figure: `Tern socket sends on PostgreSQL, max (acked + delivered, ${WINDOW} in flight per pair)`, unit: 'msg/s', samples: socketMax },
+        { scenario, figure: `Tern socket / bare (${where})`, unit: 'x', samples: socketMax.map((t, i) => t / bareMax[i]), target: { min: RATIO_TARGET } },
+        { scenario, figure: `Tern HTTP p50 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p50 },
+        { scenario, figure: `Tern HTTP p99 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p99 },
       ] satisfies Row[]
     } finally {
       try {
