@@ -15,6 +15,7 @@
  * Latency runs from writing a message to its receiver reading it (one process, one clock), for
  * messages sent inside the measurement window; throughput counts messages done inside it.
  */
+import { threadCpuMs } from './processes.js'
 import { summarizeLatencies, type LatencySummary } from './stats.js'
 
 export interface PairLoadSpec {
@@ -25,6 +26,8 @@ export interface PairLoadSpec {
   rate?: number
   warmupMs: number
   durationMs: number
+  /** the server's process: its CPU time in the window is read from /proc (all threads) */
+  serverPid?: number
 }
 
 export interface PairLoadResult {
@@ -34,6 +37,14 @@ export interface PairLoadResult {
   done: number
   /** done per second of the window */
   throughput: number
+  /**
+   * the server's CPU time per message done in the window, µs (null without serverPid): unlike the
+   * rate it hardly moves when other processes take the server's core, so it compares servers on a
+   * busy machine
+   */
+  serverCpuPerMessageUs: number | null
+  /** the share of its core the server used in the window (below 1 at its maximum: it was starved, or waited on the disk) */
+  serverCpu: number | null
   /** of all messages written, how many never reached their receiver */
   missing: number
   /** of all messages written, how many were never acknowledged (0 where there are no acks) */
@@ -112,13 +123,18 @@ export class PairLoad {
     const start = performance.now()
     this.measureFrom = start + spec.warmupMs
     this.end = this.measureFrom + spec.durationMs
-    let cpuStart = { cpu: process.cpuUsage(), wall: this.measureFrom }
+    const serverCpuMs = () => (spec.serverPid ? [...threadCpuMs(spec.serverPid).values()].reduce((sum, ms) => sum + ms, 0) : 0)
+    let cpuStart = { cpu: process.cpuUsage(), wall: this.measureFrom, server: 0, done: 0 }
     let cpu = 0
+    // the server's CPU time, the wall time and the messages done in the window (read when it ends)
+    const server = { ms: 0, wallMs: 0, done: 0 }
     const cpuTimers = [
-      setTimeout(() => (cpuStart = { cpu: process.cpuUsage(), wall: performance.now() }), spec.warmupMs),
+      setTimeout(() => (cpuStart = { cpu: process.cpuUsage(), wall: performance.now(), server: serverCpuMs(), done: this.doneCount }), spec.warmupMs),
       setTimeout(() => {
         const used = process.cpuUsage(cpuStart.cpu)
-        cpu = (used.user + used.system) / 1000 / (performance.now() - cpuStart.wall)
+        const wallMs = performance.now() - cpuStart.wall
+        cpu = (used.user + used.system) / 1000 / wallMs
+        Object.assign(server, { ms: serverCpuMs() - cpuStart.server, wallMs, done: this.doneCount - cpuStart.done })
       }, spec.warmupMs + spec.durationMs),
     ]
 
@@ -154,6 +170,8 @@ export class PairLoad {
       sent: this.sentInWindow,
       done: this.doneInWindow,
       throughput: this.doneInWindow / seconds,
+      serverCpuPerMessageUs: spec.serverPid ? (server.ms / server.done) * 1000 : null,
+      serverCpu: spec.serverPid ? server.ms / server.wallMs : null,
       missing: this.next - this.delivered,
       unacked: this.acks ? this.next - this.ackedCount : 0,
       latency: summarizeLatencies(this.latencies),

@@ -36,6 +36,10 @@ const P99_AT_TARGET_MS = 50
 const P99_AT_HALF_MS = 10
 const XMPP_PASSWORD = 'bench-password'
 
+/** "120.5 µs of CPU per message, 97% of its core": what the server spent, which other processes hardly move. */
+const serverCpu = (result: PairLoadResult) =>
+  `${fmt(result.serverCpuPerMessageUs ?? Number.NaN, 1)} µs of CPU per message, ${Math.round((result.serverCpu ?? Number.NaN) * 100)}% of its core`
+
 /** Fails on a lost or unacknowledged message; warns when the load core, not the server, may have been the limit. */
 function checked(ctx: BenchContext, label: string, result: PairLoadResult, rate?: number): PairLoadResult {
   if (result.missing > 0) throw new Error(`${label}: ${result.missing} messages never reached their receiver`)
@@ -71,12 +75,14 @@ export const socketSends: Scenario = {
       }
 
       const port = tern.port
+      const serverPid = tern.pid
       const ternLoad = (shape: Pick<SocketSendsSpec, 'mode' | 'window' | 'rate'>, label: string) =>
         runLoad<PairLoadResult>(ctx.machine, 'socket-sends', {
           port,
           pairs,
           warmupMs: ctx.warmupMs,
           durationMs: ctx.durationMs,
+          serverPid,
           ...shape,
         } satisfies SocketSendsSpec).then((result) => checked(ctx, label, result, shape.rate))
       let registered = false
@@ -91,6 +97,7 @@ export const socketSends: Scenario = {
           register: !registered,
           warmupMs: ctx.warmupMs,
           durationMs: ctx.durationMs,
+          serverPid: server.pid,
           ...shape,
         } satisfies XmppLoadSpec)
         registered = true
@@ -105,11 +112,11 @@ export const socketSends: Scenario = {
         if (ejabberd) {
           const result = await xmppLoad(ejabberd, closed, 'ejabberd max')
           ejabberdMax.push(result.throughput)
-          line.push(`ejabberd ${fmt(result.throughput)} msg/s (p99 ${fmt(result.latency.p99, 2)} ms)`)
+          line.push(`ejabberd ${fmt(result.throughput)} msg/s (p99 ${fmt(result.latency.p99, 2)} ms; ${serverCpu(result)})`)
         }
         const result = await ternLoad(closed, 'Tern max')
         ternMax.push(result.throughput)
-        line.push(`Tern ${fmt(result.throughput)} msg/s (p99 receipt ${fmt(result.latency.p99, 2)} ms, ack ${fmt(result.ackLatency!.p99, 2)} ms; load CPU ${Math.round(result.cpu * 100)}%)`)
+        line.push(`Tern ${fmt(result.throughput)} msg/s (p99 receipt ${fmt(result.latency.p99, 2)} ms, ack ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)}; load CPU ${Math.round(result.cpu * 100)}%)`)
         ctx.log(`  run ${run}, closed loop (${WINDOW} in flight per pair): ${line.join('; ')}`)
       }
 
@@ -133,7 +140,7 @@ export const socketSends: Scenario = {
             note = `; ejabberd p50 ${fmt(ref.latency.p50, 2)} ms, p99 ${fmt(ref.latency.p99, 2)} ms`
           }
           ctx.log(
-            `  run ${run} at ${fmt(rate)} msg/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms (ack p99 ${fmt(result.ackLatency!.p99, 2)} ms)${note}`,
+            `  run ${run} at ${fmt(rate)} msg/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms (ack p99 ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)})${note}`,
           )
         }
         return { p50, p99, reference: reference.length ? reference : [Number.NaN] }
