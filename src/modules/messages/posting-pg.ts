@@ -4,7 +4,8 @@
  * transaction, one statement per step for the whole batch (multi-row inserts and updates over
  * arrays), so a batch of N sends costs the round trips and the one commit (its WAL flush) that a
  * single send costs in the general path. Every send's promise settles only after its batch
- * committed (or rolled back).
+ * committed (or rolled back). Two batches may be in flight: one waiting for its commit while the
+ * next runs.
  *
  * It handles the case the SQLite fast path handles (posting-sqlite.ts): a personal chat of mine
  * whose peer lets me write, nothing unread from them, no attachment or topic. Everything else,
@@ -15,9 +16,9 @@
  *
  * A batch that fails as a whole (a deadlock with another transaction, a client id that another
  * instance inserted meanwhile) is rolled back and each of its sends goes the general way alone,
- * so a failing send fails alone. Batches run one at a time per process, in arrival order, so
- * sends to one chat are stored in the order they came; across processes the chats' row locks,
- * taken in id order, keep each chat's seqs gap-free and in commit order.
+ * so a failing send fails alone. Batches start in arrival order and lock their chats' rows (in id
+ * order, so no two transactions wait on each other in a circle), which keeps each chat's seqs
+ * gap-free and in commit order, on one process or several.
  */
 import { sql } from 'kysely'
 import type { AppContext } from '../../context.js'
@@ -29,6 +30,8 @@ import { isReplyTarget, type FirstSend } from './posting.js'
 import type { FastPath, FastSend } from './posting-sqlite.js'
 import { presentMessage } from './present.js'
 
+/** batches written at once (see Batcher.start) */
+const MAX_IN_FLIGHT = 2
 /** a batch holds at most this many sends… */
 const MAX_BATCH = 256
 /** …and about this many bytes of text (a batch is one statement per step: bounded, so is its memory) */
@@ -73,7 +76,8 @@ export function batchPath(ctx: AppContext): FastPath | null {
 
 class Batcher {
   private queue: Job[] = []
-  private writing = false
+  /** batches being written now: at most MAX_IN_FLIGHT */
+  private inFlight = 0
 
   constructor(private readonly ctx: AppContext) {}
 
@@ -82,28 +86,37 @@ class Batcher {
     if (draft.topic_id !== null || draft.attachment) return Promise.resolve({ kind: 'general' })
     return new Promise((settle) => {
       this.queue.push({ me, target, draft, clientId, now, settle })
-      if (!this.writing) {
-        this.writing = true
-        setImmediate(() => void this.drain())
-      }
+      // the sends of this moment go together: the batch starts once the event loop has taken them all
+      if (this.queue.length === 1 && this.inFlight < MAX_IN_FLIGHT) setImmediate(() => this.start())
     })
   }
 
-  /** Writes batches until the queue is empty; what arrives meanwhile waits for the next. */
-  private async drain() {
-    while (this.queue.length > 0) {
-      const jobs = this.take()
-      let outcomes: FastSend[]
-      try {
-        outcomes = await this.ctx.db.transaction().execute((trx) => writeBatch(this.ctx, trx, jobs))
-      } catch (error) {
-        // rolled back as a whole: each goes the general way alone (and fails alone if it must)
-        this.ctx.log.debug({ err: error, sends: jobs.length }, 'send batch rolled back; its sends take the general path')
-        outcomes = jobs.map(() => ({ kind: 'general' }))
-      }
-      jobs.forEach((job, i) => job.settle(outcomes[i]))
+  /**
+   * Starts a batch of what is queued, if a slot is free. Two may be in flight: while one waits for
+   * its commit (the WAL flush), the next runs its statements. They never wait on each other in a
+   * circle: each takes its chats' rows in id order first, and a chat's later sends wait for the
+   * earlier batch's commit on that row (so a chat's seqs follow commit order).
+   */
+  private start() {
+    if (this.queue.length === 0 || this.inFlight >= MAX_IN_FLIGHT) return
+    const jobs = this.take()
+    this.inFlight++
+    void this.write(jobs).finally(() => {
+      this.inFlight--
+      this.start()
+    })
+  }
+
+  private async write(jobs: Job[]) {
+    let outcomes: FastSend[]
+    try {
+      outcomes = await this.ctx.db.transaction().execute((trx) => writeBatch(this.ctx, trx, jobs))
+    } catch (error) {
+      // rolled back as a whole: each goes the general way alone (and fails alone if it must)
+      this.ctx.log.debug({ err: error, sends: jobs.length }, 'send batch rolled back; its sends take the general path')
+      outcomes = jobs.map(() => ({ kind: 'general' }))
     }
-    this.writing = false
+    jobs.forEach((job, i) => job.settle(outcomes[i]))
   }
 
   private take(): Job[] {
