@@ -76,7 +76,7 @@ async function main() {
 
   console.log(`\n${machineLine(machine)}`)
   console.log(`code: ${revision ?? 'unknown revision'} (as built into dist/ before the run)`)
-  console.log(`runs: ${ctx.runs} per figure (median, min, max); load windows ${ctx.durationMs / 1000} s after ${ctx.warmupMs / 1000} s warm-up; Tern LOG_LEVEL=${TERN_LOG_LEVEL}; Node flags (npm start's and BENCH_NODE_FLAGS, every server): ${NODE_FLAGS.join(' ') || 'none'}`)
+  console.log(`runs: ${ctx.runs} per figure (median, min, max); load windows ${ctx.durationMs / 1000} s after ${ctx.warmupMs / 1000} s warm-up; Tern LOG_LEVEL=${TERN_LOG_LEVEL}; Node flags (npm start's and BENCH_NODE_FLAGS; Tern and every baseline but the plain ceilings bare-insert and bare-pg-insert, which run with Node's defaults): ${NODE_FLAGS.join(' ') || 'none'}`)
   const foreignShare = foreign.share()
   const steal = foreign.steal()
   foreign.stop()

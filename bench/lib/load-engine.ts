@@ -3,6 +3,7 @@
  * measure for a fixed window; latencies are exact (every sample kept), in milliseconds.
  */
 import { HttpConnection, type Response } from './http-client.js'
+import { threadCpuMs } from './processes.js'
 import { summarizeLatencies, type LatencySummary } from './stats.js'
 
 export interface LoadOptions {
@@ -12,6 +13,8 @@ export interface LoadOptions {
   durationMs: number
   /** the i-th request, encoded */
   request(i: number): Buffer
+  /** the server's process: its CPU time in the window is read from /proc (all threads) */
+  serverPid?: number
 }
 
 export interface LoadResult {
@@ -25,10 +28,18 @@ export interface LoadResult {
   latency: LatencySummary
   /** the load process's share of one core during the window (near 1 means it, not the server, may be the limit) */
   cpu: number
+  /**
+   * with serverPid: the server's CPU time per completed request in the window (µs), which other
+   * processes taking its core hardly move, and the share of its core it used (below 1 at its
+   * maximum: it was starved, or waited on the disk)
+   */
+  server?: { cpuPerRequestUs: number; cpu: number }
 }
 
-function cpuMark() {
-  return { cpu: process.cpuUsage(), wall: performance.now() }
+const serverCpuMs = (pid: number | undefined) => (pid ? [...threadCpuMs(pid).values()].reduce((sum, ms) => sum + ms, 0) : 0)
+
+function cpuMark(serverPid?: number) {
+  return { cpu: process.cpuUsage(), wall: performance.now(), server: serverCpuMs(serverPid) }
 }
 
 /** Share of one core this process used since `start` (user + system CPU over wall time). */
@@ -41,7 +52,16 @@ class Recorder {
   readonly latencies: number[] = []
   errors = 0
   firstError: string | null = null
-  cpuStart = cpuMark()
+  cpuStart: ReturnType<typeof cpuMark>
+
+  constructor(private readonly serverPid?: number) {
+    this.cpuStart = cpuMark(serverPid)
+  }
+
+  /** The window starts now. */
+  mark() {
+    this.cpuStart = cpuMark(this.serverPid)
+  }
 
   record(response: Response, latencyMs: number) {
     if (response.status >= 200 && response.status < 300) {
@@ -53,6 +73,10 @@ class Recorder {
   }
 
   result(durationMs: number): LoadResult {
+    // Read as the last request of the window completes (closed loop) or the open loop drains:
+    // close enough to the window's end for a per-request figure.
+    const serverMs = serverCpuMs(this.serverPid) - this.cpuStart.server
+    const wallMs = performance.now() - this.cpuStart.wall
     return {
       completed: this.latencies.length,
       errors: this.errors,
@@ -60,6 +84,7 @@ class Recorder {
       throughput: this.latencies.length / (durationMs / 1000),
       latency: summarizeLatencies(this.latencies),
       cpu: cpuShare(this.cpuStart),
+      ...(this.serverPid ? { server: { cpuPerRequestUs: (serverMs / this.latencies.length) * 1000, cpu: serverMs / wallMs } } : {}),
     }
   }
 }
@@ -76,8 +101,8 @@ export async function closedLoop(options: LoadOptions): Promise<LoadResult> {
   const connections = await connectAll(options.port, options.connections)
   const measureFrom = performance.now() + options.warmupMs
   const end = measureFrom + options.durationMs
-  const recorder = new Recorder()
-  setTimeout(() => (recorder.cpuStart = cpuMark()), options.warmupMs)
+  const recorder = new Recorder(options.serverPid)
+  setTimeout(() => recorder.mark(), options.warmupMs)
   let next = 0
   try {
     await Promise.all(
@@ -115,8 +140,8 @@ export async function openLoop(options: OpenLoopOptions): Promise<LoadResult> {
   const measureFrom = start + options.warmupMs
   const end = measureFrom + options.durationMs
   const interval = 1000 / options.rate
-  const recorder = new Recorder()
-  setTimeout(() => (recorder.cpuStart = cpuMark()), options.warmupMs)
+  const recorder = new Recorder(options.serverPid)
+  setTimeout(() => recorder.mark(), options.warmupMs)
   const due: number[] = []
   let scheduled = start
   let next = 0

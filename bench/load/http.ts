@@ -15,6 +15,8 @@ export interface HttpLoadSpec {
   /** open loop only: requests per second */
   rate?: number
   requests: RequestSpec[]
+  /** the server's process, for its CPU time per request (LoadResult.server) */
+  serverPid?: number
 }
 
 serve(async (spec: HttpLoadSpec): Promise<LoadResult> => {
