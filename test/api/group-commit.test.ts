@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto'
 import test, { after } from 'node:test'
 import { sql } from 'kysely'
 import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
-import { registerUsers, send, V2 } from '../harness/messaging.js'
+import { registerUsers, send, V2, wholeHistory as newestFirst } from '../harness/messaging.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
 
@@ -17,15 +17,7 @@ const server = await startTestServer({ env: { WS_FRAME_RATE_LIMIT: '10000/1', WR
 after(() => server.close())
 
 /** Every message of a chat, oldest first. */
-async function wholeHistory(user: TestUser, chatId: number) {
-  const out: any[] = []
-  for (let page = 1; ; page++) {
-    const res = await user.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100, page } })
-    assert.equal(res.status, 200, res.text)
-    out.push(...res.body.items)
-    if (res.body.items.length < 100) return out.reverse()
-  }
-}
+const wholeHistory = async (user: TestUser, chatId: number) => (await newestFirst(user, chatId)).reverse()
 
 /** The chat's seqs, read from the database: 1..n without a gap or a repeat. */
 async function assertGapFree(on: TestServer, chatId: number, expected: number) {

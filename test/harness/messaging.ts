@@ -30,6 +30,16 @@ export async function history(user: TestUser, chatId: number, query: Record<stri
   return res.body.items as any[]
 }
 
+/** A chat's whole history, newest first, page by page. */
+export async function wholeHistory(user: TestUser, chatId: number) {
+  const out: any[] = []
+  for (let page = 1; ; page++) {
+    const items = await history(user, chatId, { page })
+    out.push(...items)
+    if (items.length < 100) return out
+  }
+}
+
 /** A socket on another session (device) of the user: a fresh login. */
 export async function anotherDevice(server: TestServer, user: TestUser): Promise<TestSocket> {
   const login = await server.api.post(`${V2}/auth/login`, { login: user.username, password: user.password })

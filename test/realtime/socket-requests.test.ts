@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict'
 import test, { after } from 'node:test'
 import { createChannel, createGroup } from '../harness/fixtures.js'
-import { history, registerUsers, send, V2 } from '../harness/messaging.js'
-import { startTestServer, type TestUser } from '../harness/server.js'
+import { history, registerUsers, send, V2, wholeHistory } from '../harness/messaging.js'
+import { startTestServer } from '../harness/server.js'
 import { assertDelivered, assertNone, TestSocket } from '../harness/socket.js'
 
 const server = await startTestServer({ env: { WS_FRAME_RATE_LIMIT: '1000/1', WRITE_RATE_LIMIT_USER: '100000/60' } })
@@ -151,7 +151,7 @@ test('sends pipelined on one socket to one chat are stored in the order they wer
   assert.ok([...acks, ...bobAcks].every((a) => a.type === 'ack'), 'every send acknowledged')
   const ids = acks.map((a) => a.data.message_id as number)
   assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'alice’s acks in send order')
-  const stored = (await historyAll(alice, group.group_id)).reverse()
+  const stored = (await wholeHistory(alice, group.group_id)).reverse()
   assert.equal(stored.length, 2 * count)
   const aliceOrder = stored.filter((m) => m.sender_id === alice.id).map((m) => m.content)
   const bobOrder = stored.filter((m) => m.sender_id === bob.id).map((m) => m.content)
@@ -183,14 +183,3 @@ test('past the frame limit each request is refused by id (rate_limited); logging
   const closed = await socket.closing()
   assert.equal(closed.code, 4001)
 })
-
-/** A chat's whole history, newest first. */
-async function historyAll(user: TestUser, chatId: number) {
-  const out: any[] = []
-  for (let page = 1; ; page++) {
-    const res = await user.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100, page } })
-    assert.equal(res.status, 200, res.text)
-    out.push(...res.body.items)
-    if (res.body.items.length < 100) return out
-  }
-}
