@@ -63,9 +63,14 @@ test('refusals carry the request id and the code and message of the HTTP twin', 
   assert.equal((await bob.api.post(`${V2}/block`, { user_id: alice.id })).status, 200)
   await sameAsHttp({ chat_id: opened.chat_id, content: 'after the block' }, 'blocked')
 
-  // data that is not an object at all
+  // data that is not an object at all, or whose ids are objects that cannot become strings
   const bare = await socket.request('send', 'text')
   assert.equal(bare.error!.code, 'validation_error')
+  for (const [type, data] of [['delete', { message_id: { toString: null } }], ['send', { chat_id: { toString: null, valueOf: null }, content: 'x' }], ['send', { receiver_id: ['__proto__'], content: 'x' }]] as const) {
+    const odd = await socket.request(type, data)
+    assert.equal(odd.error?.code, 'validation_error', `${type} ${JSON.stringify(data)}: ${JSON.stringify(odd)}`)
+  }
+  assert.equal(socket.closed, null, 'the socket stays open')
   // a request without a usable id cannot be answered by id: a protocol error says why
   socket.send({ type: 'send', data: { receiver_id: carol.id, content: 'no id' } })
   assert.match((await socket.next('error')).data.message, /needs an id/)

@@ -27,8 +27,15 @@ const DeleteData = aboutMessage(DeleteOptions)
 const ReactData = aboutMessage(ReactionBody)
 const ReadData = aboutMessage(Type.Object({}))
 
+/**
+ * A lane's key from a field of the client's data, not yet checked: only a number or a string
+ * names one (String() of an object can throw: `{"toString": null}`); anything else is refused by
+ * the schema anyway, so it may share a lane.
+ */
+const key = (value: unknown) => (typeof value === 'number' || typeof value === 'string' ? String(value) : '-')
+
 /** one lane per message: what is done to it happens in the order asked */
-const messageLane = (data: Record<string, unknown>) => `message:${String(data.message_id)}`
+const messageLane = (data: Record<string, unknown>) => `message:${key(data.message_id)}`
 
 export const MESSAGE_REQUESTS = new Map<string, RequestSpec<Caller>>([
   ['send', {
@@ -36,7 +43,7 @@ export const MESSAGE_REQUESTS = new Map<string, RequestSpec<Caller>>([
     twin: 'POST /api.v2/api/messages/send',
     data: SendMessageBody,
     answer: MessageView,
-    lane: (data) => (data.chat_id !== undefined ? `chat:${String(data.chat_id)}` : `user:${String(data.receiver_id)}`),
+    lane: (data) => (data.chat_id !== undefined ? `chat:${key(data.chat_id)}` : `user:${key(data.receiver_id)}`),
     run: ({ ctx, me }, data: Static<typeof SendMessageBody>) => messages.send(ctx, me, data),
   }],
   ['edit', {
