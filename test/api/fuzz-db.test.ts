@@ -141,6 +141,7 @@ async function look(since?: Look): Promise<Look> {
  * run after the commit) has landed.
  */
 async function settled(): Promise<Look> {
+  await broadcastsDone()
   let last = await look()
   for (let i = 0; i < 10; i++) {
     await new Promise((resolve) => setTimeout(resolve, 5))
@@ -149,6 +150,20 @@ async function settled(): Promise<Look> {
     last = next
   }
   return last
+}
+
+/**
+ * An accepted admin broadcast goes on delivering after its answer, batch by batch (a job) with
+ * pauses longer than settled()'s: wait until none is queued or running (the full run found a
+ * broadcast's later batches counted against the refused requests that followed it).
+ */
+async function broadcastsDone() {
+  for (let i = 0; i < 600; i++) {
+    const busy = await server.ctx.db.selectFrom('broadcasts').select('id').where('status', 'in', ['queued', 'running']).executeTakeFirst()
+    if (!busy) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error('a broadcast is still delivering after 30 s')
 }
 
 const failures: string[] = []
