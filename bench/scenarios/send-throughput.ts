@@ -6,7 +6,8 @@
  * The ceiling is the plain route (Node's default flags); the same route with npm start's flags
  * runs beside it for reference (until issue 32 it was the ceiling). Each max window's log line
  * gives each server's CPU time per request and the share of its core it used: on a busy machine
- * the rates move with the other processes, the CPU per request hardly does.
+ * the rates move with the other processes, the bare route's CPU per request hardly does (Tern's
+ * rises when it is starved: fewer sends share each commit).
  */
 import { registerMany, sendRequests } from '../lib/api.js'
 import { runLoad } from '../lib/load.js'
@@ -88,7 +89,7 @@ export const sendThroughput: Scenario = {
       }
 
       if (unsaturated.length) {
-        ctx.log(`  note: the bare route used only ${unsaturated.join(', ')} of its core at its maximum in ${unsaturated.length} of ${ctx.runs} runs: the load (or the machine) held the ceiling back, so Tern / bare overstates Tern; the CPU-per-request ratio does not depend on it`)
+        ctx.log(`  note: the bare route used only ${unsaturated.join(', ')} of its core at its maximum in ${unsaturated.length} of ${ctx.runs} runs: the load (or the machine) held the ceiling back, so Tern / bare overstates Tern; the CPU-per-request row is the better guide while Tern got most of its core`)
       }
 
       // Tern at half its maximum, and the bare route at the same rate as a reference: what the
