@@ -100,6 +100,9 @@ test('two people chat live: send, typing, read receipts, reply, react, edit, del
     // Alice edits her message; Bob sees the new text marked edited
     await action(alice, aliceMsg, 'Edit')
     const box = alice.page.getByLabel('Message', { exact: true })
+    // the composer takes the message's text in an effect, a frame after the click (CI on
+    // PostgreSQL once read the box before it)
+    await alice.page.waitForFunction(() => (document.getElementById('composer-text') as HTMLTextAreaElement | null)?.value === 'Hello Bob', undefined, { timeout: 5000 })
     assert.equal(await box.inputValue(), 'Hello Bob')
     await box.fill('Hello Bob, edited')
     await alice.page.getByRole('button', { name: 'Save' }).click()
