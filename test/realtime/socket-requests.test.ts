@@ -10,7 +10,8 @@ import { history, registerUsers, send, V2, wholeHistory } from '../harness/messa
 import { startTestServer } from '../harness/server.js'
 import { assertDelivered, assertNone, TestSocket } from '../harness/socket.js'
 
-const server = await startTestServer({ env: { WS_FRAME_RATE_LIMIT: '1000/1', WRITE_RATE_LIMIT_USER: '100000/60' } })
+const METRICS_TOKEN = 'socket-requests-metrics-token-0123456789'
+const server = await startTestServer({ env: { WS_FRAME_RATE_LIMIT: '1000/1', WRITE_RATE_LIMIT_USER: '100000/60', METRICS_TOKEN } })
 after(() => server.close())
 
 test('a send over the socket is acknowledged with the stored message, and the peer gets message.new', async () => {
@@ -187,4 +188,18 @@ test('past the frame limit each request is refused by id (rate_limited); logging
   assert.equal((await alice.api.post(`${V2}/auth/logout`, {})).status, 200)
   const closed = await socket.closing()
   assert.equal(closed.code, 4001)
+})
+
+test('/metrics counts socket requests by type and outcome', async () => {
+  const count = async (labels: string) => {
+    const text = (await server.api.get('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text
+    return Number(new RegExp(`^tern_ws_request_duration_seconds_count\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
+  }
+  const [alice, bob] = await registerUsers(server, 2)
+  const socket = await TestSocket.connect(server.url, alice.token)
+  const [acks, refusals] = [await count('type="send",outcome="ack"'), await count('type="edit",outcome="not_found"')]
+  assert.equal((await socket.request('send', { receiver_id: bob.id, content: 'counted' })).type, 'ack')
+  assert.equal((await socket.request('edit', { message_id: 2 ** 40, content: 'nothing there' })).error?.code, 'not_found')
+  assert.equal(await count('type="send",outcome="ack"'), acks + 1)
+  assert.equal(await count('type="edit",outcome="not_found"'), refusals + 1)
 })
