@@ -1,4 +1,5 @@
 /** What a scenario is given and returns, and the checks every load result goes through. */
+import type { HttpLoadSpec } from '../load/http.js'
 import type { RequestSpec } from './http-client.js'
 import { runLoad } from './load.js'
 import type { LoadResult } from './load-engine.js'
@@ -47,5 +48,15 @@ export async function serviceTime(ctx: BenchContext, port: number, label: string
     durationMs: Math.max(2000, ctx.durationMs / 2),
     requests,
   })
+  return checkLoad(ctx, label, result)
+}
+
+/**
+ * One closed-loop window of the scenario's usual warm-up and length, `connections` keeping
+ * `requests` going against the server on `port` (a maximum), checked; `spec` adds or overrides
+ * fields (an open loop's rate, the server's pid for its CPU time).
+ */
+export async function closedLoad(ctx: BenchContext, port: number, connections: number, requests: RequestSpec[], label: string, spec: Partial<HttpLoadSpec> = {}): Promise<LoadResult> {
+  const result = await runLoad<LoadResult>(ctx.machine, 'http', { mode: 'closed', port, connections, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs, requests, ...spec })
   return checkLoad(ctx, label, result)
 }

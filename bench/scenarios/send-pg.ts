@@ -24,7 +24,7 @@ import { createPgDatabase, type BenchPg } from '../lib/pg.js'
 import { pinPostgres, postgresCpuBetween, postgresCpuMs, type PgPinning } from '../lib/pg-affinity.js'
 import { makeDataDir, removeDataDir, SERVER_CORE, threadCpuMs } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
-import { checkLoad, fmt, type BenchContext, type Scenario } from '../lib/scenario.js'
+import { closedLoad, fmt, type BenchContext, type Scenario } from '../lib/scenario.js'
 import { startServer, type Server } from '../lib/server.js'
 import { median } from '../lib/stats.js'
 import type { HttpLoadSpec } from '../load/http.js'
@@ -128,21 +128,7 @@ export const sendPg: Scenario = {
         return result
       }
       const load = (server: Server, db: BenchPg, spec: Partial<HttpLoadSpec>, label: string) =>
-        measured(server, db, label, (result: LoadResult) => result.completed, async () =>
-          checkLoad(
-            ctx,
-            label,
-            await runLoad<LoadResult>(ctx.machine, 'http', {
-              mode: 'closed',
-              port: server.port,
-              connections: CONNECTIONS,
-              warmupMs: ctx.warmupMs,
-              durationMs: ctx.durationMs,
-              requests,
-              ...spec,
-            }),
-          ),
-        )
+        measured(server, db, label, (result: LoadResult) => result.completed, () => closedLoad(ctx, server.port, CONNECTIONS, requests, label, spec))
       const socketLoad = (label: string) =>
         measured(tern, ternDb, label, (result: PairLoadResult) => result.done, async () => {
           const result = await runLoad<PairLoadResult>(ctx.machine, 'socket-sends', {

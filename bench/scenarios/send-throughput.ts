@@ -10,11 +10,10 @@
  * rises when it is starved: fewer sends share each commit).
  */
 import { registerMany, sendRequests } from '../lib/api.js'
-import { runLoad } from '../lib/load.js'
 import type { LoadResult } from '../lib/load-engine.js'
 import { makeDataDir, removeDataDir, threadCpuLine, threadCpuMs } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
-import { checkLoad, fmt, type Scenario } from '../lib/scenario.js'
+import { closedLoad, fmt, type Scenario } from '../lib/scenario.js'
 import { startServer, type Server } from '../lib/server.js'
 import { median } from '../lib/stats.js'
 import type { HttpLoadSpec } from '../load/http.js'
@@ -57,16 +56,7 @@ export const sendThroughput: Scenario = {
       const users = await registerMany(tern.url, 'send', PAIRS * 2)
       const requests = await sendRequests(tern.url, users, PAIRS)
       const load = (server: Server, spec: Partial<HttpLoadSpec>, label: string) =>
-        runLoad<LoadResult>(ctx.machine, 'http', {
-          mode: 'closed',
-          port: server.port,
-          connections: CONNECTIONS,
-          warmupMs: ctx.warmupMs,
-          durationMs: ctx.durationMs,
-          requests,
-          serverPid: server.pid,
-          ...spec,
-        }).then((result) => checkLoad(ctx, label, result))
+        closedLoad(ctx, server.port, CONNECTIONS, requests, label, { serverPid: server.pid, ...spec })
 
       // The servers alternate run by run, so drift on the machine hits all alike.
       const bareMax: number[] = []
