@@ -73,7 +73,7 @@ test('a backup taken while messages are being sent holds every message acknowled
   const backupStarted = Date.now()
   const run = await cli('backup', file)
   assert.equal(run.code, 0, run.stderr)
-  assert.match(run.stdout, /backed up \d+ pages/)
+  assert.match(run.stdout, /backed up \d+ pages/, `stdout: ${JSON.stringify(run.stdout)}, stderr: ${JSON.stringify(run.stderr)}`)
   const sentDuring = acknowledged.length
   while (acknowledged.length < sentDuring + 20) await new Promise((resolve) => setTimeout(resolve, 10))
   sending = false
