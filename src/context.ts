@@ -1,10 +1,11 @@
 /** AppContext: the whole dependency graph, built once per process (or per test server). */
 import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
-import type { Config, Dialect } from './config.js'
+import { sqlitePath, type Config, type Dialect } from './config.js'
 import { loggedUrl } from './http/request-log.js'
 import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
 import { EventBus } from './events/bus.js'
+import { MessageIndex } from './modules/search/message-index.js'
 import { AuthCache } from './modules/sessions/auth-cache.js'
 import { WriteLimits } from './http/write-limit.js'
 import { LineBatch } from './lib/log-lines.js'
@@ -23,6 +24,8 @@ export interface AppContext {
   sqlite: DatabaseHandle['sqlite']
   /** who each token belongs to, in memory (SQLite only; modules/sessions/auth-cache.ts) */
   authCache: AuthCache | null
+  /** SQLite's message search index, in its own file, written by a worker (modules/search/message-index.ts); null on PostgreSQL */
+  messageIndex: MessageIndex | null
   /** shared Redis connection when REDIS_URL is set (rate limits, presence); fan-out opens its own two */
   redis: Redis | null
   /** hands real-time frames to the instances holding the recipients' sockets (await `fanout.ready` before serving) */
@@ -96,6 +99,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   redis?.on('error', (err) => log.warn({ err }, 'redis connection error'))
   const fanout = config.redisUrl ? createRedisFanout({ url: config.redisUrl, prefix: config.redisPrefix, log, onArrival: (lagMs) => metrics.fanoutArrived(lagMs) }) : createLocalFanout()
   const typing = new TypingTracker(fanout)
+  const messageIndex = database.sqlite ? new MessageIndex(database.sqlite, sqlitePath(config.databaseUrl)) : null
   const writeLimits = new WriteLimits({ ip: config.writeRateLimitIp, user: config.writeRateLimitUser, redis, prefix: config.redisPrefix, log })
   return {
     config,
@@ -103,6 +107,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     dialect: database.dialect,
     sqlite: database.sqlite,
     authCache: database.sqlite && database.reader ? new AuthCache(database.sqlite, database.reader) : null,
+    messageIndex,
     redis,
     fanout,
     events: new EventBus(log),
@@ -117,6 +122,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
       writeLimits.close()
       await fanout.close()
       await redis?.quit().catch(() => redis.disconnect())
+      await messageIndex?.close()
       await database.close()
     },
   }

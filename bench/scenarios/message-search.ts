@@ -87,9 +87,12 @@ export const messageSearch: Scenario = {
       // the indexing job runs at start; wait until it has indexed every message
       const reader = new SQLite(path.join(dataDir, 'tern.db'), { readonly: true })
       const top = reader.prepare('select max(id) from messages').pluck().get() as number
-      const mark = reader.prepare('select indexed_up_to from message_search_state').pluck()
-      while ((mark.get() as number) < top) await new Promise((resolve) => setTimeout(resolve, 200))
       reader.close()
+      // the index is a file of its own, which the server creates at start
+      const index = new SQLite(path.join(dataDir, 'tern.search.db'), { readonly: true })
+      const mark = index.prepare('select indexed_up_to from search_state').pluck()
+      while ((mark.get() as number) < top) await new Promise((resolve) => setTimeout(resolve, 200))
+      index.close()
       const indexMs = Date.now() - started
       ctx.log(`  indexed ${fmt(MESSAGES)} messages in ${fmt(indexMs / 1000, 1)} s after start (${fmt(MESSAGES / (indexMs / 1000))} messages/s)`)
 

@@ -8,13 +8,15 @@
  *
  * restore needs the server stopped. It checks the file is a Tern database, keeps the current
  * database as `<db>.before-restore-<time>`, and puts the backup in its place (the old WAL and
- * shared-memory files go with the old database).
+ * shared-memory files go with the old database). Message search's index, a file of its own derived
+ * from the messages, is not copied: restore removes it and the server builds it again.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { sqlitePath, type Config } from '../config.js'
 import type { AppContext } from '../context.js'
+import { searchFileFor } from '../modules/search/message-index.js'
 import { UsageError } from './usage-error.js'
 
 const PG_ADVICE = 'On PostgreSQL use pg_dump / pg_restore (see the README: Backups)'
@@ -84,5 +86,10 @@ export async function restore(config: Readonly<Config>, args: string[]): Promise
     }
   }
   fs.renameSync(incoming, live)
-  process.stdout.write(`restored ${file} into ${live}${kept ? `; the database it replaced is kept as ${kept}` : ''}\nStart the server: pending migrations, if the backup is older, are applied at start.\n`)
+  // message search's index (a file of its own, derived from the messages) describes the database
+  // that was replaced: the server builds it again from the restored messages after start
+  const index = searchFileFor(live)
+  for (const suffix of ['', '-wal', '-shm']) fs.rmSync(index + suffix, { force: true })
+  process.stdout.write(`restored ${file} into ${live}${kept ? `; the database it replaced is kept as ${kept}` : ''}\n` +
+    'Start the server: pending migrations, if the backup is older, are applied at start, and message search is indexed again in the background.\n')
 }

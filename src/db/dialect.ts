@@ -156,7 +156,7 @@ export async function messageSearchIds(db: Db, dialect: Dialect, search: TextSea
     const words = `content : (${search.words.map((word) => `"${word}"*`).join(' ')})`
     const match = search.chatId === null ? words : `${words} AND chat : "c${search.chatId}"`
     const before = search.beforeId === null ? sql`` : sql`and f.rowid < ${search.beforeId}`
-    const { rows } = await sql<{ id: number }>`select m.id from messages_search f join messages m on m.id = f.rowid
+    const { rows } = await sql<{ id: number }>`select m.id from search.messages_search f join messages m on m.id = f.rowid
       where f.messages_search match ${match} ${before} and ${visible}
       order by f.rowid desc limit ${search.limit}`.execute(db)
     return rows.map((row) => row.id)

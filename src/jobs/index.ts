@@ -13,7 +13,6 @@ import { renewDue } from '../modules/premium/service.js'
 import { presenceOf } from '../modules/presence/service.js'
 import { deliverWebhooks } from '../modules/bots/webhook-job.js'
 import { deliverQueued } from '../modules/push/delivery.js'
-import { catchUpMessageIndex } from '../modules/search/message-index.js'
 import { cleanupExpiredStories } from '../modules/stories/cleanup.js'
 import { JobRunner, type RunnerOptions } from './runner.js'
 
@@ -98,14 +97,15 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     everyMs: ctx.config.uploadSweepIntervalSeconds * 1000,
     run: () => sweepExpiredUploads(ctx),
   })
-  if (ctx.config.dialect === 'sqlite') {
+  const messageIndex = ctx.messageIndex
+  if (messageIndex) {
     jobs.define({
       name: 'message-search-index',
-      summary: 'adds new messages to the full-text index of message search, in batches (SQLite)',
+      summary: "adds new messages, edits and deletes to message search's full-text index, in batches, off the event loop (SQLite)",
       scope: 'instance',
       everyMs: MESSAGE_INDEX_EVERY_MS,
       runAtStart: true,
-      run: async (signal) => ({ indexed: await catchUpMessageIndex(ctx, Number.POSITIVE_INFINITY, signal) }),
+      run: () => messageIndex.catchUp(),
     })
   }
   if (ctx.redis) {

@@ -133,5 +133,13 @@ test('a backup taken while messages are being sent holds every message acknowled
   assert.ok(!contents.includes('after the backup'), 'the message sent after the backup is not in the restored database')
   assert.ok(contents.includes(acknowledged.at(-1)!.content), 'the last acknowledged message before the backup is')
   assert.ok(lastInBackup! > 0)
+  // message search is indexed again from the restored messages (its old index file was removed)
+  const search = async (q: string) => {
+    const res = await benApi.get(`${V2}/search/messages`, { query: { q, limit: 50 } })
+    assert.equal(res.status, 200, res.text)
+    return res.body.data.items.map((message: { content: string }) => message.content) as string[]
+  }
+  assert.equal((await search('message')).length, 50, 'the restored messages are found')
+  assert.deepEqual(await search('backup'), [], 'the message sent after the backup is not')
   await stop(back)
 })

@@ -36,6 +36,7 @@ import * as botWebhooks from './2026-11-25T23-00-bot-webhooks.js'
 import * as botBridgesCallbacks from './2026-11-25T23-20-bot-bridges-callbacks.js'
 
 import * as videoRooms from './2026-11-25T23-50-video-rooms.js'
+import * as messageSearchFile from './2026-11-27T20-00-message-search-file.js'
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
   '2026-11-21T01-00-chats-messages-updates': chatsMessagesUpdates,
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25T23-00-bot-webhooks': botWebhooks,
   '2026-11-25T23-20-bot-bridges-callbacks': botBridgesCallbacks,
   '2026-11-25T23-50-video-rooms': videoRooms,
+  '2026-11-27T20-00-message-search-file': messageSearchFile,
 }

@@ -60,22 +60,3 @@ export function history(db: Db, userId: number) {
 export async function clear(db: Db, userId: number) {
   await db.deleteFrom('recent_searches').where('user_id', '=', userId).execute()
 }
-
-/**
- * SQLite: indexes the next messages after the search mark (at most `batch`, in id order) into
- * `messages_search` and moves the mark past them, in one transaction; answers how many messages it
- * went past (0: the index is current). Migration 2026-11-25T08-00 says why it works this way.
- */
-export async function indexMessagesSqlite(db: Db, batch: number): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const { rows: marks } = await sql<{ mark: number }>`select indexed_up_to as mark from message_search_state where id = 1`.execute(trx)
-    const mark = marks[0]?.mark ?? 0
-    const { rows: spans } = await sql<{ upTo: number | null; n: number }>`select max(id) as "upTo", count(*) as n from (select id from messages where id > ${mark} order by id limit ${batch})`.execute(trx)
-    const upTo = spans[0]?.upTo
-    if (upTo === null || upTo === undefined) return 0
-    await sql`insert into messages_search (rowid, content, chat) select id, content, 'c' || chat_id from messages
-      where id > ${mark} and id <= ${upTo} and content <> '' and is_encrypted = 0`.execute(trx)
-    await sql`update message_search_state set indexed_up_to = ${upTo} where id = 1`.execute(trx)
-    return Number(spans[0].n)
-  })
-}

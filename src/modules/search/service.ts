@@ -13,13 +13,18 @@ import * as chats from '../chats/service.js'
 import { seer } from '../contacts/sight.js'
 import { presentByIds } from '../messages/views.js'
 import { presentPeer } from '../users/present.js'
-import { catchUpMessageIndex } from './message-index.js'
+import type { MessageIndex } from './message-index.js'
 import * as repo from './repo.js'
 
 export const QUERY_MIN = 2
 export const HISTORY_KEEP = 20
-/** messages a search indexes first at most (the job keeps the backlog far smaller) */
-const SEARCH_CATCH_UP = 20_000
+/**
+ * How long a search waits for SQLite's index to take in the messages sent before it. The job
+ * keeps the backlog to a few seconds of messages, indexed in milliseconds; only a whole index
+ * being rebuilt (after an upgrade or a restore) takes longer, and meanwhile a search answers from
+ * what is indexed so far.
+ */
+const SEARCH_WAIT_MS = 3000
 
 export async function searchGlobal(ctx: AppContext, me: UserRow, query: string, page: number, perPage: number) {
   // control characters name nobody (and U+0001 joins the names in PostgreSQL's index)
@@ -51,7 +56,7 @@ export async function searchMessages(ctx: AppContext, me: UserRow, input: Messag
   if (words.length === 0) throw validationError(`q must hold a word of at least ${QUERY_MIN} letters or digits`)
   if (input.chat_id !== undefined) await chats.requireReader(ctx, me.id, input.chat_id)
   // SQLite: what the indexing job has not reached yet, first (a search sees every message)
-  await catchUpMessageIndex(ctx, SEARCH_CATCH_UP)
+  if (ctx.messageIndex) await indexNewMessages(ctx, ctx.messageIndex)
   const ids = await messageSearchIds(ctx.db, ctx.config.dialect, {
     words,
     userId: me.id,
@@ -63,6 +68,20 @@ export async function searchMessages(ctx: AppContext, me: UserRow, input: Messag
   const views = await presentByIds(ctx.db, ids)
   const items = ids.flatMap((id) => views.get(id) ?? [])
   return { items, next_before_id: ids.length === input.limit ? ids[ids.length - 1] : null }
+}
+
+async function indexNewMessages(ctx: AppContext, index: MessageIndex) {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<'late'>((resolve) => (timer = setTimeout(resolve, SEARCH_WAIT_MS, 'late')))
+  try {
+    const outcome = await Promise.race([index.catchUp(), timeout])
+    if (outcome === 'late') ctx.log.info({ waitedMs: SEARCH_WAIT_MS }, 'message search answered before the index caught up')
+  } catch (err) {
+    // the index as it stands still answers; the job reports the failure
+    ctx.log.warn({ err }, 'message search index could not catch up')
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 export async function history(ctx: AppContext, me: UserRow) {
