@@ -105,7 +105,7 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
       scope: 'instance',
       everyMs: MESSAGE_INDEX_EVERY_MS,
       runAtStart: true,
-      run: () => messageIndex.catchUp(),
+      run: (signal) => messageIndex.catchUp(signal),
     })
   }
   if (ctx.redis) {

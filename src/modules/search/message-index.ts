@@ -68,6 +68,12 @@ function createSchema(sqlite: SQLite.Database) {
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const SQLite = require(workerData.driver)
+// background work: on Linux this thread alone takes the lowest priority, so that where it shares
+// a core with the event loop (a one-core machine, a pinned process) it runs in the loop's idle time
+try {
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop())
+  if (tid > 0) require('node:os').setPriority(tid, 19)
+} catch {}
 const db = new SQLite(workerData.searchFile)
 db.pragma('journal_mode = WAL')
 db.pragma('synchronous = NORMAL')
@@ -189,17 +195,24 @@ export class MessageIndex {
 
   /**
    * Brings the index up to every message committed before the call, and applies the recorded
-   * changes; then drops those changes from the main database. Rejects if the worker fails.
+   * changes; then drops those changes from the main database. Rejects if the worker fails;
+   * answers at once, with nothing done, once `signal` aborts.
    */
-  async catchUp(): Promise<CatchUp> {
-    if (this.closed) return { indexed: 0, changes: 0, rebuilt: false }
+  async catchUp(signal?: AbortSignal): Promise<CatchUp> {
+    if (this.closed || signal?.aborted) return { indexed: 0, changes: 0, rebuilt: false }
     const worker = this.start()
     const id = this.next++
     const reply = await new Promise<Reply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject })
       worker.postMessage({ catchUp: id })
+      // a stopping server does not wait for a long rebuild: the worker stops between passes on close
+      signal?.addEventListener('abort', () => {
+        if (this.pending.delete(id)) resolve({ done: id, indexed: 0, changes: 0, rebuilt: false, changesUpTo: 0 })
+      }, { once: true })
     })
     if ('error' in reply) throw new Error(`message search index: ${reply.error}`)
+    // (on the main connection, so possibly inside a transaction another request has open there:
+    // if that one rolls back, the rows stay and the next catch-up drops them again)
     if (reply.changes > 0 && this.sqlite.open) this.sqlite.prepare('delete from message_search_changes where seq <= ?').run(reply.changesUpTo)
     return { indexed: reply.indexed, changes: reply.changes, rebuilt: reply.rebuilt }
   }
