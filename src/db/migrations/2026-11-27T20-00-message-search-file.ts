@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import { dialectOf } from './columns.js'
+import * as messageSearch from './2026-11-25T08-00-message-search.js'
 
 /**
  * SQLite: message search's FTS5 index moves out of the main database into a file of its own,
@@ -32,17 +33,6 @@ export async function down(db: Kysely<any>): Promise<void> {
   if (dialectOf(db) !== 'sqlite') return
   for (const trigger of ['message_search_changed', 'message_search_deleted']) await sql`drop trigger ${sql.raw(trigger)}`.execute(db)
   await sql`drop table message_search_changes`.execute(db)
-  // the index as 2026-11-25T08-00 made it, empty: its job fills it again from the first message
-  await sql`create virtual table messages_search using fts5(content, chat, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2')`.execute(db)
-  await sql`create table message_search_state (id integer primary key check (id = 1), indexed_up_to integer not null)`.execute(db)
-  await sql`insert into message_search_state (id, indexed_up_to) values (1, 0)`.execute(db)
-  await sql`create trigger messages_search_delete after delete on messages
-    when old.id <= (select indexed_up_to from message_search_state) begin
-    delete from messages_search where rowid = old.id;
-  end`.execute(db)
-  await sql`create trigger messages_search_update after update of content on messages
-    when old.id <= (select indexed_up_to from message_search_state) begin
-    delete from messages_search where rowid = old.id;
-    insert into messages_search(rowid, content, chat) select new.id, new.content, 'c' || new.chat_id where new.content <> '' and new.is_encrypted = 0;
-  end`.execute(db)
+  // the index as 2026-11-25T08-00 made it (its SQLite branch), empty: its job fills it again
+  await messageSearch.up(db)
 }
