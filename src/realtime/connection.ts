@@ -5,6 +5,7 @@
  */
 import type { WebSocket } from 'ws'
 import type { AppContext } from '../context.js'
+import { isShared, stringifyShared } from '../lib/shared-json.js'
 import * as chatLog from './chat-log.js'
 import { CLOSE } from './close-codes.js'
 import type { Frame } from './fanout.js'
@@ -23,6 +24,17 @@ const REPLAY_LOW_WATER = 64 * 1024
 const DRAIN_POLL_MS = 10
 
 type MemberEvent = { chat_id?: number; user_id?: number; chat_seq?: number }
+
+/**
+ * A frame's text: `JSON.stringify(frame)`, reusing the text of a message shared by its sender
+ * (lib/shared-json.ts) when the frame carries one as its data (an ack) or as data.message
+ * (message.new), so a send is serialized once for its ack and every socket it reaches.
+ */
+export function frameText(frame: { data?: unknown }): string {
+  const data = frame.data
+  if (typeof data === 'object' && data !== null && (isShared(data) || isShared((data as { message?: unknown }).message))) return stringifyShared(frame)
+  return JSON.stringify(frame)
+}
 
 /** What a connection asks of the registry that holds it. */
 export interface Subscriptions {
@@ -84,14 +96,14 @@ export class Connection {
       this.close(CLOSE.tooSlow)
       return false
     }
-    this.socket.send(text ?? JSON.stringify(frame))
+    this.socket.send(text ?? frameText(frame))
     this.ctx.metrics.frameSent()
     return true
   }
 
   /** The answer to one of the client's requests (realtime/requests.ts): an ack or an error frame with its id. */
   answer(frame: { type: 'ack' | 'error'; id: string | number; data?: unknown; error?: unknown }): boolean {
-    return this.send(frame as Frame, JSON.stringify(frame))
+    return this.send(frame as Frame, frameText(frame))
   }
 
   /** See Stream's `backlogged`: a replay waits here while the client is behind on reading. */

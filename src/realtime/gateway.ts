@@ -11,7 +11,7 @@ import type { AppContext } from '../context.js'
 import { bearerToken, cookieToken } from '../http/auth.js'
 import { forbidden, unauthorized, upgradeRequired } from '../http/errors.js'
 import { CLOSE } from './close-codes.js'
-import { Connection } from './connection.js'
+import { Connection, frameText } from './connection.js'
 import { onInbound, resumeFromUrl } from './frames.js'
 import type { GatewayHooks } from './hooks.js'
 import { Registry } from './registry.js'
@@ -87,7 +87,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
       // one serialization for every subscriber of the chat
       const connections = registry.ofChat(delivery.chatId)
       if (connections) {
-        const text = JSON.stringify(delivery.frame)
+        const text = frameText(delivery.frame)
         for (const connection of connections) connection.deliverChat(delivery.frame, text)
       }
       for (const connection of registry.starting) connection.deliverChat(delivery.frame)

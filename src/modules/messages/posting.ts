@@ -8,6 +8,7 @@ import type { Db } from '../../db/database.js'
 import type { ChatRow, MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import type { Outbox } from '../../events/outbox.js'
 import { blocked, forbidden, validationError } from '../../http/errors.js'
+import { share } from '../../lib/shared-json.js'
 import { iso } from '../../lib/time.js'
 import { personalMembers } from '../../realtime/chat-ref.js'
 import * as blocks from '../blocks/service.js'
@@ -82,6 +83,8 @@ export async function writeMessage(
   const row = await repo.insertMessage(db, messageValues(draft, { chatId: chat.id, seq, senderId: sender.id, receiverId, clientId, origin, now }))
   await chats.afterMessage(db, chat, row.id, sender.id, seq, now)
   const message = presentMessage(row, sender, receiverId === sender.id)
+  // final: its JSON is made once for the members' frames and the sender's answer
+  share(message)
   await events.toChat(chat, 'message.new', { message }, { messageId: row.id })
   return message
 }

@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { announceRecorded, inTransaction, type Outbox } from '../../events/outbox.js'
 import { AppError, conflict, forbidden, notFound, validationError } from '../../http/errors.js'
+import { share } from '../../lib/shared-json.js'
 import { parseInstant } from '../../lib/time.js'
 import * as chats from '../chats/service.js'
 import * as files from '../files/service.js'
@@ -84,6 +85,8 @@ export async function send(
     const outcome = await fast.send(me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId, now)
     if (outcome.kind === 'retry') return answerRetry(ctx, me, input, outcome.first)
     if (outcome.kind === 'sent') {
+      // final: its JSON is made once for the members' frames and the ack
+      share(outcome.message)
       announceRecorded(ctx, outcome.recorded, 'message.new', { message: outcome.message }, outcome.message.chat_id, now)
       return outcome.message
     }
