@@ -7,6 +7,7 @@
  * every write; the black-box search tests cover both.)
  */
 import assert from 'node:assert/strict'
+import { getEventListeners } from 'node:events'
 import fs from 'node:fs'
 import { test } from 'node:test'
 import SQLite from 'better-sqlite3'
@@ -141,6 +142,17 @@ test('the index is a file of its own, and one found ahead of the database is reb
   await integrityCheck(server)
   const res = await bob.api.get(`${V2}/search/messages`, { query: { q: 'epsilon', limit: 50 } })
   assert.equal(res.body.data.items.length, 5)
+})
+
+test("catch-ups leave no listener on the job runner's signal, which outlives them", { skip: !sqlite && 'SQLite only' }, async () => {
+  const runner = new AbortController()
+  for (let i = 0; i < 20; i++) await server.ctx.messageIndex!.catchUp(runner.signal)
+  assert.equal(getEventListeners(runner.signal, 'abort').length, 0)
+  // a control: while one waits, its listener is there
+  const waiting = server.ctx.messageIndex!.catchUp(runner.signal)
+  assert.equal(getEventListeners(runner.signal, 'abort').length, 1)
+  await waiting
+  assert.equal(getEventListeners(runner.signal, 'abort').length, 0)
 })
 
 async function users() {

@@ -202,13 +202,16 @@ export class MessageIndex {
     if (this.closed || signal?.aborted) return { indexed: 0, changes: 0, rebuilt: false }
     const worker = this.start()
     const id = this.next++
+    // a stopping server does not wait for a long rebuild: the worker stops between passes on close
+    const stopped = () => this.pending.get(id)?.resolve({ done: id, indexed: 0, changes: 0, rebuilt: false, changesUpTo: 0 })
+    signal?.addEventListener('abort', stopped, { once: true })
     const reply = await new Promise<Reply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject })
       worker.postMessage({ catchUp: id })
-      // a stopping server does not wait for a long rebuild: the worker stops between passes on close
-      signal?.addEventListener('abort', () => {
-        if (this.pending.delete(id)) resolve({ done: id, indexed: 0, changes: 0, rebuilt: false, changesUpTo: 0 })
-      }, { once: true })
+    }).finally(() => {
+      this.pending.delete(id)
+      // the job's signal lives as long as the runner: a listener left on it per run would pile up
+      signal?.removeEventListener('abort', stopped)
     })
     if ('error' in reply) throw new Error(`message search index: ${reply.error}`)
     // (on the main connection, so possibly inside a transaction another request has open there:
@@ -248,9 +251,7 @@ export class MessageIndex {
     worker.unref()
     worker.on('message', (message: Reply | 'ready') => {
       if (message === 'ready') return
-      const waiter = this.pending.get(message.done)
-      this.pending.delete(message.done)
-      waiter?.resolve(message)
+      this.pending.get(message.done)?.resolve(message)
     })
     // a worker that dies fails what waits on it; the next catch-up starts another
     const failed = (error: unknown) => {
