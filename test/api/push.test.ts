@@ -76,6 +76,19 @@ test('an offline user gets a push for a new message, naming the sender and the c
   })
 })
 
+test('a receiver who had no subscription and registers one gets the push for the next message', { skip }, async () => {
+  const [alice, bob] = [await server!.registerUser(), await server!.registerUser()]
+  // messages while bob has no subscription: nothing queued (this instance learns that he has none)
+  await send(alice, bob, 'before 1')
+  await send(alice, bob, 'before 2')
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  assert.equal(await queuedFor(bob.id), 0)
+  const sub = await subscribe(bob)
+  await send(alice, bob, 'after')
+  const pushes = await received(sub, 1)
+  assert.deepEqual(pushes.map((p) => p.body), ['after'])
+})
+
 test('in a group, the push names the group; a reply to me is a reply, a mention of me a mention', { skip }, async () => {
   const [alice, bob] = [await server!.registerUser(), await server!.registerUser()]
   const sub = await subscribe(bob)

@@ -12,6 +12,7 @@ import type { MessageView } from '../messages/schemas.js'
 import { presenceOf } from '../presence/service.js'
 import * as repo from './repo.js'
 import { nativeSenders } from './senders.js'
+import { unsubscribed, type Unsubscribed } from './unsubscribed.js'
 import { vapidOf } from './vapid.js'
 
 export function registerPushReactions(ctx: AppContext) {
@@ -53,19 +54,35 @@ function mentions(content: string, username: string): boolean {
  */
 class Lookups {
   private pending: { message: MessageView; now: number }[] = []
+  /** receivers known to have no subscription (unsubscribed.ts); null with several instances */
+  private readonly known: Unsubscribed | null
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: AppContext) {
+    this.known = unsubscribed(ctx)
+  }
 
   add(message: MessageView, now: number): Promise<void> {
     if (message.message_id === null) return Promise.resolve()
+    // A personal chat's only possible recipient is its receiver (none in Saved Messages): a
+    // receiver known to have no subscription costs nothing more.
+    const receiver = message.receiver_id
+    if (receiver !== null && (receiver === message.sender_id || this.known?.has(receiver))) return Promise.resolve()
     this.pending.push({ message, now })
     if (this.pending.length > 1) return Promise.resolve()
     return new Promise((resolve, reject) => setImmediate(() => this.flush().then(resolve, reject)))
   }
 
   private async flush() {
-    const batch = this.pending
+    let batch = this.pending
     this.pending = []
+    const known = this.known
+    if (known) {
+      // receivers not known yet: one read of who among them has a subscription
+      const unknown = [...new Set(batch.flatMap(({ message }) => (message.receiver_id === null || known.has(message.receiver_id) ? [] : [message.receiver_id])))]
+      if (unknown.length > 0) await known.learn(unknown, (ids) => repo.subscribedAmong(this.ctx.db, ids))
+      batch = batch.filter(({ message }) => message.receiver_id === null || !known.has(message.receiver_id))
+      if (batch.length === 0) return
+    }
     const members = await repo.subscribedMembers(this.ctx.db, [...new Set(batch.map((b) => b.message.chat_id))])
     if (members.length === 0) return
     const byChat = new Map<number, { id: number; username: string }[]>()

@@ -83,6 +83,12 @@ export function subscribedMembers(db: Db, chatIds: readonly number[]) {
     .execute()
 }
 
+/** Which of these users have at least one push subscription. */
+export async function subscribedAmong(db: Db, userIds: readonly number[]): Promise<Set<number>> {
+  const rows = await db.selectFrom('push_subscriptions').select('user_id').distinct().where('user_id', 'in', userIds).execute()
+  return new Set(rows.map((r) => r.user_id))
+}
+
 export async function senderOf(db: Db, messageId: number): Promise<number | null> {
   const row = await db.selectFrom('messages').select('sender_id').where('id', '=', messageId).executeTakeFirst()
   return row?.sender_id ?? null

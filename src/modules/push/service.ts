@@ -14,6 +14,7 @@ import * as repo from './repo.js'
 import type { RegisterBody, SendBody, UnregisterBody } from './schemas.js'
 import { sendTo } from './send.js'
 import { nativeSenders } from './senders.js'
+import { unsubscribed } from './unsubscribed.js'
 import { vapidOf } from './vapid.js'
 
 /** how long a push service keeps an admin's notification for an offline device */
@@ -63,15 +64,20 @@ export async function register(ctx: AppContext, me: UserRow, sessionId: number, 
     row = { user_id: me.id, session_id: sessionId, kind: input.platform, endpoint: `${input.platform}:${input.push_token}`, p256dh: null, auth: null }
   }
   const now = ctx.clock.now()
-  const id = await ctx.db.transaction().execute(async (trx) => {
-    const existing = await repo.findByEndpoint(trx, row.endpoint)
-    const mine = existing !== undefined && existing.user_id === me.id
-    if (!mine && (await repo.countOfUser(trx, me.id)) >= ctx.config.pushMaxSubscriptions) {
-      throw conflict(`You have ${ctx.config.pushMaxSubscriptions} push subscriptions, the most one account may hold: remove one first`)
-    }
-    return repo.upsert(trx, row, now)
-  })
-  return { id }
+  try {
+    const id = await ctx.db.transaction().execute(async (trx) => {
+      const existing = await repo.findByEndpoint(trx, row.endpoint)
+      const mine = existing !== undefined && existing.user_id === me.id
+      if (!mine && (await repo.countOfUser(trx, me.id)) >= ctx.config.pushMaxSubscriptions) {
+        throw conflict(`You have ${ctx.config.pushMaxSubscriptions} push subscriptions, the most one account may hold: remove one first`)
+      }
+      return repo.upsert(trx, row, now)
+    })
+    return { id }
+  } finally {
+    // committed (or not): new messages to me look my subscriptions up again
+    unsubscribed(ctx)?.subscribed(me.id)
+  }
 }
 
 /** Removes one of my subscriptions by id, endpoint or native token; 404 when it is not mine (or does not exist). */
