@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Config } from '../config.js'
+import { createFileOnce } from '../lib/create-once.js'
 
 const cache = new WeakMap<Readonly<Config>, Buffer>()
 
@@ -27,13 +28,8 @@ export function videoSecret(config: Readonly<Config>): Buffer {
       key = read()
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-      fs.mkdirSync(config.dataDir, { recursive: true })
-      try {
-        fs.writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 })
-      } catch (err) {
-        // another process on the same DATA_DIR made it first: use theirs
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-      }
+      // another process on the same DATA_DIR may make it first: then theirs is used
+      createFileOnce(file, `${randomBytes(32).toString('base64url')}\n`)
       key = read()
     }
   }

@@ -10,6 +10,7 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } f
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Config } from '../../config.js'
+import { createFileOnce } from '../../lib/create-once.js'
 
 interface Keys {
   seal: Buffer
@@ -31,13 +32,8 @@ function masterKey(config: Readonly<Config>): Buffer {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
   }
-  fs.mkdirSync(config.dataDir, { recursive: true })
-  try {
-    fs.writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 })
-  } catch (error) {
-    // another instance on the same DATA_DIR made it first: use theirs
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-  }
+  // another instance on the same DATA_DIR may make it first: then theirs is used
+  createFileOnce(file, `${randomBytes(32).toString('base64url')}\n`)
   return read()
 }
 

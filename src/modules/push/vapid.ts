@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import webPush from 'web-push'
 import type { Config } from '../../config.js'
+import { createFileOnce } from '../../lib/create-once.js'
 
 export interface Vapid {
   publicKey: string
@@ -42,14 +43,9 @@ export function vapidOf(config: Readonly<Config>): Vapid {
       keys = readFile(file)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-      fs.mkdirSync(config.dataDir, { recursive: true })
       const fresh = webPush.generateVAPIDKeys()
-      try {
-        fs.writeFileSync(file, `${JSON.stringify({ public_key: fresh.publicKey, private_key: fresh.privateKey })}\n`, { flag: 'wx', mode: 0o600 })
-      } catch (writeError) {
-        // another instance on the same DATA_DIR wrote it first: use theirs
-        if ((writeError as NodeJS.ErrnoException).code !== 'EEXIST') throw writeError
-      }
+      // another instance on the same DATA_DIR may write it first: then theirs is used
+      createFileOnce(file, `${JSON.stringify({ public_key: fresh.publicKey, private_key: fresh.privateKey })}\n`)
       keys = readFile(file)
     }
     found = { ...keys, subject: config.vapidSubject }
