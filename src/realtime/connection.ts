@@ -3,7 +3,6 @@
  * (docs/realtime.md). Live frames that continue a stream's cursor go straight out; older ones are
  * skipped; a gap triggers a catch-up from that log (realtime/stream.ts).
  */
-import type { Socket } from 'node:net'
 import type { WebSocket } from 'ws'
 import type { AppContext } from '../context.js'
 import { isShared, stringifyShared } from '../lib/shared-json.js'
@@ -42,37 +41,6 @@ export interface Subscriptions {
   subscribe(connection: Connection, chatId: number): void
   unsubscribe(connection: Connection, chatId: number): void
   started(connection: Connection): void
-}
-
-/**
- * Sockets written in this burst of work, corked until it ends: a batch of sends (a group commit)
- * gives a socket several frames at once (acks, the user's own message.new, the peer's), and
- * corked they leave in one write instead of one system call each. The bytes and their order are
- * the same. They go out once the callback that wrote them and its promise continuations are done
- * (process.nextTick), before any other I/O is handled. (Held until setImmediate instead, across
- * other sockets' I/O, fuzz-frames on PostgreSQL + Redis saw a socket closed for invalid UTF-8 end
- * with 1006 rather than 1007; the cause was not pinned down, and nextTick leaves no such window.)
- */
-const corked = new Set<Socket>()
-/** past this much held on a socket it is written at once (so a burst never looks like a slow client: MAX_BUFFERED) */
-const CORK_LIMIT = 64 * 1024
-function uncorkAll() {
-  for (const socket of corked) socket.uncork()
-  corked.clear()
-}
-function corkForTurn(ws: WebSocket) {
-  // ws has no cork of its own: its TCP socket (ws corks it around a frame's two writes as well)
-  const socket = (ws as unknown as { _socket?: Socket })._socket
-  if (!socket || socket.destroyed) return
-  if (corked.has(socket)) {
-    if (socket.writableLength < CORK_LIMIT) return
-    corked.delete(socket)
-    return socket.uncork()
-  }
-  if (socket.writableLength >= CORK_LIMIT) return
-  if (corked.size === 0) process.nextTick(uncorkAll)
-  socket.cork()
-  corked.add(socket)
 }
 
 /**
@@ -128,7 +96,6 @@ export class Connection {
       this.close(CLOSE.tooSlow)
       return false
     }
-    corkForTurn(this.socket)
     this.socket.send(text ?? frameText(frame))
     this.ctx.metrics.frameSent()
     return true
