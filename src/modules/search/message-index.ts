@@ -24,7 +24,6 @@
  * as `search` to run the queries (db/dialect.ts messageSearchIds). On PostgreSQL a GIN index
  * follows every write by itself and none of this exists.
  */
-import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { Worker } from 'node:worker_threads'
@@ -187,7 +186,6 @@ export class MessageIndex {
     private readonly mainFile: string,
   ) {
     this.file = searchFileFor(mainFile)
-    fs.mkdirSync(path.dirname(this.file), { recursive: true })
     const attached = (sqlite.pragma('database_list') as { name: string }[]).some((db) => db.name === 'search')
     if (!attached) sqlite.prepare('attach database ? as search').run(this.file)
     createSchema(sqlite)
