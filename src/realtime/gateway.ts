@@ -11,7 +11,7 @@ import type { AppContext } from '../context.js'
 import { bearerToken, cookieToken } from '../http/auth.js'
 import { forbidden, unauthorized, upgradeRequired } from '../http/errors.js'
 import { CLOSE } from './close-codes.js'
-import { Connection, frameText } from './connection.js'
+import { Connection, flushFrames, frameText } from './connection.js'
 import { onInbound, resumeFromUrl } from './frames.js'
 import type { GatewayHooks } from './hooks.js'
 import { Registry } from './registry.js'
@@ -62,6 +62,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
     options: { maxPayload: 64 * 1024 },
     // On shutdown every socket hears 1001, so its client reconnects (elsewhere) and resumes.
     preClose: async function (this: FastifyInstance) {
+      flushFrames()
       for (const client of this.websocketServer.clients) client.close(CLOSE.goingAway.code, CLOSE.goingAway.reason)
     },
   })
@@ -117,7 +118,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
   })
 
   /** who each upgrade request authenticated as (between preValidation and the socket handler) */
-  const owners = new WeakMap<FastifyRequest, { userId: number; sessionId: number; token: string }>()
+  const owners = new WeakMap<FastifyRequest, { userId: number; sessionId: number; key: string; token: string }>()
   let socketIds = 0
   for (const prefix of prefixes) {
     app.route({
@@ -136,12 +137,12 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
         throw upgradeRequired()
       },
       wsHandler: (socket, request) => {
-        const { userId, sessionId, token } = owners.get(request)!
+        const { userId, sessionId, key, token } = owners.get(request)!
         const connection = new Connection(ctx, userId, sessionId, ++socketIds, socket, hooks, registry)
         const requests: BoundRequests = {
           types: hooks.requests.types,
           lane: (type, data) => hooks.requests.lane(type, data),
-          answer: (type, data) => hooks.requests.answer(token, type, data),
+          answer: (type, data) => hooks.requests.answer(key, type, data),
         }
         const guard = <A extends unknown[]>(what: string, fn: (...args: A) => unknown) => (...args: A) => {
           try {

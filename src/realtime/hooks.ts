@@ -3,8 +3,11 @@ import type { Frame } from './fanout.js'
 import type { RenderMessages } from './updates.js'
 
 export interface GatewayHooks {
-  /** whose session a token is; null refuses the socket (401 at the upgrade, 4001 if revoked meanwhile) */
-  authenticate(token: string): Promise<{ userId: number; sessionId: number } | null>
+  /**
+   * whose session a token is; null refuses the socket (401 at the upgrade, 4001 if revoked
+   * meanwhile). `key` names the session to `requests.answer` (the token's hash: never logged).
+   */
+  authenticate(token: string): Promise<{ userId: number; sessionId: number; key: string } | null>
   /** renders the messages an update log refers to (message.new), as they are now */
   renderMessages: RenderMessages
   /** online state: the first socket of a user anywhere and the last one change it */
@@ -34,6 +37,6 @@ export interface SocketRequests {
    * the order they came; other lanes run alongside. `data` is the client's, not yet checked.
    */
   lane(type: string, data: unknown): string
-  /** The answer to one request of the socket's session; throws (an AppError) to refuse it. */
-  answer(token: string, type: string, data: unknown): Promise<unknown>
+  /** The answer to one request of the socket's session (`key`: see authenticate); throws (an AppError) to refuse it. */
+  answer(key: string, type: string, data: unknown): Promise<unknown>
 }

@@ -15,7 +15,8 @@ import { DeliveryMarks } from '../messages/delivered.js'
 import { MESSAGE_REQUESTS, type Caller } from '../messages/socket.js'
 import { presentByIds } from '../messages/views.js'
 import { presenceOf } from '../presence/service.js'
-import { authenticate } from '../sessions/service.js'
+import { hashToken } from '../../lib/tokens.js'
+import { authenticate, authenticateHash } from '../sessions/service.js'
 
 export async function mountGateway(app: FastifyInstance, ctx: AppContext, prefixes: readonly string[]) {
   const presence = presenceOf(ctx)
@@ -28,7 +29,7 @@ export async function mountGateway(app: FastifyInstance, ctx: AppContext, prefix
   await registerGateway(app, ctx, prefixes, {
     authenticate: async (token) => {
       const found = await authenticate(ctx, token)
-      return found ? { userId: found.user.id, sessionId: found.sessionId } : null
+      return found ? { userId: found.user.id, sessionId: found.sessionId, key: hashToken(token) } : null
     },
     renderMessages: presentByIds,
     presence,
@@ -51,8 +52,8 @@ function socketRequests(ctx: AppContext, specs: ReadonlyMap<string, RequestSpec<
   return {
     types: new Set(specs.keys()),
     lane: (type, data) => (typeof data === 'object' && data !== null ? specs.get(type)!.lane(data as Record<string, unknown>) : ''),
-    answer: async (token, type, data) => {
-      const found = await authenticate(ctx, token)
+    answer: async (key, type, data) => {
+      const found = await authenticateHash(ctx, key)
       if (!found) throw unauthorized('Session is invalid or expired')
       const wait = ctx.writeLimits.perUser.take(String(found.user.id))
       if (wait !== null) throw rateLimited(wait)
