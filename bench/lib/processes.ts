@@ -63,7 +63,9 @@ export function makeDataDir(name: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `tern-bench-${name}-`))
 }
 
+/** BENCH_KEEP_DATA=1 keeps the data directories (server.log, callgrind dumps) and says where. */
 export function removeDataDir(dir: string) {
+  if (process.env.BENCH_KEEP_DATA) return void process.stderr.write(`  (kept ${dir})\n`)
   fs.rmSync(dir, { recursive: true, force: true })
 }
 
