@@ -46,6 +46,7 @@ export class Metrics {
   /** histogram children by `method route status`: a label lookup costs more than the observation */
   private readonly requestChildren = new Map<string, { observe(value: number): void }>()
   private readonly framesSent: Counter
+  private readonly socketWrites: Counter
   private readonly socketRequests: Histogram<'type' | 'outcome'>
   private readonly socketRequestChildren = new Map<string, { observe(value: number): void }>()
   private readonly fanoutLag: Histogram
@@ -63,6 +64,11 @@ export class Metrics {
       registers,
     })
     this.framesSent = new Counter({ name: 'tern_ws_frames_sent_total', help: 'Frames handed to WebSocket clients (events delivered)', registers })
+    this.socketWrites = new Counter({
+      name: 'tern_ws_writes_total',
+      help: 'Writes to WebSocket clients: the frames one socket is handed in one burst of work leave in one write',
+      registers,
+    })
     this.socketRequests = new Histogram({
       name: 'tern_ws_request_duration_seconds',
       help: 'Requests made over the socket (send, edit…) by type and outcome (ack, or the error code), from arrival to answer',
@@ -152,6 +158,10 @@ export class Metrics {
 
   frameSent() {
     this.framesSent.inc()
+  }
+
+  socketWritten() {
+    this.socketWrites.inc()
   }
 
   fanoutArrived(lagMs: number) {

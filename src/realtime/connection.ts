@@ -138,6 +138,7 @@ export class Connection {
     this.held = []
     this.heldBytes = 0
     if (this.socket.readyState !== this.socket.OPEN) return
+    this.ctx.metrics.socketWritten()
     if (frames.length === 1) return this.socket.send(frames[0])
     // ws has no cork of its own: its TCP socket (ws corks it around each frame's two writes as well)
     const tcp = (this.socket as unknown as { _socket?: Socket })._socket

@@ -1,0 +1,96 @@
+/**
+ * A socket's frames of one burst leave in one write (realtime/connection.ts, issue 32): the frames
+ * a group commit hands one socket (its acks, its own message.new copies) are held until the burst
+ * ends and written together. Counted by the server (tern_ws_writes_total against
+ * tern_ws_frames_sent_total), and seen by the client below ws, off its TCP socket, with the
+ * server's frames parsed by hand (unmasked text frames).
+ */
+import assert from 'node:assert/strict'
+import type { Socket } from 'node:net'
+import test, { after } from 'node:test'
+import { testDatabaseUrl } from '../harness/database.js'
+import { registerUsers, send } from '../harness/messaging.js'
+import { startTestServer } from '../harness/server.js'
+import { TestSocket } from '../harness/socket.js'
+
+const METRICS_TOKEN = 'socket-writes-metrics-token-0123456789'
+const server = await startTestServer({ env: { WS_FRAME_RATE_LIMIT: '1000/1', METRICS_TOKEN } })
+after(() => server.close())
+
+/** The server's frames and writes to sockets so far (/metrics). */
+async function counted() {
+  const res = await server.api.get('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+  assert.equal(res.status, 200)
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(res.text)?.[1])
+  return { frames: value('tern_ws_frames_sent_total'), writes: value('tern_ws_writes_total') }
+}
+
+/** The text frames in a byte stream, each with the index of the chunk that completed it. */
+function framesOf(chunks: Buffer[]): { text: string; chunk: number }[] {
+  const frames: { text: string; chunk: number }[] = []
+  let pending = Buffer.alloc(0)
+  chunks.forEach((chunk, index) => {
+    pending = Buffer.concat([pending, chunk])
+    for (;;) {
+      if (pending.length < 2) break
+      let length = pending[1] & 0x7f
+      let offset = 2
+      if (length === 126) {
+        if (pending.length < 4) break
+        length = pending.readUInt16BE(2)
+        offset = 4
+      } else if (length === 127) {
+        if (pending.length < 10) break
+        length = Number(pending.readBigUInt64BE(2))
+        offset = 10
+      }
+      if (pending.length < offset + length) break
+      assert.equal(pending[0], 0x81, 'a final text frame')
+      frames.push({ text: pending.subarray(offset, offset + length).toString(), chunk: index })
+      pending = pending.subarray(offset + length)
+    }
+  })
+  return frames
+}
+
+test('the frames a batch of sends hands one socket reach it in one write: acks with their own message.new', async () => {
+  const [alice, bob, carol, dave] = await registerUsers(server, 4)
+  // three chats, so the three sends run side by side (one chat's sends take turns) and share a commit
+  const chats = [(await send(alice, bob, 'hi')).chat_id, (await send(alice, carol, 'hi')).chat_id, (await send(alice, dave, 'hi')).chat_id]
+  const socket = await TestSocket.connect(server.url, alice.token)
+  const tcp = (socket.ws as unknown as { _socket: Socket })._socket
+  const chunks: Buffer[] = []
+  tcp.on('data', (chunk: Buffer) => chunks.push(chunk))
+
+  const before = await counted()
+  assert.ok(Number.isFinite(before.writes), 'tern_ws_writes_total is exported')
+  // the three frames leave the client in one write, so the server reads them in one go
+  tcp.cork()
+  chats.forEach((chatId, i) => socket.ws.send(JSON.stringify({ type: 'send', id: `s${i}`, data: { chat_id: chatId, content: `burst ${i}` } })))
+  tcp.uncork()
+  for (let i = 0; i < 3; i++) assert.equal((await socket.next('ack')).type, 'ack')
+  for (let i = 0; i < 3; i++) await socket.next('message.new')
+
+  const frames = framesOf(chunks)
+  assert.equal(frames.length, 6, frames.map((f) => f.text.slice(0, 80)).join('\n'))
+  // the server handed six frames to this socket (no other socket is open) in at most three writes
+  const now = await counted()
+  assert.equal(now.frames - before.frames, 6)
+  const writes = now.writes - before.writes
+  assert.ok(writes >= 1 && writes <= 3, `six frames in ${writes} writes`)
+  for (let i = 0; i < 3; i++) {
+    const ack = frames.find((f) => f.text.includes(`"id":"s${i}"`))
+    const own = frames.find((f) => f.text.startsWith('{"type":"message.new"') && f.text.includes(`"content":"burst ${i}"`))
+    assert.ok(ack && own, `send s${i}: its ack and its message.new`)
+    // the message.new is published before the send answers, in the same burst: one write
+    assert.ok(frames.indexOf(own) < frames.indexOf(ack), `s${i}: message.new before the ack`)
+    assert.equal(own.chunk, ack.chunk, `s${i}: its message.new and ack arrived in one TCP chunk (chunks: ${chunks.map((c) => c.length)})`)
+  }
+  // On SQLite the three sends share one group commit, so all six frames leave in one write. (On
+  // PostgreSQL each request first looks its session up with a query of its own, so the sends may
+  // reach the batch, and their frames the socket, at different moments.)
+  if (!testDatabaseUrl) {
+    assert.equal(writes, 1, 'one write for the batch')
+    assert.equal(new Set(frames.map((f) => f.chunk)).size, 1, `one TCP chunk (chunks: ${chunks.map((c) => c.length)})`)
+  }
+})
