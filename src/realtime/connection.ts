@@ -45,6 +45,12 @@ export function frameText(frame: { data?: unknown }): string {
  * promise continuations are done (process.nextTick), before any other I/O is handled, in order.
  */
 const holding = new Set<Connection>()
+/**
+ * Past this much held text a socket's frames are written at once, so that a big burst (many or
+ * long messages to one socket in one batch) never counts against MAX_BUFFERED before the kernel
+ * has taken what it can, where written frame by frame it would not have.
+ */
+const HOLD_LIMIT = 64 * 1024
 
 /** Writes every held frame now (also before the server's shutdown closes every socket). */
 export function flushFrames() {
@@ -79,7 +85,7 @@ export class Connection {
   private holds = 1
   /** chat cursors a `resume` named before the chat streams existed */
   private resumeChats = new Map<number, number>()
-  /** frames of this burst not yet written (see `holding`), and their length */
+  /** frames of this burst not yet written (see `holding`), and their length in UTF-16 units */
   private held: string[] = []
   private heldBytes = 0
 
@@ -123,6 +129,7 @@ export class Connection {
     this.held.push(out)
     this.heldBytes += out.length
     this.ctx.metrics.frameSent()
+    if (this.heldBytes >= HOLD_LIMIT) this.flush()
     return true
   }
 

@@ -94,3 +94,26 @@ test('the frames a batch of sends hands one socket reach it in one write: acks w
     assert.equal(new Set(frames.map((f) => f.chunk)).size, 1, `one TCP chunk (chunks: ${chunks.map((c) => c.length)})`)
   }
 })
+
+test('a burst past 64 KiB for one socket is written in parts as it grows, and every frame arrives', async () => {
+  const [alice, bob, carol] = await registerUsers(server, 3)
+  const chats = [(await send(alice, bob, 'hi')).chat_id, (await send(alice, carol, 'hi')).chat_id]
+  const socket = await TestSocket.connect(server.url, alice.token)
+  const tcp = (socket.ws as unknown as { _socket: Socket })._socket
+  // ~60 KB per frame: each send's message.new and ack pass the limit together
+  const payload = 'x'.repeat(60_000)
+  const before = await counted()
+  tcp.cork()
+  chats.forEach((chatId, i) =>
+    socket.ws.send(JSON.stringify({ type: 'send', id: `big${i}`, data: { chat_id: chatId, is_encrypted: true, encrypted_content: payload, encryption_key_id: 'k1' } })),
+  )
+  tcp.uncork()
+  for (let i = 0; i < 2; i++) assert.equal((await socket.next('ack')).type, 'ack')
+  for (let i = 0; i < 2; i++) assert.equal((await socket.next('message.new')).data.message.encrypted_content, payload)
+  assert.equal(socket.closed, null)
+  const now = await counted()
+  assert.equal(now.frames - before.frames, 4)
+  const writes = now.writes - before.writes
+  // held together they would be one write of ~240 KB (on SQLite, one commit)
+  assert.ok(writes >= 2 && writes <= 4, `four frames of ~60 KB in ${writes} writes`)
+})
