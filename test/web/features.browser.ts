@@ -216,7 +216,18 @@ test('stories: the strip shows who posted, viewing marks a story seen, one poste
     await ring.click()
     const viewer = alice.page.getByRole('dialog', { name: 'Story by Bob Storyteller' })
     await viewer.getByText('Sunset at the lake').waitFor()
-    assert.ok(await viewer.getByRole('img', { name: 'Sunset at the lake' }).evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth === 120))
+    // the caption shows before the picture has loaded: wait for the picture, then check it is the one posted
+    const picture = viewer.getByRole('img', { name: 'Sunset at the lake' })
+    await picture.waitFor()
+    const loaded = await picture.evaluate((img: HTMLImageElement) =>
+      img.complete
+        ? img.naturalWidth
+        : new Promise<number>((resolve) => {
+            img.addEventListener('load', () => resolve(img.naturalWidth), { once: true })
+            img.addEventListener('error', () => resolve(0), { once: true })
+          }),
+    )
+    assert.equal(loaded, 120)
     await viewer.getByRole('button', { name: '♡ Like' }).click()
     await viewer.getByRole('button', { name: '♥ Liked' }).waitFor()
     await viewer.getByRole('button', { name: 'Close' }).click()
