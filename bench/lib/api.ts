@@ -1,4 +1,5 @@
-/** Set-up through Tern's real HTTP API (users and chats that the server itself created). */
+/** Set-up through Tern's real HTTP API (users and chats that the server itself created), and its gateway's sockets. */
+import WebSocket from 'ws'
 import type { RequestSpec } from './http-client.js'
 
 export const V2 = '/api.v2/api'
@@ -78,4 +79,25 @@ export async function sendRequests(baseUrl: string, users: BenchUser[], pairs: n
     })
   }
   return requests
+}
+
+/**
+ * A gateway socket of `token`'s session, resolved once its first frame (`ready`) is in. A socket
+ * that never says ready rejects after 10 s instead of hanging the bench.
+ */
+export function openSocket(port: number, token: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(`ws://127.0.0.1:${port}${V2}/ws?token=${encodeURIComponent(token)}`, { perMessageDeflate: false })
+    const timer = setTimeout(() => {
+      socket.terminate()
+      reject(new Error('no ready frame within 10 s'))
+    }, 10_000)
+    socket.once('error', reject)
+    socket.once('unexpected-response', (_request, response) => reject(new Error(`upgrade refused: ${response.statusCode}`)))
+    socket.once('message', (raw) => {
+      clearTimeout(timer)
+      if (!String(raw).includes('"ready"')) return reject(new Error(`first frame is not ready: ${String(raw).slice(0, 300)}`))
+      resolve(socket)
+    })
+  })
 }

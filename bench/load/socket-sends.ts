@@ -6,7 +6,7 @@
  * (closed loop with a window per pair, or open loop at a rate) is bench/lib/pair-load.ts's.
  */
 import WebSocket from 'ws'
-import { MESSAGE_TEXT, V2 } from '../lib/api.js'
+import { MESSAGE_TEXT, openSocket } from '../lib/api.js'
 import { PairLoad, type PairLoadResult, type PairLoadSpec } from '../lib/pair-load.js'
 import { serve } from './ipc.js'
 
@@ -17,24 +17,6 @@ export interface SocketSendsSpec extends PairLoadSpec {
 
 /** sockets opened at once */
 const CONNECT_BATCH = 50
-
-function connect(port: number, token: string): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`ws://127.0.0.1:${port}${V2}/ws?token=${encodeURIComponent(token)}`, { perMessageDeflate: false })
-    // a socket that never says ready fails the run instead of hanging the bench
-    const timer = setTimeout(() => {
-      socket.terminate()
-      reject(new Error('no ready frame within 10 s'))
-    }, 10_000)
-    socket.once('error', reject)
-    socket.once('unexpected-response', (_request, response) => reject(new Error(`upgrade refused: ${response.statusCode}`)))
-    socket.once('message', (raw) => {
-      clearTimeout(timer)
-      if (!String(raw).includes('"ready"')) return reject(new Error(`first frame is not ready: ${String(raw).slice(0, 300)}`))
-      resolve(socket)
-    })
-  })
-}
 
 const ACK = '{"type":"ack","id":'
 const MESSAGE_NEW = '{"type":"message.new"'
@@ -84,7 +66,7 @@ serve(async (spec: SocketSendsSpec): Promise<PairLoadResult> => {
   const tokens = spec.pairs.flatMap((pair) => [pair.senderToken, pair.receiverToken])
   try {
     for (let i = 0; i < tokens.length; i += CONNECT_BATCH) {
-      sockets.push(...(await Promise.all(tokens.slice(i, i + CONNECT_BATCH).map((token) => connect(spec.port, token)))))
+      sockets.push(...(await Promise.all(tokens.slice(i, i + CONNECT_BATCH).map((token) => openSocket(spec.port, token)))))
     }
     sockets.forEach((socket, i) => {
       socket.on('message', i % 2 === 0 ? onSender : onReceiver)

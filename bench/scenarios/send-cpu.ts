@@ -8,8 +8,8 @@
  * Tern (group commits), so the time ratio of send-throughput is the kinder one.
  *
  * Threads are counted apart (--separate-threads): the main thread, where a send's latency is
- * made, and the rest (Tern's search index worker indexes the new messages in the background at
- * nice 19, libuv's pool).
+ * made, and the rest (Tern's WAL checkpointer, its search index worker, V8's compiler), whose
+ * work is partly paced by the clock, so that valgrind's slowdown inflates it per message.
  *
  * Each server runs under valgrind with instrumentation off until its JIT has settled (WARM_UP
  * sends), then counts exactly MEASURED sends: 32 in flight over HTTP, as in send-throughput's
@@ -18,8 +18,8 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { MESSAGE_TEXT, openChat, registerMany, V2 } from '../lib/api.js'
-import WebSocket from 'ws'
+import type WebSocket from 'ws'
+import { MESSAGE_TEXT, openChat, openSocket, registerMany, V2 } from '../lib/api.js'
 import { encodeRequest, HttpConnection } from '../lib/http-client.js'
 import { makeDataDir, removeDataDir } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
@@ -69,14 +69,6 @@ interface SocketPair {
   chatId: number
 }
 
-function openSocket(port: number, token: string): Promise<WebSocket> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`ws://127.0.0.1:${port}${V2}/ws?token=${encodeURIComponent(token)}`, { perMessageDeflate: false })
-    socket.once('error', reject)
-    socket.once('message', (raw) => (String(raw).includes('"ready"') ? resolve(socket) : reject(new Error(`first frame is not ready: ${String(raw).slice(0, 200)}`))))
-  })
-}
-
 /**
  * Sends `count` messages over the pairs' sockets, SOCKET_WINDOW in flight per pair; message n is
  * done when its sender has the ack and its receiver the message.new. Ids start at `first`.
@@ -102,7 +94,7 @@ function socketSendMany(pairs: SocketPair[], first: number, count: number): Prom
       sendNext(entry.pair)
     }
     const onFrame = (raw: WebSocket.RawData) => {
-      const frame = JSON.parse(String(raw)) as { type: string; id?: number; data?: { message?: { content?: string; sender_id?: number } } }
+      const frame = JSON.parse(String(raw)) as { type: string; id?: number }
       if (frame.type === 'error') return fail(new Error(`the server refused a frame: ${String(raw).slice(0, 300)}`))
       if (frame.type === 'ack') return settle(frame.id!)
     }
@@ -113,11 +105,14 @@ function socketSendMany(pairs: SocketPair[], first: number, count: number): Prom
         const content = frame.data?.message?.content ?? ''
         settle(Number(content.slice(content.lastIndexOf('#') + 1)))
       }
+      const onClose = (code: number) => fail(new Error(`the server closed a socket (${code})`))
       pair.sender.on('message', onFrame)
       pair.receiver.on('message', onDelivery)
+      for (const socket of [pair.sender, pair.receiver]) socket.on('close', onClose)
       return () => {
         pair.sender.off('message', onFrame)
         pair.receiver.off('message', onDelivery)
+        for (const socket of [pair.sender, pair.receiver]) socket.off('close', onClose)
       }
     })
     const stop = () => listeners.forEach((off) => off())

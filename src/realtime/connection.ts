@@ -52,10 +52,20 @@ const holding = new Set<Connection>()
  */
 const HOLD_LIMIT = 64 * 1024
 
-/** Writes every held frame now (also before the server's shutdown closes every socket). */
+/**
+ * Writes every held frame now (also before the server's shutdown closes every socket). It runs
+ * outside any handler's guard, so a socket whose write throws is closed alone, never the process.
+ */
 export function flushFrames() {
-  for (const connection of holding) connection.flush()
+  const connections = [...holding]
   holding.clear()
+  for (const connection of connections) {
+    try {
+      connection.flush()
+    } catch (err) {
+      connection.crashed('write', err)
+    }
+  }
 }
 
 /** What a connection asks of the registry that holds it. */
@@ -85,9 +95,9 @@ export class Connection {
   private holds = 1
   /** chat cursors a `resume` named before the chat streams existed */
   private resumeChats = new Map<number, number>()
-  /** frames of this burst not yet written (see `holding`), and their length in UTF-16 units */
+  /** frames of this burst not yet written (see `holding`), and their total length (UTF-16 units, about bytes) */
   private held: string[] = []
-  private heldBytes = 0
+  private heldLength = 0
 
   constructor(
     readonly ctx: AppContext,
@@ -127,15 +137,15 @@ export class Connection {
       holding.add(this)
     }
     this.held.push(out)
-    this.heldBytes += out.length
+    this.heldLength += out.length
     this.ctx.metrics.frameSent()
-    if (this.heldBytes >= HOLD_LIMIT) this.flush()
+    if (this.heldLength >= HOLD_LIMIT) this.flush()
     return true
   }
 
-  /** Bytes handed to this socket and not yet on the wire: held for this burst, or buffered by ws and the kernel's socket. */
+  /** About how many bytes were handed to this socket and are not on the wire yet: held for this burst, or buffered by ws. */
   private unsent() {
-    return this.socket.bufferedAmount + this.heldBytes
+    return this.socket.bufferedAmount + this.heldLength
   }
 
   /** Writes the held frames: one frame each, all in one write (the TCP socket corked around them). */
@@ -143,7 +153,7 @@ export class Connection {
     const frames = this.held
     if (frames.length === 0) return
     this.held = []
-    this.heldBytes = 0
+    this.heldLength = 0
     if (this.socket.readyState !== this.socket.OPEN) return
     this.ctx.metrics.socketWritten()
     if (frames.length === 1) return this.socket.send(frames[0])
