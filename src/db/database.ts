@@ -9,6 +9,7 @@ import pg from 'pg'
 import { Kysely, PostgresDialect, SqliteDialect, type KyselyConfig } from 'kysely'
 import { sqlitePath, type Dialect } from '../config.js'
 import { startCheckpointer } from './checkpointer.js'
+import { namingClient, StatementNames } from './pg-prepared.js'
 import { statement } from './sqlite-hot.js'
 import type { Database } from './tables.js'
 
@@ -87,7 +88,8 @@ export function createDatabase(databaseUrl: string, options: DatabaseOptions = {
     }
     return { db, dialect: 'sqlite', sqlite, reader, pool: null, close }
   }
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 })
+  // hot statements are prepared once per connection (pg-prepared.ts)
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 20, Client: namingClient(new StatementNames()) })
   // A client that loses its connection (a PostgreSQL restart, a terminated backend) must not crash
   // the process: idle ones are replaced by the pool; one checked out between two queries of a
   // transaction fails its next query, which the caller sees as an ordinary error.
