@@ -7,6 +7,7 @@ import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
 import { EventBus } from './events/bus.js'
 import { MessageIndex } from './modules/search/message-index.js'
 import { AuthCache } from './modules/sessions/auth-cache.js'
+import { TokenLookups } from './modules/sessions/token-lookups.js'
 import { WriteLimits } from './http/write-limit.js'
 import { LineBatch } from './lib/log-lines.js'
 import { Metrics } from './lib/metrics.js'
@@ -24,6 +25,8 @@ export interface AppContext {
   sqlite: DatabaseHandle['sqlite']
   /** who each token belongs to, in memory (SQLite only; modules/sessions/auth-cache.ts) */
   authCache: AuthCache | null
+  /** who each token belongs to, read for a whole event-loop turn at once (PostgreSQL only; modules/sessions/token-lookups.ts) */
+  tokenLookups: TokenLookups | null
   /** SQLite's message search index, in its own file, written by a worker (modules/search/message-index.ts); null on PostgreSQL */
   messageIndex: MessageIndex | null
   /** shared Redis connection when REDIS_URL is set (rate limits, presence); fan-out opens its own two */
@@ -50,11 +53,15 @@ export interface ContextOverrides {
   clock?: Clock
 }
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  // Asynchronous, batched stdout (lib/log-lines.ts): lines are gathered up to 32 KiB (or 1 s) and
+/**
+ * The log, on stdout (the server) or on stderr (`dest: 2`: the CLI, whose stdout is its answer
+ * and may be read by a program).
+ */
+export function createLogger(config: Pick<Config, 'logLevel'>, dest: 1 | 2 = 1): Logger {
+  // Asynchronous, batched output (lib/log-lines.ts): lines are gathered up to 32 KiB (or 1 s) and
   // written together. They are flushed synchronously when the process exits, also on a crash;
   // only a SIGKILL can lose the last second of lines.
-  const sink = pino.destination({ dest: 1, sync: false, minLength: 0, maxWrite: 1024 * 1024 })
+  const sink = pino.destination({ dest, sync: false, minLength: 0, maxWrite: 1024 * 1024 })
   const destination = LineBatch.flushedOnExit(sink)
   setInterval(() => destination.drain(), 1000).unref()
   return pino({
@@ -107,6 +114,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     dialect: database.dialect,
     sqlite: database.sqlite,
     authCache: database.sqlite && database.reader ? new AuthCache(database.sqlite, database.reader) : null,
+    tokenLookups: database.sqlite ? null : new TokenLookups(database.db),
     messageIndex,
     redis,
     fanout,

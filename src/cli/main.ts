@@ -75,7 +75,7 @@ async function main() {
     for (const problem of error.problems) process.stderr.write(`tern: invalid configuration: ${problem}\n`)
     process.exit(1)
   }
-  const ctx = command.offline ? null : createContext(config, { log: createLogger({ logLevel: 'warn' }) })
+  const ctx = command.offline ? null : createContext(config, { log: createLogger({ logLevel: 'warn' }, 2) })
   try {
     if (ctx) await command.run(ctx, args)
     else await command.offline!(config, args)

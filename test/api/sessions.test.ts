@@ -339,3 +339,34 @@ test('opening a session records the user as active (last_activity in the admin v
   assert.ok(listed)
   assert.match(listed.last_activity, /^\d{4}-\d\d-\d\dT/)
 })
+
+test('many requests at once, with many tokens: each is its own user; unknown and ended sessions are 401 at once', async () => {
+  const users = await Promise.all(Array.from({ length: 8 }, () => server.registerUser()))
+  const ended = await Promise.all(users.slice(0, 3).map((user) => login(server, user, 'ended')))
+  await Promise.all(ended.map(async (token) => assert.equal((await server.api.as(token).post(`${V2}/auth/logout`)).status, 200)))
+  // PostgreSQL reads the sessions of all the requests that arrive together with one query
+  // (sessions/token-lookups.ts): every answer must still be the right user's
+  const asked = [
+    ...users.flatMap((user) => Array.from({ length: 4 }, () => ({ token: user.token, expect: user.id }))),
+    ...ended.map((token) => ({ token, expect: null })),
+    ...Array.from({ length: 3 }, (_, i) => ({ token: `unknown-${i}-${'x'.repeat(40)}`, expect: null })),
+  ]
+  const answers = await Promise.all(asked.map(({ token }) => server.api.as(token).get(`${V2}/auth/me`)))
+  answers.forEach((res, i) => {
+    const { expect } = asked[i]
+    if (expect === null) assertError(res, 401, 'unauthorized')
+    else {
+      assert.equal(res.status, 200, res.text)
+      assert.equal(res.body.data.user_id, expect)
+    }
+  })
+  // a logout is seen by the very next request, while other requests keep the lookups busy
+  for (const user of users.slice(3, 6)) {
+    const token = await login(server, user, 'brief')
+    const busy = users.map((other) => other.api.get(`${V2}/auth/me`))
+    assert.equal((await server.api.as(token).get(`${V2}/auth/me`)).status, 200)
+    assert.equal((await server.api.as(token).post(`${V2}/auth/logout`)).status, 200)
+    const [after] = await Promise.all([server.api.as(token).get(`${V2}/auth/me`), ...busy])
+    assertError(after, 401, 'unauthorized')
+  }
+})

@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely'
+import { sql, type Insertable } from 'kysely'
 import type SQLite from 'better-sqlite3'
 import type { Db } from '../../db/database.js'
 import { statement } from '../../db/sqlite-hot.js'
@@ -22,37 +22,45 @@ export interface SessionWithUser {
   user: UserRow
 }
 
-/** The session and its user, in one round trip, by token hash. */
-export async function findByTokenHash(db: Db, tokenHash: string): Promise<SessionWithUser | undefined> {
-  const row = await db
+/**
+ * The sessions of many token hashes, each with its user, in one round trip (PostgreSQL: read for a
+ * whole event-loop turn's requests at once, token-lookups.ts). One SQL text whatever the count, so
+ * it is prepared once.
+ */
+export async function findByTokenHashes(db: Db, tokenHashes: string[]): Promise<Map<string, SessionWithUser>> {
+  const rows = await db
     .selectFrom('user_sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
     .selectAll('u')
     .select([
+      's.token_hash as session_token_hash',
       's.id as session_id',
       's.is_active as session_is_active',
       's.last_activity as session_last_activity',
       's.two_factor_verified as session_two_factor_verified',
     ])
-    .where('s.token_hash', '=', tokenHash)
-    .executeTakeFirst()
-  if (!row) return undefined
-  const { session_id, session_is_active, session_last_activity, session_two_factor_verified, ...user } = row
-  return {
-    sessionId: session_id,
-    sessionIsActive: session_is_active,
-    sessionLastActivity: session_last_activity,
-    sessionTwoFactorVerified: session_two_factor_verified,
-    user,
+    .where('s.token_hash', '=', sql<string>`any(${tokenHashes}::text[])`)
+    .execute()
+  const found = new Map<string, SessionWithUser>()
+  for (const { session_token_hash, session_id, session_is_active, session_last_activity, session_two_factor_verified, ...user } of rows) {
+    found.set(session_token_hash, {
+      sessionId: session_id,
+      sessionIsActive: session_is_active,
+      sessionLastActivity: session_last_activity,
+      sessionTwoFactorVerified: session_two_factor_verified,
+      user,
+    })
   }
+  return found
 }
 
 const SESSION_BY_TOKEN_HASH = 'select id, user_id, is_active, last_activity, two_factor_verified from user_sessions where token_hash = ?'
 const USER_BY_ID = 'select * from users where id = ?'
 
 /**
- * findByTokenHash on SQLite's hot path: every authenticated request runs it, synchronously on the
- * query-only connection (committed sessions only, no wait for the main connection). Two indexed
+ * A token hash's session and user on SQLite's hot path: every authenticated request runs it,
+ * synchronously on the query-only connection (committed sessions only, no wait for the main
+ * connection). Two indexed
  * reads: the user row comes out whole, where splitting it off a joined row (object rest) cost as
  * much as both reads.
  */

@@ -65,7 +65,7 @@ export async function authenticate(ctx: AppContext, token: string): Promise<Auth
  * again with the hash its upgrade computed (hashing the token per frame cost ~1 % of a send).
  */
 export async function authenticateHash(ctx: AppContext, hash: string): Promise<Authenticated | null> {
-  const found = ctx.authCache ? ctx.authCache.find(hash) : await repo.findByTokenHash(ctx.db, hash)
+  const found = ctx.authCache ? ctx.authCache.find(hash) : await ctx.tokenLookups!.find(hash)
   if (!found) return null
   let { user } = found
   if (found.sessionIsActive !== 1 || user.is_active !== 1 || user.deleted_at !== null) return null
