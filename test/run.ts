@@ -64,7 +64,7 @@ async function main() {
   if (files.length === 0) throw new Error('no test files matched')
   // One file at a time unless TEST_CONCURRENCY says more. Most of a file's time is spent waiting
   // (servers starting, sockets, timers): on two cores three at once took ~30 % less time, but the
-  // load also brought out races in tests (three found and fixed so far), so it is not the default
+  // load also brought out races in tests (two found and fixed so far), so it is not the default
   // until runs at 3 come out clean repeatedly
   const concurrency = Number(process.env.TEST_CONCURRENCY) || 1
   const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {

@@ -60,9 +60,8 @@ const USER_BY_ID = 'select * from users where id = ?'
 /**
  * A token hash's session and user on SQLite's hot path: every authenticated request runs it,
  * synchronously on the query-only connection (committed sessions only, no wait for the main
- * connection). Two indexed
- * reads: the user row comes out whole, where splitting it off a joined row (object rest) cost as
- * much as both reads.
+ * connection). Two indexed reads: the user row comes out whole, where splitting it off a joined
+ * row (object rest) cost as much as both reads.
  */
 export function findByTokenHashHot(reader: SQLite.Database, tokenHash: string): SessionWithUser | undefined {
   const session = statement(reader, SESSION_BY_TOKEN_HASH).get(tokenHash) as
