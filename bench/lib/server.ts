@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process'
 import type { Machine } from './machine.js'
 import { freePort, ROOT, rssBytes, sleep, SERVER_CORE, spawnNode, stopChild } from './processes.js'
 
-export type ServerKind = 'tern' | 'bare-insert' | 'bare-insert-flags' | 'bare-ws' | 'bare-pg-insert'
+export type ServerKind = 'tern' | 'bare-insert' | 'bare-insert-flags' | 'bare-ws' | 'bare-pg-insert' | 'bare-noop'
 
 /**
  * `npm start`'s Node flags (package.json), for Tern and the baselines that share its runtime
@@ -32,6 +32,8 @@ const ENTRY: Record<ServerKind, string[]> = {
   'bare-ws': [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/bare-ws.ts'],
   // the plain PostgreSQL ceiling (send-pg): Node's default flags, neither npm start's nor BENCH_NODE_FLAGS
   'bare-pg-insert': ['--import', 'tsx', 'bench/servers/bare-pg-insert.ts'],
+  // send-pg's bound: the same route without a database, Node's default flags
+  'bare-noop': ['--import', 'tsx', 'bench/servers/bare-noop.ts'],
 }
 
 export interface Server {

@@ -12,6 +12,10 @@
  * (bench/lib/pg-affinity.ts), and synchronous_commit is checked to be on (PostgreSQL's default):
  * each acknowledged send has had its WAL flushed.
  *
+ * A bound runs beside them (bench/servers/bare-noop.ts): the same route answering without any
+ * database. Its rate over the ceiling's is the most any HTTP send path could reach on this core,
+ * whatever it does with PostgreSQL; the target is read against it.
+ *
  * PostgreSQL's CPU counts as "other processes" in bench/run.ts's summary line (it is outside the
  * bench's process tree), so this scenario's runs always read as busy there; the log says how the
  * shared core was split between Node and PostgreSQL in each run.
@@ -90,6 +94,8 @@ export const sendPg: Scenario = {
       servers.push(tern)
       const bare = await startServer(ctx.machine, 'bare-pg-insert', bareDir, { env: { DATABASE_URL: bareDb.url } })
       servers.push(bare)
+      const noop = await startServer(ctx.machine, 'bare-noop', bareDir)
+      servers.push(noop)
       ctx.log(`  the bare route runs with Node's default flags (none of npm start's or BENCH_NODE_FLAGS), one insert and commit per request, a pool of 20 like Tern's`)
 
       const users = await registerMany(tern.url, 'sendpg', PAIRS * 2)
@@ -147,10 +153,17 @@ export const sendPg: Scenario = {
 
       // Bare, Tern over HTTP and Tern over the socket alternate run by run, so drift on the machine hits all alike.
       const bareMax: number[] = []
+      const noopMax: number[] = []
       const ternMax: number[] = []
       const socketMax: number[] = []
       for (let run = 1; run <= ctx.runs; run++) {
         bareMax.push((await load(bare, bareDb, {}, 'bare max')).throughput)
+        const bound = await closedLoad(ctx, noop.port, CONNECTIONS, requests, 'bound: no database', { serverPid: noop.pid })
+        noopMax.push(bound.throughput)
+        ctx.log(
+          `    bound (the same route without a database): ${fmt(bound.throughput)}/s = ${fmt(bound.throughput / bareMax.at(-1)!, 2)}x the ceiling; ` +
+            `it used ${Math.round((bound.server?.cpu ?? Number.NaN) * 100)}% of its core, the load process ${Math.round(bound.cpu * 100)}% of its own`,
+        )
         ternMax.push((await load(tern, ternDb, {}, 'Tern HTTP max')).throughput)
         const socket = await socketLoad('Tern socket max')
         socketMax.push(socket.throughput)
@@ -176,6 +189,8 @@ export const sendPg: Scenario = {
       const where = pinning.pinned ? 'PostgreSQL on the server core' : 'PostgreSQL NOT pinned'
       return [
         { scenario, figure: 'bare Fastify + 1 PostgreSQL insert per request, max', unit: 'req/s', samples: bareMax },
+        { scenario, figure: 'bound: the same Fastify route without a database, max', unit: 'req/s', samples: noopMax },
+        { scenario, figure: 'bound / bare (the most any HTTP send path could reach here)', unit: 'x', samples: noopMax.map((t, i) => t / bareMax[i]) },
         { scenario, figure: 'Tern HTTP V2/messages/send on PostgreSQL, max', unit: 'req/s', samples: ternMax },
         { scenario, figure: `Tern HTTP / bare (${where})`, unit: 'x', samples: ternMax.map((t, i) => t / bareMax[i]), target: { min: RATIO_TARGET } },
         { scenario, figure: `Tern socket sends on PostgreSQL, max (acked + delivered, ${WINDOW} in flight per pair)`, unit: 'msg/s', samples: socketMax },

@@ -11,6 +11,8 @@ import { sql } from 'kysely'
 import { testDatabaseUrl, testRedisUrl } from '../harness/database.js'
 import { registerUsers, send, V2, wholeHistory as newestFirst } from '../harness/messaging.js'
 import { startTestServer, type TestServer, type TestUser } from '../harness/server.js'
+import { waitFor } from '../harness/wait.js'
+import { batchPath } from '../../src/modules/messages/posting-pg.js'
 import { TestSocket } from '../harness/socket.js'
 
 const server = await startTestServer({ env: { WS_FRAME_RATE_LIMIT: '10000/1', WRITE_RATE_LIMIT_USER: '1000000/60', WRITE_RATE_LIMIT_IP: '1000000/60' } })
@@ -107,6 +109,50 @@ test('concurrent sends over HTTP and the socket, retries among them: every chat 
 })
 
 const multi = testDatabaseUrl && testRedisUrl ? false : 'needs PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL)'
+
+test('PostgreSQL: a batch that waited for an earlier batch of the same chat is still written as a batch', { skip: server.ctx.dialect !== 'postgres' && 'PostgreSQL only (TEST_DATABASE_URL)' }, async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  const chatId = (await send(alice, bob, 'hello')).chat_id as number
+  // what the batch path did with each send: written ('sent') or handed to the general path
+  const path = batchPath(server.ctx)!
+  const original = path.send
+  const outcomes: string[] = []
+  path.send = async (...args) => {
+    const outcome = await original(...args)
+    outcomes.push(outcome.kind)
+    return outcome
+  }
+  const lockWaits = async () =>
+    Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(server.ctx.db)).rows[0].n)
+  try {
+    const sent = Array.from({ length: 45 }, (_, i) => `wave ${i}`)
+    // over HTTP, all at once (a socket's sends to one chat go one after another)
+    const post = (content: string) => alice.api.post(`${V2}/messages/send`, { chat_id: chatId, content })
+    // Hold the chat's row: the first batch waits for it, and the second (40 sends, enough to start
+    // one beside a batch in flight) waits behind the first, then reads the chat as the first left it.
+    const answers = await server.ctx.db.connection().execute(async (conn) => {
+      await sql`begin`.execute(conn)
+      await sql`select id from chats where id = ${chatId} for update`.execute(conn)
+      const first = sent.slice(0, 5).map(post)
+      await waitFor(async () => ((await lockWaits()) === 1 || undefined), { timeoutMs: 5000, message: 'the first batch waits for the chat row' })
+      const second = sent.slice(5).map(post)
+      await waitFor(async () => ((await lockWaits()) === 2 || undefined), { timeoutMs: 5000, message: 'the second batch waits too' })
+      await sql`commit`.execute(conn)
+      return Promise.all([...first, ...second])
+    })
+    assert.deepEqual(answers.filter((a) => a.status !== 200).map((a) => a.text), [])
+    // the first wave's five before the second's forty, each wave in some order
+    const stored = (await wholeHistory(alice, chatId)).map((m) => m.content as string)
+    assert.deepEqual(stored.slice(1, 6).sort(), sent.slice(0, 5).sort())
+    assert.deepEqual(stored.slice(6).sort(), sent.slice(5).sort())
+    await assertGapFree(server, chatId, sent.length + 1)
+    // both batches wrote their sends: none went the general way (a lock wait of its own per send)
+    assert.equal(outcomes.length, sent.length)
+    assert.deepEqual(outcomes.filter((kind) => kind !== 'sent'), [])
+  } finally {
+    path.send = original
+  }
+})
 
 test('two instances on one PostgreSQL batch sends to the same chats at once: seqs and update logs gap-free, every frame once', { skip: multi }, async () => {
   const env = { REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:`, WS_FRAME_RATE_LIMIT: '10000/1', WRITE_RATE_LIMIT_USER: '1000000/60' }

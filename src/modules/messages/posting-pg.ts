@@ -1,9 +1,10 @@
 /**
  * messages/send on PostgreSQL, the batch path: group commit. A send is queued; while one batch is
  * being written the sends that arrive wait, and are then written together in the next
- * transaction, one statement per step for the whole batch (multi-row inserts and updates over
- * arrays), so a batch of N sends costs the round trips and the one commit (its WAL flush) that a
- * single send costs in the general path. Every send's promise settles only after its batch
+ * transaction: four round trips whatever its size (BEGIN; one statement that reads and locks what
+ * the batch needs; one statement that writes it all, over arrays; COMMIT) and one WAL flush. On a
+ * core shared with PostgreSQL each round trip costs two context switches, so their number
+ * matters more than the statements' work. Every send's promise settles only after its batch
  * committed (or rolled back). Two batches may be in flight: one waiting for its commit while the
  * next runs.
  *
@@ -32,6 +33,8 @@ import { presentMessage } from './present.js'
 
 /** batches written at once (see Batcher.start) */
 const MAX_IN_FLIGHT = 2
+/** sends queued before a second batch starts beside one in flight; fewer wait for it to finish */
+const SECOND_BATCH_MIN = 32
 /** a batch holds at most this many sends… */
 const MAX_BATCH = 256
 /** …and about this many bytes of text (a batch is one statement per step: bounded, so is its memory) */
@@ -56,7 +59,6 @@ interface ChatState {
   readSeqs: Map<number, number>
   /** the last send's instant (the chat's last_message_at, every member's last activity) */
   at: number
-  lastMessageId: number
   /** per member: the read position this batch moved them to, and when */
   reads: Map<number, { seq: number; at: number }>
 }
@@ -87,18 +89,22 @@ class Batcher {
     return new Promise((settle) => {
       this.queue.push({ me, target, draft, clientId, now, settle })
       // the sends of this moment go together: the batch starts once the event loop has taken them all
-      if (this.queue.length === 1 && this.inFlight < MAX_IN_FLIGHT) setImmediate(() => this.start())
+      if (this.queue.length === (this.inFlight === 0 ? 1 : SECOND_BATCH_MIN) && this.inFlight < MAX_IN_FLIGHT) setImmediate(() => this.start())
     })
   }
 
   /**
    * Starts a batch of what is queued, if a slot is free. Two may be in flight: while one waits for
-   * its commit (the WAL flush), the next runs its statements. They never wait on each other in a
-   * circle: each takes its chats' rows in id order first, and a chat's later sends wait for the
-   * earlier batch's commit on that row (so a chat's seqs follow commit order).
+   * its commit (the WAL flush), the next runs its statements. The second starts only once
+   * SECOND_BATCH_MIN sends wait; fewer wait for the first to finish and go together then, since a
+   * batch's cost is mostly per batch (its round trips, its commit): on a core shared with
+   * PostgreSQL, two small batches cost about twice what one of their sum does. Batches never wait
+   * on each other in a circle: each takes its chats' rows in id order first, and a chat's later
+   * sends wait for the earlier batch's commit on that row (so a chat's seqs follow commit order).
    */
   private start() {
     if (this.queue.length === 0 || this.inFlight >= MAX_IN_FLIGHT) return
+    if (this.inFlight > 0 && this.queue.length < SECOND_BATCH_MIN) return
     const jobs = this.take()
     this.inFlight++
     void this.write(jobs).finally(() => {
@@ -131,74 +137,89 @@ class Batcher {
   }
 }
 
-/** twins: repo.ts findByClientId, then scheduled-repo.ts findByClientId (posting.ts findFirstSend) */
-async function firstSends(db: Db, jobs: Job[]): Promise<Map<string, FirstSend>> {
-  const asked = jobs.filter((job) => job.clientId !== null)
-  const found = new Map<string, FirstSend>()
-  if (asked.length === 0) return found
-  const senders = asked.map((job) => job.me.id)
-  const clientIds = asked.map((job) => job.clientId)
-  const messages = await sql<MessageRow>`
-    select * from messages
-    where (sender_id, client_message_id) in (select * from unnest(${senders}::int8[], ${clientIds}::text[]))`.execute(db)
-  for (const message of messages.rows) found.set(`${message.sender_id}:${message.client_message_id}`, { message })
-  const pending = await sql<ScheduledMessageRow>`
-    select * from scheduled_messages
-    where (sender_id, client_message_id) in (select * from unnest(${senders}::int8[], ${clientIds}::text[]))`.execute(db)
-  for (const row of pending.rows) {
-    const key = `${row.sender_id}:${row.client_message_id}`
-    if (!found.has(key)) found.set(key, { pending: row })
-  }
-  return found
+/** What the batch's read found, per job (by its index) and per reply target. */
+interface BatchRead {
+  /** each job's personal chat, locked, if this path may write it */
+  locked: Map<number, { id: number; peer1_id: number; peer2_id: number; message_seq: number; read_seq: number }>
+  /** what each (sender, client id) already made */
+  firsts: Map<string, FirstSend>
+  replies: Map<number, { chat_id: number; deleted_for_all: number }>
 }
 
 /**
- * Each job's personal chat, locked (in id order, so that concurrent batches and general sends
- * never wait on each other in a circle), with its seq and the sender's read position. Only chats
- * this path may write: the sender is a member, the other member has not blocked them, and for a
- * send to a user (a new pair goes the general way) that user is active. twins: chats.requireMember
- * and chats.getOrCreatePersonal, posting.ts assertMaySend.
+ * The batch's reads, in one round trip. Each job's personal chat, locked (in id order, so that
+ * concurrent batches and general sends never wait on each other in a circle), with its seq and the
+ * sender's read position. The sender's member row is locked with the chat row: a read that waited
+ * for another batch's commit then sees both rows as that batch left them (locking the chat alone
+ * gave its new seq beside the member's old read position, and the send looked unread and went the
+ * general way, one lock wait per send). Only chats this path may write: the sender is a member,
+ * the other member has not blocked them, and for a send to a user (a new pair goes the general
+ * way) that user is active. twins: chats.requireMember and chats.getOrCreatePersonal, posting.ts
+ * assertMaySend. With them, what each client id already made (twins: repo.ts findByClientId, then
+ * scheduled-repo.ts findByClientId, as posting.ts findFirstSend) and each reply target (twin:
+ * posting.ts assertReplyTarget). A retry is rare: its rows are read in a second round trip, by id.
  */
-async function lockChats(db: Db, jobs: Job[]) {
-  const mes = jobs.map((job) => job.me.id)
-  const chatIds = jobs.map((job) => job.target.chatId ?? null)
+async function readBatch(db: Db, jobs: Job[]): Promise<BatchRead> {
   const pairs = jobs.map((job) => {
     const other = job.target.receiverId
     return other === undefined ? [null, null] : job.me.id < other ? [job.me.id, other] : [other, job.me.id]
   })
-  const result = await sql<{ i: number; id: number; peer1_id: number; peer2_id: number; message_seq: number; read_seq: number }>`
-    select r.i, c.id, c.peer1_id, c.peer2_id, c.message_seq, m.read_seq
-    from unnest(${mes}::int8[], ${chatIds}::int8[], ${pairs.map((p) => p[0])}::int8[], ${pairs.map((p) => p[1])}::int8[])
-      with ordinality as r(me, chat_id, p1, p2, i)
-    join chats c on c.id = coalesce(r.chat_id, (select p.id from chats p where p.peer1_id = r.p1 and p.peer2_id = r.p2))
-    join chat_members m on m.chat_id = c.id and m.user_id = r.me
-    where c.chat_type = 'personal'
-      and not exists (
-        select 1 from blocked_users b
-        where b.blocked_user_id = r.me and b.user_id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end)
-      and (r.chat_id is not null or exists (
-        select 1 from users o
-        where o.id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end and o.is_active = 1 and o.deleted_at is null))
-    order by c.id
-    for update of c`.execute(db)
-  // ordinality counts from 1
-  return new Map(result.rows.map((row) => [Number(row.i) - 1, row]))
-}
+  const result = await sql<{ kind: 'chat' | 'sent' | 'pending' | 'reply'; i: number; a: number; b: number | null; c: number | null; d: number | null; e: number | null }>`
+    with r as (
+      select * from unnest(${jobs.map((job) => job.me.id)}::int8[], ${jobs.map((job) => job.target.chatId ?? null)}::int8[],
+        ${pairs.map((p) => p[0])}::int8[], ${pairs.map((p) => p[1])}::int8[], ${jobs.map((job) => job.clientId)}::text[],
+        ${jobs.map((job) => job.draft.reply_to_id)}::int8[]) with ordinality as r(me, chat_id, p1, p2, client_id, reply_id, i)
+    ),
+    locked as (
+      select r.i, c.id, c.peer1_id, c.peer2_id, c.message_seq, m.read_seq
+      from r
+      join chats c on c.id = coalesce(r.chat_id, (select p.id from chats p where p.peer1_id = r.p1 and p.peer2_id = r.p2))
+      join chat_members m on m.chat_id = c.id and m.user_id = r.me
+      where c.chat_type = 'personal'
+        and not exists (
+          select 1 from blocked_users b
+          where b.blocked_user_id = r.me and b.user_id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end)
+        and (r.chat_id is not null or exists (
+          select 1 from users o
+          where o.id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end and o.is_active = 1 and o.deleted_at is null))
+      order by c.id
+      for update of c, m
+    )
+    select 'chat' as kind, i, id as a, peer1_id as b, peer2_id as c, message_seq as d, read_seq as e from locked
+    union all
+    select 'sent', r.i, m.id, null, null, null, null from r join messages m on m.sender_id = r.me and m.client_message_id = r.client_id
+    union all
+    select 'pending', r.i, s.id, null, null, null, null from r join scheduled_messages s on s.sender_id = r.me and s.client_message_id = r.client_id
+    union all
+    select distinct 'reply', 0, t.id, t.chat_id, t.deleted_for_all::int8, null::int8, null::int8 from r join messages t on t.id = r.reply_id`.execute(db)
 
-/** twin: posting.ts assertReplyTarget (repo.ts findById) */
-async function replyTargets(db: Db, jobs: Job[]) {
-  const ids = [...new Set(jobs.flatMap((job) => (job.draft.reply_to_id === null ? [] : [job.draft.reply_to_id])))]
-  if (ids.length === 0) return new Map<number, { chat_id: number; deleted_for_all: number }>()
-  const rows = await sql<{ id: number; chat_id: number; deleted_for_all: number }>`
-    select id, chat_id, deleted_for_all from messages where id = any(${ids}::int8[])`.execute(db)
-  return new Map(rows.rows.map((row) => [row.id, row]))
+  const read: BatchRead = { locked: new Map(), firsts: new Map(), replies: new Map() }
+  const sent: number[] = []
+  const pending: number[] = []
+  for (const row of result.rows) {
+    // ordinality counts from 1
+    if (row.kind === 'chat') read.locked.set(Number(row.i) - 1, { id: row.a, peer1_id: row.b!, peer2_id: row.c!, message_seq: row.d!, read_seq: row.e! })
+    else if (row.kind === 'sent') sent.push(row.a)
+    else if (row.kind === 'pending') pending.push(row.a)
+    else read.replies.set(row.a, { chat_id: row.b!, deleted_for_all: row.c! })
+  }
+  if (sent.length > 0) {
+    const rows = await sql<MessageRow>`select * from messages where id = any(${sent}::int8[])`.execute(db)
+    for (const message of rows.rows) read.firsts.set(`${message.sender_id}:${message.client_message_id}`, { message })
+  }
+  if (pending.length > 0) {
+    const rows = await sql<ScheduledMessageRow>`select * from scheduled_messages where id = any(${pending}::int8[])`.execute(db)
+    for (const row of rows.rows) {
+      const key = `${row.sender_id}:${row.client_message_id}`
+      if (!read.firsts.has(key)) read.firsts.set(key, { pending: row })
+    }
+  }
+  return read
 }
 
 async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSend[]> {
   const outcomes: FastSend[] = jobs.map(() => ({ kind: 'general' }))
-  const firsts = await firstSends(db, jobs)
-  const replies = await replyTargets(db, jobs)
-  const locked = await lockChats(db, jobs)
+  const { locked, firsts, replies } = await readBatch(db, jobs)
 
   const chats = new Map<number, ChatState>()
   /** senders whose earlier send to a chat in this batch went the general way: their later ones follow it */
@@ -220,7 +241,7 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
     if (detoured.has(lane)) return
     let chat = chats.get(row.id)
     if (!chat) {
-      chat = { peer1: row.peer1_id, peer2: row.peer2_id, seq: row.message_seq, readSeqs: new Map(), at: job.now, lastMessageId: 0, reads: new Map() }
+      chat = { peer1: row.peer1_id, peer2: row.peer2_id, seq: row.message_seq, readSeqs: new Map(), at: job.now, reads: new Map() }
       chats.set(row.id, chat)
     }
     if (!chat.readSeqs.has(job.me.id)) chat.readSeqs.set(job.me.id, row.read_seq)
@@ -244,17 +265,7 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
     const job = jobs[p.job]
     return messageValues(job.draft, { chatId: p.chatId, seq: p.seq, senderId: job.me.id, receiverId: p.receiverId, clientId: job.clientId, origin: null, now: job.now })
   })
-  const inserted = await db.insertInto('messages').values(values).returning(['id', 'chat_id', 'seq']).execute()
-  const idOf = new Map(inserted.map((row) => [`${row.chat_id}:${row.seq}`, row.id]))
-
-  // twin: chats/repo.ts nextMessageSeq and setLastMessage
-  const chatIds = [...chats.keys()]
-  for (const p of placed) chats.get(p.chatId)!.lastMessageId = idOf.get(`${p.chatId}:${p.seq}`)!
-  await sql`
-    update chats c set message_seq = v.seq, last_message_id = v.last_id, last_message_at = v.at
-    from unnest(${chatIds}::int8[], ${chatIds.map((id) => chats.get(id)!.seq)}::int8[],
-      ${chatIds.map((id) => chats.get(id)!.lastMessageId)}::int8[], ${chatIds.map((id) => chats.get(id)!.at)}::int8[]) as v(id, seq, last_id, at)
-    where c.id = v.id`.execute(db)
+  const columns = sql.join(Object.keys(values[0]).map((column) => sql.ref(column)))
 
   // twin: chats/repo.ts touchMembers: every member's chat to the top of their list; senders have read it
   const members: { chatId: number; userId: number; at: number; readSeq: number; readAt: number }[] = []
@@ -264,52 +275,92 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
       members.push({ chatId, userId, at: chat.at, readSeq: read?.seq ?? 0, readAt: read?.at ?? 0 })
     }
   }
-  await sql`
-    update chat_members m set last_activity_at = v.at,
-      read_seq = case when m.read_seq < v.read_seq then v.read_seq else m.read_seq end,
-      read_at = case when m.read_seq < v.read_seq then v.read_at else m.read_at end
-    from unnest(${members.map((m) => m.chatId)}::int8[], ${members.map((m) => m.userId)}::int8[], ${members.map((m) => m.at)}::int8[],
-      ${members.map((m) => m.readSeq)}::int8[], ${members.map((m) => m.readAt)}::int8[]) as v(chat_id, user_id, at, read_seq, read_at)
-    where m.chat_id = v.chat_id and m.user_id = v.user_id`.execute(db)
 
   // twin: realtime/updates.ts record (db/dialect.ts nextUpdateSeqs): each recipient's seqs, taken
-  // for the whole batch at once, in user id order (so concurrent upserts never wait in a circle)
+  // for the whole batch at once, in user id order (so concurrent upserts never wait in a circle).
+  // A recipient's k-th message of the batch gets the seq (their new top − their count + k).
   const perUser = new Map<number, number>()
   const recipientsOf = (p: (typeof placed)[number]) => {
     const chat = chats.get(p.chatId)!
     // Saved Messages (a chat with oneself) has one recipient
     return chat.peer1 === chat.peer2 ? [chat.peer1] : [chat.peer1, chat.peer2]
   }
-  for (const p of placed) for (const userId of recipientsOf(p)) perUser.set(userId, (perUser.get(userId) ?? 0) + 1)
+  const logged: { userId: number; chatId: number; seq: number; k: number; at: number }[] = []
+  for (const p of placed) {
+    for (const userId of recipientsOf(p)) {
+      const k = (perUser.get(userId) ?? 0) + 1
+      perUser.set(userId, k)
+      logged.push({ userId, chatId: p.chatId, seq: p.seq, k, at: jobs[p.job].now })
+    }
+  }
   const users = [...perUser.keys()].sort((a, b) => a - b)
-  const tops = await sql<{ user_id: number; seq: number }>`
-    insert into update_seqs (user_id, seq)
-    select * from unnest(${users}::int8[], ${users.map((u) => perUser.get(u)!)}::int8[]) order by 1
-    on conflict (user_id) do update set seq = update_seqs.seq + excluded.seq
-    returning user_id, seq`.execute(db)
-  const nextSeq = new Map(tops.rows.map((row) => [row.user_id, row.seq - perUser.get(row.user_id)!]))
+  const chatIds = [...chats.keys()]
 
-  const logged: { userId: number; seq: number; messageId: number; at: number }[] = []
+  // One statement writes the batch: the messages (twin: repo.ts insertMessage), each chat's seq and
+  // last message (twin: chats/repo.ts nextMessageSeq and setLastMessage), its members' activity and
+  // read positions, the recipients' update seqs, and message.new in their update logs, logged as a
+  // reference to the message (rendered when read). Its parts see the messages' ids through RETURNING.
+  const written = await sql<{ kind: 'message' | 'user'; a: number; b: number; c: number }>`
+    with ins as (
+      insert into messages (${columns})
+      select ${columns} from json_populate_recordset(null::messages, ${JSON.stringify(values)}::json)
+      returning id, chat_id, seq
+    ),
+    chats_moved as (
+      update chats c set message_seq = v.seq, last_message_id = i.id, last_message_at = v.at
+      from unnest(${chatIds}::int8[], ${chatIds.map((id) => chats.get(id)!.seq)}::int8[], ${chatIds.map((id) => chats.get(id)!.at)}::int8[]) as v(id, seq, at)
+      join ins i on i.chat_id = v.id and i.seq = v.seq
+      where c.id = v.id
+    ),
+    members_touched as (
+      update chat_members m set last_activity_at = v.at,
+        read_seq = case when m.read_seq < v.read_seq then v.read_seq else m.read_seq end,
+        read_at = case when m.read_seq < v.read_seq then v.read_at else m.read_at end
+      from unnest(${members.map((m) => m.chatId)}::int8[], ${members.map((m) => m.userId)}::int8[], ${members.map((m) => m.at)}::int8[],
+        ${members.map((m) => m.readSeq)}::int8[], ${members.map((m) => m.readAt)}::int8[]) as v(chat_id, user_id, at, read_seq, read_at)
+      where m.chat_id = v.chat_id and m.user_id = v.user_id
+    ),
+    tops as (
+      insert into update_seqs (user_id, seq)
+      select * from unnest(${users}::int8[], ${users.map((u) => perUser.get(u)!)}::int8[]) order by 1
+      on conflict (user_id) do update set seq = update_seqs.seq + excluded.seq
+      returning user_id, seq
+    ),
+    logged as (
+      insert into updates (user_id, seq, type, message_id, created_at)
+      select v.user_id, t.seq - n.count + v.k, 'message.new', i.id, v.at
+      from unnest(${logged.map((l) => l.userId)}::int8[], ${logged.map((l) => l.chatId)}::int8[], ${logged.map((l) => l.seq)}::int8[],
+        ${logged.map((l) => l.k)}::int8[], ${logged.map((l) => l.at)}::int8[]) as v(user_id, chat_id, seq, k, at)
+      join unnest(${users}::int8[], ${users.map((u) => perUser.get(u)!)}::int8[]) as n(user_id, count) on n.user_id = v.user_id
+      join tops t on t.user_id = v.user_id
+      join ins i on i.chat_id = v.chat_id and i.seq = v.seq
+    )
+    select 'message' as kind, id as a, chat_id as b, seq as c from ins
+    union all
+    select 'user', user_id, seq, 0 from tops`.execute(db)
+
+  const idOf = new Map<string, number>()
+  const nextSeq = new Map<number, number>()
+  for (const row of written.rows) {
+    if (row.kind === 'message') idOf.set(`${row.b}:${row.c}`, row.a)
+    else nextSeq.set(row.a, row.b - perUser.get(row.a)!)
+  }
+  const recorded: Recorded[] = []
   placed.forEach((p, n) => {
     const job = jobs[p.job]
     const id = idOf.get(`${p.chatId}:${p.seq}`)!
-    const recorded: Recorded[] = recipientsOf(p).map((userId) => {
+    const mine: Recorded[] = recipientsOf(p).map((userId) => {
       const seq = nextSeq.get(userId)! + 1
       nextSeq.set(userId, seq)
-      logged.push({ userId, seq, messageId: id, at: job.now })
       return { userId, seq }
     })
+    recorded.push(...mine)
     // The row as the database now holds it, built here rather than read back.
     const row: MessageRow = { id, ...values[n], deleted_for_all: 0, edited_at: null, scheduled_at: null, delivered_at: null, read_at: null }
-    outcomes[p.job] = { kind: 'sent', message: presentMessage(row, job.me, p.receiverId === job.me.id), recorded }
+    outcomes[p.job] = { kind: 'sent', message: presentMessage(row, job.me, p.receiverId === job.me.id), recorded: mine }
   })
-  // message.new, logged as a reference to the message (rendered when read)
-  await sql`
-    insert into updates (user_id, seq, type, message_id, created_at)
-    select u, s, 'message.new', m, t
-    from unnest(${logged.map((l) => l.userId)}::int8[], ${logged.map((l) => l.seq)}::int8[],
-      ${logged.map((l) => l.messageId)}::int8[], ${logged.map((l) => l.at)}::int8[]) as v(u, s, m, t)`.execute(db)
-  const cuts = prunes(logged, ctx.config.updateLogKeep)
+  // twin: the prune in realtime/updates.ts record (rare: one seq in a hundred triggers one)
+  const cuts = prunes(recorded, ctx.config.updateLogKeep)
   if (cuts.length > 0) {
     await sql`
       delete from updates u using unnest(${cuts.map((c) => c.userId)}::int8[], ${cuts.map((c) => c.seq)}::int8[]) as v(user_id, seq)
