@@ -300,6 +300,9 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
   // last message (twin: chats/repo.ts nextMessageSeq and setLastMessage), its members' activity and
   // read positions, the recipients' update seqs, and message.new in their update logs, logged as a
   // reference to the message (rendered when read). Its parts see the messages' ids through RETURNING.
+  // The rows go as one JSON parameter: every text in them passed the request checks, which refuse
+  // U+0000 and lone surrogates (http/validation.ts), the two things PostgreSQL's JSON cannot turn
+  // into text.
   const written = await sql<{ kind: 'message' | 'user'; a: number; b: number; c: number }>`
     with ins as (
       insert into messages (${columns})
