@@ -278,21 +278,21 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
 
   // twin: realtime/updates.ts record (db/dialect.ts nextUpdateSeqs): each recipient's seqs, taken
   // for the whole batch at once, in user id order (so concurrent upserts never wait in a circle).
-  // A recipient's k-th message of the batch gets the seq (their new top − their count + k).
+  // A recipient's k-th message of the batch gets the seq (their new top − their count + k): `back`
+  // below their new top.
   const perUser = new Map<number, number>()
-  const recipientsOf = (p: (typeof placed)[number]) => {
+  /** one entry per (message, recipient), in the batch's order; `n` is the message's index in `placed` */
+  const logged: { n: number; userId: number; chatId: number; seq: number; k: number; at: number }[] = []
+  placed.forEach((p, n) => {
     const chat = chats.get(p.chatId)!
     // Saved Messages (a chat with oneself) has one recipient
-    return chat.peer1 === chat.peer2 ? [chat.peer1] : [chat.peer1, chat.peer2]
-  }
-  const logged: { userId: number; chatId: number; seq: number; k: number; at: number }[] = []
-  for (const p of placed) {
-    for (const userId of recipientsOf(p)) {
+    for (const userId of chat.peer1 === chat.peer2 ? [chat.peer1] : [chat.peer1, chat.peer2]) {
       const k = (perUser.get(userId) ?? 0) + 1
       perUser.set(userId, k)
-      logged.push({ userId, chatId: p.chatId, seq: p.seq, k, at: jobs[p.job].now })
+      logged.push({ n, userId, chatId: p.chatId, seq: p.seq, k, at: jobs[p.job].now })
     }
-  }
+  })
+  const back = logged.map((l) => perUser.get(l.userId)! - l.k)
   const users = [...perUser.keys()].sort((a, b) => a - b)
   const chatIds = [...chats.keys()]
 
@@ -331,10 +331,9 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
     ),
     logged as (
       insert into updates (user_id, seq, type, message_id, created_at)
-      select v.user_id, t.seq - n.count + v.k, 'message.new', i.id, v.at
+      select v.user_id, t.seq - v.back, 'message.new', i.id, v.at
       from unnest(${logged.map((l) => l.userId)}::int8[], ${logged.map((l) => l.chatId)}::int8[], ${logged.map((l) => l.seq)}::int8[],
-        ${logged.map((l) => l.k)}::int8[], ${logged.map((l) => l.at)}::int8[]) as v(user_id, chat_id, seq, k, at)
-      join unnest(${users}::int8[], ${users.map((u) => perUser.get(u)!)}::int8[]) as n(user_id, count) on n.user_id = v.user_id
+        ${back}::int8[], ${logged.map((l) => l.at)}::int8[]) as v(user_id, chat_id, seq, back, at)
       join tops t on t.user_id = v.user_id
       join ins i on i.chat_id = v.chat_id and i.seq = v.seq
     )
@@ -343,25 +342,21 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
     select 'user', user_id, seq, 0 from tops`.execute(db)
 
   const idOf = new Map<string, number>()
-  const nextSeq = new Map<number, number>()
+  const tops = new Map<number, number>()
   for (const row of written.rows) {
     if (row.kind === 'message') idOf.set(`${row.b}:${row.c}`, row.a)
-    else nextSeq.set(row.a, row.b - perUser.get(row.a)!)
+    else tops.set(row.a, row.b)
   }
-  const recorded: Recorded[] = []
+  // each message's entries, with the seqs the statement gave them
+  const recordedOf: Recorded[][] = placed.map(() => [])
+  logged.forEach((l, i) => recordedOf[l.n].push({ userId: l.userId, seq: tops.get(l.userId)! - back[i] }))
   placed.forEach((p, n) => {
     const job = jobs[p.job]
-    const id = idOf.get(`${p.chatId}:${p.seq}`)!
-    const mine: Recorded[] = recipientsOf(p).map((userId) => {
-      const seq = nextSeq.get(userId)! + 1
-      nextSeq.set(userId, seq)
-      return { userId, seq }
-    })
-    recorded.push(...mine)
     // The row as the database now holds it, built here rather than read back.
-    const row: MessageRow = { id, ...values[n], deleted_for_all: 0, edited_at: null, scheduled_at: null, delivered_at: null, read_at: null }
-    outcomes[p.job] = { kind: 'sent', message: presentMessage(row, job.me, p.receiverId === job.me.id), recorded: mine }
+    const row: MessageRow = { id: idOf.get(`${p.chatId}:${p.seq}`)!, ...values[n], deleted_for_all: 0, edited_at: null, scheduled_at: null, delivered_at: null, read_at: null }
+    outcomes[p.job] = { kind: 'sent', message: presentMessage(row, job.me, p.receiverId === job.me.id), recorded: recordedOf[n] }
   })
+  const recorded = recordedOf.flat()
   // twin: the prune in realtime/updates.ts record (rare: one seq in a hundred triggers one)
   const cuts = prunes(recorded, ctx.config.updateLogKeep)
   if (cuts.length > 0) {
