@@ -13,18 +13,24 @@
  * ejabberd stores nothing (no offline storage, no archive): its figure is a relay's, Tern's a
  * durable store's (SQLite, synchronous=NORMAL, Tern's default). Without the `ejabberd` package the
  * scenario says so loudly and its ejabberd rows read n/a.
+ *
+ *  - floor: once Tern has stopped, its messages service's send runs in process on the same data
+ *    (bench/servers/send-alone.ts), with the closed loop's sends in flight: the CPU per message of
+ *    the checks, the transaction and its share of the commit, before any transport. Beside each
+ *    server's CPU per message at its maximum, it shows how much of Tern's cost is the store's.
  */
 import { openChat, registerMany } from '../lib/api.js'
 import { ejabberdMissing, startEjabberd, type Ejabberd } from '../lib/ejabberd.js'
 import { runLoad } from '../lib/load.js'
 import type { PairLoadResult } from '../lib/pair-load.js'
-import { makeDataDir, removeDataDir } from '../lib/processes.js'
+import { makeDataDir, removeDataDir, SERVER_CORE, spawnNode } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
 import { fmt, type BenchContext, type Scenario } from '../lib/scenario.js'
-import { startServer, type Server } from '../lib/server.js'
+import { NODE_FLAGS, startServer, type Server } from '../lib/server.js'
 import { median } from '../lib/stats.js'
 import type { SocketSendsSpec } from '../load/socket-sends.js'
 import type { XmppLoadSpec } from '../load/xmpp.js'
+import type { Machine } from '../lib/machine.js'
 
 /** sender → receiver pairs, each in its own personal chat (Tern) or between two accounts (XMPP) */
 const PAIRS = 100
@@ -47,6 +53,27 @@ function checked(ctx: BenchContext, label: string, result: PairLoadResult, rate?
   if (result.cpu > 0.9) ctx.log(`  warning: ${label}: the load process used ${Math.round(result.cpu * 100)}% of its core`)
   if (rate !== undefined && result.throughput < rate * 0.95) ctx.log(`  warning: ${label}: only ${fmt(result.throughput)} of ${fmt(rate)} msg/s were done in the window`)
   return result
+}
+
+interface SendAlone {
+  messages: number
+  rate: number
+  cpuUsPerMessage: number
+  cpuShare: number
+}
+
+/**
+ * Tern's send without the network (bench/servers/send-alone.ts) on the stopped server's data, on
+ * the server's core, with the closed loop's sends in flight: the floor under any transport.
+ */
+async function sendAlone(machine: Machine, dataDir: string, warmupMs: number, durationMs: number): Promise<SendAlone> {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, WINDOW: String(WINDOW), WARMUP_MS: String(warmupMs), DURATION_MS: String(durationMs) }
+  const child = spawnNode(machine, SERVER_CORE, [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/send-alone.ts'], env, ['ignore', 'pipe', 'inherit'])
+  let out = ''
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  if (code !== 0) throw new Error(`send-alone exited with code ${code}`)
+  return JSON.parse(out.trim().split('\n').pop()!) as SendAlone
 }
 
 export const socketSends: Scenario = {
@@ -107,15 +134,19 @@ export const socketSends: Scenario = {
       const closed = { mode: 'closed', window: WINDOW } as const
       const ternMax: number[] = []
       const ejabberdMax: number[] = []
+      const ternCpu: number[] = []
+      const ejabberdCpu: number[] = []
       for (let run = 1; run <= ctx.runs; run++) {
         const line: string[] = []
         if (ejabberd) {
           const result = await xmppLoad(ejabberd, closed, 'ejabberd max')
           ejabberdMax.push(result.throughput)
+          ejabberdCpu.push(result.serverCpuPerMessageUs ?? Number.NaN)
           line.push(`ejabberd ${fmt(result.throughput)} msg/s (p99 ${fmt(result.latency.p99, 2)} ms; ${serverCpu(result)})`)
         }
         const result = await ternLoad(closed, 'Tern max')
         ternMax.push(result.throughput)
+        ternCpu.push(result.serverCpuPerMessageUs ?? Number.NaN)
         line.push(`Tern ${fmt(result.throughput)} msg/s (p99 receipt ${fmt(result.latency.p99, 2)} ms, ack ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)}; load CPU ${Math.round(result.cpu * 100)}%)`)
         ctx.log(`  run ${run}, closed loop (${WINDOW} in flight per pair): ${line.join('; ')}`)
       }
@@ -150,6 +181,18 @@ export const socketSends: Scenario = {
       if (!reached) ctx.log(`  Tern's maximum (${fmt(median(ternMax))} msg/s) is below ${fmt(TARGET_RATE)} msg/s: no latency at that rate`)
       const atTarget = reached ? await atRate(TARGET_RATE) : { p50: [Number.NaN], p99: [Number.NaN], reference: [Number.NaN] }
 
+      // the floor: the same sends without the network, once Tern has stopped (on its data)
+      await tern.stop()
+      tern = null
+      const alone: SendAlone[] = []
+      for (let run = 1; run <= ctx.runs; run++) {
+        const result = await sendAlone(ctx.machine, dataDir, ctx.warmupMs, ctx.durationMs)
+        alone.push(result)
+        ctx.log(
+          `  run ${run}, Tern's send alone (in process, no network, ${WINDOW} in flight per pair): ${fmt(result.rate)} msg/s, ${fmt(result.cpuUsPerMessage, 1)} µs of CPU per message, ${Math.round(result.cpuShare * 100)}% of its core`,
+        )
+      }
+
       const scenario = this.name
       const nothing = [Number.NaN]
       const ejabberdName = ejabberd ? `ejabberd ${ejabberd.version}` : 'ejabberd (not installed)'
@@ -157,6 +200,10 @@ export const socketSends: Scenario = {
         { scenario, figure: `Tern socket sends, max (stored + delivered, ${WINDOW} in flight per pair)`, unit: 'msg/s', samples: ternMax, target: { min: TARGET_RATE } },
         { scenario, figure: `${ejabberdName} relayed, max (not stored)`, unit: 'msg/s', samples: ejabberdMax.length ? ejabberdMax : nothing },
         { scenario, figure: 'Tern / ejabberd', unit: 'x', samples: ejabberdMax.length ? ternMax.map((t, i) => t / ejabberdMax[i]) : nothing, target: { min: 1 } },
+        { scenario, figure: 'Tern CPU per message at its max (socket: protocol, store, delivery)', unit: 'µs', samples: ternCpu },
+        { scenario, figure: `${ejabberdName} CPU per message at its max (relay)`, unit: 'µs', samples: ejabberdCpu.length ? ejabberdCpu : nothing },
+        { scenario, figure: "floor: Tern's send alone, CPU per message (in process, no network)", unit: 'µs', samples: alone.map((a) => a.cpuUsPerMessage) },
+        { scenario, figure: "floor: Tern's send alone, max (in process, no network)", unit: 'msg/s', samples: alone.map((a) => a.rate) },
         { scenario, figure: `Tern p50 send → receipt at ${fmt(half)} msg/s (half max)`, unit: 'ms', samples: atHalf.p50 },
         { scenario, figure: `Tern p99 send → receipt at ${fmt(half)} msg/s (half max)`, unit: 'ms', samples: atHalf.p99, target: { max: P99_AT_HALF_MS } },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(half)} msg/s (reference)`, unit: 'ms', samples: atHalf.reference },
