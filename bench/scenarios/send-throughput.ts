@@ -8,12 +8,18 @@
  * gives each server's CPU time per request and the share of its core it used: on a busy machine
  * the rates move with the other processes, the bare route's CPU per request hardly does (Tern's
  * rises when it is starved: fewer sends share each commit).
+ *
+ * The floor: once Tern has stopped, its messages service's send runs in process on the same data
+ * (bench/servers/send-alone.ts), one send in flight per chat as the closed loop kept them: what a
+ * send costs before HTTP (checks, transaction, its share of the commit). Beside the bare route's
+ * whole request, it shows what part of the ratio the store alone decides.
  */
 import { registerMany, sendRequests } from '../lib/api.js'
 import type { LoadResult } from '../lib/load-engine.js'
 import { makeDataDir, removeDataDir, threadCpuLine, threadCpuMs } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
 import { closedLoad, fmt, type Scenario } from '../lib/scenario.js'
+import { sendAlone } from '../lib/send-alone.js'
 import { startServer, type Server } from '../lib/server.js'
 import { median } from '../lib/stats.js'
 import type { HttpLoadSpec } from '../load/http.js'
@@ -64,6 +70,8 @@ export const sendThroughput: Scenario = {
       const ternMax: number[] = []
       /** Tern's CPU time per request over the bare route's: the ratio a CPU-bound ceiling would give, busy machine or not */
       const cpuRatio: number[] = []
+      const bareCpu: number[] = []
+      const ternCpu: number[] = []
       const unsaturated: string[] = []
       const cpuLine = (result: LoadResult) =>
         result.server ? ` (${fmt(result.server.cpuPerRequestUs, 1)} µs of CPU per request, ${Math.round(result.server.cpu * 100)}% of its core)` : ''
@@ -75,6 +83,8 @@ export const sendThroughput: Scenario = {
         flagsMax.push(flagged.throughput)
         ternMax.push(ours.throughput)
         if (plain.server && ours.server) cpuRatio.push(plain.server.cpuPerRequestUs / ours.server.cpuPerRequestUs)
+        bareCpu.push(plain.server?.cpuPerRequestUs ?? Number.NaN)
+        ternCpu.push(ours.server?.cpuPerRequestUs ?? Number.NaN)
         if (plain.server && plain.server.cpu < SATURATED) unsaturated.push(`${Math.round(plain.server.cpu * 100)}%`)
         ctx.log(
           `  run ${run}: bare ${fmt(plain.throughput)} req/s${cpuLine(plain)}, bare with npm start's flags ${fmt(flagged.throughput)} req/s${cpuLine(flagged)}, Tern ${fmt(ours.throughput)} req/s${cpuLine(ours)}`,
@@ -108,6 +118,16 @@ export const sendThroughput: Scenario = {
       const stalled = bareP99.filter((p) => p > P99_TARGET_MS).length
       if (stalled > 0) ctx.log(`  note: the bare route's own p99 exceeded ${P99_TARGET_MS} ms in ${stalled} of ${bareP99.length} half-load windows: the machine (or its disk) stalled`)
 
+      // the floor: Tern's send without HTTP, once Tern has stopped (on its data), one send in flight
+      // per chat as the closed loop kept them (CONNECTIONS over PAIRS chats)
+      await tern.stop()
+      const alone: number[] = []
+      for (let run = 1; run <= ctx.runs; run++) {
+        const result = await sendAlone(ctx.machine, ternDir, Math.max(1, Math.round(CONNECTIONS / PAIRS)), ctx.warmupMs, ctx.durationMs)
+        alone.push(result.cpuUsPerMessage)
+        ctx.log(`  run ${run}, Tern's send alone (in process, no HTTP): ${fmt(result.rate)} sends/s, ${fmt(result.cpuUsPerMessage, 1)} µs of CPU per send, ${Math.round(result.cpuShare * 100)}% of its core`)
+      }
+
       const scenario = this.name
       const shape = `${CONNECTIONS} connections, ${PAIRS} chats`
       const rows: Row[] = [
@@ -117,6 +137,9 @@ export const sendThroughput: Scenario = {
         { scenario, figure: 'Tern / bare', unit: 'x', samples: ternMax.map((t, i) => t / bareMax[i]), target: { min: RATIO_TARGET } },
         { scenario, figure: "Tern / bare with npm start's flags (reference)", unit: 'x', samples: ternMax.map((t, i) => t / flagsMax[i]) },
         { scenario, figure: 'Tern / bare by CPU time per request (bare µs / Tern µs)', unit: 'x', samples: cpuRatio.length ? cpuRatio : [Number.NaN] },
+        { scenario, figure: 'bare route, CPU per request at its max', unit: 'µs', samples: bareCpu },
+        { scenario, figure: 'Tern, CPU per request at its max', unit: 'µs', samples: ternCpu },
+        { scenario, figure: "floor: Tern's send alone, CPU per send (in process, no HTTP)", unit: 'µs', samples: alone },
         { scenario, figure: `Tern p50 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p50 },
         { scenario, figure: `Tern p99 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p99, target: { max: P99_TARGET_MS } },
         { scenario, figure: `bare p99 at ${fmt(half)} req/s (reference)`, unit: 'ms', samples: bareP99 },

@@ -23,14 +23,14 @@ import { openChat, registerMany } from '../lib/api.js'
 import { ejabberdMissing, startEjabberd, type Ejabberd } from '../lib/ejabberd.js'
 import { runLoad } from '../lib/load.js'
 import type { PairLoadResult } from '../lib/pair-load.js'
-import { makeDataDir, removeDataDir, SERVER_CORE, spawnNode } from '../lib/processes.js'
+import { makeDataDir, removeDataDir } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
 import { fmt, type BenchContext, type Scenario } from '../lib/scenario.js'
-import { NODE_FLAGS, startServer, type Server } from '../lib/server.js'
+import { sendAlone, type SendAlone } from '../lib/send-alone.js'
+import { startServer, type Server } from '../lib/server.js'
 import { median } from '../lib/stats.js'
 import type { SocketSendsSpec } from '../load/socket-sends.js'
 import type { XmppLoadSpec } from '../load/xmpp.js'
-import type { Machine } from '../lib/machine.js'
 
 /** sender → receiver pairs, each in its own personal chat (Tern) or between two accounts (XMPP) */
 const PAIRS = 100
@@ -53,27 +53,6 @@ function checked(ctx: BenchContext, label: string, result: PairLoadResult, rate?
   if (result.cpu > 0.9) ctx.log(`  warning: ${label}: the load process used ${Math.round(result.cpu * 100)}% of its core`)
   if (rate !== undefined && result.throughput < rate * 0.95) ctx.log(`  warning: ${label}: only ${fmt(result.throughput)} of ${fmt(rate)} msg/s were done in the window`)
   return result
-}
-
-interface SendAlone {
-  messages: number
-  rate: number
-  cpuUsPerMessage: number
-  cpuShare: number
-}
-
-/**
- * Tern's send without the network (bench/servers/send-alone.ts) on the stopped server's data, on
- * the server's core, with the closed loop's sends in flight: the floor under any transport.
- */
-async function sendAlone(machine: Machine, dataDir: string, warmupMs: number, durationMs: number): Promise<SendAlone> {
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, WINDOW: String(WINDOW), WARMUP_MS: String(warmupMs), DURATION_MS: String(durationMs) }
-  const child = spawnNode(machine, SERVER_CORE, [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/send-alone.ts'], env, ['ignore', 'pipe', 'inherit'])
-  let out = ''
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  if (code !== 0) throw new Error(`send-alone exited with code ${code}`)
-  return JSON.parse(out.trim().split('\n').pop()!) as SendAlone
 }
 
 export const socketSends: Scenario = {
@@ -186,7 +165,7 @@ export const socketSends: Scenario = {
       tern = null
       const alone: SendAlone[] = []
       for (let run = 1; run <= ctx.runs; run++) {
-        const result = await sendAlone(ctx.machine, dataDir, ctx.warmupMs, ctx.durationMs)
+        const result = await sendAlone(ctx.machine, dataDir, WINDOW, ctx.warmupMs, ctx.durationMs)
         alone.push(result)
         ctx.log(
           `  run ${run}, Tern's send alone (in process, no network, ${WINDOW} in flight per pair): ${fmt(result.rate)} msg/s, ${fmt(result.cpuUsPerMessage, 1)} µs of CPU per message, ${Math.round(result.cpuShare * 100)}% of its core`,

@@ -9,7 +9,8 @@
  * spends on its whole message, no transport can make Tern as fast as that relay.
  *
  * Environment: DATA_DIR (the stopped server's), WINDOW, WARMUP_MS, DURATION_MS. Prints one JSON
- * line: { messages, seconds, rate, cpuUsPerMessage, cpuShare }.
+ * line: { messages, seconds, rate, cpuUsPerMessage, cpuShare } (the
+ * window runs from the first answer after the warm-up to the first after DURATION_MS more).
  */
 import { loadConfig } from '../../src/config.js'
 import { createContext } from '../../src/context.js'
@@ -41,29 +42,33 @@ if (pairs.length === 0) throw new Error(`send-alone: no personal chat in ${proce
 const start = performance.now()
 const measureFrom = start + warmupMs
 const end = measureFrom + durationMs
-let cpuStart = process.cpuUsage()
-let cpuUs = 0
+// the window opens at the first answer after the warm-up and closes at the first after its end
+let opened: { at: number; cpu: NodeJS.CpuUsage } | null = null
+let closed: { at: number; cpuUs: number } | null = null
 let done = 0
 let n = 0
 
-// one sender's loop: its next send once the last is answered, until the window ends
+// one sender's loop: its next send once the last is answered, until the window closes
 async function sender(pair: UserRow & { chatId: number }) {
-  while (performance.now() < end) {
+  while (!closed) {
     await send(ctx, pair, { chat_id: pair.chatId, content: `a message of the send-alone bench #${n++}` })
     const at = performance.now()
-    if (at >= measureFrom && at < end) done++
+    if (closed) break
+    if (!opened) {
+      if (at >= measureFrom) opened = { at, cpu: process.cpuUsage() }
+    } else if (at < end) {
+      done++
+    } else {
+      const used = process.cpuUsage(opened.cpu)
+      closed = { at, cpuUs: used.user + used.system }
+    }
   }
 }
 
-setTimeout(() => (cpuStart = process.cpuUsage()), warmupMs)
-setTimeout(() => {
-  const used = process.cpuUsage(cpuStart)
-  cpuUs = used.user + used.system
-}, warmupMs + durationMs)
 const loops: Promise<void>[] = []
 for (let w = 0; w < window; w++) for (const pair of pairs) loops.push(sender(pair))
 await Promise.all(loops)
-// the sends answered in the window (the loops may finish a little after it)
-const seconds = durationMs / 1000
 await ctx.close()
-process.stdout.write(`${JSON.stringify({ messages: done, seconds, rate: done / seconds, cpuUsPerMessage: cpuUs / done, cpuShare: cpuUs / 1000 / durationMs })}\n`)
+const { at, cpuUs } = closed!
+const seconds = (at - opened!.at) / 1000
+process.stdout.write(`${JSON.stringify({ messages: done, seconds, rate: done / seconds, cpuUsPerMessage: cpuUs / done, cpuShare: cpuUs / 1000 / (seconds * 1000) })}\n`)
