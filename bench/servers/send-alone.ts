@@ -1,16 +1,16 @@
 /**
- * socket-sends' floor: Tern's send without the network. Run on the server's core, on the data
- * directory of a Tern server that has stopped (its users and personal chats), it calls the
- * messages service's `send` in process, closed loop, PAIRS × WINDOW sends in flight as the socket
- * load keeps them, so the sends share commits as they do there. What it measures is what any
- * transport pays per message before a byte goes out: the checks, the transaction with its group
- * commit (and the checkpointer's copy of it), and the message's JSON. No HTTP, no WebSocket, no
- * event listeners (nothing is delivered). If this alone costs more CPU per message than a relay
+ * The send scenarios' floor (socket-sends, send-throughput): Tern's send without the network. Run
+ * on the server's core, on the data directory of a Tern server that has stopped (its users and
+ * personal chats), it calls the messages service's `send` in process, closed loop, WINDOW sends in
+ * flight per chat as the scenario's load kept them, so the sends share commits as they did there.
+ * What it measures is what any transport pays per message before a byte goes out: the checks, the
+ * transaction with its group commit (and the checkpointer's copy of it), and the message's JSON.
+ * No HTTP, no WebSocket, no event listeners (nothing is delivered). If this alone costs more CPU per message than a relay
  * spends on its whole message, no transport can make Tern as fast as that relay.
  *
  * Environment: DATA_DIR (the stopped server's), WINDOW, WARMUP_MS, DURATION_MS. Prints one JSON
- * line: { messages, seconds, rate, cpuUsPerMessage, cpuShare } (the
- * window runs from the first answer after the warm-up to the first after DURATION_MS more).
+ * line: { messages, seconds, rate, cpuUsPerMessage, cpuShare }; the window runs from the first
+ * answer after the warm-up to the first answer DURATION_MS later.
  */
 import { loadConfig } from '../../src/config.js'
 import { createContext } from '../../src/context.js'
