@@ -142,7 +142,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
         const requests: BoundRequests = {
           types: hooks.requests.types,
           lane: (type, data) => hooks.requests.lane(type, data),
-          answer: (type, data) => hooks.requests.answer(key, type, data),
+          answer: (type, data, turn) => hooks.requests.answer(key, type, data, turn),
         }
         const guard = <A extends unknown[]>(what: string, fn: (...args: A) => unknown) => (...args: A) => {
           try {

@@ -1,4 +1,5 @@
 /** What the gateway needs from the modules, handed to it when it is registered (modules/updates/gateway.ts). */
+import type { Turn } from '../lib/lane.js'
 import type { Frame } from './fanout.js'
 import type { RenderMessages } from './updates.js'
 
@@ -33,10 +34,13 @@ export interface GatewayHooks {
 export interface SocketRequests {
   readonly types: ReadonlySet<string>
   /**
-   * Requests of one socket in the same lane (say, sends to one chat) run one after another, in
-   * the order they came; other lanes run alongside. `data` is the client's, not yet checked.
+   * Requests of one socket in the same lane (say, sends to one chat) are done in the order they
+   * came (lib/lane.ts); other lanes run alongside. `data` is the client's, not yet checked.
    */
   lane(type: string, data: unknown): string
-  /** The answer to one request of the socket's session (`key`: see authenticate); throws (an AppError) to refuse it. */
-  answer(key: string, type: string, data: unknown): Promise<unknown>
+  /**
+   * The answer to one request of the socket's session (`key`: see authenticate); throws (an
+   * AppError) to refuse it. `turn` is its place in its lane.
+   */
+  answer(key: string, type: string, data: unknown, turn: Turn): Promise<unknown>
 }

@@ -4,6 +4,7 @@
  * document (events/asyncapi.ts) is generated from both.
  */
 import { Type, type TSchema } from 'typebox'
+import type { Turn } from '../lib/lane.js'
 
 const Integer = Type.Integer({ minimum: 0 })
 /** the id a client gives a request, echoed in its answer */
@@ -84,10 +85,13 @@ export interface RequestSpec<Caller> {
   twin: string
   data: TSchema
   answer: TSchema
-  /** requests of one socket with the same lane run one after another (see SocketRequests) */
+  /** requests of one socket with the same lane are done in the order they came (see SocketRequests) */
   lane(data: Record<string, unknown>): string
-  /** runs it with `data` as `data` checked it (a method, so each spec may name its data's type) */
-  run(caller: Caller, data: unknown): Promise<unknown>
+  /**
+   * runs it with `data` as `data` checked it (a method, so each spec may name its data's type);
+   * `turn`: its place in its lane, for a request that can let the next start early (lib/lane.ts)
+   */
+  run(caller: Caller, data: unknown, turn: Turn): Promise<unknown>
 }
 
 /** The frame a request travels in. */

@@ -6,13 +6,15 @@
  * means it is committed.
  */
 import { clientError } from '../http/errors.js'
+import { Lane, type Turn } from '../lib/lane.js'
 import type { Connection } from './connection.js'
 
 /** A socket's requests, bound to its session (the gateway binds the token). */
 export interface BoundRequests {
   readonly types: ReadonlySet<string>
   lane(type: string, data: unknown): string
-  answer(type: string, data: unknown): Promise<unknown>
+  /** `turn`: the request's place in its lane (lib/lane.ts), for a module that can let the next start early */
+  answer(type: string, data: unknown, turn: Turn): Promise<unknown>
 }
 
 const MAX_ID_LENGTH = 128
@@ -23,22 +25,25 @@ export function requestId(value: unknown): string | number | null {
   return Number.isSafeInteger(value) ? (value as number) : null
 }
 
-/** each socket's lanes: the last request queued in each */
-const lanes = new WeakMap<Connection, Map<string, Promise<void>>>()
+/** each socket's lanes in progress, by key */
+const lanes = new WeakMap<Connection, Map<string, Lane>>()
 
 /**
- * Runs one request after the earlier ones of its lane on this socket and answers it. Never
- * rejects: a failure is an error frame, an unexpected one is also logged.
+ * Runs one request in its turn in its lane on this socket (after the earlier ones, or once they
+ * are placed: lib/lane.ts) and answers it. Never rejects: a failure is an error frame, an
+ * unexpected one is also logged.
  */
 export function runRequest(connection: Connection, requests: BoundRequests, type: string, id: string | number, data: unknown): Promise<void> {
-  let queued = lanes.get(connection)
-  if (!queued) lanes.set(connection, (queued = new Map()))
-  const lane = requests.lane(type, data)
+  let byKey = lanes.get(connection)
+  if (!byKey) lanes.set(connection, (byKey = new Map()))
+  const key = requests.lane(type, data)
+  let lane = byKey.get(key)
+  if (!lane) byKey.set(key, (lane = new Lane()))
   const arrived = performance.now()
-  const run = async () => {
+  const run = async (turn: Turn) => {
     let outcome = 'ack'
     try {
-      connection.answer({ type: 'ack', id, data: await requests.answer(type, data) })
+      connection.answer({ type: 'ack', id, data: await requests.answer(type, data, turn) })
     } catch (error) {
       const failure = clientError(error)
       if (failure.unexpected) connection.ctx.log.error({ err: error, userId: connection.userId, socketId: connection.id, request: type }, 'socket request failed')
@@ -47,11 +52,8 @@ export function runRequest(connection: Connection, requests: BoundRequests, type
     }
     connection.ctx.metrics.socketRequest(type, outcome, performance.now() - arrived)
   }
-  const previous = queued.get(lane)
-  const done = previous ? previous.then(run) : run()
-  queued.set(lane, done)
-  return done.then(() => {
-    if (queued.get(lane) === done) queued.delete(lane)
+  return lane.run(run).then(() => {
+    if (lane.idle && byKey.get(key) === lane) byKey.delete(key)
   })
 }
 

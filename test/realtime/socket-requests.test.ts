@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import test, { after } from 'node:test'
+import { upload } from '../harness/files.js'
 import { createChannel, createGroup } from '../harness/fixtures.js'
 import { history, registerUsers, send, V2, wholeHistory } from '../harness/messaging.js'
 import { startTestServer } from '../harness/server.js'
@@ -165,6 +166,74 @@ test('sends pipelined on one socket to one chat are stored in the order they wer
   assert.deepEqual(bobOrder, Array.from({ length: count }, (_, i) => `bob ${i}`))
   // the chat's seqs have no gap: its page total is its last seq
   assert.equal((await alice.api.get(`${V2}/chat/history`, { query: { chat_id: group.group_id, per_page: 1 } })).body.total, 2 * count)
+})
+
+/** A counter of the server's /metrics (0 when absent). */
+async function metric(name: string) {
+  const text = (await server.api.get('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
+}
+
+test('sends pipelined to a personal chat keep their order around sends that take the general path', async () => {
+  const [alice, bob] = await registerUsers(server, 2)
+  const chatId = (await send(alice, bob, 'opening')).chat_id
+  const file = await upload(server, alice, Buffer.from('attached text'), 'note.txt', 'text/plain')
+  const socket = await TestSocket.connect(server.url, alice.token)
+  const peer = await TestSocket.connect(server.url, bob.token)
+  // Unread by alice: her first send reads it, which the general path does, decided inside the
+  // group commit, where the sends queued behind it must not overtake it. Every seventh send has an
+  // attachment, which the general path handles too (decided before queueing).
+  await send(bob, alice, 'unread by alice')
+  const count = 60
+  const attached = (i: number) => i % 7 === 3
+  for (let i = 0; i < count; i++) {
+    const data = { chat_id: chatId, content: `p${i}`, client_message_id: `pipe-${i}`, ...(attached(i) ? { file_path: file.path } : {}) }
+    socket.send({ type: 'send', id: i, data })
+  }
+  const acks = await Promise.all(Array.from({ length: count }, (_, i) => socket.answer(i, 15_000)))
+  assert.deepEqual(acks.filter((a) => a.type !== 'ack'), [], 'every send acknowledged')
+  const ids = acks.map((a) => a.data.message_id as number)
+  assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'acks carry ids in send order')
+  assert.equal(acks.filter((a, i) => attached(i) && a.data.file_path === file.path).length, 9, 'the attachments were kept')
+
+  const stored = (await wholeHistory(alice, chatId)).reverse()
+  assert.deepEqual(stored.map((m) => m.content), ['opening', 'unread by alice', ...Array.from({ length: count }, (_, i) => `p${i}`)], 'stored in send order')
+  // the chat's seqs have no gap: its page total is its last seq
+  assert.equal((await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 1 } })).body.total, count + 2)
+  // bob's socket (which also had his own message's): each of alice's once, in his update log's order
+  const fromAlice = (f: { type: string; data: any }) => f.type === 'message.new' && f.data.message.sender_id === alice.id
+  const arrived = await Promise.all(Array.from({ length: count }, () => peer.nextWhere(fromAlice, 'alice’s message.new', 15_000)))
+  assert.deepEqual(arrived.map((f) => f.data.message.content), Array.from({ length: count }, (_, i) => `p${i}`))
+  const seqs = arrived.map((f) => f.seq!)
+  assert.deepEqual(seqs, Array.from({ length: count }, (_, i) => seqs[0] + i), 'bob’s seqs contiguous')
+  // the first send read bob's message
+  const chat = (await alice.api.get(`${V2}/chat_list`, { query: { per_page: 100 } })).body.items.find((c: { chat_id: number }) => c.chat_id === chatId)
+  assert.equal(chat.unread_count, 0, JSON.stringify(chat))
+
+  // retried with the same client ids, every send is answered with what the first made: nothing twice
+  for (let i = 0; i < count; i++) socket.send({ type: 'send', id: `again-${i}`, data: { chat_id: chatId, content: `p${i}`, client_message_id: `pipe-${i}`, ...(attached(i) ? { file_path: file.path } : {}) } })
+  const again = await Promise.all(Array.from({ length: count }, (_, i) => socket.answer(`again-${i}`, 15_000)))
+  assert.deepEqual(again.map((a) => a.data?.message_id), ids)
+  assert.equal((await wholeHistory(alice, chatId)).length, count + 2)
+})
+
+test('sends pipelined to a personal chat share commits, and their frames share writes (SQLite)', async (t) => {
+  if (server.ctx.dialect !== 'sqlite') return t.skip('PostgreSQL batches take one send of a socket and chat at a time')
+  const [alice, bob] = await registerUsers(server, 2)
+  const chatId = (await send(alice, bob, 'opening')).chat_id
+  const socket = await TestSocket.connect(server.url, alice.token)
+  const peer = await TestSocket.connect(server.url, bob.token)
+  const count = 40
+  const [frames, writes] = [await metric('tern_ws_frames_sent_total'), await metric('tern_ws_writes_total')]
+  for (let i = 0; i < count; i++) socket.send({ type: 'send', id: i, data: { chat_id: chatId, content: `burst ${i}` } })
+  const acks = await Promise.all(Array.from({ length: count }, (_, i) => socket.answer(i, 15_000)))
+  assert.ok(acks.every((a) => a.type === 'ack'))
+  await Promise.all(Array.from({ length: count }, () => peer.next('message.new', 15_000)))
+  // each send: its ack and alice's own message.new on her socket, bob's message.new on his
+  assert.equal((await metric('tern_ws_frames_sent_total')) - frames, 3 * count)
+  // one at a time, each send would take a write on each socket (80); queued behind each other they share them
+  const used = (await metric('tern_ws_writes_total')) - writes
+  assert.ok(used <= count / 2, `${used} socket writes for ${count} sends`)
 })
 
 test('past the frame limit each request is refused by id (rate_limited); logging out closes the socket', async () => {

@@ -94,7 +94,7 @@ export async function sendAsBot(
   const wait = await takeSend(ctx, sender.id, chat.chatId, chat.group)
   if (wait !== null) throw rateLimited(wait)
   try {
-    const message = await messages.send(ctx, sender, { ...input, chat_id: chat.chatId }, undefined, externalId === undefined ? undefined : { externalMessageId: externalId })
+    const message = await messages.send(ctx, sender, { ...input, chat_id: chat.chatId }, externalId === undefined ? {} : { bridge: { externalMessageId: externalId } })
     return { message, repeated: false }
   } catch (error) {
     // the same external id raced in twice: the unique index kept the first

@@ -13,6 +13,7 @@ import type SQLite from 'better-sqlite3'
 import type { AppContext } from '../../context.js'
 import type { MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement } from '../../db/sqlite-hot.js'
+import type { Turn } from '../../lib/lane.js'
 import { prunes, type Recorded } from '../../realtime/updates.js'
 import { messageValues, type Draft, type MessageValues } from './draft.js'
 import { isReplyTarget, type FirstSend } from './posting.js'
@@ -116,7 +117,12 @@ export type FastSend =
   | { kind: 'general' }
 
 export interface FastPath {
-  send(me: UserRow, target: { chatId?: number; receiverId?: number }, draft: Draft, clientId: string | null, now: number): Promise<FastSend>
+  /**
+   * `turn` (a socket's sends to one chat, lib/lane.ts): a path that queues the send where sends
+   * are stored in the order queued places it, so that the next send of the lane can join the same
+   * commit; one that sends it to the general path after all defers it there.
+   */
+  send(me: UserRow, target: { chatId?: number; receiverId?: number }, draft: Draft, clientId: string | null, now: number, turn?: Turn): Promise<FastSend>
 }
 
 const fastPaths = new WeakMap<AppContext, FastPath>()
@@ -125,7 +131,7 @@ const fastPaths = new WeakMap<AppContext, FastPath>()
 export function fastPath(ctx: AppContext): FastPath | null {
   if (!ctx.sqlite || !ctx.config.sendFastPath) return null
   let path = fastPaths.get(ctx)
-  if (!path) fastPaths.set(ctx, (path = { send: (me, target, draft, clientId, now) => send(ctx, me, target, draft, clientId, now) }))
+  if (!path) fastPaths.set(ctx, (path = { send: (me, target, draft, clientId, now, turn) => send(ctx, me, target, draft, clientId, now, turn) }))
   return path
 }
 
@@ -136,47 +142,70 @@ function send(
   draft: Draft,
   clientId: string | null,
   now: number,
+  turn: Turn | undefined,
 ): Promise<FastSend> {
   // topics exist only in groups, attachments have their own checks: the general path says so
   if (draft.topic_id !== null || draft.attachment) return Promise.resolve({ kind: 'general' })
-  return batched(ctx, (sqlite): FastSend => {
-    const get = <T>(sql: string, ...params: unknown[]) => statement(sqlite, sql).get(...params) as T | undefined
-    if (clientId) {
-      const message = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
-      if (message) return { kind: 'retry', first: { message } }
-      const pending = get<ScheduledMessageRow>(FIND_PENDING_BY_CLIENT_ID, me.id, clientId)
-      if (pending) return { kind: 'retry', first: { pending } }
-    }
-    const read = (sql: string, ...params: number[]) => statement(sqlite, sql).raw(true).get(...params) as HotChat | undefined
-    let chat: HotChat | undefined
-    if (target.chatId !== undefined) {
-      chat = read(MEMBER_CHAT, me.id, target.chatId)
-    } else {
-      const other = target.receiverId!
-      const [p1, p2] = me.id < other ? [me.id, other] : [other, me.id]
-      chat = read(PAIR_CHAT, me.id, other, p1, p2, me.id)
-    }
-    if (!chat) return { kind: 'general' }
-    const [peer1, peer2, messageSeq, peer1Seq, peer2Seq, myReadSeq, chatId = target.chatId!] = chat
-    // Sending reads the chat: with messages of theirs I have not read, that is a read receipt to
-    // log and publish as well, which the general path does.
-    if (myReadSeq < messageSeq) return { kind: 'general' }
-    // a bad reply target: the general path refuses it (posting.ts assertReplyTarget)
-    if (draft.reply_to_id !== null && !isReplyTarget(get(REPLY_TARGET, draft.reply_to_id), chatId)) return { kind: 'general' }
-    const receiverId = peer1 === me.id ? peer2 : peer1
-
-    // The row as the database now holds it, built here rather than read back (RETURNING * costs
-    // as much as the insert itself).
-    const values = messageValues(draft, { chatId, seq: messageSeq + 1, senderId: me.id, receiverId, clientId, origin: null, now })
-    const row: MessageRow = { id: insertMessage(sqlite, values), ...values, deleted_for_all: 0, edited_at: null, scheduled_at: null, delivered_at: null, read_at: null }
-    statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chatId)
-    statement(sqlite, TOUCH_MEMBERS).run(now, me.id, row.seq, row.seq, me.id, row.seq, now, chatId)
-    const message = presentMessage(row, me, receiverId === me.id)
-    // Saved Messages (a chat with oneself) has one recipient
-    const recorded: Recorded[] = [{ userId: peer1, seq: peer1Seq + 1 }]
-    if (peer2 !== peer1) recorded.push({ userId: peer2, seq: peer2Seq + 1 })
-    statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
-    for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
-    return { kind: 'sent', message, recorded }
+  const outcome = batched(ctx, (sqlite): FastSend => {
+    const sent = sendNow(ctx, sqlite, me, target, draft, clientId, now, turn)
+    // this send goes on by the general path, after this batch: later ones of its lane follow it there
+    if (sent.kind === 'general') void turn?.defer()
+    return sent
   })
+  // jobs run in the order queued: the next send of the lane may queue behind this one
+  turn?.placed()
+  return outcome
+}
+
+/** The send, inside the batch's transaction (may run twice: see db/sqlite-hot.ts batched). */
+function sendNow(
+  ctx: AppContext,
+  sqlite: SQLite.Database,
+  me: UserRow,
+  target: { chatId?: number; receiverId?: number },
+  draft: Draft,
+  clientId: string | null,
+  now: number,
+  turn: Turn | undefined,
+): FastSend {
+  const get = <T>(sql: string, ...params: unknown[]) => statement(sqlite, sql).get(...params) as T | undefined
+  if (clientId) {
+    const message = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
+    if (message) return { kind: 'retry', first: { message } }
+    const pending = get<ScheduledMessageRow>(FIND_PENDING_BY_CLIENT_ID, me.id, clientId)
+    if (pending) return { kind: 'retry', first: { pending } }
+  }
+  // an earlier send of this lane went to the general path: this one may not overtake it
+  if (turn && !turn.inOrder()) return { kind: 'general' }
+  const read = (sql: string, ...params: number[]) => statement(sqlite, sql).raw(true).get(...params) as HotChat | undefined
+  let chat: HotChat | undefined
+  if (target.chatId !== undefined) {
+    chat = read(MEMBER_CHAT, me.id, target.chatId)
+  } else {
+    const other = target.receiverId!
+    const [p1, p2] = me.id < other ? [me.id, other] : [other, me.id]
+    chat = read(PAIR_CHAT, me.id, other, p1, p2, me.id)
+  }
+  if (!chat) return { kind: 'general' }
+  const [peer1, peer2, messageSeq, peer1Seq, peer2Seq, myReadSeq, chatId = target.chatId!] = chat
+  // Sending reads the chat: with messages of theirs I have not read, that is a read receipt to
+  // log and publish as well, which the general path does.
+  if (myReadSeq < messageSeq) return { kind: 'general' }
+  // a bad reply target: the general path refuses it (posting.ts assertReplyTarget)
+  if (draft.reply_to_id !== null && !isReplyTarget(get(REPLY_TARGET, draft.reply_to_id), chatId)) return { kind: 'general' }
+  const receiverId = peer1 === me.id ? peer2 : peer1
+
+  // The row as the database now holds it, built here rather than read back (RETURNING * costs
+  // as much as the insert itself).
+  const values = messageValues(draft, { chatId, seq: messageSeq + 1, senderId: me.id, receiverId, clientId, origin: null, now })
+  const row: MessageRow = { id: insertMessage(sqlite, values), ...values, deleted_for_all: 0, edited_at: null, scheduled_at: null, delivered_at: null, read_at: null }
+  statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chatId)
+  statement(sqlite, TOUCH_MEMBERS).run(now, me.id, row.seq, row.seq, me.id, row.seq, now, chatId)
+  const message = presentMessage(row, me, receiverId === me.id)
+  // Saved Messages (a chat with oneself) has one recipient
+  const recorded: Recorded[] = [{ userId: peer1, seq: peer1Seq + 1 }]
+  if (peer2 !== peer1) recorded.push({ userId: peer2, seq: peer2Seq + 1 })
+  statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
+  for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
+  return { kind: 'sent', message, recorded }
 }

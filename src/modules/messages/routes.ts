@@ -44,7 +44,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
 
   app.post('/messages/send', {
     schema: { summary: 'Send a message to a chat or a user (idempotent with client_message_id)', ...secured, body: SendMessageBody, headers: SendHeaders, response: { 200: okSchema(MessageView) } },
-  }, async (request) => ok(await messages.send(ctx, request.user, request.body, request.headers['idempotency-key'])))
+  }, async (request) => ok(await messages.send(ctx, request.user, request.body, { idempotencyKey: request.headers['idempotency-key'] })))
 
   app.get('/chat/history', {
     schema: { summary: 'A chat’s messages, newest first (pages or keyset)', ...secured, querystring: HistoryQuery, response: { 200: HistoryResult } },

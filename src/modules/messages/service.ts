@@ -6,6 +6,7 @@ import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { announceRecorded, inTransaction, type Outbox } from '../../events/outbox.js'
 import { AppError, conflict, forbidden, notFound, validationError } from '../../http/errors.js'
 import { share } from '../../lib/shared-json.js'
+import type { Turn } from '../../lib/lane.js'
 import { parseInstant } from '../../lib/time.js'
 import * as chats from '../chats/service.js'
 import * as files from '../files/service.js'
@@ -51,17 +52,22 @@ export async function moderatedMessage(db: Db, messageId: number) {
 const DEFAULT_PAGE_SIZE = 20
 const DEFAULT_LIMIT = 50
 
-/**
- * Sends a message to a chat the sender belongs to, or to a user (creating the personal chat).
- * `bridge.externalMessageId` (bots only, bots/bot-send.ts) marks it relayed from another messenger.
- */
-export async function send(
-  ctx: AppContext,
-  me: UserRow,
-  input: SendMessageBody,
-  idempotencyKey?: string,
-  bridge?: { externalMessageId: string },
-): Promise<MessageView> {
+/** How a send came, besides its body. */
+export interface SendOptions {
+  /** the HTTP Idempotency-Key header (client_message_id wins) */
+  idempotencyKey?: string
+  /** bots only (bots/bot-send.ts): the message is relayed from another messenger */
+  bridge?: { externalMessageId: string }
+  /**
+   * its place among the sends of one socket to one chat (lib/lane.ts): once queued for the group
+   * commit the next may start, so that they share it
+   */
+  turn?: Turn
+}
+
+/** Sends a message to a chat the sender belongs to, or to a user (creating the personal chat). */
+export async function send(ctx: AppContext, me: UserRow, input: SendMessageBody, options: SendOptions = {}): Promise<MessageView> {
+  const { idempotencyKey, bridge, turn } = options
   const clientId = input.client_message_id ?? idempotencyKey ?? null
   const draft = draftFrom(input)
   if (bridge) {
@@ -82,7 +88,7 @@ export async function send(
   const holdUntil = at !== null && at > now ? at : null
   const fast = holdUntil === null ? commonSendPath(ctx) : null
   if (fast) {
-    const outcome = await fast.send(me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId, now)
+    const outcome = await fast.send(me, { chatId: input.chat_id, receiverId: input.receiver_id }, draft, clientId, now, turn)
     if (outcome.kind === 'retry') return answerRetry(ctx, me, input, outcome.first)
     if (outcome.kind === 'sent') {
       // final: its JSON is made once for the members' frames and the ack
@@ -90,7 +96,11 @@ export async function send(
       announceRecorded(ctx, outcome.recorded, 'message.new', { message: outcome.message }, outcome.message.chat_id, now)
       return outcome.message
     }
-  } else if (clientId) {
+  }
+  // The general path: an earlier send of this socket to this chat, queued for the group commit,
+  // is stored first (this one must not overtake it).
+  await turn?.defer()
+  if (!fast && clientId) {
     const first = await findFirstSend(ctx.db, me.id, clientId)
     if (first) return answerRetry(ctx, me, input, first)
   }

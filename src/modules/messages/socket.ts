@@ -39,12 +39,12 @@ const messageLane = (data: Record<string, unknown>) => `message:${key(data.messa
 
 export const MESSAGE_REQUESTS = new Map<string, RequestSpec<Caller>>([
   ['send', {
-    summary: 'Send a message; the ack carries it once stored. Sends of one socket to one chat are stored in the order they came.',
+    summary: 'Send a message; the ack carries it once stored. Sends of one socket to one chat are stored in the order they came (several may share a commit).',
     twin: 'POST /api.v2/api/messages/send',
     data: SendMessageBody,
     answer: MessageView,
     lane: (data) => (data.chat_id !== undefined ? `chat:${key(data.chat_id)}` : `user:${key(data.receiver_id)}`),
-    run: ({ ctx, me }, data: Static<typeof SendMessageBody>) => messages.send(ctx, me, data),
+    run: ({ ctx, me }, data: Static<typeof SendMessageBody>, turn) => messages.send(ctx, me, data, { turn }),
   }],
   ['edit', {
     summary: 'Edit my message.',

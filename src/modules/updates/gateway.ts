@@ -52,12 +52,12 @@ function socketRequests(ctx: AppContext, specs: ReadonlyMap<string, RequestSpec<
   return {
     types: new Set(specs.keys()),
     lane: (type, data) => (typeof data === 'object' && data !== null ? specs.get(type)!.lane(data as Record<string, unknown>) : ''),
-    answer: async (key, type, data) => {
+    answer: async (key, type, data, turn) => {
       const found = await authenticateHash(ctx, key)
       if (!found) throw unauthorized('Session is invalid or expired')
       const wait = ctx.writeLimits.perUser.take(String(found.user.id))
       if (wait !== null) throw rateLimited(wait)
-      return specs.get(type)!.run({ ctx, me: found.user }, checks.get(type)!(data))
+      return specs.get(type)!.run({ ctx, me: found.user }, checks.get(type)!(data), turn)
     },
   }
 }
