@@ -131,23 +131,26 @@ const fastPaths = new WeakMap<AppContext, FastPath>()
 export function fastPath(ctx: AppContext): FastPath | null {
   if (!ctx.sqlite || !ctx.config.sendFastPath) return null
   let path = fastPaths.get(ctx)
-  if (!path) fastPaths.set(ctx, (path = { send: (me, target, draft, clientId, now, turn) => send(ctx, me, target, draft, clientId, now, turn) }))
+  if (!path) fastPaths.set(ctx, (path = { send: (me, target, draft, clientId, now, turn) => send(ctx, { me, target, draft, clientId, now, turn }) }))
   return path
 }
 
-function send(
-  ctx: AppContext,
-  me: UserRow,
-  target: { chatId?: number; receiverId?: number },
-  draft: Draft,
-  clientId: string | null,
-  now: number,
-  turn: Turn | undefined,
-): Promise<FastSend> {
+/** One send as the fast path takes it (see FastPath). */
+interface Request {
+  me: UserRow
+  target: { chatId?: number; receiverId?: number }
+  draft: Draft
+  clientId: string | null
+  now: number
+  turn?: Turn
+}
+
+function send(ctx: AppContext, request: Request): Promise<FastSend> {
+  const { draft, turn } = request
   // topics exist only in groups, attachments have their own checks: the general path says so
   if (draft.topic_id !== null || draft.attachment) return Promise.resolve({ kind: 'general' })
   const outcome = batched(ctx, (sqlite): FastSend => {
-    const sent = sendNow(ctx, sqlite, me, target, draft, clientId, now, turn)
+    const sent = sendNow(ctx, sqlite, request)
     // this send goes on by the general path, after this batch: later ones of its lane follow it there
     if (sent.kind === 'general') void turn?.defer()
     return sent
@@ -158,16 +161,7 @@ function send(
 }
 
 /** The send, inside the batch's transaction (may run twice: see db/sqlite-hot.ts batched). */
-function sendNow(
-  ctx: AppContext,
-  sqlite: SQLite.Database,
-  me: UserRow,
-  target: { chatId?: number; receiverId?: number },
-  draft: Draft,
-  clientId: string | null,
-  now: number,
-  turn: Turn | undefined,
-): FastSend {
+function sendNow(ctx: AppContext, sqlite: SQLite.Database, { me, target, draft, clientId, now, turn }: Request): FastSend {
   const get = <T>(sql: string, ...params: unknown[]) => statement(sqlite, sql).get(...params) as T | undefined
   if (clientId) {
     const message = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
