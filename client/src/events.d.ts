@@ -943,7 +943,7 @@ export interface ClientPingFrame {
   type: 'ping'
 }
 /**
- * Send a message; the ack carries it once stored. Sends of one socket to one chat are stored in the order they came.
+ * Send a message; the ack carries it once stored. Sends of one socket to one chat are stored in the order they came (several may share a commit).
  *
  * This interface was referenced by `GatewayFrames`'s JSON-Schema
  * via the `definition` "RequestSendFrame".
