@@ -5,8 +5,9 @@
  * flight per chat as the scenario's load kept them, so the sends share commits as they did there.
  * What it measures is what any transport pays per message before a byte goes out: the checks, the
  * transaction with its group commit (and the checkpointer's copy of it), and the message's JSON.
- * No HTTP, no WebSocket, no event listeners (nothing is delivered). If this alone costs more CPU per message than a relay
- * spends on its whole message, no transport can make Tern as fast as that relay.
+ * No HTTP, no WebSocket, no event listeners (nothing is delivered). If this alone costs more CPU
+ * per message than a relay spends on its whole message, no transport can make Tern as fast as
+ * that relay.
  *
  * Environment: DATA_DIR (the stopped server's), WINDOW, WARMUP_MS, DURATION_MS. Prints one JSON
  * line: { messages, seconds, rate, cpuUsPerMessage, cpuShare }; the window runs from the first

@@ -49,14 +49,12 @@ test('a placed request that defers waits for the earlier ones, and later ones se
   const lane = new Lane()
   const events: string[] = []
   const earlierDone = gate()
-  const turns: Turn[] = []
   const hold = lane.run(async (turn) => {
     turn.placed()
     await earlierDone.promise
     events.push('earlier done')
   })
   const deferring = lane.run(async (turn) => {
-    turns.push(turn)
     turn.placed()
     assert.equal(turn.inOrder(), true, 'nothing earlier deferred')
     const waited = turn.defer()
@@ -65,7 +63,6 @@ test('a placed request that defers waits for the earlier ones, and later ones se
     events.push('deferring goes on')
   })
   const later = lane.run(async (turn) => {
-    turns.push(turn)
     events.push(`later in order: ${turn.inOrder()}`)
   })
   await settle()

@@ -168,10 +168,11 @@ test('sends pipelined on one socket to one chat are stored in the order they wer
   assert.equal((await alice.api.get(`${V2}/chat/history`, { query: { chat_id: group.group_id, per_page: 1 } })).body.total, 2 * count)
 })
 
-/** A counter of the server's /metrics (0 when absent). */
-async function metric(name: string) {
+/** One series of the server's /metrics, written as it appears there (`name{labels}`); 0 when absent. */
+async function metric(series: string) {
   const text = (await server.api.get('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text
-  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
+  const escaped = series.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  return Number(new RegExp(`^${escaped} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
 }
 
 test('sends pipelined to a personal chat keep their order around sends that take the general path', async () => {
@@ -186,10 +187,8 @@ test('sends pipelined to a personal chat keep their order around sends that take
   await send(bob, alice, 'unread by alice')
   const count = 60
   const attached = (i: number) => i % 7 === 3
-  for (let i = 0; i < count; i++) {
-    const data = { chat_id: chatId, content: `p${i}`, client_message_id: `pipe-${i}`, ...(attached(i) ? { file_path: file.path } : {}) }
-    socket.send({ type: 'send', id: i, data })
-  }
+  const data = (i: number) => ({ chat_id: chatId, content: `p${i}`, client_message_id: `pipe-${i}`, ...(attached(i) ? { file_path: file.path } : {}) })
+  for (let i = 0; i < count; i++) socket.send({ type: 'send', id: i, data: data(i) })
   const acks = await Promise.all(Array.from({ length: count }, (_, i) => socket.answer(i, 15_000)))
   assert.deepEqual(acks.filter((a) => a.type !== 'ack'), [], 'every send acknowledged')
   const ids = acks.map((a) => a.data.message_id as number)
@@ -211,7 +210,7 @@ test('sends pipelined to a personal chat keep their order around sends that take
   assert.equal(chat.unread_count, 0, JSON.stringify(chat))
 
   // retried with the same client ids, every send is answered with what the first made: nothing twice
-  for (let i = 0; i < count; i++) socket.send({ type: 'send', id: `again-${i}`, data: { chat_id: chatId, content: `p${i}`, client_message_id: `pipe-${i}`, ...(attached(i) ? { file_path: file.path } : {}) } })
+  for (let i = 0; i < count; i++) socket.send({ type: 'send', id: `again-${i}`, data: data(i) })
   const again = await Promise.all(Array.from({ length: count }, (_, i) => socket.answer(`again-${i}`, 15_000)))
   assert.deepEqual(again.map((a) => a.data?.message_id), ids)
   assert.equal((await wholeHistory(alice, chatId)).length, count + 2)
@@ -260,10 +259,7 @@ test('past the frame limit each request is refused by id (rate_limited); logging
 })
 
 test('/metrics counts socket requests by type and outcome', async () => {
-  const count = async (labels: string) => {
-    const text = (await server.api.get('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text
-    return Number(new RegExp(`^tern_ws_request_duration_seconds_count\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
-  }
+  const count = (labels: string) => metric(`tern_ws_request_duration_seconds_count{${labels}}`)
   const [alice, bob] = await registerUsers(server, 2)
   const socket = await TestSocket.connect(server.url, alice.token)
   const [acks, refusals] = [await count('type="send",outcome="ack"'), await count('type="edit",outcome="not_found"')]

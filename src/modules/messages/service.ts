@@ -99,7 +99,7 @@ export async function send(ctx: AppContext, me: UserRow, input: SendMessageBody,
   }
   // The general path: an earlier send of this socket to this chat, queued for the group commit,
   // is stored first (this one must not overtake it).
-  await turn?.defer()
+  if (turn) await turn.defer()
   if (!fast && clientId) {
     const first = await findFirstSend(ctx.db, me.id, clientId)
     if (first) return answerRetry(ctx, me, input, first)
