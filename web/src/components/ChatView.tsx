@@ -185,7 +185,9 @@ function Composer({ chat, replyTo, editing, onDone }: { chat: ChatListItem; repl
   const busy = useSignal(false)
   const input = useRef<HTMLTextAreaElement>(null)
   const fileInput = useRef<HTMLInputElement>(null)
-  useEffect(() => {
+  // In the render's own task: as a (deferred) effect it could run after the user had begun typing
+  // into the box, and wipe what they typed.
+  useLayoutEffect(() => {
     text.value = editing?.content ?? ''
     input.current?.focus()
   }, [editing?.id, replyTo?.id])
