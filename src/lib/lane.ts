@@ -10,6 +10,8 @@
  * later one already queued behind it sees `inOrder()` false and defers too, so none overtakes it.
  */
 export interface Turn {
+  /** the lane this request runs in (for identity only: a batcher keeps one lane's requests out of two batches at once) */
+  readonly lane: object
   /** This request's order can no longer change: the next request of the lane may start. */
   placed(): void
   /** false once an earlier request of the lane still in progress has deferred: this one must defer as well. */
@@ -48,6 +50,7 @@ export class Lane {
     this.entries.push(entry)
     const earlier = () => this.entries.slice(0, this.entries.indexOf(entry))
     const turn: Turn = {
+      lane: this,
       placed: () => open(),
       inOrder: () => !earlier().some((e) => e.deferred),
       defer: () => {

@@ -216,8 +216,7 @@ test('sends pipelined to a personal chat keep their order around sends that take
   assert.equal((await wholeHistory(alice, chatId)).length, count + 2)
 })
 
-test('sends pipelined to a personal chat share commits, and their frames share writes (SQLite)', async (t) => {
-  if (server.ctx.dialect !== 'sqlite') return t.skip('PostgreSQL batches take one send of a socket and chat at a time')
+test('sends pipelined to a personal chat share commits, and their frames share writes', async () => {
   const [alice, bob] = await registerUsers(server, 2)
   const chatId = (await send(alice, bob, 'opening')).chat_id
   const socket = await TestSocket.connect(server.url, alice.token)

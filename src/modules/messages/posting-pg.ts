@@ -25,6 +25,7 @@ import { sql } from 'kysely'
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import type { MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
+import type { Turn } from '../../lib/lane.js'
 import { prunes, type Recorded } from '../../realtime/updates.js'
 import { messageValues, type Draft } from './draft.js'
 import { isReplyTarget, type FirstSend } from './posting.js'
@@ -46,6 +47,8 @@ interface Job {
   draft: Draft
   clientId: string | null
   now: number
+  /** its place among a socket's sends to one chat (see Batcher: queued, it lets the next one start) */
+  turn?: Turn
   settle(outcome: FastSend): void
 }
 
@@ -71,26 +74,41 @@ export function batchPath(ctx: AppContext): FastPath | null {
   let path = paths.get(ctx)
   if (!path) {
     const batcher = new Batcher(ctx)
-    paths.set(ctx, (path = { send: (me, target, draft, clientId, now) => batcher.send(me, target, draft, clientId, now) }))
+    paths.set(ctx, (path = { send: (me, target, draft, clientId, now, turn) => batcher.send({ me, target, draft, clientId, now, turn }) }))
   }
   return path
 }
 
+/**
+ * The queue of sends and the batches written from it.
+ *
+ * A socket's sends to one chat (a lane, lib/lane.ts) are placed as soon as they are queued, so the
+ * next one of the lane queues behind it and both can share a batch. Their order holds because a
+ * lane is never in two batches at once: while a batch in flight holds one of its sends, the lane's
+ * later sends wait in the queue (sends of other lanes pass them) and go in a batch that starts
+ * after it. A send the batch sends the general way (or a batch rolled back) defers, before its
+ * lane is free again, so the lane's later sends see it and follow it there rather than overtake it.
+ */
 class Batcher {
   private queue: Job[] = []
   /** batches being written now: at most MAX_IN_FLIGHT */
   private inFlight = 0
+  /** lanes with a send in a batch being written (their later sends wait for it) */
+  private readonly busy = new Set<object>()
 
   constructor(private readonly ctx: AppContext) {}
 
-  send(me: UserRow, target: Job['target'], draft: Draft, clientId: string | null, now: number): Promise<FastSend> {
+  send(request: Omit<Job, 'settle'>): Promise<FastSend> {
     // topics exist only in groups, attachments have their own checks: the general path says so
-    if (draft.topic_id !== null || draft.attachment) return Promise.resolve({ kind: 'general' })
-    return new Promise((settle) => {
-      this.queue.push({ me, target, draft, clientId, now, settle })
+    if (request.draft.topic_id !== null || request.draft.attachment) return Promise.resolve({ kind: 'general' })
+    const outcome = new Promise<FastSend>((settle) => {
+      this.queue.push({ ...request, settle })
       // the sends of this moment go together: the batch starts once the event loop has taken them all
       if (this.queue.length === (this.inFlight === 0 ? 1 : SECOND_BATCH_MIN) && this.inFlight < MAX_IN_FLIGHT) setImmediate(() => this.start())
     })
+    // queued in order: the next send of the lane may queue behind this one
+    request.turn?.placed()
+    return outcome
   }
 
   /**
@@ -105,15 +123,17 @@ class Batcher {
   private start() {
     if (this.queue.length === 0 || this.inFlight >= MAX_IN_FLIGHT) return
     if (this.inFlight > 0 && this.queue.length < SECOND_BATCH_MIN) return
-    const jobs = this.take()
+    const { jobs, lanes } = this.take()
+    // all that waits belongs to lanes in the batch being written: it goes once that one is done
+    if (jobs.length === 0) return
     this.inFlight++
-    void this.write(jobs).finally(() => {
+    void this.write(jobs, lanes).finally(() => {
       this.inFlight--
       this.start()
     })
   }
 
-  private async write(jobs: Job[]) {
+  private async write(jobs: Job[], lanes: Set<object>) {
     let outcomes: FastSend[]
     try {
       outcomes = await this.ctx.db.transaction().execute((trx) => writeBatch(this.ctx, trx, jobs))
@@ -122,18 +142,35 @@ class Batcher {
       this.ctx.log.debug({ err: error, sends: jobs.length }, 'send batch rolled back; its sends take the general path')
       outcomes = jobs.map(() => ({ kind: 'general' }))
     }
+    // before the lanes are free: their later sends must see these go the general way
+    jobs.forEach((job, i) => {
+      if (outcomes[i].kind === 'general') void job.turn?.defer()
+    })
+    for (const lane of lanes) this.busy.delete(lane)
     jobs.forEach((job, i) => job.settle(outcomes[i]))
   }
 
-  private take(): Job[] {
+  /** The next batch, in queue order: up to MAX_BATCH sends and about MAX_BATCH_BYTES, none of a busy lane. */
+  private take(): { jobs: Job[]; lanes: Set<object> } {
+    const jobs: Job[] = []
+    const lanes = new Set<object>()
+    const waiting: Job[] = []
     let bytes = 0
-    let count = 0
     for (const job of this.queue) {
+      const lane = job.turn?.lane
+      const full = jobs.length > 0 && (jobs.length >= MAX_BATCH || bytes + job.draft.content.length + (job.draft.encrypted_content?.length ?? 0) > MAX_BATCH_BYTES)
+      if (full || (lane && this.busy.has(lane))) {
+        waiting.push(job)
+        continue
+      }
       bytes += job.draft.content.length + (job.draft.encrypted_content?.length ?? 0)
-      if (count > 0 && (count >= MAX_BATCH || bytes > MAX_BATCH_BYTES)) break
-      count++
+      jobs.push(job)
+      if (lane) lanes.add(lane)
     }
-    return this.queue.splice(0, count)
+    // a lane in this batch is busy until it is written (and its sends left out wait: the batch was full)
+    for (const lane of lanes) this.busy.add(lane)
+    this.queue = waiting
+    return { jobs, lanes }
   }
 }
 
@@ -235,6 +272,8 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
       if (claimed.has(key)) return
       claimed.add(key)
     }
+    // an earlier send of this socket to this chat went the general way: this one may not overtake it
+    if (job.turn && !job.turn.inOrder()) return
     const row = locked.get(i)
     if (!row) return
     const lane = `${job.me.id}:${row.id}`
