@@ -7,8 +7,10 @@
  *  - maximum: closed loop, WINDOW messages in flight per pair; a message is done when its receiver
  *    has it (Tern: and its sender has the ack, so it is stored). Tern and ejabberd alternate run by
  *    run, so drift on the machine hits both alike.
- *  - latency: open loop at half of Tern's maximum, and at the issue's 16,000 msg/s when Tern's
- *    maximum reaches it; ejabberd at the same rates for reference where its own maximum reaches them.
+ *  - latency: open loop at the issue's two rates, 16,000 msg/s and half of it (8,000), each when
+ *    Tern's maximum reaches it, and at half of Tern's own maximum for reference (where a send shares
+ *    its commit with fewer others than at the maximum, so it costs more); ejabberd at the same rates
+ *    for reference where its own maximum reaches them.
  *
  * ejabberd stores nothing (no offline storage, no archive): its figure is a relay's, Tern's a
  * durable store's (SQLite, synchronous=NORMAL, Tern's default). Without the `ejabberd` package the
@@ -36,8 +38,12 @@ import type { XmppLoadSpec } from '../load/xmpp.js'
 const PAIRS = 100
 /** closed loop: messages each pair keeps in flight (BENCH_SOCKET_WINDOW) */
 const WINDOW = Number(process.env.BENCH_SOCKET_WINDOW || 4)
-/** the issue's targets: this rate at least, p99 under 50 ms at it and under 10 ms at half of Tern's maximum */
+/**
+ * The issue's targets: this rate at least, "with send → peer receipt p99 under 50 ms at that rate
+ * and under 10 ms at half of it" (8,000 msg/s)
+ */
 const TARGET_RATE = 16_000
+const HALF_TARGET_RATE = TARGET_RATE / 2
 const P99_AT_TARGET_MS = 50
 const P99_AT_HALF_MS = 10
 const XMPP_PASSWORD = 'bench-password'
@@ -130,7 +136,7 @@ export const socketSends: Scenario = {
         ctx.log(`  run ${run}, closed loop (${WINDOW} in flight per pair): ${line.join('; ')}`)
       }
 
-      // Latency at half of Tern's maximum, and at the target rate once Tern's maximum reaches it.
+      // Latency at half of Tern's maximum (reference), and at the issue's two rates once Tern's maximum reaches them.
       const half = Math.round(median(ternMax) / 2)
       const atRate = async (rate: number) => {
         const p50: number[] = []
@@ -156,9 +162,16 @@ export const socketSends: Scenario = {
         return { p50, p99, reference: reference.length ? reference : [Number.NaN] }
       }
       const atHalf = await atRate(half)
-      const reached = median(ternMax) >= TARGET_RATE
-      if (!reached) ctx.log(`  Tern's maximum (${fmt(median(ternMax))} msg/s) is below ${fmt(TARGET_RATE)} msg/s: no latency at that rate`)
-      const atTarget = reached ? await atRate(TARGET_RATE) : { p50: [Number.NaN], p99: [Number.NaN], reference: [Number.NaN] }
+      const notRun = { p50: [Number.NaN], p99: [Number.NaN], reference: [Number.NaN] }
+      const reachable = (rate: number) => {
+        const reached = median(ternMax) >= rate
+        if (!reached) ctx.log(`  Tern's maximum (${fmt(median(ternMax))} msg/s) is below ${fmt(rate)} msg/s: no latency at that rate`)
+        return reached
+      }
+      const halfReached = reachable(HALF_TARGET_RATE)
+      const atHalfTarget = halfReached ? await atRate(HALF_TARGET_RATE) : notRun
+      const reached = reachable(TARGET_RATE)
+      const atTarget = reached ? await atRate(TARGET_RATE) : notRun
 
       // the floor: the same sends without the network, once Tern has stopped (on its data)
       await tern.stop()
@@ -183,8 +196,11 @@ export const socketSends: Scenario = {
         { scenario, figure: `${ejabberdName} CPU per message at its max (relay)`, unit: 'µs', samples: ejabberdCpu.length ? ejabberdCpu : nothing },
         { scenario, figure: "floor: Tern's send alone, CPU per message (in process, no network)", unit: 'µs', samples: alone.map((a) => a.cpuUsPerMessage) },
         { scenario, figure: "floor: Tern's send alone, max (in process, no network)", unit: 'msg/s', samples: alone.map((a) => a.rate) },
-        { scenario, figure: `Tern p50 send → receipt at ${fmt(half)} msg/s (half max)`, unit: 'ms', samples: atHalf.p50 },
-        { scenario, figure: `Tern p99 send → receipt at ${fmt(half)} msg/s (half max)`, unit: 'ms', samples: atHalf.p99, target: { max: P99_AT_HALF_MS } },
+        { scenario, figure: `Tern p50 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atHalfTarget.p50 },
+        { scenario, figure: `Tern p99 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atHalfTarget.p99, target: { max: P99_AT_HALF_MS } },
+        { scenario, figure: `${ejabberdName} p99 at ${fmt(HALF_TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atHalfTarget.reference },
+        { scenario, figure: `Tern p50 send → receipt at ${fmt(half)} msg/s (half Tern's max, reference)`, unit: 'ms', samples: atHalf.p50 },
+        { scenario, figure: `Tern p99 send → receipt at ${fmt(half)} msg/s (half Tern's max, reference)`, unit: 'ms', samples: atHalf.p99 },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(half)} msg/s (reference)`, unit: 'ms', samples: atHalf.reference },
         { scenario, figure: `Tern p99 send → receipt at ${fmt(TARGET_RATE)} msg/s${reached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atTarget.p99, target: { max: P99_AT_TARGET_MS } },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atTarget.reference },
