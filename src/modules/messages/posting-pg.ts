@@ -156,18 +156,21 @@ class Batcher {
     const lanes = new Set<object>()
     const waiting: Job[] = []
     let bytes = 0
+    let full = false
     for (const job of this.queue) {
       const lane = job.turn?.lane
-      const full = jobs.length > 0 && (jobs.length >= MAX_BATCH || bytes + job.draft.content.length + (job.draft.encrypted_content?.length ?? 0) > MAX_BATCH_BYTES)
+      const size = job.draft.content.length + (job.draft.encrypted_content?.length ?? 0)
+      // once one send does not fit, none after it goes (a smaller one of its lane would overtake it)
+      full ||= jobs.length > 0 && (jobs.length >= MAX_BATCH || bytes + size > MAX_BATCH_BYTES)
       if (full || (lane && this.busy.has(lane))) {
         waiting.push(job)
         continue
       }
-      bytes += job.draft.content.length + (job.draft.encrypted_content?.length ?? 0)
+      bytes += size
       jobs.push(job)
       if (lane) lanes.add(lane)
     }
-    // a lane in this batch is busy until it is written (and its sends left out wait: the batch was full)
+    // a lane in this batch is busy until the batch is done (its sends left out wait: the batch was full)
     for (const lane of lanes) this.busy.add(lane)
     this.queue = waiting
     return { jobs, lanes }
