@@ -32,8 +32,22 @@ export interface HotDatabase {
   sqlite: SQLite.Database | null
 }
 
+/**
+ * A pass of a batch that runs every job straight through one transaction (see `batched`). A job
+ * may leave state there for the later jobs of the pass and put off a write to the pass's end:
+ * several sends to one chat then write the chat's row once. A pass that isolates its jobs (each in
+ * a savepoint, after a job threw) has none: a job there writes everything at once, since what it
+ * left behind would outlive its own rollback.
+ */
+export interface SharedPass {
+  /** state the pass's jobs leave for one another; empty at the start of every pass */
+  readonly state: Map<unknown, unknown>
+  /** work to run once, after the pass's last job and before its commit */
+  atEnd(work: () => void): void
+}
+
 interface Job {
-  work: (sqlite: SQLite.Database) => unknown
+  work: (sqlite: SQLite.Database, pass: SharedPass | null) => unknown
   resolve(value: unknown): void
   reject(error: unknown): void
 }
@@ -48,9 +62,10 @@ const queues = new WeakMap<SQLite.Database, Job[]>()
  * straight through (a savepoint per job costs as much as a small insert); if one throws, the whole
  * transaction rolls back and the batch runs again with each job in its own savepoint, so the
  * failing job is rolled back alone and rejects alone. `work` may therefore run twice: it must act
- * only on the database it is given and on nothing else.
+ * only on the database and the pass it is given, and on nothing else. The first pass is shared
+ * (SharedPass); the isolated one gives `null`.
  */
-export function batched<T>(ctx: HotDatabase, work: (sqlite: SQLite.Database) => T): Promise<T> {
+export function batched<T>(ctx: HotDatabase, work: (sqlite: SQLite.Database, pass: SharedPass | null) => T): Promise<T> {
   const sqlite = ctx.sqlite!
   let queue = queues.get(sqlite)
   if (!queue) queues.set(sqlite, (queue = []))
@@ -89,14 +104,22 @@ async function runBatch(ctx: HotDatabase, sqlite: SQLite.Database) {
 /** Every job in one transaction without savepoints; null (and nothing written) if one threw. */
 function straight(sqlite: SQLite.Database, jobs: Job[]): Outcome[] | null {
   const outcomes: Outcome[] = []
+  const ends: (() => void)[] = []
+  const pass: SharedPass = { state: new Map(), atEnd: (work) => void ends.push(work) }
   try {
     sqlite.transaction(() => {
       for (const job of jobs) {
         try {
-          outcomes.push({ ok: true, value: job.work(sqlite) })
+          outcomes.push({ ok: true, value: job.work(sqlite, pass) })
         } catch {
           throw JOB_FAILED
         }
+      }
+      try {
+        for (const work of ends) work()
+      } catch {
+        // as if a job had thrown: the isolated pass writes everything at once, job by job
+        throw JOB_FAILED
       }
     })()
   } catch (error) {
@@ -112,7 +135,7 @@ function isolated(sqlite: SQLite.Database, jobs: Job[]): Outcome[] {
   sqlite.transaction(() => {
     for (const job of jobs) {
       try {
-        outcomes.push({ ok: true, value: sqlite.transaction(job.work)(sqlite) })
+        outcomes.push({ ok: true, value: sqlite.transaction(job.work)(sqlite, null) })
       } catch (error) {
         outcomes.push({ ok: false, error })
       }

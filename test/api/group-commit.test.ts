@@ -58,6 +58,16 @@ test('a send that fails inside a batch fails alone: the rest of the batch is sto
       assert.deepEqual(stored.map((m) => m.content), ['hello', ...sent], `chat ${chatId} holds what was acknowledged, in order`)
       await assertGapFree(server, chatId, sent.length + 1)
     }
+    // the batch ran again with each send on its own: the chats' rows hold their last message, and
+    // each chat goes on from its last seq
+    const list = (await alice.api.get(`${V2}/chat_list`, { query: { per_page: 10 } })).body.items as { chat_id: number; last_message: { content: string } }[]
+    for (const [n, chatId] of chats.entries()) {
+      const last = burst.filter((_, i) => i !== 17 && i % chats.length === n).at(-1)!.content
+      assert.equal(list.find((c) => c.chat_id === chatId)?.last_message.content, last, `chat ${chatId}'s last message`)
+      const next = await socket.request('send', { chat_id: chatId, content: 'after the batch' }, `next-${n}`)
+      assert.equal(next.type, 'ack', JSON.stringify(next))
+      await assertGapFree(server, chatId, burst.filter((_, i) => i !== 17 && i % chats.length === n).length + 2)
+    }
   } finally {
     await sql.raw('drop trigger refuse_poison' + (server.ctx.dialect === 'postgres' ? ' on messages' : '')).execute(server.ctx.db)
     if (server.ctx.dialect === 'postgres') await sql.raw('drop function refuse_poison()').execute(server.ctx.db)

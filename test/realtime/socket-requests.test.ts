@@ -8,7 +8,7 @@ import test, { after } from 'node:test'
 import { upload } from '../harness/files.js'
 import { createChannel, createGroup } from '../harness/fixtures.js'
 import { history, registerUsers, send, V2, wholeHistory } from '../harness/messaging.js'
-import { startTestServer } from '../harness/server.js'
+import { startTestServer, type TestUser } from '../harness/server.js'
 import { assertDelivered, assertNone, TestSocket } from '../harness/socket.js'
 
 const METRICS_TOKEN = 'socket-requests-metrics-token-0123456789'
@@ -232,6 +232,56 @@ test('sends pipelined to a personal chat share commits, and their frames share w
   // one at a time, each send would take a write on each socket (80); queued behind each other they share them
   const used = (await metric('tern_ws_writes_total')) - writes
   assert.ok(used <= count / 2, `${used} socket writes for ${count} sends`)
+})
+
+/** A user's chat list, most recent activity first, without Saved Messages (which stays on top). */
+async function chatList(user: TestUser) {
+  const items = (await user.api.get(`${V2}/chat_list`, { query: { per_page: 20 } })).body.items
+  return (items as { chat_id: number; is_saved: boolean; unread_count: number; last_message: { message_id: number; content: string } | null }[]).filter((c) => !c.is_saved)
+}
+
+test('both members pipelining sends to one personal chat: its last message, read positions and list order end as sends one at a time would leave them', async () => {
+  const [alice, bob, carol] = await registerUsers(server, 3)
+  const chatId = (await send(alice, bob, 'opening')).chat_id
+  // a newer chat of each, on top of their lists until the burst (a second later: activity is in
+  // seconds, and a tie goes to the newer chat) moves this one up
+  await send(carol, alice, 'older for alice')
+  await send(carol, bob, 'older for bob')
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  const aliceSocket = await TestSocket.connect(server.url, alice.token)
+  const bobSocket = await TestSocket.connect(server.url, bob.token)
+  // Sends of one member queued together share a commit, which writes the chat's row and touches
+  // its members once for all of them; a send of the other member in the same commit finds
+  // messages it has not read and goes the general way after it.
+  const count = 30
+  for (let i = 0; i < count; i++) {
+    aliceSocket.send({ type: 'send', id: i, data: { chat_id: chatId, content: `a${i}` } })
+    bobSocket.send({ type: 'send', id: i, data: { chat_id: chatId, content: `b${i}` } })
+  }
+  const acks = await Promise.all(Array.from({ length: count }, (_, i) => [aliceSocket.answer(i, 15_000), bobSocket.answer(i, 15_000)]).flat())
+  assert.deepEqual(acks.filter((a) => a.type !== 'ack'), [], 'every send acknowledged')
+
+  const stored = (await wholeHistory(alice, chatId)).reverse()
+  assert.equal(stored.length, 2 * count + 1)
+  assert.equal((await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 1 } })).body.total, 2 * count + 1, 'seqs without a gap')
+  const newest = stored[stored.length - 1]
+  // a member has read up to their own last message: what came after it is unread
+  const unreadFor = (user: { id: number }) => stored.length - 1 - stored.map((m) => m.sender_id).lastIndexOf(user.id)
+  assert.ok(unreadFor(alice) + unreadFor(bob) > 0, 'one of them has the other’s newest messages unread')
+  for (const [user, other] of [[alice, 'older for alice'], [bob, 'older for bob']] as const) {
+    const items = await chatList(user)
+    assert.equal(items[0].chat_id, chatId, 'the burst’s chat tops the list')
+    assert.equal(items[0].last_message?.message_id, newest.message_id, 'its last message is the newest stored')
+    assert.equal(items[0].unread_count, unreadFor(user), `${user.id}'s unread count`)
+    assert.equal(items[1].last_message?.content, other)
+  }
+  // and the chat goes on from there: the next send takes the next seq
+  const next = await aliceSocket.request('send', { chat_id: chatId, content: 'after the burst' }, 'next')
+  assert.equal(next.type, 'ack', JSON.stringify(next))
+  assert.equal((await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 1 } })).body.total, 2 * count + 2)
+  const items = await chatList(bob)
+  assert.equal(items[0].last_message?.message_id, next.data.message_id)
+  assert.equal(items[0].unread_count, 1 + unreadFor(bob))
 })
 
 test('past the frame limit each request is refused by id (rate_limited); logging out closes the socket', async () => {

@@ -12,7 +12,7 @@
 import type SQLite from 'better-sqlite3'
 import type { AppContext } from '../../context.js'
 import type { MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
-import { batched, statement } from '../../db/sqlite-hot.js'
+import { batched, statement, type SharedPass } from '../../db/sqlite-hot.js'
 import type { Turn } from '../../lib/lane.js'
 import { prunes, type Recorded } from '../../realtime/updates.js'
 import { messageValues, type Draft, type MessageValues } from './draft.js'
@@ -149,8 +149,8 @@ function send(ctx: AppContext, request: Request): Promise<FastSend> {
   const { draft, turn } = request
   // topics exist only in groups, attachments have their own checks: the general path says so
   if (draft.topic_id !== null || draft.attachment) return Promise.resolve({ kind: 'general' })
-  const outcome = batched(ctx, (sqlite): FastSend => {
-    const sent = sendNow(ctx, sqlite, request)
+  const outcome = batched(ctx, (sqlite, pass): FastSend => {
+    const sent = sendNow(ctx, sqlite, pass, request)
     // this send goes on by the general path, after this batch: later ones of its lane follow it there
     if (sent.kind === 'general') void turn?.defer()
     return sent
@@ -160,8 +160,43 @@ function send(ctx: AppContext, request: Request): Promise<FastSend> {
   return outcome
 }
 
+/**
+ * What the sends of one shared pass (db/sqlite-hot.ts) left for the later ones: sends to one chat
+ * in one batch (a socket's pipelined sends, lib/lane.ts) write the chat's row and touch its members
+ * once, at the pass's end, and all but the first skip the chat read.
+ */
+interface PassSends {
+  /** each chat sent to in this pass, as it stands now (its row is written at the pass's end) */
+  chats: Map<number, PassChat>
+  /** each user this pass logged for: their latest update seq */
+  seqs: Map<number, number>
+}
+interface PassChat {
+  peer1: number
+  peer2: number
+  /** the one member who sends in this pass: a send by the other finds messages it has not read */
+  sender: number
+  messageSeq: number
+  lastId: number
+  lastAt: number
+}
+const PASS_SENDS = Symbol('fast-path sends')
+
+function passSends(pass: SharedPass): PassSends {
+  let sends = pass.state.get(PASS_SENDS) as PassSends | undefined
+  if (!sends) pass.state.set(PASS_SENDS, (sends = { chats: new Map(), seqs: new Map() }))
+  return sends
+}
+
+/** The chat's row and its members after the chat's latest send (twins: see UPDATE_CHAT, TOUCH_MEMBERS). */
+function writeChat(sqlite: SQLite.Database, chatId: number, chat: PassChat) {
+  const { sender, messageSeq: seq, lastId, lastAt } = chat
+  statement(sqlite, UPDATE_CHAT).run(seq, lastId, lastAt, chatId)
+  statement(sqlite, TOUCH_MEMBERS).run(lastAt, sender, seq, seq, sender, seq, lastAt, chatId)
+}
+
 /** The send, inside the batch's transaction (may run twice: see db/sqlite-hot.ts batched). */
-function sendNow(ctx: AppContext, sqlite: SQLite.Database, { me, target, draft, clientId, now, turn }: Request): FastSend {
+function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | null, { me, target, draft, clientId, now, turn }: Request): FastSend {
   const get = <T>(sql: string, ...params: unknown[]) => statement(sqlite, sql).get(...params) as T | undefined
   if (clientId) {
     const message = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
@@ -171,14 +206,28 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, { me, target, draft, 
   }
   // an earlier send of this lane went to the general path: this one may not overtake it
   if (turn && !turn.inOrder()) return { kind: 'general' }
+  const sends = pass && passSends(pass)
   const read = (sql: string, ...params: number[]) => statement(sqlite, sql).raw(true).get(...params) as HotChat | undefined
   let chat: HotChat | undefined
-  if (target.chatId !== undefined) {
-    chat = read(MEMBER_CHAT, me.id, target.chatId)
+  const mine = target.chatId !== undefined ? sends?.chats.get(target.chatId) : undefined
+  if (mine && mine.sender === me.id) {
+    // I sent to this chat earlier in this pass: what the read would find is what that send left
+    const { peer1, peer2, messageSeq } = mine
+    chat = [peer1, peer2, messageSeq, sends!.seqs.get(peer1)!, sends!.seqs.get(peer2)!, messageSeq]
   } else {
-    const other = target.receiverId!
-    const [p1, p2] = me.id < other ? [me.id, other] : [other, me.id]
-    chat = read(PAIR_CHAT, me.id, other, p1, p2, me.id)
+    if (target.chatId !== undefined) chat = read(MEMBER_CHAT, me.id, target.chatId)
+    else {
+      const other = target.receiverId!
+      const [p1, p2] = me.id < other ? [me.id, other] : [other, me.id]
+      chat = read(PAIR_CHAT, me.id, other, p1, p2, me.id)
+    }
+    // earlier sends of this pass to the chat have not written its row or their sender's read
+    // position yet (the update log they wrote at once): read those as they left them
+    const earlier = chat && sends?.chats.get(chat[6] ?? target.chatId!)
+    if (chat && earlier) {
+      chat[2] = earlier.messageSeq
+      if (earlier.sender === me.id) chat[5] = earlier.messageSeq
+    }
   }
   if (!chat) return { kind: 'general' }
   const [peer1, peer2, messageSeq, peer1Seq, peer2Seq, myReadSeq, chatId = target.chatId!] = chat
@@ -193,13 +242,18 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, { me, target, draft, 
   // as much as the insert itself).
   const values = messageValues(draft, { chatId, seq: messageSeq + 1, senderId: me.id, receiverId, clientId, origin: null, now })
   const row: MessageRow = { id: insertMessage(sqlite, values), ...values, deleted_for_all: 0, edited_at: null, scheduled_at: null, delivered_at: null, read_at: null }
-  statement(sqlite, UPDATE_CHAT).run(row.seq, row.id, now, chatId)
-  statement(sqlite, TOUCH_MEMBERS).run(now, me.id, row.seq, row.seq, me.id, row.seq, now, chatId)
+  const after: PassChat = { peer1, peer2, sender: me.id, messageSeq: row.seq, lastId: row.id, lastAt: now }
+  if (!sends) writeChat(sqlite, chatId, after)
+  else {
+    if (!sends.chats.has(chatId)) pass!.atEnd(() => writeChat(sqlite, chatId, sends.chats.get(chatId)!))
+    sends.chats.set(chatId, after)
+  }
   const message = presentMessage(row, me, receiverId === me.id)
   // Saved Messages (a chat with oneself) has one recipient
   const recorded: Recorded[] = [{ userId: peer1, seq: peer1Seq + 1 }]
   if (peer2 !== peer1) recorded.push({ userId: peer2, seq: peer2Seq + 1 })
   statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
+  for (const r of recorded) sends?.seqs.set(r.userId, r.seq)
   for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
   return { kind: 'sent', message, recorded }
 }
