@@ -12,6 +12,7 @@ import { CLOSE } from './close-codes.js'
 import type { Frame } from './fanout.js'
 import type { GatewayHooks } from './hooks.js'
 import { Stream } from './stream.js'
+import { textFrames } from './text-frames.js'
 import * as updates from './updates.js'
 
 /** a live frame finding more than this unsent on its socket closes it (4008): the client resumes */
@@ -148,7 +149,7 @@ export class Connection {
     return this.socket.bufferedAmount + this.heldLength
   }
 
-  /** Writes the held frames: one frame each, all in one write (the TCP socket corked around them). */
+  /** Writes the held frames: one frame each, all in one write. */
   flush() {
     const frames = this.held
     if (frames.length === 0) return
@@ -156,15 +157,12 @@ export class Connection {
     this.heldLength = 0
     if (this.socket.readyState !== this.socket.OPEN) return
     this.ctx.metrics.socketWritten()
-    if (frames.length === 1) return this.socket.send(frames[0])
-    // ws has no cork of its own: its TCP socket (ws corks it around each frame's two writes as well)
+    // Framed here and written to ws's own TCP socket, in one buffer (realtime/text-frames.ts).
+    // ws writes its pings and its close frame straight to that socket too, as it is called, and
+    // without compression its sender never holds a frame back, so the frames keep their order.
     const tcp = (this.socket as unknown as { _socket?: Socket })._socket
-    tcp?.cork()
-    try {
-      for (const text of frames) this.socket.send(text)
-    } finally {
-      tcp?.uncork()
-    }
+    if (tcp) tcp.write(textFrames(frames))
+    else for (const text of frames) this.socket.send(text)
   }
 
   /** The answer to one of the client's requests (realtime/requests.ts): an ack or an error frame with its id. */

@@ -59,7 +59,8 @@ function upgradeToken(request: FastifyRequest, publicBaseUrl: string): string | 
 
 export async function registerGateway(app: FastifyInstance, ctx: AppContext, prefixes: readonly string[], hooks: GatewayHooks) {
   await app.register(websocket, {
-    options: { maxPayload: 64 * 1024 },
+    // no compression: frames are framed by realtime/text-frames.ts, which writes them plain
+    options: { maxPayload: 64 * 1024, perMessageDeflate: false },
     // On shutdown every socket hears 1001, so its client reconnects (elsewhere) and resumes.
     preClose: async function (this: FastifyInstance) {
       flushFrames()
