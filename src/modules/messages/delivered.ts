@@ -4,7 +4,21 @@
  * touches messages not marked before.
  */
 import type { AppContext } from '../../context.js'
+import { batched, statement } from '../../db/sqlite-hot.js'
 import { markDelivered } from './repo.js'
+
+/**
+ * twin: repo.ts markDelivered. On SQLite the marks join the sends' group commit (db/sqlite-hot.ts):
+ * the rows they stamp are the newest, on the pages the next sends write anyway, and one prepared
+ * statement takes any number of ids (as a JSON array) where a query of its own was built and
+ * prepared for every count of ids, then committed alone.
+ */
+const MARK_DELIVERED = 'update messages set delivered_at = ? where id in (select value from json_each(?)) and delivered_at is null'
+
+async function mark(ctx: AppContext, ids: number[], now: number): Promise<void> {
+  if (!ctx.sqlite) return markDelivered(ctx.db, ids, now)
+  await batched(ctx, (sqlite) => statement(sqlite, MARK_DELIVERED).run(now, JSON.stringify(ids)))
+}
 
 const FLUSH_MS = 20
 
@@ -28,7 +42,7 @@ export class DeliveryMarks {
     this.ids.clear()
     const now = this.ctx.clock.now()
     this.flushing = this.flushing
-      .then(() => markDelivered(this.ctx.db, ids, now))
+      .then(() => mark(this.ctx, ids, now))
       .catch((err) => this.ctx.log.warn({ err, count: ids.length }, 'could not record delivered_at'))
     return this.flushing
   }
