@@ -164,6 +164,41 @@ test('PostgreSQL: a batch that waited for an earlier batch of the same chat is s
   }
 })
 
+test('PostgreSQL: a socket’s later send to a chat stays out of a second batch while its earlier one is in flight', { skip: server.ctx.dialect !== 'postgres' && 'PostgreSQL only (TEST_DATABASE_URL)' }, async () => {
+  const [alice, bob, carol, dave] = await registerUsers(server, 4)
+  const held = (await send(alice, bob, 'hello')).chat_id as number
+  const other = (await send(carol, dave, 'hello')).chat_id as number
+  const socket = await TestSocket.connect(server.url, alice.token)
+  const lockWaits = async () =>
+    Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(server.ctx.db)).rows[0].n)
+  const answered = new Set<string>()
+  const answer = (id: string) => socket.answer(id, 20_000).then((frame) => (answered.add(id), frame))
+  const wave = Array.from({ length: 40 }, (_, i) => `other ${i}`)
+  const { first, second, others } = await server.ctx.db.connection().execute(async (conn) => {
+    // Hold alice's chat row: the batch holding her first send waits for it.
+    await sql`begin`.execute(conn)
+    await sql`select id from chats where id = ${held} for update`.execute(conn)
+    socket.send({ type: 'send', id: 's1', data: { chat_id: held, content: 'first' } })
+    const first = answer('s1')
+    await waitFor(async () => ((await lockWaits()) === 1 || undefined), { timeoutMs: 5000, message: 'the first batch waits for the chat row' })
+    // Her next send to that chat queues behind the first at once (pipelined), and enough sends of
+    // another chat queue beside it to start a second batch. That batch must leave her send out:
+    // it waits for the batch of the first, so the second batch (carol's sends) goes on without it.
+    socket.send({ type: 'send', id: 's2', data: { chat_id: held, content: 'second' } })
+    const second = answer('s2')
+    const others = await Promise.all(wave.map((content) => carol.api.post(`${V2}/messages/send`, { chat_id: other, content })))
+    assert.deepEqual(others.filter((a) => a.status !== 200).map((a) => a.text), [], 'the second batch was written while the row was held')
+    assert.deepEqual([...answered], [], 'neither of alice’s sends is answered while her chat’s row is held')
+    await sql`commit`.execute(conn)
+    return { first: await first, second: await second, others }
+  })
+  assert.equal(first.type, 'ack', JSON.stringify(first))
+  assert.equal(second.type, 'ack', JSON.stringify(second))
+  assert.deepEqual((await wholeHistory(alice, held)).map((m) => m.content), ['hello', 'first', 'second'])
+  assert.equal(others.length, wave.length)
+  await assertGapFree(server, held, 3)
+})
+
 test('two instances on one PostgreSQL batch sends to the same chats at once: seqs and update logs gap-free, every frame once', { skip: multi }, async () => {
   const env = { REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:`, WS_FRAME_RATE_LIMIT: '10000/1', WRITE_RATE_LIMIT_USER: '1000000/60' }
   const one = await startTestServer({ env })
