@@ -267,7 +267,6 @@ test('both members pipelining sends to one personal chat: its last message, read
   const newest = stored[stored.length - 1]
   // a member has read up to their own last message: what came after it is unread
   const unreadFor = (user: { id: number }) => stored.length - 1 - stored.map((m) => m.sender_id).lastIndexOf(user.id)
-  assert.ok(unreadFor(alice) + unreadFor(bob) > 0, 'one of them has the other’s newest messages unread')
   for (const [user, other] of [[alice, 'older for alice'], [bob, 'older for bob']] as const) {
     const items = await chatList(user)
     assert.equal(items[0].chat_id, chatId, 'the burst’s chat tops the list')
