@@ -143,7 +143,7 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
         const requests: BoundRequests = {
           types: hooks.requests.types,
           lane: (type, data) => hooks.requests.lane(type, data),
-          answer: (type, data, turn) => hooks.requests.answer(key, type, data, turn),
+          accept: (type, data) => hooks.requests.accept(key, type, data),
         }
         const guard = <A extends unknown[]>(what: string, fn: (...args: A) => unknown) => (...args: A) => {
           try {

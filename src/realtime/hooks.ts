@@ -6,7 +6,7 @@ import type { RenderMessages } from './updates.js'
 export interface GatewayHooks {
   /**
    * whose session a token is; null refuses the socket (401 at the upgrade, 4001 if revoked
-   * meanwhile). `key` names the session to `requests.answer` (the token's hash: never logged).
+   * meanwhile). `key` names the session to `requests.accept` (the token's hash: never logged).
    */
   authenticate(token: string): Promise<{ userId: number; sessionId: number; key: string } | null>
   /** renders the messages an update log refers to (message.new), as they are now */
@@ -39,8 +39,10 @@ export interface SocketRequests {
    */
   lane(type: string, data: unknown): string
   /**
-   * The answer to one request of the socket's session (`key`: see authenticate); throws (an
-   * AppError) to refuse it. `turn` is its place in its lane.
+   * One request of the socket's session (`key`: see authenticate), taken as it arrives: what does
+   * not depend on the requests before it in its lane (looking up the session) starts at once, so
+   * the lookups of a burst go together. The function returned gives the answer in the request's
+   * turn (`turn`: its place in its lane), or throws (an AppError) to refuse it.
    */
-  answer(key: string, type: string, data: unknown, turn: Turn): Promise<unknown>
+  accept(key: string, type: string, data: unknown): (turn: Turn) => Promise<unknown>
 }

@@ -13,8 +13,12 @@ import type { Connection } from './connection.js'
 export interface BoundRequests {
   readonly types: ReadonlySet<string>
   lane(type: string, data: unknown): string
-  /** `turn`: the request's place in its lane (lib/lane.ts), for a module that can let the next start early */
-  answer(type: string, data: unknown, turn: Turn): Promise<unknown>
+  /**
+   * Takes a request as it arrives (see SocketRequests.accept); what it returns gives the answer in
+   * the request's turn (`turn`: its place in its lane, lib/lane.ts, for a module that can let the
+   * next start early)
+   */
+  accept(type: string, data: unknown): (turn: Turn) => Promise<unknown>
 }
 
 const MAX_ID_LENGTH = 128
@@ -40,10 +44,11 @@ export function runRequest(connection: Connection, requests: BoundRequests, type
   let lane = byKey.get(key)
   if (!lane) byKey.set(key, (lane = new Lane()))
   const arrived = performance.now()
+  const answer = requests.accept(type, data)
   const run = async (turn: Turn) => {
     let outcome = 'ack'
     try {
-      connection.answer({ type: 'ack', id, data: await requests.answer(type, data, turn) })
+      connection.answer({ type: 'ack', id, data: await answer(turn) })
     } catch (error) {
       const failure = clientError(error)
       if (failure.unexpected) connection.ctx.log.error({ err: error, userId: connection.userId, socketId: connection.id, request: type }, 'socket request failed')

@@ -52,12 +52,20 @@ function socketRequests(ctx: AppContext, specs: ReadonlyMap<string, RequestSpec<
   return {
     types: new Set(specs.keys()),
     lane: (type, data) => (typeof data === 'object' && data !== null ? specs.get(type)!.lane(data as Record<string, unknown>) : ''),
-    answer: async (key, type, data, turn) => {
-      const found = await authenticateHash(ctx, key)
-      if (!found) throw unauthorized('Session is invalid or expired')
-      const wait = ctx.writeLimits.perUser.take(String(found.user.id))
-      if (wait !== null) throw rateLimited(wait)
-      return specs.get(type)!.run({ ctx, me: found.user }, checks.get(type)!(data), turn)
+    accept: (key, type, data) => {
+      // Looked up as the request arrives, not in its turn: a burst's pipelined sends then share one
+      // lookup query on PostgreSQL (sessions/token-lookups.ts) and queue for the same group commit,
+      // where each waiting for the one before it made a round trip of its own.
+      const session = authenticateHash(ctx, key)
+      // awaited in the request's turn, where a failure is the request's own
+      session.catch(() => undefined)
+      return async (turn) => {
+        const found = await session
+        if (!found) throw unauthorized('Session is invalid or expired')
+        const wait = ctx.writeLimits.perUser.take(String(found.user.id))
+        if (wait !== null) throw rateLimited(wait)
+        return specs.get(type)!.run({ ctx, me: found.user }, checks.get(type)!(data), turn)
+      }
     },
   }
 }
