@@ -23,12 +23,14 @@ export interface UserSeq {
  * cannot commit), so there the log is its own counter: a user's seq is the newest row of their
  * log, which retention never deletes (`prunes` keeps the newest `keep`). Reading one index entry
  * costs a fraction of the upsert, and a send no longer dirties a counter page besides the log's.
+ * The newest rows are in `recent_updates` until they move (realtime/updates.ts), and every row
+ * there is newer than the user's rows in `updates`, so the recent log is read first.
  * (The SQLite send fast path, messages/posting-sqlite.ts, reads it the same way.)
  */
 export async function nextUpdateSeqs(db: Db, dialect: Dialect, recipients: number[]): Promise<UserSeq[]> {
   if (dialect === 'sqlite') {
-    // One read per recipient (a chat's event has one or two): each seeks one index entry, where a
-    // grouped max over several users would read every kept update of each.
+    // One read per recipient (a chat's event has one or two): each seeks one index entry per log,
+    // where a grouped max over several users would read every kept update of each.
     const next: UserSeq[] = []
     for (const userId of recipients) next.push({ userId, seq: (await latestSeqSqlite(db, userId)) + 1 })
     return next
@@ -42,14 +44,12 @@ export async function nextUpdateSeqs(db: Db, dialect: Dialect, recipients: numbe
   return rows.map((r) => ({ userId: r.user_id, seq: r.seq }))
 }
 
-/** A user's latest seq on SQLite: the newest entry of their log (0 before any update). */
+/** A user's latest seq on SQLite: the newest entry of their log, recent rows first (0 before any update). */
 async function latestSeqSqlite(db: Db, userId: number): Promise<number> {
-  const row = await db
-    .selectFrom('updates')
-    .select(sql<number>`coalesce(max(seq), 0)`.as('seq'))
-    .where('user_id', '=', userId)
-    .executeTakeFirstOrThrow()
-  return row.seq
+  const { rows } = await sql<{ seq: number }>`select coalesce(
+    (select max(seq) from recent_updates where user_id = ${userId}),
+    (select max(seq) from updates where user_id = ${userId}), 0) as seq`.execute(db)
+  return rows[0].seq
 }
 
 /** A user's latest update seq (0 before any update). */

@@ -83,22 +83,30 @@ const JOB_FAILED = Symbol('job failed')
 
 async function runBatch(ctx: HotDatabase, sqlite: SQLite.Database) {
   const queue = queues.get(sqlite)!
-  await ctx.db.connection().execute(async () => {
-    const jobs = queue.splice(0)
-    let outcomes: Outcome[]
-    try {
-      outcomes = straight(sqlite, jobs) ?? isolated(sqlite, jobs)
-    } catch (error) {
-      // the commit itself failed: nothing of this batch was written
-      for (const job of jobs) job.reject(error)
-      return
-    }
-    jobs.forEach((job, i) => {
-      const outcome = outcomes[i]
-      if (outcome.ok) job.resolve(outcome.value)
-      else job.reject(outcome.error)
+  let taken = false
+  await ctx.db
+    .connection()
+    .execute(async () => {
+      taken = true
+      const jobs = queue.splice(0)
+      let outcomes: Outcome[]
+      try {
+        outcomes = straight(sqlite, jobs) ?? isolated(sqlite, jobs)
+      } catch (error) {
+        // the commit itself failed: nothing of this batch was written
+        for (const job of jobs) job.reject(error)
+        return
+      }
+      jobs.forEach((job, i) => {
+        const outcome = outcomes[i]
+        if (outcome.ok) job.resolve(outcome.value)
+        else job.reject(outcome.error)
+      })
     })
-  })
+    .catch((error: unknown) => {
+      // no connection (closed by a shutdown before a timer's write ran): the jobs fail, not the process
+      if (!taken) for (const job of queue.splice(0)) job.reject(error)
+    })
 }
 
 /** Every job in one transaction without savepoints; null (and nothing written) if one threw. */

@@ -343,6 +343,13 @@ export interface UpdatesTable {
   message_id: number | null
   created_at: EpochMs
 }
+/**
+ * SQLite only: the update log's newest rows, in the order they were written; moved into `updates`
+ * about every quarter second (realtime/updates.ts)
+ */
+export interface RecentUpdatesTable extends UpdatesTable {
+  id: Generated<number>
+}
 
 // files module
 export type FileType = 'image' | 'video' | 'audio' | 'document'
@@ -853,6 +860,7 @@ export interface Database {
   blocked_users: BlockedUsersTable
   update_seqs: UpdateSeqsTable
   updates: UpdatesTable
+  recent_updates: RecentUpdatesTable
   file_objects: FileObjectsTable
   file_uploads: FileUploadsTable
   upload_sessions: UploadSessionsTable

@@ -27,8 +27,10 @@ async function updateLogRows(ctx: AppContext): Promise<number> {
     const estimate = Number(rows[0]?.n ?? -1)
     if (estimate >= 0) return estimate
   }
-  const row = await ctx.db.selectFrom('updates').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst()
-  return Number(row?.n ?? 0)
+  const count = async (table: 'updates' | 'recent_updates') =>
+    Number((await ctx.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n ?? 0)
+  // on SQLite the newest rows are in the recent log until they move (realtime/updates.ts)
+  return (await count('updates')) + (ctx.dialect === 'sqlite' ? await count('recent_updates') : 0)
 }
 
 type Check = 'ok' | 'off' | 'error'

@@ -115,7 +115,7 @@ export class Connection {
     // frames of that moment wait for it, then go out only if they come after it.
     this.user = new Stream({
       seqOf: (frame) => frame.seq!,
-      load: (after, limit) => updates.since(ctx.db, userId, after, limit, hooks.renderMessages),
+      load: (after, limit) => updates.since(ctx, userId, after, limit, hooks.renderMessages),
       emit: (frame) => this.onUserFrame(frame),
       backlogged: () => this.backlogged(),
       reset: (from, to) => this.send({ type: 'reset', data: { reason: 'pruned', missed_from: from, missed_to: to } }),

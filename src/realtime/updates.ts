@@ -9,11 +9,24 @@
  * a copy per recipient was most of what a send wrote. Read back, it is the message as it is now,
  * so a client that catches up sees the current text, reactions and read state, and then the later
  * events (edited, deleted, ...) that led there.
+ *
+ * On SQLite a new row goes first to `recent_updates`, a table in the order rows were written, and
+ * moves into `updates` (by user and seq) within MOVE_AFTER_MS, in one statement that joins the
+ * group commit (`moveRecent`). The reason is pages: SQLite writes every page a commit dirtied to
+ * the WAL whole, and the checkpoint copies it again. Each user's newest rows in `updates` sit in a
+ * leaf of their own, so a commit of a few hundred sends dirtied a leaf per recipient (about 200)
+ * for a few dozen bytes each; in the recent log they share a few pages, and each user's leaf is
+ * written once per move instead of once per commit. Readers see one log: every row of a user in
+ * `recent_updates` is newer than their rows in `updates` (rows move all at once, in order), so
+ * the latest seq is the recent log's if it has one (db/dialect.ts), the oldest is the main log's if
+ * it has one, and a replay merges the two by seq. PostgreSQL logs row changes, not whole pages: it
+ * writes `updates` directly.
  */
 import type { AppContext } from '../context.js'
 import type { Db } from '../db/database.js'
 import { latestUpdateSeq, nextUpdateSeqs } from '../db/dialect.js'
 import { fromJson } from '../db/json.js'
+import { batched, statement, type HotDatabase } from '../db/sqlite-hot.js'
 import type { Delivery } from './fanout.js'
 
 export interface Update {
@@ -65,19 +78,70 @@ export async function record(
   const recorded = await nextUpdateSeqs(db, ctx.dialect, recipients)
   const json = about ? null : JSON.stringify(data)
   const messageId = about?.messageId ?? null
+  const recent = ctx.dialect === 'sqlite'
   await db
-    .insertInto('updates')
+    .insertInto(recent ? 'recent_updates' : 'updates')
     .values(recorded.map((r) => ({ user_id: r.userId, seq: r.seq, type, data: json, message_id: messageId, created_at: now })))
     .execute()
   for (const cut of prunes(recorded, ctx.config.updateLogKeep)) {
     await db.deleteFrom('updates').where('user_id', '=', cut.userId).where('seq', '<=', cut.seq).execute()
+    if (recent) await db.deleteFrom('recent_updates').where('user_id', '=', cut.userId).where('seq', '<=', cut.seq).execute()
   }
+  if (recent) recentWritten(ctx)
   return recorded
 }
 
+/** SQLite: rows of the recent log move into `updates` at most this long after they were written. */
+const MOVE_AFTER_MS = 250
+
+/**
+ * twin: the migration's down (2026-11-29T02-00-recent-updates). In the key's order, so that each
+ * user's rows go to their leaf together; rows of a user deleted since are left out (the recent
+ * log has no foreign key: see the migration).
+ */
+const MOVE = `insert into updates (user_id, seq, type, data, message_id, created_at)
+  select user_id, seq, type, data, message_id, created_at from recent_updates r
+  where exists (select 1 from users u where u.id = r.user_id) order by user_id, seq`
+/** without a WHERE, SQLite drops the table's pages at once rather than deleting row by row */
+const EMPTY = 'delete from recent_updates'
+
+/** each SQLite connection's pending move (one timer at most) */
+const moves = new WeakMap<object, { timer: NodeJS.Timeout | null }>()
+
+/**
+ * Notes that rows were written to the recent log (by `record` or the send fast path): they move
+ * within MOVE_AFTER_MS. Nothing runs while nothing is written. Rows a stopped server left there
+ * stay readable, and move after its successor's first write.
+ */
+export function recentWritten(ctx: HotDatabase & Pick<AppContext, 'log'>): void {
+  const sqlite = ctx.sqlite
+  if (!sqlite) return
+  let move = moves.get(sqlite)
+  if (!move) moves.set(sqlite, (move = { timer: null }))
+  if (move.timer) return
+  const pending = move
+  pending.timer = setTimeout(() => {
+    pending.timer = null
+    void moveRecent(ctx).catch((err) => {
+      // a closed database moves nothing; the rows stay readable where they are
+      if (sqlite.open) ctx.log.warn({ err }, 'could not move the recent update log')
+    })
+  }, MOVE_AFTER_MS).unref()
+}
+
+/** Moves the recent log into `updates`, in the sends' group commit (SQLite only). */
+export function moveRecent(ctx: HotDatabase): Promise<void> {
+  return batched(ctx, (sqlite) => {
+    statement(sqlite, MOVE).run()
+    statement(sqlite, EMPTY).run()
+  })
+}
+
 /** The user's oldest kept seq (null when the log is empty). */
-export async function oldestSeq(db: Db, userId: number): Promise<number | null> {
-  const row = await db.selectFrom('updates').select('seq').where('user_id', '=', userId).orderBy('seq').limit(1).executeTakeFirst()
+export async function oldestSeq(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: number): Promise<number | null> {
+  const oldest = (table: 'updates' | 'recent_updates') =>
+    ctx.db.selectFrom(table).select('seq').where('user_id', '=', userId).orderBy('seq').limit(1).executeTakeFirst()
+  const row = (await oldest('updates')) ?? (ctx.dialect === 'sqlite' ? await oldest('recent_updates') : undefined)
   return row?.seq ?? null
 }
 
@@ -88,15 +152,13 @@ export async function oldestSeq(db: Db, userId: number): Promise<number | null> 
 export type RenderMessages = (db: Db, messageIds: number[]) => Promise<ReadonlyMap<number, unknown>>
 
 /** Updates after `since`, oldest first, at most `limit`; message references rendered by `render`. */
-export async function since(db: Db, userId: number, after: number, limit: number, render: RenderMessages): Promise<Update[]> {
-  const rows = await db
-    .selectFrom('updates')
-    .select(['seq', 'type', 'data', 'message_id'])
-    .where('user_id', '=', userId)
-    .where('seq', '>', after)
-    .orderBy('seq')
-    .limit(limit)
-    .execute()
+export async function since(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: number, after: number, limit: number, render: RenderMessages): Promise<Update[]> {
+  const { db } = ctx
+  const logged = (table: 'updates' | 'recent_updates') =>
+    db.selectFrom(table).select(['seq', 'type', 'data', 'message_id']).where('user_id', '=', userId).where('seq', '>', after)
+  // SQLite merges the two index-ordered reads and stops at the limit
+  const log = ctx.dialect === 'sqlite' ? logged('updates').unionAll(logged('recent_updates')) : logged('updates')
+  const rows = await log.orderBy('seq').limit(limit).execute()
   const referenced = rows.flatMap((r) => (r.data === null && r.message_id !== null ? [r.message_id] : []))
   const messages = referenced.length > 0 ? await render(db, referenced) : new Map<number, unknown>()
   return rows.map((r) => {

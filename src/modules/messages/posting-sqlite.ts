@@ -14,21 +14,22 @@ import type { AppContext } from '../../context.js'
 import type { MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement, type SharedPass } from '../../db/sqlite-hot.js'
 import type { Turn } from '../../lib/lane.js'
-import { prunes, type Recorded } from '../../realtime/updates.js'
+import { prunes, recentWritten, type Recorded } from '../../realtime/updates.js'
 import { messageValues, type Draft, type MessageValues } from './draft.js'
 import { isReplyTarget, type FirstSend } from './posting.js'
 import { presentMessage } from './present.js'
 import type { MessageView } from './schemas.js'
 
 /**
- * Each peer's latest update seq (twin: realtime/updates.ts nextSeqs), read with the chat rather
+ * Each peer's latest update seq (twin: db/dialect.ts latestSeqSqlite), read with the chat rather
  * than by statements of their own (each call costs more than the index lookup it runs). On SQLite
- * a user's seq is the newest entry of their update log; the job runs synchronously inside the
- * write transaction, so nothing else can log for them before this send's own insert.
+ * a user's seq is the newest entry of their update log, the recent log's first; the job runs
+ * synchronously inside the write transaction, so nothing else can log for them before this
+ * send's own insert.
  */
 const PEER_SEQS = `
-  (select coalesce(max(seq), 0) from updates where user_id = c.peer1_id) as peer1_seq,
-  (select coalesce(max(seq), 0) from updates where user_id = c.peer2_id) as peer2_seq`
+  coalesce((select max(seq) from recent_updates where user_id = c.peer1_id), (select max(seq) from updates where user_id = c.peer1_id), 0) as peer1_seq,
+  coalesce((select max(seq) from recent_updates where user_id = c.peer2_id), (select max(seq) from updates where user_id = c.peer2_id), 0) as peer2_seq`
 
 /*
  * The two chat reads answer only the case this path handles: a personal chat whose other member
@@ -76,12 +77,15 @@ const TOUCH_MEMBERS = `
     read_at = case when user_id = ? and read_seq < ? then ? else read_at end
   where chat_id = ?`
 
-/** twin: the prune in realtime/updates.ts record */
-const PRUNE = 'delete from updates where user_id = ? and seq <= ?'
+/** twin: the prune in realtime/updates.ts record (both logs) */
+const PRUNE = ['delete from updates where user_id = ? and seq <= ?', 'delete from recent_updates where user_id = ? and seq <= ?']
 
-/** twin: realtime/updates.ts record: message.new, logged as a reference to the message (rendered when read) */
+/**
+ * twin: realtime/updates.ts record: message.new, logged as a reference to the message (rendered
+ * when read), in the recent log (moved into `updates` later: see realtime/updates.ts)
+ */
 const insertUpdates = (n: number) =>
-  `insert into updates (user_id, seq, type, message_id, created_at) values ${Array(n).fill("(?, ?, 'message.new', ?, ?)").join(', ')}`
+  `insert into recent_updates (user_id, seq, type, message_id, created_at) values ${Array(n).fill("(?, ?, 'message.new', ?, ?)").join(', ')}`
 /** a personal chat has one recipient (Saved Messages) or two */
 const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
 
@@ -157,6 +161,8 @@ function send(ctx: AppContext, request: Request): Promise<FastSend> {
   })
   // jobs run in the order queued: the next send of the lane may queue behind this one
   turn?.placed()
+  // the update log rows it writes go to the recent log, to be moved
+  recentWritten(ctx)
   return outcome
 }
 
@@ -254,6 +260,6 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | nu
   if (peer2 !== peer1) recorded.push({ userId: peer2, seq: peer2Seq + 1 })
   statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
   for (const r of recorded) sends?.seqs.set(r.userId, r.seq)
-  for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
+  for (const cut of prunes(recorded, ctx.config.updateLogKeep)) for (const prune of PRUNE) statement(sqlite, prune).run(cut.userId, cut.seq)
   return { kind: 'sent', message, recorded }
 }

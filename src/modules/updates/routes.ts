@@ -61,9 +61,9 @@ export const updatesRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
     schema: { summary: 'My update log after a seq (what a socket would have delivered)', tags: ['realtime'], security: [{ bearer: [] }], querystring: UpdatesQuery, response: { 200: UpdatesResult } },
   }, async (request) => {
     const [items, seq, oldest] = await Promise.all([
-      updates.since(ctx.db, request.user.id, request.query.since, request.query.limit, presentByIds),
+      updates.since(ctx, request.user.id, request.query.since, request.query.limit, presentByIds),
       updates.currentSeq(ctx, request.user.id),
-      updates.oldestSeq(ctx.db, request.user.id),
+      updates.oldestSeq(ctx, request.user.id),
     ])
     return ok({ updates: items as { type: string; seq: number; data: Record<string, unknown> }[], seq, reset: needsReset(request.query.since, oldest, seq) })
   })
