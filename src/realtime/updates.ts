@@ -22,6 +22,7 @@
  * it has one, and a replay merges the two by seq. PostgreSQL logs row changes, not whole pages: it
  * writes `updates` directly.
  */
+import { sql } from 'kysely'
 import type { AppContext } from '../context.js'
 import type { Db } from '../db/database.js'
 import { latestUpdateSeq, nextUpdateSeqs } from '../db/dialect.js'
@@ -139,9 +140,14 @@ export function moveRecent(ctx: HotDatabase): Promise<void> {
 
 /** The user's oldest kept seq (null when the log is empty). */
 export async function oldestSeq(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: number): Promise<number | null> {
-  const oldest = (table: 'updates' | 'recent_updates') =>
-    ctx.db.selectFrom(table).select('seq').where('user_id', '=', userId).orderBy('seq').limit(1).executeTakeFirst()
-  const row = (await oldest('updates')) ?? (ctx.dialect === 'sqlite' ? await oldest('recent_updates') : undefined)
+  if (ctx.dialect === 'sqlite') {
+    // one statement, so that a move between two reads cannot hide the rows from both
+    const { rows } = await sql<{ seq: number | null }>`select coalesce(
+      (select min(seq) from updates where user_id = ${userId}),
+      (select min(seq) from recent_updates where user_id = ${userId})) as seq`.execute(ctx.db)
+    return rows[0].seq
+  }
+  const row = await ctx.db.selectFrom('updates').select('seq').where('user_id', '=', userId).orderBy('seq').limit(1).executeTakeFirst()
   return row?.seq ?? null
 }
 
