@@ -27,10 +27,13 @@ async function updateLogRows(ctx: AppContext): Promise<number> {
     const estimate = Number(rows[0]?.n ?? -1)
     if (estimate >= 0) return estimate
   }
-  const count = async (table: 'updates' | 'recent_updates') =>
-    Number((await ctx.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n ?? 0)
-  // on SQLite the newest rows are in the recent log until they move (realtime/updates.ts)
-  return (await count('updates')) + (ctx.dialect === 'sqlite' ? await count('recent_updates') : 0)
+  // on SQLite the newest rows are in the recent log until they move (realtime/updates.ts): both
+  // tables in one statement, so that a move between two counts cannot count its rows twice or not at all
+  const { rows } =
+    ctx.dialect === 'sqlite'
+      ? await sql<{ n: number }>`select (select count(*) from updates) + (select count(*) from recent_updates) as n`.execute(ctx.db)
+      : await sql<{ n: number }>`select count(*) as n from updates`.execute(ctx.db)
+  return Number(rows[0]?.n ?? 0)
 }
 
 type Check = 'ok' | 'off' | 'error'
