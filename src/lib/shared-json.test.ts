@@ -23,6 +23,33 @@ test('a frame embedding a shared message has JSON.stringify’s text, field orde
   assert.equal(stringifyShared({ type: 'ack', id: 1, data: message }), `{"type":"ack","id":1,"data":${before}}`)
 })
 
+test('a copy of a shared object is not shared, and a frozen object is stringified as it is', () => {
+  const message = { message_id: 8, is_read: false }
+  share(message)
+  assert.equal(stringifyShared({ type: 'ack', id: 1, data: message }), '{"type":"ack","id":1,"data":{"message_id":8,"is_read":false}}')
+  // a variant built by spreading the shared object: its own text, not the original's
+  const copy = { ...message, is_read: true }
+  assert.ok(!isShared(copy))
+  assert.equal(stringifyShared({ type: 'ack', id: 1, data: copy }), '{"type":"ack","id":1,"data":{"message_id":8,"is_read":true}}')
+  assert.equal(JSON.stringify(message), '{"message_id":8,"is_read":false}')
+  assert.deepEqual(Object.keys(message), ['message_id', 'is_read'])
+  const frozen = Object.freeze({ message_id: 9 })
+  share(frozen)
+  assert.ok(!isShared(frozen))
+  assert.equal(stringifyShared({ data: { message: frozen } }), '{"data":{"message":{"message_id":9}}}')
+})
+
+test('primitives and keys as JSON.stringify writes them', () => {
+  const message = { a: 1 }
+  share(message)
+  for (const value of [-0, 1.5e300, Number.NaN, Number.POSITIVE_INFINITY, true, false, null, 'é\u2028"', { 'k"ey\n': 1, '': 2, 'ü': [] }]) {
+    const frame = { type: 't', value, data: { message, value } }
+    assert.equal(stringifyShared(frame), JSON.stringify(frame))
+    assert.equal(stringifyShared(value), JSON.stringify(value))
+  }
+  assert.throws(() => stringifyShared({ data: { message, big: 1n } }), TypeError)
+})
+
 test('without shared objects it is JSON.stringify, whatever the value', () => {
   fc.assert(fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
     const value = { type: 'x', data: { a, nested: { b } }, list: [a] }
