@@ -344,12 +344,10 @@ export interface UpdatesTable {
   created_at: EpochMs
 }
 /**
- * SQLite only: the update log's newest rows, in the order they were written; moved into `updates`
- * about every quarter second (realtime/updates.ts)
+ * SQLite only: the update log's newest rows, keyed like `updates`; moved into it a slice of users
+ * at a time, each row within about a quarter second (realtime/updates.ts)
  */
-export interface RecentUpdatesTable extends UpdatesTable {
-  id: Generated<number>
-}
+export type RecentUpdatesTable = UpdatesTable
 
 // files module
 export type FileType = 'image' | 'video' | 'audio' | 'document'

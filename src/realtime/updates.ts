@@ -11,17 +11,18 @@
  * events (edited, deleted, ...) that led there.
  *
  * On SQLite a new row goes first to `recent_updates`, a table in the order rows were written, and
- * moves into `updates` (by user and seq) within MOVE_AFTER_MS, in one statement that joins the
- * group commit (`moveRecent`). The reason is pages: SQLite writes every page a commit dirtied to
+ * moves into `updates` (by user and seq) a few hundred milliseconds later, a slice of users at a
+ * time, in statements that join the group commit (`moveSlice`). The reason is pages: SQLite writes every page a commit dirtied to
  * the WAL whole, and the checkpoint copies it again. Each user's newest rows in `updates` sit in a
  * leaf of their own, so a commit of a few hundred sends dirtied a leaf per recipient (about 200)
  * for a few dozen bytes each; in the recent log they share a few pages, and each user's leaf is
  * written once per move instead of once per commit. Readers see one log: every row of a user in
- * `recent_updates` is newer than their rows in `updates` (rows move all at once, in order), so
+ * `recent_updates` is newer than their rows in `updates` (a user's rows move all at once, in order), so
  * the latest seq is the recent log's if it has one (db/dialect.ts), the oldest is the main log's if
  * it has one, and a replay merges the two by seq. PostgreSQL logs row changes, not whole pages: it
  * writes `updates` directly.
  */
+import type SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import type { AppContext } from '../context.js'
 import type { Db } from '../db/database.js'
@@ -92,50 +93,104 @@ export async function record(
   return recorded
 }
 
-/** SQLite: rows of the recent log move into `updates` at most this long after they were written. */
-const MOVE_AFTER_MS = 250
+/**
+ * SQLite: the recent log moves a slice of its users at a time, one slice every MOVE_TICK_MS while
+ * it holds rows, each slice about 1/MOVE_SLICES of the rows. Each user's rows still move together
+ * (their leaf in `updates` is written once per round, about MOVE_TICK_MS × MOVE_SLICES = 250 ms),
+ * but no commit carries the whole log: moving a quarter second of rows at 8,000 sends/s (about
+ * 4,000 rows) in one statement held every send behind it for 10-20 ms, four times a second, and
+ * those sends were the p99 of socket-sends at half load (docs/performance.md).
+ */
+const MOVE_TICK_MS = 25
+const MOVE_SLICES = 10
+/** a log this small moves whole, in one tick */
+const MOVE_WHOLE_UP_TO = 256
+/** the users' range before the first and after the last user id */
+const NO_USER_BELOW = Number.MIN_SAFE_INTEGER
+const NO_USER_ABOVE = Number.MAX_SAFE_INTEGER
 
 /**
- * twin: the migration's down (2026-11-29T02-00-recent-updates). In the key's order, so that each
- * user's rows go to their leaf together; rows of a user deleted since are left out (the recent
- * log has no foreign key: see the migration).
+ * twin: the migration's down (2026-11-29T02-00-recent-updates). The rows of the users in
+ * (?, ?], in the key's order, so that each user's rows go to their leaf together; rows of a user
+ * deleted since are left out (the recent log has no foreign key: see the migration).
  */
 const MOVE = `insert into updates (user_id, seq, type, data, message_id, created_at)
   select user_id, seq, type, data, message_id, created_at from recent_updates r
-  where exists (select 1 from users u where u.id = r.user_id) order by user_id, seq`
+  where user_id > ? and user_id <= ? and exists (select 1 from users u where u.id = r.user_id) order by user_id, seq`
+const DELETE_MOVED = 'delete from recent_updates where user_id > ? and user_id <= ?'
 /** without a WHERE, SQLite drops the table's pages at once rather than deleting row by row */
 const EMPTY = 'delete from recent_updates'
+const COUNT = 'select count(*) from recent_updates'
+/** the user of the n-th row (0-based) after user ?, in the index's order */
+const NTH_USER_AFTER = 'select user_id from recent_updates where user_id > ? order by user_id, seq limit 1 offset ?'
 
-/** each SQLite connection's pending move (one timer at most) */
-const moves = new WeakMap<object, { timer: NodeJS.Timeout | null }>()
+/** each SQLite connection's move: its timer (one at most) and the last user the round has moved */
+const moves = new WeakMap<object, { timer: NodeJS.Timeout | null; after: number }>()
+
+function moveOf(sqlite: object) {
+  let move = moves.get(sqlite)
+  if (!move) moves.set(sqlite, (move = { timer: null, after: NO_USER_BELOW }))
+  return move
+}
 
 /**
- * Notes that rows were written to the recent log (by `record` or the send fast path): they move
- * within MOVE_AFTER_MS. Nothing runs while nothing is written. Rows a stopped server left there
- * stay readable, and move after its successor's first write.
+ * Notes that rows were written to the recent log (by `record` or the send fast path): a slice
+ * moves within MOVE_TICK_MS, and every row within about MOVE_SLICES ticks. Nothing runs while
+ * nothing is written. Rows a stopped server left there stay readable, and move after its
+ * successor's first write.
  */
 export function recentWritten(ctx: HotDatabase & Pick<AppContext, 'log'>): void {
   const sqlite = ctx.sqlite
   if (!sqlite) return
-  let move = moves.get(sqlite)
-  if (!move) moves.set(sqlite, (move = { timer: null }))
+  const move = moveOf(sqlite)
   if (move.timer) return
-  const pending = move
-  pending.timer = setTimeout(() => {
-    pending.timer = null
-    void moveRecent(ctx).catch((err) => {
-      // a closed database moves nothing; the rows stay readable where they are
-      if (sqlite.open) ctx.log.warn({ err }, 'could not move the recent update log')
-    })
-  }, MOVE_AFTER_MS).unref()
+  move.timer = setTimeout(() => {
+    // a write from now on (this slice's batch included) asks for the next tick itself
+    move.timer = null
+    void moveSlice(ctx).then(
+      (more) => {
+        if (more) recentWritten(ctx)
+      },
+      (err: unknown) => {
+        // a closed database moves nothing; the rows stay readable where they are
+        if (sqlite.open) ctx.log.warn({ err }, 'could not move the recent update log')
+      },
+    )
+  }, MOVE_TICK_MS).unref()
 }
 
-/** Moves the recent log into `updates`, in the sends' group commit (SQLite only). */
-export function moveRecent(ctx: HotDatabase): Promise<void> {
+/**
+ * Moves the next slice of the recent log into `updates`, in the sends' group commit: all of it
+ * when it is small, else the users after the last slice's, up to about 1/MOVE_SLICES of the rows
+ * (a user's rows never split), starting over from the first user after the last. Whether rows
+ * are left.
+ */
+export function moveSlice(ctx: HotDatabase): Promise<boolean> {
+  const move = moveOf(ctx.sqlite!)
   return batched(ctx, (sqlite) => {
-    statement(sqlite, MOVE).run()
-    statement(sqlite, EMPTY).run()
+    const rows = statement(sqlite, COUNT).pluck().get() as number
+    if (rows <= MOVE_WHOLE_UP_TO) {
+      moveAll(sqlite)
+      move.after = NO_USER_BELOW
+      return false
+    }
+    const share = Math.ceil(rows / MOVE_SLICES)
+    const last = (statement(sqlite, NTH_USER_AFTER).pluck().get(move.after, share - 1) as number | undefined) ?? NO_USER_ABOVE
+    statement(sqlite, MOVE).run(move.after, last)
+    statement(sqlite, DELETE_MOVED).run(move.after, last)
+    move.after = last === NO_USER_ABOVE ? NO_USER_BELOW : last
+    return true
   })
+}
+
+function moveAll(sqlite: SQLite.Database) {
+  statement(sqlite, MOVE).run(NO_USER_BELOW, NO_USER_ABOVE)
+  statement(sqlite, EMPTY).run()
+}
+
+/** Moves the whole recent log into `updates`, in the sends' group commit (SQLite only). */
+export function moveRecent(ctx: HotDatabase): Promise<void> {
+  return batched(ctx, moveAll)
 }
 
 /** The user's oldest kept seq (null when the log is empty). */

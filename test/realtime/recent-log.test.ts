@@ -1,12 +1,13 @@
 /**
- * SQLite keeps the update log's newest rows in a recent log, in the order written, and moves them
- * into the user-ordered log within a quarter second (realtime/updates.ts). Clients must see one
- * log: a replay that spans both tables, a retention prune, a restart with rows still waiting and a
- * row whose user is gone. The tables are looked at directly only to know where the rows are.
+ * SQLite keeps the update log's newest rows in a recent log and moves them into the main log
+ * within about a quarter second, a slice of users at a time once the log is large
+ * (realtime/updates.ts). Clients must see one log: a replay that spans both tables, a retention
+ * prune, a restart with rows still waiting, a row whose user is gone, a log moved in slices. The
+ * tables are looked at directly only to know where the rows are.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { moveRecent } from '../../src/realtime/updates.js'
+import { moveRecent, moveSlice } from '../../src/realtime/updates.js'
 import { registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
@@ -21,9 +22,9 @@ async function rowsIn(table: 'updates' | 'recent_updates', userId: number) {
   return rows.map((row) => row.seq)
 }
 
-/** Waits until the recent log has moved (it is emptied whole). */
+/** Waits until the recent log has moved (a small log is emptied whole). */
 const moved = () =>
-  waitFor(async () => ((await server.ctx.db.selectFrom('recent_updates').select('id').limit(1).execute()).length === 0 ? true : undefined), {
+  waitFor(async () => ((await server.ctx.db.selectFrom('recent_updates').select('seq').limit(1).execute()).length === 0 ? true : undefined), {
     timeoutMs: 3000,
     message: 'the recent update log moved',
   })
@@ -132,6 +133,57 @@ test('SQLite: a row whose user is gone does not hold the move up; the others mov
   assert.deepEqual(await rowsIn('recent_updates', 2_000_000_000), [])
   assert.deepEqual(await rowsIn('updates', 2_000_000_000), [])
   assert.deepEqual(await rowsIn('updates', bob.id), [1, 2])
+})
+
+test('SQLite: a large recent log moves a slice of users at a time, never splitting a user, until all of it has moved', { skip }, async () => {
+  const users = await registerUsers(server, 24)
+  await moved()
+  // 23 users with 10 rows each and one with 60: 290 rows, past the size that moves whole
+  const big = users[7]
+  const planted = (user: TestUser) => range(1001, user === big ? 1060 : 1010)
+  const now = Date.now()
+  await server.ctx.db
+    .insertInto('recent_updates')
+    .values(users.flatMap((user) => planted(user).map((seq) => ({ user_id: user.id, seq, type: 'chat.updated', data: '{}', message_id: null, created_at: now }))))
+    .execute()
+  const where = async (user: TestUser) => ({ recent: await rowsIn('recent_updates', user.id), moved: await rowsIn('updates', user.id) })
+
+  assert.equal(await moveSlice(server.ctx), true, 'rows are left after one slice')
+  const after = await Promise.all(users.map(where))
+  const movedUsers = users.filter((_, i) => after[i].moved.length > 0)
+  for (const [i, user] of users.entries()) {
+    const { recent, moved } = after[i]
+    // a user's rows move together: all in one table or all in the other
+    assert.ok(recent.length === 0 || moved.length === 0, `user ${i}'s rows were split: ${recent.length} recent, ${moved.length} moved`)
+    assert.deepEqual([...moved, ...recent], planted(user))
+  }
+  // about a tenth of the rows (29), plus the rest of the last user's: some users moved, most did not
+  const movedRows = after.reduce((n, w) => n + w.moved.length, 0)
+  assert.ok(movedUsers.length >= 1 && movedRows <= 29 + 60, `moved ${movedRows} rows of ${movedUsers.length} users`)
+  assert.ok(movedUsers.length < users.length - 10, `moved ${movedUsers.length} of ${users.length} users in one slice`)
+
+  // clients see one log either way: a moved user and one still waiting
+  const waiting = users.find((_, i) => after[i].moved.length === 0)!
+  for (const user of [movedUsers[0], waiting]) {
+    const res = await user.api.get(`${V2}/updates`, { query: { since: 1000, limit: 100 } })
+    assert.equal(res.status, 200, res.text)
+    assert.deepEqual(
+      res.body.data.updates.map((u: { seq: number }) => u.seq),
+      planted(user),
+    )
+  }
+
+  // a row written for a user whose rows already moved waits for a later round: the last user
+  // moved, where the next slice starts
+  const late = movedUsers.reduce((a, b) => (a.id > b.id ? a : b))
+  await server.ctx.db.insertInto('recent_updates').values({ user_id: late.id, seq: 1011, type: 'chat.updated', data: '{}', message_id: null, created_at: now }).execute()
+  let slices = 1
+  while (await moveSlice(server.ctx)) slices++
+  assert.ok(slices >= 2 && slices <= 11, `${slices} slices`)
+  for (const user of users) {
+    assert.deepEqual(await rowsIn('recent_updates', user.id), [])
+    assert.deepEqual(await rowsIn('updates', user.id), user === late ? [...planted(user), 1011] : planted(user))
+  }
 })
 
 test('SQLite: rows still in the recent log when the server stops are read after a restart, and move after its first write', { skip }, async () => {
