@@ -10,17 +10,17 @@
  * so a client that catches up sees the current text, reactions and read state, and then the later
  * events (edited, deleted, ...) that led there.
  *
- * On SQLite a new row goes first to `recent_updates`, a table in the order rows were written, and
- * moves into `updates` (by user and seq) a few hundred milliseconds later, a slice of users at a
- * time, in statements that join the group commit (`moveSlice`). The reason is pages: SQLite writes every page a commit dirtied to
- * the WAL whole, and the checkpoint copies it again. Each user's newest rows in `updates` sit in a
- * leaf of their own, so a commit of a few hundred sends dirtied a leaf per recipient (about 200)
- * for a few dozen bytes each; in the recent log they share a few pages, and each user's leaf is
- * written once per move instead of once per commit. Readers see one log: every row of a user in
- * `recent_updates` is newer than their rows in `updates` (a user's rows move all at once, in order), so
- * the latest seq is the recent log's if it has one (db/dialect.ts), the oldest is the main log's if
- * it has one, and a replay merges the two by seq. PostgreSQL logs row changes, not whole pages: it
- * writes `updates` directly.
+ * On SQLite a new row goes first to `recent_updates`, a small table keyed like `updates`, and
+ * moves into `updates` within about a quarter second, a slice of users at a time, in statements
+ * that join the group commit (`moveSlice`). The reason is pages: SQLite writes every page a commit
+ * dirtied to the WAL whole, and the checkpoint copies it again. Each user's newest rows in
+ * `updates` sit in a leaf of their own, so a commit of a few hundred sends dirtied a leaf per
+ * recipient (about 200) for a few dozen bytes each; in the small recent log they share a few
+ * pages, and each user's leaf is written once per round of slices instead of once per commit.
+ * Readers see one log: every row of a user in `recent_updates` is newer than their rows in
+ * `updates` (a user's rows move all at once, in order), so the latest seq is the recent log's if
+ * it has one (db/dialect.ts), the oldest is the main log's if it has one, and a replay merges the
+ * two by seq. PostgreSQL logs row changes, not whole pages: it writes `updates` directly.
  */
 import type SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
@@ -165,22 +165,25 @@ export function recentWritten(ctx: HotDatabase & Pick<AppContext, 'log'>): void 
  * (a user's rows never split), starting over from the first user after the last. Whether rows
  * are left.
  */
-export function moveSlice(ctx: HotDatabase): Promise<boolean> {
+export async function moveSlice(ctx: HotDatabase): Promise<boolean> {
   const move = moveOf(ctx.sqlite!)
-  return batched(ctx, (sqlite) => {
+  const from = move.after
+  // the batch may run this twice (db/sqlite-hot.ts): it touches only the database, and the round's
+  // place is kept once the slice has committed
+  const next = await batched(ctx, (sqlite) => {
     const rows = statement(sqlite, COUNT).pluck().get() as number
     if (rows <= MOVE_WHOLE_UP_TO) {
       moveAll(sqlite)
-      move.after = NO_USER_BELOW
-      return false
+      return null
     }
     const share = Math.ceil(rows / MOVE_SLICES)
-    const last = (statement(sqlite, NTH_USER_AFTER).pluck().get(move.after, share - 1) as number | undefined) ?? NO_USER_ABOVE
-    statement(sqlite, MOVE).run(move.after, last)
-    statement(sqlite, DELETE_MOVED).run(move.after, last)
-    move.after = last === NO_USER_ABOVE ? NO_USER_BELOW : last
-    return true
+    const last = (statement(sqlite, NTH_USER_AFTER).pluck().get(from, share - 1) as number | undefined) ?? NO_USER_ABOVE
+    statement(sqlite, MOVE).run(from, last)
+    statement(sqlite, DELETE_MOVED).run(from, last)
+    return last === NO_USER_ABOVE ? NO_USER_BELOW : last
   })
+  move.after = next ?? NO_USER_BELOW
+  return next !== null
 }
 
 function moveAll(sqlite: SQLite.Database) {
