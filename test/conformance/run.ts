@@ -91,6 +91,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   log(`conformance: seed ${options.seed}; ${instances} instance(s) on ${options.databaseUrl ? 'PostgreSQL' : 'SQLite'}${options.redisUrl && instances === 2 ? ' + Redis' : ''}; ${options.clients} clients, ${options.messages} messages`)
   const cluster = await Cluster.start({ instances, databaseUrl: options.databaseUrl, redisUrl: options.redisUrl, heartbeatSeconds: HEARTBEAT_SECONDS })
   const clients: ConformanceClient[] = []
+  // the chaos loops and the kill are the run's own timers and processes: a run that fails midway
+  // stops them too (finally), or its drop loops keep the test's process alive for ever
+  let chaos = true
+  let calm: () => void = () => {}
+  let kill: Promise<void> | null = null
   try {
     log('conformance: instances up; registering users, making chats')
     const { users, chats } = await setUp(cluster, options.clients, random)
@@ -108,8 +113,6 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
 
     const started = Date.now()
     // the drops: each client's socket fails every dropEveryMs on average, in one of three ways
-    let chaos = true
-    let calm: () => void = () => {}
     const calmed = new Promise<void>((resolve) => (calm = resolve))
     const drops = clients.map(async (client) => {
       while (chaos) {
@@ -120,7 +123,6 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
       }
     })
     // the kill: instance 1 at 40% of the messages, restarted at once (its clients resume on the other, or wait for it)
-    let kill: Promise<void> | null = null
     let kills = 0
     const killAt = Math.max(1, Math.floor(options.messages * 0.4))
     const workload = await drive(cluster, chats, {
@@ -194,6 +196,9 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
     for (const line of cluster.errors.slice(0, 20)) log(`server error: ${line.slice(0, 4000)}`)
     throw error
   } finally {
+    chaos = false
+    calm()
+    if (kill) await (kill as Promise<void>).catch(() => {})
     await Promise.all(clients.map((client) => client.stop()))
     await cluster.stop()
   }

@@ -192,7 +192,11 @@ interface BatchRead {
  * sender's read position. The sender's member row is locked with the chat row: a read that waited
  * for another batch's commit then sees both rows as that batch left them (locking the chat alone
  * gave its new seq beside the member's old read position, and the send looked unread and went the
- * general way, one lock wait per send). Only chats this path may write: the sender is a member,
+ * general way, one lock wait per send). The other member's row is locked too: the write statement
+ * moves both members' rows and their update seqs in an order of PostgreSQL's choosing, and a read
+ * or any other change that moves a member's row and then logs to that member's update seqs could
+ * otherwise hold the one while the batch held the other (a deadlock, found by the conformance run;
+ * test/conformance/read-race.test.ts). Only chats this path may write: the sender is a member,
  * the other member has not blocked them, and for a send to a user (a new pair goes the general
  * way) that user is active. twins: chats.requireMember and chats.getOrCreatePersonal, posting.ts
  * assertMaySend. With them, what each client id already made (twins: repo.ts findByClientId, then
@@ -215,6 +219,7 @@ async function readBatch(db: Db, jobs: Job[]): Promise<BatchRead> {
       from r
       join chats c on c.id = coalesce(r.chat_id, (select p.id from chats p where p.peer1_id = r.p1 and p.peer2_id = r.p2))
       join chat_members m on m.chat_id = c.id and m.user_id = r.me
+      join chat_members o on o.chat_id = c.id and o.user_id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end
       where c.chat_type = 'personal'
         and not exists (
           select 1 from blocked_users b
@@ -222,8 +227,8 @@ async function readBatch(db: Db, jobs: Job[]): Promise<BatchRead> {
         and (r.chat_id is not null or exists (
           select 1 from users o
           where o.id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end and o.is_active = 1 and o.deleted_at is null))
-      order by c.id
-      for update of c, m
+      order by c.id, r.i
+      for update of c, m, o
     )
     select 'chat' as kind, i, id as a, peer1_id as b, peer2_id as c, message_seq as d, read_seq as e from locked
     union all
