@@ -23,7 +23,7 @@ test('reading a chat while both members send in it: every request succeeds, and 
   let newest = first.message_id as number
   let reads = 0
   const failures: string[] = []
-  const check = (res: { status: number; text: string }, what: string) => {
+  const check = <R extends { status: number; text: string }>(res: R, what: string): R => {
     if (res.status !== 200) failures.push(`${what}: ${res.status} ${res.text}`)
     return res
   }
