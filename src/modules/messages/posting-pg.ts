@@ -219,16 +219,13 @@ async function readBatch(db: Db, jobs: Job[]): Promise<BatchRead> {
       from r
       join chats c on c.id = coalesce(r.chat_id, (select p.id from chats p where p.peer1_id = r.p1 and p.peer2_id = r.p2))
       join chat_members m on m.chat_id = c.id and m.user_id = r.me
-      join chat_members o on o.chat_id = c.id and o.user_id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end
+      join chat_members peer on peer.chat_id = c.id and peer.user_id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end
       where c.chat_type = 'personal'
-        and not exists (
-          select 1 from blocked_users b
-          where b.blocked_user_id = r.me and b.user_id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end)
+        and not exists (select 1 from blocked_users b where b.blocked_user_id = r.me and b.user_id = peer.user_id)
         and (r.chat_id is not null or exists (
-          select 1 from users o
-          where o.id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end and o.is_active = 1 and o.deleted_at is null))
-      order by c.id, r.i
-      for update of c, m, o
+          select 1 from users u where u.id = peer.user_id and u.is_active = 1 and u.deleted_at is null))
+      order by c.id
+      for update of c, m, peer
     )
     select 'chat' as kind, i, id as a, peer1_id as b, peer2_id as c, message_seq as d, read_seq as e from locked
     union all
