@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process'
 import type { Machine } from './machine.js'
 import { freePort, ROOT, rssBytes, sleep, SERVER_CORE, spawnNode, stopChild } from './processes.js'
 
-export type ServerKind = 'tern' | 'bare-insert' | 'bare-insert-flags' | 'bare-ws' | 'bare-pg-insert' | 'bare-noop'
+export type ServerKind = 'tern' | 'bare-insert' | 'bare-insert-flags' | 'bare-ws' | 'bare-pg-insert' | 'bare-noop' | 'bare-relay' | 'bare-relay-none'
 
 /**
  * `npm start`'s Node flags (package.json), for Tern and the baselines that share its runtime
@@ -34,6 +34,10 @@ const ENTRY: Record<ServerKind, string[]> = {
   'bare-pg-insert': ['--import', 'tsx', 'bench/servers/bare-pg-insert.ts'],
   // send-pg's bound: the same route without a database, Node's default flags
   'bare-noop': ['--import', 'tsx', 'bench/servers/bare-noop.ts'],
+  // socket-sends' ceiling (a ws relay with one insert per message, group-committed) and the same
+  // relay storing nothing: Node's default flags, like the plain ceilings (STORE: see startServer)
+  'bare-relay': ['--import', 'tsx', 'bench/servers/bare-relay.ts'],
+  'bare-relay-none': ['--import', 'tsx', 'bench/servers/bare-relay.ts'],
 }
 
 export interface Server {
@@ -85,6 +89,7 @@ export async function startServer(machine: Machine, kind: ServerKind, dataDir: s
     WRITE_RATE_LIMIT_IP: '1000000000/60',
     WRITE_RATE_LIMIT_USER: '1000000000/60',
     WS_FRAME_RATE_LIMIT: '1000000/1',
+    ...(kind === 'bare-relay' || kind === 'bare-relay-none' ? { STORE: kind === 'bare-relay' ? 'sqlite' : 'none' } : {}),
     ...options.env,
   }
   // BENCH_CPU_PROF=<dir>: Tern writes a V8 CPU profile there when it stops (open it in Chrome DevTools).

@@ -16,6 +16,11 @@
  * durable store's (SQLite, synchronous=NORMAL, Tern's default). Without the `ejabberd` package the
  * scenario says so loudly and its ejabberd rows read n/a.
  *
+ *  - ceilings: a bare `ws` relay (bench/servers/bare-relay.ts) on the same load, alternating with
+ *    Tern and ejabberd: with one SQLite insert per message, group-committed and acked after it
+ *    (the socket twin of send-throughput's plain ceiling), and storing nothing. What a Node server
+ *    can do here with no rules, no update log and no events: set beside Tern's and ejabberd's CPU
+ *    per message, it tells Node's share of the gap from Tern's own.
  *  - floor: once Tern has stopped, its messages service's send runs in process on the same data
  *    (bench/servers/send-alone.ts), with the closed loop's sends in flight: the CPU per message of
  *    the checks, the transaction and its share of the commit, before any transport. Beside each
@@ -69,6 +74,8 @@ export const socketSends: Scenario = {
     const dataDir = makeDataDir('socket-sends')
     let tern: Server | null = null
     let ejabberd: Ejabberd | null = null
+    let relays: Server[] = []
+    let relayDir: string | null = null
     try {
       tern = await startServer(ctx.machine, 'tern', dataDir)
       const users = await registerMany(tern.url, 'sock', PAIRS * 2)
@@ -116,6 +123,24 @@ export const socketSends: Scenario = {
         return checked(ctx, label, result, shape.rate)
       }
 
+      // The ceilings of a Node server on this load (bench/servers/bare-relay.ts): a ws relay with one
+      // insert per message, group-committed, acked after its commit; and the same relay storing nothing.
+      relayDir = makeDataDir('socket-sends-relay')
+      relays = [await startServer(ctx.machine, 'bare-relay', relayDir), await startServer(ctx.machine, 'bare-relay-none', relayDir)]
+      const relayPairs: SocketSendsSpec['pairs'] = pairs.map((_, i) => ({ senderToken: `s.${i}`, receiverToken: `r.${i}`, chatId: i }))
+      const relayLoad = (relay: Server, label: string) =>
+        runLoad<PairLoadResult>(ctx.machine, 'socket-sends', {
+          port: relay.port,
+          pairs: relayPairs,
+          warmupMs: ctx.warmupMs,
+          durationMs: ctx.durationMs,
+          serverPid: relay.pid,
+          mode: 'closed',
+          window: WINDOW,
+        } satisfies SocketSendsSpec).then((result) => checked(ctx, label, result))
+      const relayMax: number[][] = [[], []]
+      const relayCpu: number[][] = [[], []]
+
       const closed = { mode: 'closed', window: WINDOW } as const
       const ternMax: number[] = []
       const ejabberdMax: number[] = []
@@ -133,6 +158,13 @@ export const socketSends: Scenario = {
         ternMax.push(result.throughput)
         ternCpu.push(result.serverCpuPerMessageUs ?? Number.NaN)
         line.push(`Tern ${fmt(result.throughput)} msg/s (p99 receipt ${fmt(result.latency.p99, 2)} ms, ack ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)}; load CPU ${Math.round(result.cpu * 100)}%)`)
+        for (const [i, relay] of relays.entries()) {
+          const name = i === 0 ? 'bare relay + insert' : 'bare relay, no store'
+          const result = await relayLoad(relay, name)
+          relayMax[i].push(result.throughput)
+          relayCpu[i].push(result.serverCpuPerMessageUs ?? Number.NaN)
+          line.push(`${name} ${fmt(result.throughput)} msg/s (${serverCpu(result)})`)
+        }
         ctx.log(`  run ${run}, closed loop (${WINDOW} in flight per pair): ${line.join('; ')}`)
       }
 
@@ -173,6 +205,9 @@ export const socketSends: Scenario = {
       const reached = reachable(TARGET_RATE)
       const atTarget = reached ? await atRate(TARGET_RATE) : notRun
 
+      for (const relay of relays) await relay.stop()
+      relays = []
+
       // the floor: the same sends without the network, once Tern has stopped (on its data)
       await tern.stop()
       tern = null
@@ -194,6 +229,11 @@ export const socketSends: Scenario = {
         { scenario, figure: 'Tern / ejabberd', unit: 'x', samples: ejabberdMax.length ? ternMax.map((t, i) => t / ejabberdMax[i]) : nothing, target: { min: 1 } },
         { scenario, figure: 'Tern CPU per message at its max (socket: protocol, store, delivery)', unit: 'µs', samples: ternCpu },
         { scenario, figure: `${ejabberdName} CPU per message at its max (relay)`, unit: 'µs', samples: ejabberdCpu.length ? ejabberdCpu : nothing },
+        { scenario, figure: 'ceiling: bare ws relay + 1 SQLite insert per message (group commit, acked after it), max', unit: 'msg/s', samples: relayMax[0] },
+        { scenario, figure: 'Tern / bare relay + insert', unit: 'x', samples: ternMax.map((t, i) => t / relayMax[0][i]) },
+        { scenario, figure: 'bare relay + insert, CPU per message at its max', unit: 'µs', samples: relayCpu[0] },
+        { scenario, figure: 'bare ws relay storing nothing, max', unit: 'msg/s', samples: relayMax[1] },
+        { scenario, figure: 'bare relay storing nothing, CPU per message at its max', unit: 'µs', samples: relayCpu[1] },
         { scenario, figure: "floor: Tern's send alone, CPU per message (in process, no network)", unit: 'µs', samples: alone.map((a) => a.cpuUsPerMessage) },
         { scenario, figure: "floor: Tern's send alone, max (in process, no network)", unit: 'msg/s', samples: alone.map((a) => a.rate) },
         { scenario, figure: `Tern p50 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atHalfTarget.p50 },
@@ -206,6 +246,8 @@ export const socketSends: Scenario = {
         { scenario, figure: `${ejabberdName} p99 at ${fmt(TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atTarget.reference },
       ] satisfies Row[]
     } finally {
+      for (const relay of relays) await relay.stop()
+      if (relayDir) removeDataDir(relayDir)
       await ejabberd?.stop()
       await tern?.stop()
       removeDataDir(dataDir)
