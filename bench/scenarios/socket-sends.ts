@@ -168,6 +168,10 @@ export const socketSends: Scenario = {
         ctx.log(`  run ${run}, closed loop (${WINDOW} in flight per pair): ${line.join('; ')}`)
       }
 
+      // the ceilings are measured at the maximum only
+      for (const relay of relays) await relay.stop()
+      relays = []
+
       // Latency at half of Tern's maximum (reference), and at the issue's two rates once Tern's maximum reaches them.
       const half = Math.round(median(ternMax) / 2)
       const atRate = async (rate: number) => {
@@ -204,9 +208,6 @@ export const socketSends: Scenario = {
       const atHalfTarget = halfReached ? await atRate(HALF_TARGET_RATE) : notRun
       const reached = reachable(TARGET_RATE)
       const atTarget = reached ? await atRate(TARGET_RATE) : notRun
-
-      for (const relay of relays) await relay.stop()
-      relays = []
 
       // the floor: the same sends without the network, once Tern has stopped (on its data)
       await tern.stop()
