@@ -99,7 +99,7 @@ export async function record(
  * (their leaf in `updates` is written once per round, about MOVE_TICK_MS × MOVE_SLICES = 250 ms),
  * but no commit carries the whole log: moving a quarter second of rows at 8,000 sends/s (about
  * 4,000 rows) in one statement held every send behind it for 10-20 ms, four times a second, and
- * those sends were the p99 of socket-sends at half load (docs/performance.md).
+ * those sends were the p99 of socket-sends at half load (docs/performance-issue-32.md, the ninth session).
  */
 const MOVE_TICK_MS = 25
 const MOVE_SLICES = 10
