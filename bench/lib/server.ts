@@ -35,9 +35,9 @@ const ENTRY: Record<ServerKind, string[]> = {
   // send-pg's bound: the same route without a database, Node's default flags
   'bare-noop': ['--import', 'tsx', 'bench/servers/bare-noop.ts'],
   // socket-sends' ceiling (a ws relay with one insert per message, group-committed) and the same
-  // relay storing nothing: Node's default flags, like the plain ceilings (STORE: see startServer)
+  // relay storing nothing: Node's default flags, like the plain ceilings
   'bare-relay': ['--import', 'tsx', 'bench/servers/bare-relay.ts'],
-  'bare-relay-none': ['--import', 'tsx', 'bench/servers/bare-relay.ts'],
+  'bare-relay-none': ['--import', 'tsx', 'bench/servers/bare-relay.ts', '--no-store'],
 }
 
 export interface Server {
@@ -89,7 +89,6 @@ export async function startServer(machine: Machine, kind: ServerKind, dataDir: s
     WRITE_RATE_LIMIT_IP: '1000000000/60',
     WRITE_RATE_LIMIT_USER: '1000000000/60',
     WS_FRAME_RATE_LIMIT: '1000000/1',
-    ...(kind === 'bare-relay' || kind === 'bare-relay-none' ? { STORE: kind === 'bare-relay' ? 'sqlite' : 'none' } : {}),
     ...options.env,
   }
   // BENCH_CPU_PROF=<dir>: Tern writes a V8 CPU profile there when it stops (open it in Chrome DevTools).

@@ -126,7 +126,12 @@ export const socketSends: Scenario = {
       // The ceilings of a Node server on this load (bench/servers/bare-relay.ts): a ws relay with one
       // insert per message, group-committed, acked after its commit; and the same relay storing nothing.
       relayDir = makeDataDir('socket-sends-relay')
-      relays = [await startServer(ctx.machine, 'bare-relay', relayDir), await startServer(ctx.machine, 'bare-relay-none', relayDir)]
+      const ceilings = [
+        { label: 'bare relay + insert', server: await startServer(ctx.machine, 'bare-relay', relayDir), max: [] as number[], cpu: [] as number[] },
+        { label: 'bare relay, no store', server: await startServer(ctx.machine, 'bare-relay-none', relayDir), max: [] as number[], cpu: [] as number[] },
+      ]
+      relays = ceilings.map((ceiling) => ceiling.server)
+      const [withInsert, noStore] = ceilings
       const relayPairs: SocketSendsSpec['pairs'] = pairs.map((_, i) => ({ senderToken: `s.${i}`, receiverToken: `r.${i}`, chatId: i }))
       const relayLoad = (relay: Server, label: string) =>
         runLoad<PairLoadResult>(ctx.machine, 'socket-sends', {
@@ -138,8 +143,6 @@ export const socketSends: Scenario = {
           mode: 'closed',
           window: WINDOW,
         } satisfies SocketSendsSpec).then((result) => checked(ctx, label, result))
-      const relayMax: number[][] = [[], []]
-      const relayCpu: number[][] = [[], []]
 
       const closed = { mode: 'closed', window: WINDOW } as const
       const ternMax: number[] = []
@@ -158,12 +161,11 @@ export const socketSends: Scenario = {
         ternMax.push(result.throughput)
         ternCpu.push(result.serverCpuPerMessageUs ?? Number.NaN)
         line.push(`Tern ${fmt(result.throughput)} msg/s (p99 receipt ${fmt(result.latency.p99, 2)} ms, ack ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)}; load CPU ${Math.round(result.cpu * 100)}%)`)
-        for (const [i, relay] of relays.entries()) {
-          const name = i === 0 ? 'bare relay + insert' : 'bare relay, no store'
-          const result = await relayLoad(relay, name)
-          relayMax[i].push(result.throughput)
-          relayCpu[i].push(result.serverCpuPerMessageUs ?? Number.NaN)
-          line.push(`${name} ${fmt(result.throughput)} msg/s (${serverCpu(result)})`)
+        for (const ceiling of ceilings) {
+          const result = await relayLoad(ceiling.server, ceiling.label)
+          ceiling.max.push(result.throughput)
+          ceiling.cpu.push(result.serverCpuPerMessageUs ?? Number.NaN)
+          line.push(`${ceiling.label} ${fmt(result.throughput)} msg/s (${serverCpu(result)})`)
         }
         ctx.log(`  run ${run}, closed loop (${WINDOW} in flight per pair): ${line.join('; ')}`)
       }
@@ -230,11 +232,11 @@ export const socketSends: Scenario = {
         { scenario, figure: 'Tern / ejabberd', unit: 'x', samples: ejabberdMax.length ? ternMax.map((t, i) => t / ejabberdMax[i]) : nothing, target: { min: 1 } },
         { scenario, figure: 'Tern CPU per message at its max (socket: protocol, store, delivery)', unit: 'µs', samples: ternCpu },
         { scenario, figure: `${ejabberdName} CPU per message at its max (relay)`, unit: 'µs', samples: ejabberdCpu.length ? ejabberdCpu : nothing },
-        { scenario, figure: 'ceiling: bare ws relay + 1 SQLite insert per message (group commit, acked after it), max', unit: 'msg/s', samples: relayMax[0] },
-        { scenario, figure: 'Tern / bare relay + insert', unit: 'x', samples: ternMax.map((t, i) => t / relayMax[0][i]) },
-        { scenario, figure: 'bare relay + insert, CPU per message at its max', unit: 'µs', samples: relayCpu[0] },
-        { scenario, figure: 'bare ws relay storing nothing, max', unit: 'msg/s', samples: relayMax[1] },
-        { scenario, figure: 'bare relay storing nothing, CPU per message at its max', unit: 'µs', samples: relayCpu[1] },
+        { scenario, figure: 'ceiling: bare ws relay + 1 SQLite insert per message (group commit, acked after it), max', unit: 'msg/s', samples: withInsert.max },
+        { scenario, figure: 'Tern / bare relay + insert', unit: 'x', samples: ternMax.map((t, i) => t / withInsert.max[i]) },
+        { scenario, figure: 'bare relay + insert, CPU per message at its max', unit: 'µs', samples: withInsert.cpu },
+        { scenario, figure: 'bare ws relay storing nothing, max', unit: 'msg/s', samples: noStore.max },
+        { scenario, figure: 'bare relay storing nothing, CPU per message at its max', unit: 'µs', samples: noStore.cpu },
         { scenario, figure: "floor: Tern's send alone, CPU per message (in process, no network)", unit: 'µs', samples: alone.map((a) => a.cpuUsPerMessage) },
         { scenario, figure: "floor: Tern's send alone, max (in process, no network)", unit: 'msg/s', samples: alone.map((a) => a.rate) },
         { scenario, figure: `Tern p50 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atHalfTarget.p50 },

@@ -3,11 +3,11 @@
  * the pair load (bench/load/socket-sends.ts), with nothing of Tern's around it: no session, no
  * checks, no update log, no events.
  *
- *  - STORE=sqlite: the socket ceiling, the plain ceiling's twin (bench/servers/bare-insert.ts):
+ *  - by default: the socket ceiling, the plain ceiling's twin (bench/servers/bare-insert.ts):
  *    each `send` frame is one INSERT of its message, group-committed (every frame that arrived in
  *    one event-loop turn in one transaction, with the pragmas of src/db/database.ts), and its ack
  *    and the receiver's `message.new` go out once that transaction committed.
- *  - STORE=none: a relay that stores nothing, as ejabberd's bench instance does: the ack and the
+ *  - `--no-store`: a relay that stores nothing, as ejabberd's bench instance does: the ack and the
  *    `message.new` go out at once.
  *
  * Frames to one socket in one turn leave in one write (the socket corked around them), as Tern's
@@ -19,12 +19,9 @@ import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { WebSocketServer, type WebSocket } from 'ws'
 
-const store = process.env.STORE ?? 'sqlite'
-if (store !== 'sqlite' && store !== 'none') throw new Error(`STORE must be sqlite or none (got ${store})`)
-
 let insert: SQLite.Statement | null = null
 let sqlite: SQLite.Database | null = null
-if (store === 'sqlite') {
+if (!process.argv.includes('--no-store')) {
   const dataDir = process.env.DATA_DIR!
   fs.mkdirSync(dataDir, { recursive: true })
   sqlite = new SQLite(path.join(dataDir, 'relay.db'))
