@@ -341,6 +341,11 @@ export interface UpdatesTable {
   /** the event's data; null when `message_id` names the message instead (a personal message.new) */
   data: unknown | null
   message_id: number | null
+  /**
+   * A run of `message.new` entries in one row (realtime/updates.ts, SQLite's send fast path): a
+   * JSON array of message ids, one per seq, ending at `seq`; `data` and `message_id` are null
+   */
+  message_ids: string | null
   created_at: EpochMs
 }
 /**

@@ -21,9 +21,13 @@
  * `updates` (a user's rows move all at once, in order), so the latest seq is the recent log's if
  * it has one (db/dialect.ts), the oldest is the main log's if it has one, and a replay merges the
  * two by seq. PostgreSQL logs row changes, not whole pages: it writes `updates` directly.
+ *
+ * A row may be a run (SQLite's send fast path, messages/posting-sqlite.ts): the message.new
+ * entries a user got in one group commit, `message_ids` their message ids, one per seq, ending at
+ * the row's `seq`. Keyed by its last seq, a run leaves the latest seq where it was (the newest
+ * row's); `since` and `oldestSeq` read it as its entries.
  */
 import type SQLite from 'better-sqlite3'
-import { sql } from 'kysely'
 import type { AppContext } from '../context.js'
 import type { Db } from '../db/database.js'
 import { latestUpdateSeq, nextUpdateSeqs } from '../db/dialect.js'
@@ -114,8 +118,8 @@ const NO_USER_ABOVE = Number.MAX_SAFE_INTEGER
  * (?, ?], in the key's order, so that each user's rows go to their leaf together; rows of a user
  * deleted since are left out (the recent log has no foreign key: see the migration).
  */
-const MOVE = `insert into updates (user_id, seq, type, data, message_id, created_at)
-  select user_id, seq, type, data, message_id, created_at from recent_updates r
+const MOVE = `insert into updates (user_id, seq, type, data, message_id, message_ids, created_at)
+  select user_id, seq, type, data, message_id, message_ids, created_at from recent_updates r
   where user_id > ? and user_id <= ? and exists (select 1 from users u where u.id = r.user_id) order by user_id, seq`
 const DELETE_MOVED = 'delete from recent_updates where user_id > ? and user_id <= ?'
 /** without a WHERE, SQLite drops the table's pages at once rather than deleting row by row */
@@ -212,17 +216,27 @@ export function moveRecent(ctx: HotDatabase): Promise<void> {
   return batched(ctx, moveAll)
 }
 
+/** The seq of a row's first entry: a run (see `since`) starts its length minus one before its own seq. */
+const firstSeq = (row: { seq: number; message_ids: string | null }) =>
+  row.message_ids === null ? row.seq : row.seq - (JSON.parse(row.message_ids) as number[]).length + 1
+
 /** The user's oldest kept seq (null when the log is empty). */
 export async function oldestSeq(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: number): Promise<number | null> {
-  if (ctx.dialect === 'sqlite') {
-    // one statement, so that a move between two reads cannot hide the rows from both
-    const { rows } = await sql<{ seq: number | null }>`select coalesce(
-      (select min(seq) from updates where user_id = ${userId}),
-      (select min(seq) from recent_updates where user_id = ${userId})) as seq`.execute(ctx.db)
-    return rows[0].seq
-  }
-  const row = await ctx.db.selectFrom('updates').select('seq').where('user_id', '=', userId).orderBy('seq').limit(1).executeTakeFirst()
-  return row?.seq ?? null
+  const { db } = ctx
+  const oldest = (table: 'updates' | 'recent_updates') =>
+    db.selectFrom(table).select(['seq', 'message_ids']).where('user_id', '=', userId).orderBy('seq').limit(1)
+  // SQLite: one statement, so that a move between two reads cannot hide the rows from both
+  const query =
+    ctx.dialect === 'sqlite'
+      ? db
+          .selectFrom(oldest('updates').as('u'))
+          .selectAll()
+          .unionAll(db.selectFrom(oldest('recent_updates').as('r')).selectAll())
+          .orderBy('seq')
+          .limit(1)
+      : oldest('updates')
+  const row = await query.executeTakeFirst()
+  return row ? firstSeq(row) : null
 }
 
 /**
@@ -231,22 +245,43 @@ export async function oldestSeq(ctx: Pick<AppContext, 'db' | 'dialect'>, userId:
  */
 export type RenderMessages = (db: Db, messageIds: number[]) => Promise<ReadonlyMap<number, unknown>>
 
-/** Updates after `since`, oldest first, at most `limit`; message references rendered by `render`. */
+/** One entry of the log as read: a logged event, or a message.new by reference. */
+type Entry = { seq: number; type: string; data: unknown; messageId: number | null }
+
+/**
+ * Updates after `since`, oldest first, at most `limit`; message references rendered by `render`.
+ * A row may be a run of message.new entries (`message_ids`, one per seq up to the row's `seq`):
+ * it is read as those entries, the ones at or before `after` left out. Each row read gives at
+ * least one entry after `after`, so `limit` rows give at least `limit` entries.
+ */
 export async function since(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: number, after: number, limit: number, render: RenderMessages): Promise<Update[]> {
   const { db } = ctx
   const logged = (table: 'updates' | 'recent_updates') =>
-    db.selectFrom(table).select(['seq', 'type', 'data', 'message_id']).where('user_id', '=', userId).where('seq', '>', after)
+    db.selectFrom(table).select(['seq', 'type', 'data', 'message_id', 'message_ids']).where('user_id', '=', userId).where('seq', '>', after)
   // SQLite merges the two index-ordered reads and stops at the limit
   const log = ctx.dialect === 'sqlite' ? logged('updates').unionAll(logged('recent_updates')) : logged('updates')
   const rows = await log.orderBy('seq').limit(limit).execute()
-  const referenced = rows.flatMap((r) => (r.data === null && r.message_id !== null ? [r.message_id] : []))
+  const entries: Entry[] = []
+  for (const r of rows) {
+    if (r.message_ids === null) {
+      entries.push({ seq: r.seq, type: r.type, data: r.data, messageId: r.message_id })
+      continue
+    }
+    const ids = JSON.parse(r.message_ids) as number[]
+    const first = r.seq - ids.length + 1
+    ids.forEach((messageId, i) => {
+      if (first + i > after) entries.push({ seq: first + i, type: r.type, data: null, messageId })
+    })
+  }
+  entries.length = Math.min(entries.length, limit)
+  const referenced = entries.flatMap((e) => (e.data === null && e.messageId !== null ? [e.messageId] : []))
   const messages = referenced.length > 0 ? await render(db, referenced) : new Map<number, unknown>()
-  return rows.map((r) => {
-    if (r.data !== null || r.message_id === null) return { type: r.type, seq: r.seq, data: fromJson(r.data) }
-    const message = messages.get(r.message_id)
+  return entries.map((e) => {
+    if (e.data !== null || e.messageId === null) return { type: e.type, seq: e.seq, data: fromJson(e.data) }
+    const message = messages.get(e.messageId)
     // no endpoint deletes a personal message row, but an operator may: the client learns it is gone
-    if (!message) return { type: 'message.deleted', seq: r.seq, data: { chat_id: null, message_id: r.message_id, deleted_for_all: true } }
-    return { type: r.type, seq: r.seq, data: { message } }
+    if (!message) return { type: 'message.deleted', seq: e.seq, data: { chat_id: null, message_id: e.messageId, deleted_for_all: true } }
+    return { type: e.type, seq: e.seq, data: { message } }
   })
 }
 

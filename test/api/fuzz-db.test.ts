@@ -79,7 +79,7 @@ const keptColumns = (name: string, row: Record<string, unknown>) => {
 function sqliteReader(file: string): Reader {
   const sqlite = new SQLite(file, { readonly: true, fileMustExist: true })
   // the update log is both tables, read in one statement (a move between two reads would count twice)
-  const log = 'select user_id, seq, type, data, message_id, created_at from'
+  const log = 'select user_id, seq, type, data, message_id, message_ids, created_at from'
   const reads = tables.map((name) => [name, sqlite.prepare(name === 'updates' ? `${log} updates union all ${log} recent_updates` : `select * from "${name}"`)] as const)
   return {
     version: async () => sqlite.pragma('data_version', { simple: true }) as number,

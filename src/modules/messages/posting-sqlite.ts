@@ -24,8 +24,9 @@ import type { MessageView } from './schemas.js'
  * Each peer's latest update seq (twin: db/dialect.ts latestSeqSqlite), read with the chat rather
  * than by statements of their own (each call costs more than the index lookup it runs). On SQLite
  * a user's seq is the newest entry of their update log, the recent log's first; the job runs
- * synchronously inside the write transaction, so nothing else can log for them before this
- * send's own insert.
+ * synchronously inside the write transaction, so nothing else can log for them meanwhile. The
+ * entries of the current pass are not in the log yet (they are written at its end, a run per
+ * user): for a user this pass logged for, the pass's own count stands instead.
  */
 const PEER_SEQS = `
   coalesce((select max(seq) from recent_updates where user_id = c.peer1_id), (select max(seq) from updates where user_id = c.peer1_id), 0) as peer1_seq,
@@ -88,6 +89,16 @@ const insertUpdates = (n: number) =>
   `insert into recent_updates (user_id, seq, type, message_id, created_at) values ${Array(n).fill("(?, ?, 'message.new', ?, ?)").join(', ')}`
 /** a personal chat has one recipient (Saved Messages) or two */
 const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
+
+/**
+ * A shared pass's message.new entries, one row per recipient (realtime/updates.ts `since`): a
+ * single entry as `insertUpdates` writes it, several as a run (`message_ids`, ending at `seq`).
+ * Rows go in statements of RUN_ROWS rows, the largest that fits first.
+ */
+const RUN_ROWS = [64, 16, 4, 1]
+const INSERT_RUNS = new Map(
+  RUN_ROWS.map((n) => [n, `insert into recent_updates (user_id, seq, type, message_id, message_ids, created_at) values ${Array(n).fill("(?, ?, 'message.new', ?, ?, ?)").join(', ')}`]),
+)
 
 /**
  * The chat reads' columns, read as an array (better-sqlite3's `raw` mode): a row object with named
@@ -174,8 +185,17 @@ function send(ctx: AppContext, request: Request): Promise<FastSend> {
 interface PassSends {
   /** each chat sent to in this pass, as it stands now (its row is written at the pass's end) */
   chats: Map<number, PassChat>
-  /** each user this pass logged for: their latest update seq */
-  seqs: Map<number, number>
+  /** each user this pass logged for: their message.new entries, written as one row at the pass's end */
+  runs: Map<number, Run>
+}
+/**
+ * One user's message.new entries of a pass: consecutive seqs ending at `seq`, their latest (nothing
+ * else logs for them in the pass)
+ */
+interface Run {
+  seq: number
+  messageIds: number[]
+  at: number
 }
 interface PassChat {
   peer1: number
@@ -188,10 +208,28 @@ interface PassChat {
 }
 const PASS_SENDS = Symbol('fast-path sends')
 
-function passSends(pass: SharedPass): PassSends {
+function passSends(sqlite: SQLite.Database, pass: SharedPass): PassSends {
   let sends = pass.state.get(PASS_SENDS) as PassSends | undefined
-  if (!sends) pass.state.set(PASS_SENDS, (sends = { chats: new Map(), seqs: new Map() }))
+  if (!sends) {
+    const created: PassSends = { chats: new Map(), runs: new Map() }
+    pass.state.set(PASS_SENDS, (sends = created))
+    pass.atEnd(() => writeRuns(sqlite, created.runs))
+  }
   return sends
+}
+
+/** Each user's entries of the pass as one row (see INSERT_RUNS). */
+function writeRuns(sqlite: SQLite.Database, runs: Map<number, Run>) {
+  const values: unknown[] = []
+  for (const [userId, { seq, messageIds, at }] of runs) {
+    if (messageIds.length === 1) values.push(userId, seq, messageIds[0], null, at)
+    else values.push(userId, seq, null, `[${messageIds.join(',')}]`, at)
+  }
+  const rows = values.length / 5
+  let done = 0
+  for (const n of RUN_ROWS) {
+    for (; rows - done >= n; done += n) statement(sqlite, INSERT_RUNS.get(n)!).run(values.slice(done * 5, (done + n) * 5))
+  }
 }
 
 /** The chat's row and its members after the chat's latest send (twins: see UPDATE_CHAT, TOUCH_MEMBERS). */
@@ -212,14 +250,14 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | nu
   }
   // an earlier send of this lane went to the general path: this one may not overtake it
   if (turn && !turn.inOrder()) return { kind: 'general' }
-  const sends = pass && passSends(pass)
+  const sends = pass && passSends(sqlite, pass)
   const read = (sql: string, ...params: number[]) => statement(sqlite, sql).raw(true).get(...params) as HotChat | undefined
   let chat: HotChat | undefined
   const mine = target.chatId !== undefined ? sends?.chats.get(target.chatId) : undefined
   if (mine && mine.sender === me.id) {
     // I sent to this chat earlier in this pass: what the read would find is what that send left
     const { peer1, peer2, messageSeq } = mine
-    chat = [peer1, peer2, messageSeq, sends!.seqs.get(peer1)!, sends!.seqs.get(peer2)!, messageSeq]
+    chat = [peer1, peer2, messageSeq, sends!.runs.get(peer1)!.seq, sends!.runs.get(peer2)!.seq, messageSeq]
   } else {
     if (target.chatId !== undefined) chat = read(MEMBER_CHAT, me.id, target.chatId)
     else {
@@ -233,6 +271,12 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | nu
     if (chat && earlier) {
       chat[2] = earlier.messageSeq
       if (earlier.sender === me.id) chat[5] = earlier.messageSeq
+    }
+    // nor the update log rows of this pass (written at its end): a peer logged for in this pass
+    // (by this chat or another) stands where that left them
+    if (chat && sends) {
+      chat[3] = sends.runs.get(chat[0])?.seq ?? chat[3]
+      chat[4] = sends.runs.get(chat[1])?.seq ?? chat[4]
     }
   }
   if (!chat) return { kind: 'general' }
@@ -258,8 +302,18 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | nu
   // Saved Messages (a chat with oneself) has one recipient
   const recorded: Recorded[] = [{ userId: peer1, seq: peer1Seq + 1 }]
   if (peer2 !== peer1) recorded.push({ userId: peer2, seq: peer2Seq + 1 })
-  statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
-  for (const r of recorded) sends?.seqs.set(r.userId, r.seq)
+  if (!sends) statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
+  else {
+    for (const { userId, seq } of recorded) {
+      const run = sends.runs.get(userId)
+      if (!run) sends.runs.set(userId, { seq, messageIds: [row.id], at: now })
+      else {
+        run.seq = seq
+        run.messageIds.push(row.id)
+        run.at = now
+      }
+    }
+  }
   for (const cut of prunes(recorded, ctx.config.updateLogKeep)) for (const prune of PRUNE) statement(sqlite, prune).run(cut.userId, cut.seq)
   return { kind: 'sent', message, recorded }
 }
