@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { sql } from 'kysely'
-import { migrationDatabase } from '../harness/migrations.js'
+import { migrationDatabase, plantUsers } from '../harness/migrations.js'
 
 const BEFORE = '2026-11-29T02-00-recent-updates'
 const { handle, db, migrator } = await migrationDatabase()
@@ -27,12 +27,7 @@ test('rows waiting in the recent log survive the rebuild up and down, and the ke
   const before = await shape()
   assert.ok(!before.definition.includes('without rowid'), 'positive control: the old table has rowids')
   const now = Date.now()
-  const users = await db
-    .insertInto('users')
-    .values(['ann', 'ben'].map((name) => ({ username: name, display_name: name, password_hash: 'x', created_at: now })) as never)
-    .returning('id')
-    .execute()
-  const [ann, ben] = users.map((u) => u.id)
+  const [ann, ben] = await plantUsers(db, ['ann', 'ben'], now)
   // written in time order (ben, ann, ben), as the recent log receives them
   const rows = [
     { user_id: ben, seq: 7, type: 'message.new', data: null, message_id: 41, created_at: now },

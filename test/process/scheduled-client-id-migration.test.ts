@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { migrationDatabase } from '../harness/migrations.js'
+import { migrationDatabase, plantUsers } from '../harness/migrations.js'
 
 const BEFORE = '2026-11-21T08-00-sqlite-seq-from-log'
 const { db, migrator } = await migrationDatabase()
@@ -13,13 +13,7 @@ const { db, migrator } = await migrationDatabase()
 test('duplicate pending rows go, the rest stay, and a second pending row with the same client id is refused', async () => {
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
   const now = Date.now()
-  const [ann, ben] = (
-    await db
-      .insertInto('users')
-      .values(['ann', 'ben'].map((name) => ({ username: name, display_name: name, password_hash: 'x', created_at: now })) as never)
-      .returning('id')
-      .execute()
-  ).map((u) => u.id)
+  const [ann, ben] = await plantUsers(db, ['ann', 'ben'], now)
   const chat = await db
     .insertInto('chats')
     .values({ chat_type: 'personal', peer1_id: ann, peer2_id: ben, created_at: now } as never)

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { AppContext } from '../../src/context.js'
 import { record } from '../../src/realtime/updates.js'
-import { migrationDatabase } from '../harness/migrations.js'
+import { migrationDatabase, plantUsers } from '../harness/migrations.js'
 
 const BEFORE = '2026-11-21T07-00-update-refs'
 const { handle, db, migrator } = await migrationDatabase()
@@ -16,12 +16,7 @@ const { handle, db, migrator } = await migrationDatabase()
 test('seqs continue from the log after the counters are dropped, and are rebuilt from it going down', async () => {
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
   const now = Date.now()
-  const users = await db
-    .insertInto('users')
-    .values(['ann', 'ben', 'cy'].map((name) => ({ username: name, display_name: name, password_hash: 'x', created_at: now })) as never)
-    .returning('id')
-    .execute()
-  const [ann, ben, cy] = users.map((u) => u.id)
+  const [ann, ben, cy] = await plantUsers(db, ['ann', 'ben', 'cy'], now)
   // ann's log was pruned to its newest three of five; ben has one update; cy none
   await db.insertInto('updates').values([3, 4, 5].map((seq) => ({ user_id: ann, seq, type: 'chat.updated', data: '{}', message_id: null, created_at: now }))).execute()
   await db.insertInto('updates').values({ user_id: ben, seq: 1, type: 'chat.updated', data: '{}', message_id: null, created_at: now }).execute()

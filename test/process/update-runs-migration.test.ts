@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { migrationDatabase } from '../harness/migrations.js'
+import { migrationDatabase, plantUsers } from '../harness/migrations.js'
 
 const BEFORE = '2026-11-29T10-00-recent-updates-keyed'
 const { handle, db, migrator } = await migrationDatabase()
@@ -18,12 +18,7 @@ const logged = (table: 'updates' | 'recent_updates') => db.selectFrom(table).sel
 test('runs of message.new go back to one row per entry, single rows stay, and the column comes and goes', async () => {
   assert.equal((await migrator.migrateToLatest()).error, undefined)
   const now = Date.now()
-  const users = await db
-    .insertInto('users')
-    .values(['ann', 'ben'].map((name) => ({ username: name, display_name: name, password_hash: 'x', created_at: now })) as never)
-    .returning('id')
-    .execute()
-  const [ann, ben] = users.map((u) => u.id)
+  const [ann, ben] = await plantUsers(db, ['ann', 'ben'], now)
   const single = { type: 'message.new', data: null, message_ids: null, created_at: now }
   await db
     .insertInto('updates')
