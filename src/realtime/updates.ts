@@ -216,9 +216,18 @@ export function moveRecent(ctx: HotDatabase): Promise<void> {
   return batched(ctx, moveAll)
 }
 
-/** The seq of a row's first entry: a run (see `since`) starts its length minus one before its own seq. */
-const firstSeq = (row: { seq: number; message_ids: string | null }) =>
-  row.message_ids === null ? row.seq : row.seq - (JSON.parse(row.message_ids) as number[]).length + 1
+/** A run's `message_ids`: its message ids in seq order, as a JSON array (see `since`). */
+export const runColumn = (messageIds: number[]): string => `[${messageIds.join(',')}]`
+
+/** A run's entries: each message id with its seq, the last at the row's own seq. */
+export function runEntries(row: { seq: number; message_ids: string }): { seq: number; messageId: number }[] {
+  const ids = JSON.parse(row.message_ids) as number[]
+  const first = row.seq - ids.length + 1
+  return ids.map((messageId, i) => ({ seq: first + i, messageId }))
+}
+
+/** The seq of a row's first entry. */
+const firstSeq = (row: { seq: number; message_ids: string | null }) => (row.message_ids === null ? row.seq : runEntries({ seq: row.seq, message_ids: row.message_ids })[0].seq)
 
 /** The user's oldest kept seq (null when the log is empty). */
 export async function oldestSeq(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: number): Promise<number | null> {
@@ -267,11 +276,9 @@ export async function since(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: num
       entries.push({ seq: r.seq, type: r.type, data: r.data, messageId: r.message_id })
       continue
     }
-    const ids = JSON.parse(r.message_ids) as number[]
-    const first = r.seq - ids.length + 1
-    ids.forEach((messageId, i) => {
-      if (first + i > after) entries.push({ seq: first + i, type: r.type, data: null, messageId })
-    })
+    for (const { seq, messageId } of runEntries({ seq: r.seq, message_ids: r.message_ids })) {
+      if (seq > after) entries.push({ seq, type: r.type, data: null, messageId })
+    }
   }
   entries.length = Math.min(entries.length, limit)
   const referenced = entries.flatMap((e) => (e.data === null && e.messageId !== null ? [e.messageId] : []))

@@ -7,6 +7,7 @@
  */
 import type { Db } from '../../src/db/database.js'
 import type { Dialect } from '../../src/config.js'
+import { runEntries } from '../../src/realtime/updates.js'
 
 export interface LogEntry {
   user_id: number
@@ -33,8 +34,7 @@ export async function updateLogRows(db: Db, dialect: Dialect): Promise<{ entries
       continue
     }
     runs++
-    const ids = JSON.parse(message_ids) as number[]
-    ids.forEach((messageId, i) => entries.push({ ...row, seq: row.seq - ids.length + 1 + i, message_id: messageId }))
+    for (const { seq, messageId } of runEntries({ seq: row.seq, message_ids })) entries.push({ ...row, seq, message_id: messageId })
   }
   return { entries, runs }
 }

@@ -14,7 +14,7 @@ import type { AppContext } from '../../context.js'
 import type { MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import { batched, statement, type SharedPass } from '../../db/sqlite-hot.js'
 import type { Turn } from '../../lib/lane.js'
-import { prunes, recentWritten, type Recorded } from '../../realtime/updates.js'
+import { prunes, recentWritten, runColumn, type Recorded } from '../../realtime/updates.js'
 import { messageValues, type Draft, type MessageValues } from './draft.js'
 import { isReplyTarget, type FirstSend } from './posting.js'
 import { presentMessage } from './present.js'
@@ -221,7 +221,7 @@ function writeRuns(sqlite: SQLite.Database, runs: Map<number, Run>) {
   const insert = statement(sqlite, INSERT_RUN)
   for (const [userId, { seq, messageIds, at }] of runs) {
     if (messageIds.length === 1) insert.run(userId, seq, messageIds[0], null, at)
-    else insert.run(userId, seq, null, `[${messageIds.join(',')}]`, at)
+    else insert.run(userId, seq, null, runColumn(messageIds), at)
   }
 }
 
