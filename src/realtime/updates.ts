@@ -15,8 +15,10 @@
  * that join the group commit (`moveSlice`). The reason is pages: SQLite writes every page a commit
  * dirtied to the WAL whole, and the checkpoint copies it again. Each user's newest rows in
  * `updates` sit in a leaf of their own, so a commit of a few hundred sends dirtied a leaf per
- * recipient (about 200) for a few dozen bytes each; in the small recent log they share a few
+ * recipient (about 200) for a few dozen bytes each; in the small recent log they share fewer
  * pages, and each user's leaf is written once per round of slices instead of once per commit.
+ * Fewer, not few: keyed by user, a quarter second of rows at tens of thousands of sends a second
+ * still spans about a page per user (docs/performance-issue-32.md, the thirteenth session).
  * Readers see one log: every row of a user in `recent_updates` is newer than their rows in
  * `updates` (a user's rows move all at once, in order), so the latest seq is the recent log's if
  * it has one (db/dialect.ts), the oldest is the main log's if it has one, and a replay merges the
