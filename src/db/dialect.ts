@@ -10,55 +10,6 @@ import type { Db } from './database.js'
 /** Whether a database handle (or a transaction of it) is PostgreSQL's, for code that has no AppContext. */
 export const isPostgres = (db: Db) => db.getExecutor().adapter instanceof PostgresAdapter
 
-export interface UserSeq {
-  userId: number
-  seq: number
-}
-
-/**
- * Each recipient's next seq, serialized per user in both dialects.
- *
- * PostgreSQL: an upsert on `update_seqs`, whose row lock makes concurrent transactions for one
- * user take turns. SQLite has one writer at a time (a transaction that read a stale snapshot
- * cannot commit), so there the log is its own counter: a user's seq is the newest row of their
- * log, which retention never deletes (`prunes` keeps the newest `keep`). Reading one index entry
- * costs a fraction of the upsert, and a send no longer dirties a counter page besides the log's.
- * The newest rows are in `recent_updates` until they move (realtime/updates.ts), and every row
- * there is newer than the user's rows in `updates`, so the recent log is read first.
- * (The SQLite send fast path, messages/posting-sqlite.ts, reads it the same way.)
- */
-export async function nextUpdateSeqs(db: Db, dialect: Dialect, recipients: number[]): Promise<UserSeq[]> {
-  if (dialect === 'sqlite') {
-    // One read per recipient (a chat's event has one or two): each seeks one index entry per log,
-    // where a grouped max over several users would read every kept update of each.
-    const next: UserSeq[] = []
-    for (const userId of recipients) next.push({ userId, seq: (await latestSeqSqlite(db, userId)) + 1 })
-    return next
-  }
-  const rows = await db
-    .insertInto('update_seqs')
-    .values(recipients.map((userId) => ({ user_id: userId, seq: 1 })))
-    .onConflict((oc) => oc.column('user_id').doUpdateSet({ seq: sql`update_seqs.seq + 1` }))
-    .returning(['user_id', 'seq'])
-    .execute()
-  return rows.map((r) => ({ userId: r.user_id, seq: r.seq }))
-}
-
-/** A user's latest seq on SQLite: the newest entry of their log, recent rows first (0 before any update). */
-async function latestSeqSqlite(db: Db, userId: number): Promise<number> {
-  const { rows } = await sql<{ seq: number }>`select coalesce(
-    (select max(seq) from recent_updates where user_id = ${userId}),
-    (select max(seq) from updates where user_id = ${userId}), 0) as seq`.execute(db)
-  return rows[0].seq
-}
-
-/** A user's latest update seq (0 before any update). */
-export async function latestUpdateSeq(db: Db, dialect: Dialect, userId: number): Promise<number> {
-  if (dialect === 'sqlite') return latestSeqSqlite(db, userId)
-  const row = await db.selectFrom('update_seqs').select('seq').where('user_id', '=', userId).executeTakeFirst()
-  return row?.seq ?? 0
-}
-
 /** Whether the database answers (GET /health). */
 export async function ping(db: Db) {
   await sql`select 1`.execute(db)

@@ -329,7 +329,7 @@ export interface BlockedUsersTable {
 }
 
 // realtime: the per-user update log
-/** PostgreSQL only: on SQLite a user's seq is the newest entry of their log */
+/** each user's latest seq */
 export interface UpdateSeqsTable {
   user_id: number
   seq: number
@@ -349,10 +349,12 @@ export interface UpdatesTable {
   created_at: EpochMs
 }
 /**
- * SQLite only: the update log's newest rows, keyed like `updates`; moved into it a slice of users
- * at a time, each row within about a quarter second (realtime/updates.ts)
+ * SQLite only: the update log's newest rows, in the order written (`id`); moved into `updates` a
+ * slice of users at a time, each row within about a quarter second (realtime/updates.ts)
  */
-export type RecentUpdatesTable = UpdatesTable
+export interface RecentUpdatesTable extends UpdatesTable {
+  id: Generated<number>
+}
 
 // files module
 export type FileType = 'image' | 'video' | 'audio' | 'document'

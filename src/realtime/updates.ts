@@ -10,29 +10,33 @@
  * so a client that catches up sees the current text, reactions and read state, and then the later
  * events (edited, deleted, ...) that led there.
  *
- * On SQLite a new row goes first to `recent_updates`, a small table keyed like `updates`, and
- * moves into `updates` within about a quarter second, a slice of users at a time, in statements
- * that join the group commit (`moveSlice`). The reason is pages: SQLite writes every page a commit
- * dirtied to the WAL whole, and the checkpoint copies it again. Each user's newest rows in
- * `updates` sit in a leaf of their own, so a commit of a few hundred sends dirtied a leaf per
- * recipient (about 200) for a few dozen bytes each; in the small recent log they share fewer
- * pages, and each user's leaf is written once per round of slices instead of once per commit.
- * Fewer, not few: keyed by user, a quarter second of rows at tens of thousands of sends a second
- * still spans about a page per user (docs/performance-issue-32.md, the thirteenth session).
+ * Each user's latest seq is a counter, `update_seqs` (`nextSeqs`): on PostgreSQL its row lock makes
+ * concurrent transactions for one user take turns; SQLite has one writer at a time.
+ *
+ * On SQLite a new row goes first to `recent_updates`, a small table in the order rows are written,
+ * and moves into `updates` within about a quarter second, a slice of users at a time, in
+ * statements that join the group commit (`moveSlice`). The reason is pages: SQLite writes every
+ * page a commit dirtied to the WAL whole, and the checkpoint copies it again. Each user's newest
+ * rows in `updates` sit in a leaf of their own, so a commit of a few hundred sends dirtied a leaf
+ * per recipient (about 200) for a few dozen bytes each. In write order a commit's rows share the
+ * recent log's last page or two, and each user's leaf in `updates` is written once per round of
+ * slices instead of once per commit. (Keyed by user, as it was until the fourteenth session, a
+ * quarter second of the recent log still spanned about a page per user at high rates:
+ * docs/performance-issue-32.md.) Nothing reads the recent log by user on the send path: a read of
+ * it (a replay, the oldest seq) scans it, a quarter second of rows.
  * Readers see one log: every row of a user in `recent_updates` is newer than their rows in
- * `updates` (a user's rows move all at once, in order), so the latest seq is the recent log's if
- * it has one (db/dialect.ts), the oldest is the main log's if it has one, and a replay merges the
- * two by seq. PostgreSQL logs row changes, not whole pages: it writes `updates` directly.
+ * `updates` (a user's rows move oldest first), so a replay merges the two by seq. PostgreSQL logs
+ * row changes, not whole pages: it writes `updates` directly.
  *
  * A row may be a run (SQLite's send fast path, messages/posting-sqlite.ts): the message.new
  * entries a user got in one group commit, `message_ids` their message ids, one per seq, ending at
- * the row's `seq`. Keyed by its last seq, a run leaves the latest seq where it was (the newest
- * row's); `since` and `oldestSeq` read it as its entries.
+ * the row's `seq`, so that it sorts with single rows by its newest entry; `since` and `oldestSeq`
+ * read it as its entries.
  */
 import type SQLite from 'better-sqlite3'
 import type { AppContext } from '../context.js'
 import type { Db } from '../db/database.js'
-import { latestUpdateSeq, nextUpdateSeqs } from '../db/dialect.js'
+import { sql } from 'kysely'
 import { fromJson } from '../db/json.js'
 import { batched, statement, type HotDatabase } from '../db/sqlite-hot.js'
 import type { Delivery } from './fanout.js'
@@ -83,7 +87,7 @@ export async function record(
 ): Promise<Recorded[]> {
   const recipients = [...new Set(userIds)]
   if (recipients.length === 0) return []
-  const recorded = await nextUpdateSeqs(db, ctx.dialect, recipients)
+  const recorded = await nextSeqs(db, recipients)
   const json = about ? null : JSON.stringify(data)
   const messageId = about?.messageId ?? null
   const recent = ctx.dialect === 'sqlite'
@@ -91,54 +95,89 @@ export async function record(
     .insertInto(recent ? 'recent_updates' : 'updates')
     .values(recorded.map((r) => ({ user_id: r.userId, seq: r.seq, type, data: json, message_id: messageId, created_at: now })))
     .execute()
+  // The recent log is not pruned (it would be a scan of it): its rows are the newest, and a prune
+  // after they move takes any that are older than the newest `keep` by then.
   for (const cut of prunes(recorded, ctx.config.updateLogKeep)) {
     await db.deleteFrom('updates').where('user_id', '=', cut.userId).where('seq', '<=', cut.seq).execute()
-    if (recent) await db.deleteFrom('recent_updates').where('user_id', '=', cut.userId).where('seq', '<=', cut.seq).execute()
   }
   if (recent) recentWritten(ctx)
   return recorded
 }
 
 /**
- * SQLite: the recent log moves a slice of its users at a time, one slice every MOVE_TICK_MS while
- * it holds rows, each slice about 1/MOVE_SLICES of the rows. Each user's rows still move together
- * (their leaf in `updates` is written once per round, about MOVE_TICK_MS × MOVE_SLICES = 250 ms),
- * but no commit carries the whole log: moving a quarter second of rows at 8,000 sends/s (about
- * 4,000 rows) in one statement held every send behind it for 10-20 ms, four times a second, and
- * those sends were the p99 of socket-sends at half load (docs/performance-issue-32.md, the ninth session).
+ * Each recipient's next seq: an upsert on their counter. On PostgreSQL the row lock makes
+ * concurrent transactions for one user take turns; SQLite has one writer at a time. (The SQLite
+ * send fast path, messages/posting-sqlite.ts, reads and sets the counter itself.)
+ */
+async function nextSeqs(db: Db, recipients: number[]): Promise<Recorded[]> {
+  const rows = await db
+    .insertInto('update_seqs')
+    .values(recipients.map((userId) => ({ user_id: userId, seq: 1 })))
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ seq: sql`update_seqs.seq + 1` }))
+    .returning(['user_id', 'seq'])
+    .execute()
+  return rows.map((r) => ({ userId: r.user_id, seq: r.seq }))
+}
+
+/** The user's latest seq (0 before any update). */
+export async function currentSeq(ctx: Pick<AppContext, 'db'>, userId: number): Promise<number> {
+  const row = await ctx.db.selectFrom('update_seqs').select('seq').where('user_id', '=', userId).executeTakeFirst()
+  return row?.seq ?? 0
+}
+
+/**
+ * SQLite: the recent log moves in rounds. A round takes the rows written before it began and moves
+ * them a slice of users at a time, one slice every MOVE_TICK_MS, each slice about 1/MOVE_SLICES of
+ * the rows (a user's rows never split). Each user's rows still move together (their leaf in
+ * `updates` is written once per round, about MOVE_TICK_MS × MOVE_SLICES = 250 ms), but no commit
+ * carries the whole log: moving a quarter second of rows at 8,000 sends/s (about 4,000 rows) in
+ * one statement held every send behind it for 10-20 ms, four times a second, and those sends were
+ * the p99 of socket-sends at half load (docs/performance-issue-32.md, the ninth session).
  */
 const MOVE_TICK_MS = 25
 const MOVE_SLICES = 10
-/** a log this small moves whole, in one tick */
+/** a round this small moves whole, in one tick */
 const MOVE_WHOLE_UP_TO = 256
 /** the users' range before the first and after the last user id */
 const NO_USER_BELOW = Number.MIN_SAFE_INTEGER
 const NO_USER_ABOVE = Number.MAX_SAFE_INTEGER
 
 /**
- * twin: the migration's down (2026-11-29T02-00-recent-updates). The rows of the users in
- * (?, ?], in the key's order, so that each user's rows go to their leaf together; rows of a user
- * deleted since are left out (the recent log has no foreign key: see the migration).
+ * twin: the migration's down (2026-11-29T02-00-recent-updates). The round's rows (id up to ?) of
+ * the users in (?, ?], in the order of `updates`' key, so that each user's rows go to their leaf
+ * together; rows of a user deleted since are left out (the recent log has no foreign key: see the
+ * migration). The slice's delete follows in the same transaction.
  */
 const MOVE = `insert into updates (user_id, seq, type, data, message_id, message_ids, created_at)
   select user_id, seq, type, data, message_id, message_ids, created_at from recent_updates r
-  where user_id > ? and user_id <= ? and exists (select 1 from users u where u.id = r.user_id) order by user_id, seq`
-const DELETE_MOVED = 'delete from recent_updates where user_id > ? and user_id <= ?'
+  where id <= ? and user_id > ? and user_id <= ? and exists (select 1 from users u where u.id = r.user_id) order by user_id, seq`
+const DELETE_MOVED = 'delete from recent_updates where id <= ? and user_id > ? and user_id <= ?'
 /** without a WHERE, SQLite drops the table's pages at once rather than deleting row by row */
 const EMPTY = 'delete from recent_updates'
-const COUNT = 'select count(*) from recent_updates'
-/** the user of the n-th row (0-based) after user ?, in the index's order */
-const NTH_USER_AFTER = 'select user_id from recent_updates where user_id > ? order by user_id, seq limit 1 offset ?'
+/** the newest row: a round takes the rows up to it */
+const LAST_ID = 'select max(id) from recent_updates'
+/** whether rows were written after a round began */
+const NEWER = 'select 1 from recent_updates where id > ? limit 1'
+/** the round's users in key order, with their number of rows */
+const ROUND_USERS = 'select user_id, count(*) from recent_updates where id <= ? group by user_id order by user_id'
 
-/** each SQLite connection's move: its timer (one at most), the last user the round has moved, and whether moves are held */
-const moves = new WeakMap<object, { timer: NodeJS.Timeout | null; after: number; held: boolean }>()
+/** A round of moves: the rows up to `upTo`, in slices of users each ending at a bound. */
+interface Round {
+  upTo: number
+  /** each slice's last user, the last slice's NO_USER_ABOVE */
+  bounds: number[]
+  /** the slices moved so far */
+  moved: number
+}
+
+/** each SQLite connection's move: its timer (one at most), the round under way, and whether moves are held */
+const moves = new WeakMap<object, { timer: NodeJS.Timeout | null; round: Round | null; held: boolean }>()
 
 function moveOf(sqlite: object) {
   let move = moves.get(sqlite)
-  if (!move) moves.set(sqlite, (move = { timer: null, after: NO_USER_BELOW, held: false }))
+  if (!move) moves.set(sqlite, (move = { timer: null, round: null, held: false }))
   return move
 }
-
 /**
  * Tests: no slice moves until the returned release is called, which schedules one. A small log
  * moves within MOVE_TICK_MS of a write, too soon for a test to act on a log split between the two
@@ -182,40 +221,67 @@ export function recentWritten(ctx: HotDatabase & Pick<AppContext, 'log'>): void 
 }
 
 /**
- * Moves the next slice of the recent log into `updates`, in the sends' group commit: all of it
- * when it is small, else the users after the last slice's, up to about 1/MOVE_SLICES of the rows
- * (a user's rows never split), starting over from the first user after the last. Whether rows
- * are left.
+ * Moves the next slice of the recent log into `updates`, in the sends' group commit, starting a
+ * round when none is under way. Whether rows are left.
  */
 export async function moveSlice(ctx: HotDatabase): Promise<boolean> {
   const move = moveOf(ctx.sqlite!)
-  const from = move.after
+  const current = move.round
   // the batch may run this twice (db/sqlite-hot.ts): it touches only the database, and the round's
   // place is kept once the slice has committed
-  const next = await batched(ctx, (sqlite) => {
-    const rows = statement(sqlite, COUNT).pluck().get() as number
-    if (rows <= MOVE_WHOLE_UP_TO) {
-      moveAll(sqlite)
-      return null
-    }
-    const share = Math.ceil(rows / MOVE_SLICES)
-    const last = (statement(sqlite, NTH_USER_AFTER).pluck().get(from, share - 1) as number | undefined) ?? NO_USER_ABOVE
-    statement(sqlite, MOVE).run(from, last)
-    statement(sqlite, DELETE_MOVED).run(from, last)
-    return last === NO_USER_ABOVE ? NO_USER_BELOW : last
-  })
-  move.after = next ?? NO_USER_BELOW
-  return next !== null
+  const { round, more } = await batched(ctx, (sqlite) => moveNext(sqlite, current))
+  move.round = round
+  return more
 }
 
-function moveAll(sqlite: SQLite.Database) {
-  statement(sqlite, MOVE).run(NO_USER_BELOW, NO_USER_ABOVE)
-  statement(sqlite, EMPTY).run()
+function moveNext(sqlite: SQLite.Database, current: Round | null): { round: Round | null; more: boolean } {
+  let round = current
+  if (!round) {
+    const upTo = statement(sqlite, LAST_ID).pluck().get() as number | null
+    if (upTo === null) return { round: null, more: false }
+    round = { upTo, bounds: sliceBounds(statement(sqlite, ROUND_USERS).raw(true).all(upTo) as [number, number][]), moved: 0 }
+  }
+  const { upTo, bounds, moved } = round
+  const from = moved === 0 ? NO_USER_BELOW : bounds[moved - 1]
+  statement(sqlite, MOVE).run(upTo, from, bounds[moved])
+  statement(sqlite, DELETE_MOVED).run(upTo, from, bounds[moved])
+  if (moved + 1 < bounds.length) return { round: { ...round, moved: moved + 1 }, more: true }
+  // the round is over: rows written since it began are the next one's
+  return { round: null, more: statement(sqlite, NEWER).get(upTo) !== undefined }
+}
+
+/**
+ * A round's slices: its users (in key order, with their number of rows) cut into about
+ * MOVE_SLICES runs of about equal rows, a user's rows never split; each slice's last user, the
+ * last slice's NO_USER_ABOVE. A small round is one slice.
+ */
+export function sliceBounds(users: [userId: number, rows: number][]): number[] {
+  const total = users.reduce((sum, [, rows]) => sum + rows, 0)
+  if (total <= MOVE_WHOLE_UP_TO) return [NO_USER_ABOVE]
+  const share = Math.ceil(total / MOVE_SLICES)
+  const bounds: number[] = []
+  let rowsInSlice = 0
+  for (const [userId, rows] of users) {
+    rowsInSlice += rows
+    if (rowsInSlice >= share) {
+      bounds.push(userId)
+      rowsInSlice = 0
+    }
+  }
+  // the last slice takes every user after the one before it
+  if (rowsInSlice === 0) bounds.pop()
+  bounds.push(NO_USER_ABOVE)
+  return bounds
 }
 
 /** Moves the whole recent log into `updates`, in the sends' group commit (SQLite only). */
-export function moveRecent(ctx: HotDatabase): Promise<void> {
-  return batched(ctx, moveAll)
+export async function moveRecent(ctx: HotDatabase): Promise<void> {
+  await batched(ctx, (sqlite) => {
+    statement(sqlite, MOVE).run(Number.MAX_SAFE_INTEGER, NO_USER_BELOW, NO_USER_ABOVE)
+    statement(sqlite, EMPTY).run()
+  })
+  // what a round under way had left is gone with the rest
+  moveOf(ctx.sqlite!).round = null
 }
 
 /** A run's `message_ids`: its message ids in seq order, as a JSON array (see `since`). */
@@ -269,7 +335,8 @@ export async function since(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: num
   const { db } = ctx
   const logged = (table: 'updates' | 'recent_updates') =>
     db.selectFrom(table).select(['seq', 'type', 'data', 'message_id', 'message_ids']).where('user_id', '=', userId).where('seq', '>', after)
-  // SQLite merges the two index-ordered reads and stops at the limit
+  // SQLite: the main log's rows come in its key's order; the recent log's (a scan of it) are sorted
+  // and merged with them, up to the limit
   const log = ctx.dialect === 'sqlite' ? logged('updates').unionAll(logged('recent_updates')) : logged('updates')
   const rows = await log.orderBy('seq').limit(limit).execute()
   const entries: Entry[] = []
@@ -293,9 +360,6 @@ export async function since(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: num
     return { type: e.type, seq: e.seq, data: { message } }
   })
 }
-
-/** The user's latest seq (0 before any update). */
-export const currentSeq = (ctx: AppContext, userId: number): Promise<number> => latestUpdateSeq(ctx.db, ctx.dialect, userId)
 
 /** The live frames of recorded updates, for fan-out after the transaction commits. */
 export function framesOf(recorded: Recorded[], type: string, data: unknown): Delivery[] {

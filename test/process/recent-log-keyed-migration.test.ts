@@ -9,6 +9,7 @@ import { sql } from 'kysely'
 import { migrationDatabase, plantUsers } from '../harness/migrations.js'
 
 const BEFORE = '2026-11-29T02-00-recent-updates'
+const KEYED = '2026-11-29T10-00-recent-updates-keyed'
 const { handle, db, migrator } = await migrationDatabase()
 const skip = handle.dialect !== 'sqlite' && 'SQLite only (PostgreSQL has no recent log)'
 
@@ -37,7 +38,7 @@ test('rows waiting in the recent log survive the rebuild up and down, and the ke
   await db.insertInto('recent_updates').values(rows).execute()
   const expected = [rows[1], rows[0], rows[2]]
 
-  assert.equal((await migrator.migrateToLatest()).error, undefined)
+  assert.equal((await migrator.migrateTo(KEYED)).error, undefined)
   const keyed = await shape()
   assert.ok(keyed.definition.includes('without rowid'), keyed.definition)
   assert.ok(keyed.definition.includes('primary key (user_id, seq)'), keyed.definition)

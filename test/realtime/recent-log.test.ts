@@ -144,10 +144,11 @@ test('SQLite: a large recent log moves a slice of users at a time, never splitti
   const big = users[7]
   const planted = (user: TestUser) => range(1001, user === big ? 1060 : 1010)
   const now = Date.now()
-  await server.ctx.db
-    .insertInto('recent_updates')
-    .values(users.flatMap((user) => planted(user).map((seq) => ({ user_id: user.id, seq, type: 'chat.updated', data: '{}', message_id: null, created_at: now }))))
-    .execute()
+  // in the order a busy server writes them: each user's next row in turn
+  const rows = range(1001, 1060).flatMap((seq) =>
+    users.filter((user) => planted(user).includes(seq)).map((user) => ({ user_id: user.id, seq, type: 'chat.updated', data: '{}', message_id: null, created_at: now })),
+  )
+  await server.ctx.db.insertInto('recent_updates').values(rows).execute()
   const where = async (user: TestUser) => ({ recent: await rowsIn('recent_updates', user.id), moved: await rowsIn('updates', user.id) })
 
   assert.equal(await moveSlice(server.ctx), true, 'rows are left after one slice')
@@ -175,16 +176,28 @@ test('SQLite: a large recent log moves a slice of users at a time, never splitti
     )
   }
 
-  // a row written for a user whose rows already moved waits for a later round: the last user
-  // moved, where the next slice starts
+  // rows written during the round wait for the next one: for a user whose rows already moved (the
+  // last user moved, where the next slice starts), and for one whose rows are still waiting
   const late = movedUsers.reduce((a, b) => (a.id > b.id ? a : b))
-  await server.ctx.db.insertInto('recent_updates').values({ user_id: late.id, seq: 1011, type: 'chat.updated', data: '{}', message_id: null, created_at: now }).execute()
+  const lateRow = (user: TestUser) => ({ user_id: user.id, seq: planted(user).at(-1)! + 1, type: 'chat.updated', data: '{}', message_id: null, created_at: now })
+  await server.ctx.db.insertInto('recent_updates').values([lateRow(late), lateRow(waiting)]).execute()
+  const withLate = (user: TestUser) => (user === late || user === waiting ? [...planted(user), planted(user).at(-1)! + 1] : planted(user))
   let slices = 1
-  while (await moveSlice(server.ctx)) slices++
-  assert.ok(slices >= 2 && slices <= 11, `${slices} slices`)
+  for (;;) {
+    const more = await moveSlice(server.ctx)
+    // after every slice, each user's waiting rows are newer than their moved ones: one log in order
+    for (const user of users) {
+      const { recent, moved } = await where(user)
+      assert.deepEqual([...moved, ...recent], withLate(user), `user ${user.id} after slice ${slices}`)
+    }
+    if (!more) break
+    slices++
+  }
+  // the round's ten or so slices, then the late rows' own round
+  assert.ok(slices >= 3 && slices <= 12, `${slices} slices`)
   for (const user of users) {
     assert.deepEqual(await rowsIn('recent_updates', user.id), [])
-    assert.deepEqual(await rowsIn('updates', user.id), user === late ? [...planted(user), 1011] : planted(user))
+    assert.deepEqual(await rowsIn('updates', user.id), withLate(user))
   }
 })
 
@@ -192,12 +205,13 @@ test('SQLite: rows still in the recent log when the server stops are read after 
   const [alice, bob] = await registerUsers(server, 2)
   await send(alice, bob, 'one')
   await moved()
-  // a row written and not yet moved when the server stops (written directly: a send's own timer
-  // would move it before the restart begins)
+  // a row written and not yet moved when the server stops, with its counter (written directly: a
+  // send's own timer would move it before the restart begins)
   await server.ctx.db
     .insertInto('recent_updates')
     .values({ user_id: bob.id, seq: 2, type: 'chat.updated', data: JSON.stringify({ chat_id: 0, note: 'left behind' }), message_id: null, created_at: Date.now() })
     .execute()
+  await server.ctx.db.updateTable('update_seqs').set({ seq: 2 }).where('user_id', '=', bob.id).execute()
   server = await server.restart()
   assert.deepEqual(await rowsIn('recent_updates', bob.id), [2])
   const api = server.api.as(bob.token)
@@ -211,7 +225,7 @@ test('SQLite: rows still in the recent log when the server stops are read after 
     ],
   )
   assert.equal(res.body.data.seq, 2)
-  // the next update goes on from the recent log's seq, and everything moves
+  // the next update goes on from there, and everything moves
   const next = await server.api.as(alice.token).post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'three' })
   assert.equal(next.status, 200, next.text)
   await moved()

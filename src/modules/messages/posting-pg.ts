@@ -320,7 +320,7 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
     }
   }
 
-  // twin: realtime/updates.ts record (db/dialect.ts nextUpdateSeqs): each recipient's seqs, taken
+  // twin: realtime/updates.ts record (nextSeqs): each recipient's seqs, taken
   // for the whole batch at once, in user id order (so concurrent upserts never wait in a circle).
   // A recipient's k-th message of the batch gets the seq (their new top − their count + k): `back`
   // below their new top.

@@ -21,16 +21,15 @@ import { presentMessage } from './present.js'
 import type { MessageView } from './schemas.js'
 
 /**
- * Each peer's latest update seq (twin: db/dialect.ts latestSeqSqlite), read with the chat rather
- * than by statements of their own (each call costs more than the index lookup it runs). On SQLite
- * a user's seq is the newest entry of their update log, the recent log's first; the job runs
- * synchronously inside the write transaction, so nothing else can log for them meanwhile. The
- * entries of the current pass are not in the log yet (they are written at its end, a run per
- * user): for a user this pass logged for, the pass's own count stands instead.
+ * Each peer's latest update seq (twin: realtime/updates.ts currentSeq), read with the chat rather
+ * than by statements of their own (each call costs more than the index lookup it runs). The job
+ * runs synchronously inside the write transaction, so nothing else can log for them meanwhile.
+ * The counters of the current pass are not written yet (they are, with its log rows, at its end,
+ * once per user): for a user this pass logged for, the pass's own count stands instead.
  */
 const PEER_SEQS = `
-  coalesce((select max(seq) from recent_updates where user_id = c.peer1_id), (select max(seq) from updates where user_id = c.peer1_id), 0) as peer1_seq,
-  coalesce((select max(seq) from recent_updates where user_id = c.peer2_id), (select max(seq) from updates where user_id = c.peer2_id), 0) as peer2_seq`
+  coalesce((select seq from update_seqs where user_id = c.peer1_id), 0) as peer1_seq,
+  coalesce((select seq from update_seqs where user_id = c.peer2_id), 0) as peer2_seq`
 
 /*
  * The two chat reads answer only the case this path handles: a personal chat whose other member
@@ -78,8 +77,10 @@ const TOUCH_MEMBERS = `
     read_at = case when user_id = ? and read_seq < ? then ? else read_at end
   where chat_id = ?`
 
-/** twin: the prune in realtime/updates.ts record (both logs) */
-const PRUNE = ['delete from updates where user_id = ? and seq <= ?', 'delete from recent_updates where user_id = ? and seq <= ?']
+/** twin: the prune in realtime/updates.ts record (the main log only) */
+const PRUNE = 'delete from updates where user_id = ? and seq <= ?'
+/** twin: realtime/updates.ts nextSeqs, setting the counter to the user's last seq of the pass */
+const SET_SEQ = 'insert into update_seqs (user_id, seq) values (?, ?) on conflict (user_id) do update set seq = excluded.seq'
 
 /**
  * twin: realtime/updates.ts record: message.new, logged as a reference to the message (rendered
@@ -216,12 +217,14 @@ function passSends(sqlite: SQLite.Database, pass: SharedPass): PassSends {
   return sends
 }
 
-/** Each user's entries of the pass as one row (see INSERT_RUN). */
+/** Each user's entries of the pass as one row (see INSERT_RUN), and their counter. */
 function writeRuns(sqlite: SQLite.Database, runs: Map<number, Run>) {
   const insert = statement(sqlite, INSERT_RUN)
+  const setSeq = statement(sqlite, SET_SEQ)
   for (const [userId, { seq, messageIds, at }] of runs) {
     if (messageIds.length === 1) insert.run(userId, seq, messageIds[0], null, at)
     else insert.run(userId, seq, null, runColumn(messageIds), at)
+    setSeq.run(userId, seq)
   }
 }
 
@@ -295,8 +298,10 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | nu
   // Saved Messages (a chat with oneself) has one recipient
   const recorded: Recorded[] = [{ userId: peer1, seq: peer1Seq + 1 }]
   if (peer2 !== peer1) recorded.push({ userId: peer2, seq: peer2Seq + 1 })
-  if (!sends) statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
-  else {
+  if (!sends) {
+    statement(sqlite, INSERT_UPDATES[recorded.length - 1]).run(...recorded.flatMap((r) => [r.userId, r.seq, row.id, now]))
+    for (const { userId, seq } of recorded) statement(sqlite, SET_SEQ).run(userId, seq)
+  } else {
     for (const { userId, seq } of recorded) {
       const run = sends.runs.get(userId)
       if (!run) sends.runs.set(userId, { seq, messageIds: [row.id], at: now })
@@ -307,6 +312,6 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | nu
       }
     }
   }
-  for (const cut of prunes(recorded, ctx.config.updateLogKeep)) for (const prune of PRUNE) statement(sqlite, prune).run(cut.userId, cut.seq)
+  for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
   return { kind: 'sent', message, recorded }
 }
