@@ -95,10 +95,14 @@ export async function record(
     .insertInto(recent ? 'recent_updates' : 'updates')
     .values(recorded.map((r) => ({ user_id: r.userId, seq: r.seq, type, data: json, message_id: messageId, created_at: now })))
     .execute()
-  // The recent log is not pruned (it would be a scan of it): its rows are the newest, and a prune
-  // after they move takes any that are older than the newest `keep` by then.
   for (const cut of prunes(recorded, ctx.config.updateLogKeep)) {
     await db.deleteFrom('updates').where('user_id', '=', cut.userId).where('seq', '<=', cut.seq).execute()
+    // The recent log's part is a scan of it, needed only when the cut reaches past the user's rows
+    // in the main log (their rows in the recent log are all newer than those): when nothing they
+    // keep is left there, after more than the kept number of updates within one round of moves.
+    if (recent && !(await db.selectFrom('updates').select('seq').where('user_id', '=', cut.userId).where('seq', '>', cut.seq).limit(1).executeTakeFirst())) {
+      await db.deleteFrom('recent_updates').where('user_id', '=', cut.userId).where('seq', '<=', cut.seq).execute()
+    }
   }
   if (recent) recentWritten(ctx)
   return recorded

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { holdRecentMoves, moveRecent, moveSlice } from '../../src/realtime/updates.js'
+import { holdRecentMoves, moveRecent, moveSlice, record } from '../../src/realtime/updates.js'
 import { registerUsers, send, updates, V2 } from '../harness/messaging.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
@@ -122,6 +122,29 @@ test('SQLite: retention prunes a log split between the two tables and keeps exac
   // after the move the main log holds exactly the newest 20, none twice
   await moved()
   assert.deepEqual(await rowsIn('updates', bob.id), range(seq - 19, seq))
+})
+
+test('SQLite: more than the kept number of updates within one round are pruned in the recent log itself', { skip }, async () => {
+  // UPDATE_LOG_KEEP=20, and the moves held: every row stays in the recent log, none in the main one
+  const [carol] = await registerUsers(server, 1)
+  await moved()
+  const release = holdRecentMoves(server.ctx)
+  try {
+    const log = (count: number) =>
+      server.ctx.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < count; i++) await record(server.ctx, trx, [carol.id], 'chat.updated', { chat_id: 0 }, Date.now())
+      })
+    await log(20)
+    // positive control: the kept number, nothing pruned yet
+    assert.deepEqual(await rowsIn('recent_updates', carol.id), range(1, 20))
+    await log(5)
+    assert.deepEqual(await rowsIn('updates', carol.id), [])
+    assert.deepEqual(await rowsIn('recent_updates', carol.id), range(6, 25))
+  } finally {
+    release()
+  }
+  await moved()
+  assert.deepEqual(await rowsIn('updates', carol.id), range(6, 25))
 })
 
 test('SQLite: a row whose user is gone does not hold the move up; the others move', { skip }, async () => {

@@ -77,8 +77,12 @@ const TOUCH_MEMBERS = `
     read_at = case when user_id = ? and read_seq < ? then ? else read_at end
   where chat_id = ?`
 
-/** twin: the prune in realtime/updates.ts record (the main log only) */
+/** twin: the prune in realtime/updates.ts record */
 const PRUNE = 'delete from updates where user_id = ? and seq <= ?'
+/** whether the user keeps rows in the main log after a prune (parameters: user, cut) */
+const KEPT_IN_MAIN = 'select 1 from updates where user_id = ? and seq > ? limit 1'
+/** the recent log's part of a prune, a scan of it, only when nothing is kept in the main log (see the twin) */
+const PRUNE_RECENT = 'delete from recent_updates where user_id = ? and seq <= ?'
 /** twin: realtime/updates.ts nextSeqs, setting the counter to the user's last seq of the pass */
 const SET_SEQ = 'insert into update_seqs (user_id, seq) values (?, ?) on conflict (user_id) do update set seq = excluded.seq'
 
@@ -312,6 +316,9 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | nu
       }
     }
   }
-  for (const cut of prunes(recorded, ctx.config.updateLogKeep)) statement(sqlite, PRUNE).run(cut.userId, cut.seq)
+  for (const { userId, seq } of prunes(recorded, ctx.config.updateLogKeep)) {
+    statement(sqlite, PRUNE).run(userId, seq)
+    if (statement(sqlite, KEPT_IN_MAIN).get(userId, seq) === undefined) statement(sqlite, PRUNE_RECENT).run(userId, seq)
+  }
   return { kind: 'sent', message, recorded }
 }
