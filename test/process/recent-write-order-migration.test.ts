@@ -1,5 +1,5 @@
 /**
- * 2026-12-03T00-00-recent-updates-in-write-order: on SQLite the recent update log becomes a table
+ * 2026-12-02T10-00-recent-updates-in-write-order: on SQLite the recent update log becomes a table
  * in write order (rowids, no key), and each user's latest seq goes back into `update_seqs`, filled
  * from both logs. Rows not yet moved must survive both ways, in each user's seq order; every user
  * with a log must continue from their seq; a log row of a user who is gone gets no counter.
