@@ -22,8 +22,8 @@
  * recent log's last page or two, and each user's leaf in `updates` is written once per round of
  * slices instead of once per commit. (Keyed by user, as it was until the fourteenth session, a
  * quarter second of the recent log still spanned about a page per user at high rates:
- * docs/performance-issue-32.md.) Nothing reads the recent log by user on the send path: a read of
- * it (a replay, the oldest seq) scans it, a quarter second of rows.
+ * docs/performance-issue-32.md.) A read of it by user (a replay, the oldest seq, a prune that
+ * reaches past the main log: see `record`) scans it, a quarter second of rows; a send does not.
  * Readers see one log: every row of a user in `recent_updates` is newer than their rows in
  * `updates` (a user's rows move oldest first), so a replay merges the two by seq. PostgreSQL logs
  * row changes, not whole pages: it writes `updates` directly.
@@ -34,9 +34,9 @@
  * read it as its entries.
  */
 import type SQLite from 'better-sqlite3'
+import { sql } from 'kysely'
 import type { AppContext } from '../context.js'
 import type { Db } from '../db/database.js'
-import { sql } from 'kysely'
 import { fromJson } from '../db/json.js'
 import { batched, statement, type HotDatabase } from '../db/sqlite-hot.js'
 import type { Delivery } from './fanout.js'
@@ -182,6 +182,7 @@ function moveOf(sqlite: object) {
   if (!move) moves.set(sqlite, (move = { timer: null, round: null, held: false }))
   return move
 }
+
 /**
  * Tests: no slice moves until the returned release is called, which schedules one. A small log
  * moves within MOVE_TICK_MS of a write, too soon for a test to act on a log split between the two
