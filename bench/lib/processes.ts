@@ -27,14 +27,15 @@ export function spawnNode(
   env: NodeJS.ProcessEnv,
   stdio: StdioOptions,
   wrapper: string[] = [],
+  cwd = ROOT,
 ): ChildProcess {
-  return spawnPinned(machine, core, [...wrapper, process.execPath, ...args], env, stdio)
+  return spawnPinned(machine, core, [...wrapper, process.execPath, ...args], env, stdio, cwd)
 }
 
-/** Starts any command on one core (or unpinned without taskset); killed with the run like spawnNode's. */
-export function spawnPinned(machine: Machine, core: number, argv: string[], env: NodeJS.ProcessEnv, stdio: StdioOptions): ChildProcess {
+/** Starts any command on one core (or unpinned without taskset), in `cwd`; killed with the run like spawnNode's. */
+export function spawnPinned(machine: Machine, core: number, argv: string[], env: NodeJS.ProcessEnv, stdio: StdioOptions, cwd = ROOT): ChildProcess {
   const command = [...(machine.taskset ? [machine.taskset, '-c', String(core)] : []), ...argv]
-  const child = spawn(command[0], command.slice(1), { cwd: ROOT, env, stdio })
+  const child = spawn(command[0], command.slice(1), { cwd, env, stdio })
   children.add(child)
   child.once('exit', () => children.delete(child))
   return child

@@ -68,6 +68,8 @@ export interface ServerOptions {
   startTimeoutMs?: number
   /** more environment (Tern's configuration) */
   env?: Record<string, string>
+  /** Tern only: the checkout whose dist/ runs (default: this one), to compare two builds (bench/compare.ts) */
+  root?: string
 }
 
 export async function startServer(machine: Machine, kind: ServerKind, dataDir: string, options: ServerOptions = {}): Promise<Server> {
@@ -93,7 +95,7 @@ export async function startServer(machine: Machine, kind: ServerKind, dataDir: s
   }
   // BENCH_CPU_PROF=<dir>: Tern writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
   const profile = kind === 'tern' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []
-  const child: ChildProcess = spawnNode(machine, SERVER_CORE, [...profile, ...ENTRY[kind]], env, ['ignore', out, out], options.wrapper)
+  const child: ChildProcess = spawnNode(machine, SERVER_CORE, [...profile, ...ENTRY[kind]], env, ['ignore', out, out], options.wrapper, kind === 'tern' ? options.root : undefined)
   fs.closeSync(out)
   const url = `http://127.0.0.1:${port}`
   const startTimeoutMs = options.startTimeoutMs ?? 20_000

@@ -57,6 +57,15 @@ const XMPP_PASSWORD = 'bench-password'
 const serverCpu = (result: PairLoadResult) =>
   `${fmt(result.serverCpuPerMessageUs ?? Number.NaN, 1)} µs of CPU per message, ${Math.round((result.serverCpu ?? Number.NaN) * 100)}% of its core`
 
+/**
+ * At a fixed rate, a server that used this much of its core was saturated: its CPU per message is
+ * then the core divided by the rate (it shares its commits and writes among fewer messages while
+ * it has time to spare, and among more once it has none), so it says nothing of what a message
+ * costs, and only the latency compares (docs/performance.md, "Comparing two builds").
+ */
+const SATURATED = 0.95
+const saturated = (result: PairLoadResult) => ((result.serverCpu ?? 0) >= SATURATED ? ', saturated' : '')
+
 /** Fails on a lost or unacknowledged message; warns when the load core, not the server, may have been the limit. */
 function checked(ctx: BenchContext, label: string, result: PairLoadResult, rate?: number): PairLoadResult {
   if (result.missing > 0) throw new Error(`${label}: ${result.missing} messages never reached their receiver`)
@@ -194,7 +203,7 @@ export const socketSends: Scenario = {
             note = `; ejabberd p50 ${fmt(ref.latency.p50, 2)} ms, p99 ${fmt(ref.latency.p99, 2)} ms`
           }
           ctx.log(
-            `  run ${run} at ${fmt(rate)} msg/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms (ack p99 ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)})${note}`,
+            `  run ${run} at ${fmt(rate)} msg/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms (ack p99 ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)}${saturated(result)})${note}`,
           )
         }
         return { p50, p99, reference: reference.length ? reference : [Number.NaN] }
