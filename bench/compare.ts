@@ -20,10 +20,10 @@
  */
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { openChat, registerMany } from './lib/api.js'
+import { openPairs } from './lib/api.js'
 import { runLoad } from './lib/load.js'
 import { describeMachine, machineLine } from './lib/machine.js'
-import type { PairLoadResult } from './lib/pair-load.js'
+import { SATURATED, type PairLoadResult } from './lib/pair-load.js'
 import { makeDataDir, removeDataDir, ROOT, threadCpuMs } from './lib/processes.js'
 import { fmt } from './lib/scenario.js'
 import { startServer } from './lib/server.js'
@@ -31,8 +31,6 @@ import { median } from './lib/stats.js'
 import type { SocketSendsSpec } from './load/socket-sends.js'
 
 const PAIRS = 100
-/** at or above this share of its core, a fixed-rate window is saturated */
-const SATURATED = 0.95
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -74,12 +72,7 @@ async function measure(root: string): Promise<Run> {
   const dataDir = makeDataDir('compare')
   const server = await startServer(machine, 'tern', dataDir, { root })
   try {
-    const users = await registerMany(server.url, 'cmp', PAIRS * 2)
-    const pairs: SocketSendsSpec['pairs'] = []
-    for (let i = 0; i < PAIRS; i++) {
-      const [sender, receiver] = [users[2 * i], users[2 * i + 1]]
-      pairs.push({ senderToken: sender.token, receiverToken: receiver.token, chatId: await openChat(server.url, sender, receiver) })
-    }
+    const pairs = await openPairs(server.url, 'cmp', PAIRS)
     const shape = rate === null ? ({ mode: 'closed', window } as const) : ({ mode: 'open', rate } as const)
     const before = threadCpuMs(server.pid)
     const result = await runLoad<PairLoadResult>(machine, 'socket-sends', { port: server.port, pairs, warmupMs: 2000, durationMs, serverPid: server.pid, ...shape } satisfies SocketSendsSpec)

@@ -47,6 +47,17 @@ export async function openChat(baseUrl: string, me: BenchUser, other: BenchUser)
   return data.chat_id
 }
 
+/** `count` sender → receiver pairs of new users (`prefix`), each pair in a personal chat of its own (socket-sends' load). */
+export async function openPairs(baseUrl: string, prefix: string, count: number): Promise<{ senderToken: string; receiverToken: string; chatId: number }[]> {
+  const users = await registerMany(baseUrl, prefix, count * 2)
+  const pairs: { senderToken: string; receiverToken: string; chatId: number }[] = []
+  for (let i = 0; i < count; i++) {
+    const [sender, receiver] = [users[2 * i], users[2 * i + 1]]
+    pairs.push({ senderToken: sender.token, receiverToken: receiver.token, chatId: await openChat(baseUrl, sender, receiver) })
+  }
+  return pairs
+}
+
 export async function sendMessage(baseUrl: string, me: BenchUser, chatId: number, content: string): Promise<number> {
   const { data } = await call<{ data: { message_id: number } }>(`${baseUrl}${V2}/messages/send`, { token: me.token, body: { chat_id: chatId, content } })
   return data.message_id

@@ -57,6 +57,14 @@ export interface PairLoadResult {
   cpu: number
 }
 
+/**
+ * At a fixed rate, a server that used this share of its core or more was saturated: its CPU per
+ * message is then the core divided by the rate (it shares its commits and writes among fewer
+ * messages while it has time to spare, and among more once it has none), so it says nothing of
+ * what a message costs, and only the latency compares (docs/performance.md, "Comparing two builds").
+ */
+export const SATURATED = 0.95
+
 const DELIVERED = 1
 const ACKED = 2
 /** how long messages in flight may take after the window */

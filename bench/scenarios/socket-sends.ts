@@ -26,10 +26,10 @@
  *    the checks, the transaction and its share of the commit, before any transport. Beside each
  *    server's CPU per message at its maximum, it shows how much of Tern's cost is the store's.
  */
-import { openChat, registerMany } from '../lib/api.js'
+import { openPairs } from '../lib/api.js'
 import { ejabberdMissing, startEjabberd, type Ejabberd } from '../lib/ejabberd.js'
 import { runLoad } from '../lib/load.js'
-import type { PairLoadResult } from '../lib/pair-load.js'
+import { SATURATED, type PairLoadResult } from '../lib/pair-load.js'
 import { makeDataDir, removeDataDir } from '../lib/processes.js'
 import type { Row } from '../lib/report.js'
 import { fmt, type BenchContext, type Scenario } from '../lib/scenario.js'
@@ -57,13 +57,7 @@ const XMPP_PASSWORD = 'bench-password'
 const serverCpu = (result: PairLoadResult) =>
   `${fmt(result.serverCpuPerMessageUs ?? Number.NaN, 1)} µs of CPU per message, ${Math.round((result.serverCpu ?? Number.NaN) * 100)}% of its core`
 
-/**
- * At a fixed rate, a server that used this much of its core was saturated: its CPU per message is
- * then the core divided by the rate (it shares its commits and writes among fewer messages while
- * it has time to spare, and among more once it has none), so it says nothing of what a message
- * costs, and only the latency compares (docs/performance.md, "Comparing two builds").
- */
-const SATURATED = 0.95
+/** ", saturated" for a fixed-rate window where the server's CPU per message says nothing (pair-load.ts SATURATED) */
 const saturated = (result: PairLoadResult) => ((result.serverCpu ?? 0) >= SATURATED ? ', saturated' : '')
 
 /** Fails on a lost or unacknowledged message; warns when the load core, not the server, may have been the limit. */
@@ -87,12 +81,7 @@ export const socketSends: Scenario = {
     let relayDir: string | null = null
     try {
       tern = await startServer(ctx.machine, 'tern', dataDir)
-      const users = await registerMany(tern.url, 'sock', PAIRS * 2)
-      const pairs: SocketSendsSpec['pairs'] = []
-      for (let i = 0; i < PAIRS; i++) {
-        const [sender, receiver] = [users[2 * i], users[2 * i + 1]]
-        pairs.push({ senderToken: sender.token, receiverToken: receiver.token, chatId: await openChat(tern.url, sender, receiver) })
-      }
+      const pairs = await openPairs(tern.url, 'sock', PAIRS)
 
       const missing = ejabberdMissing()
       if (missing) {
