@@ -36,7 +36,8 @@ serve(async (spec: SocketSendsSpec): Promise<PairLoadResult> => {
   const load = new PairLoad(spec.pairs.length, true)
   const onSender = (raw: WebSocket.RawData) => {
     const now = performance.now()
-    // `{"type":"m…`: the sender's own copy of its message.new, not what is measured (skipped undecoded)
+    // `{"type":"m…`: the sender's own copy of its message.new, which builds before 2026-12-02 sent
+    // beside the ack (now the ack takes its place): not what is measured (skipped undecoded)
     if ((raw as Buffer)[9] === 0x6d) return
     const text = String(raw)
     if (text.startsWith('{"type":"ack"')) {

@@ -99,6 +99,12 @@ export class Connection {
   /** frames of this burst not yet written (see `holding`), and their total length (UTF-16 units, about bytes) */
   private held: FrameText[] = []
   private heldLength = 0
+  /**
+   * message.new frames among `held` of messages this user sent, by the message (the object its
+   * sender's request answers with), with their seq: the ack of this socket's own send takes that
+   * frame's place (see `answer`)
+   */
+  private ownHeld = new Map<object, { index: number; seq: number }>()
 
   constructor(
     readonly ctx: AppContext,
@@ -155,6 +161,7 @@ export class Connection {
     if (frames.length === 0) return
     this.held = []
     this.heldLength = 0
+    if (this.ownHeld.size > 0) this.ownHeld.clear()
     if (this.socket.readyState !== this.socket.OPEN) return
     this.ctx.metrics.socketWritten()
     // Framed here and written to ws's own TCP socket, in one buffer (realtime/text-frames.ts).
@@ -165,9 +172,22 @@ export class Connection {
     else for (const text of frames) this.socket.send(typeof text === 'string' ? text : Buffer.concat(text.map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece))), { binary: false })
   }
 
-  /** The answer to one of the client's requests (realtime/requests.ts): an ack or an error frame with its id. */
+  /**
+   * The answer to one of the client's requests (realtime/requests.ts): an ack or an error frame
+   * with its id. The ack of a send whose message.new is still held for this socket goes in that
+   * frame's place, with its seq, and the message.new does not go: the socket that sent a message
+   * gets it once, where its log has it (docs/realtime.md). Once that frame is written (a burst past
+   * HOLD_LIMIT) the ack follows it without a seq.
+   */
   answer(frame: { type: 'ack' | 'error'; id: string | number; data?: unknown; error?: unknown }): boolean {
-    return this.send(frame as Frame, frameText(frame))
+    const own = frame.type === 'ack' && typeof frame.data === 'object' && frame.data !== null ? this.ownHeld.get(frame.data) : undefined
+    if (!own) return this.send(frame as Frame, frameText(frame))
+    this.ownHeld.delete(frame.data as object)
+    const ack: Frame & { id: string | number } = { type: 'ack', id: frame.id, seq: own.seq, data: frame.data }
+    const text = frameText(ack)
+    this.heldLength += textLength(text) - textLength(this.held[own.index])
+    this.held[own.index] = text
+    return true
   }
 
   /** See Stream's `backlogged`: a replay waits here while the client is behind on reading. */
@@ -203,8 +223,17 @@ export class Connection {
 
   private onUserFrame(frame: Frame) {
     const sent = this.send(frame)
-    // delivered means this device got it: a frame dropped with a closing socket is not
-    if (frame.type === 'message.new') return sent ? this.noteDelivery(frame.data) : undefined
+    if (frame.type === 'message.new') {
+      if (!sent) return
+      const message = (frame.data as { message?: { sender_id?: number } }).message
+      // my own message, held: the ack of the send that made it (if it came from this socket) takes its place
+      if (message?.sender_id === this.userId) {
+        if (this.held.length > 0) this.ownHeld.set(message, { index: this.held.length - 1, seq: frame.seq! })
+        return
+      }
+      // delivered means this device got it: a frame dropped with a closing socket is not
+      return this.noteDelivery(frame.data)
+    }
     const data = frame.data as MemberEvent
     if (data?.user_id !== this.userId || typeof data.chat_id !== 'number') return
     if (frame.type === 'member.joined') this.joinChat(data.chat_id, data.chat_seq ?? 0)

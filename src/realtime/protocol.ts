@@ -96,5 +96,14 @@ export interface RequestSpec<Caller> {
 
 /** The frame a request travels in. */
 export const requestFrame = (type: string, data: TSchema) => Type.Object({ type: Type.Literal(type), id: RequestId, data })
-/** The frame its answer travels in. */
-export const ackFrame = (answers: TSchema[]) => Type.Object({ type: Type.Literal('ack'), id: RequestId, data: answers.length === 1 ? answers[0] : Type.Union(answers) })
+/**
+ * The frame its answer travels in. The ack of a send, on the socket that sent it, also stands for
+ * the sender's own message.new: it carries that update's seq, in its place in the user's log.
+ */
+export const ackFrame = (answers: TSchema[]) =>
+  Type.Object({
+    type: Type.Literal('ack'),
+    id: RequestId,
+    seq: Type.Optional(Type.Integer({ minimum: 1, description: "on a send's ack: the seq of the sender's message.new, which this socket gets as this ack instead" })),
+    data: answers.length === 1 ? answers[0] : Type.Union(answers),
+  })

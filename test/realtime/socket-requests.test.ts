@@ -227,8 +227,10 @@ test('sends pipelined to a personal chat share commits, and their frames share w
   const acks = await Promise.all(Array.from({ length: count }, (_, i) => socket.answer(i, 15_000)))
   assert.ok(acks.every((a) => a.type === 'ack'))
   await Promise.all(Array.from({ length: count }, () => peer.next('message.new', 15_000)))
-  // each send: its ack and alice's own message.new on her socket, bob's message.new on his
-  assert.equal((await metric('tern_ws_frames_sent_total')) - frames, 3 * count)
+  // each send: its ack on alice's socket (in place of her own message.new), bob's message.new on his
+  assert.equal((await metric('tern_ws_frames_sent_total')) - frames, 2 * count)
+  assert.equal(socket.received.filter((f) => f.type === 'message.new').length, 0)
+  assert.deepEqual(acks.map((a) => a.seq), acks.map((_, i) => acks[0].seq! + i), 'the acks carry her log’s seqs, in order')
   // one at a time, each send would take a write on each socket (80); queued behind each other they share them
   const used = (await metric('tern_ws_writes_total')) - writes
   assert.ok(used <= count / 2, `${used} socket writes for ${count} sends`)
