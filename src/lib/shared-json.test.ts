@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { isShared, jsonPieces, piecesText, share } from './shared-json.js'
-
-/** The text the pieces make. */
-const stringifyShared = (value: unknown, depth?: number) => piecesText(jsonPieces(value, depth))
+import { isShared, share, stringifyShared } from './shared-json.js'
 
 test('a frame embedding a shared message has JSON.stringify’s text, field order included, and the text is made once', () => {
   const message = { message_id: 7, chat_id: 3, content: 'hé "quoted" \u2028', reactions: {}, read_at: null, is_read: false, skipped: undefined }
@@ -67,23 +64,4 @@ test('a shared object deeper than the depth walked is stringified as it is (same
   const value = { a: { b: { c: deep } } }
   assert.equal(stringifyShared(value, 1), JSON.stringify(value))
   assert.equal(stringifyShared(value, 3), JSON.stringify(value))
-})
-
-test('a shared object is one piece of bytes, made once and the same buffer in every frame; the text around it is one string each side', () => {
-  const message = { message_id: 10, content: 'é 🌍 "q"' }
-  share(message)
-  const ack = jsonPieces({ type: 'ack', id: 'ключ', data: message })
-  const frame = jsonPieces({ type: 'message.new', seq: 3, data: { message } })
-  assert.deepEqual(ack.map((piece) => typeof piece), ['string', 'object', 'string'])
-  assert.deepEqual(frame.map((piece) => typeof piece), ['string', 'object', 'string'])
-  assert.equal(ack[1], frame[1], 'the same bytes')
-  assert.ok(Buffer.isBuffer(ack[1]) && ack[1].equals(Buffer.from(JSON.stringify(message))))
-  assert.deepEqual(frame, ['{"type":"message.new","seq":3,"data":{"message":', Buffer.from(JSON.stringify(message)), '}}'])
-  // nothing shared: one string
-  assert.deepEqual(jsonPieces({ type: 'pong', data: {} }), ['{"type":"pong","data":{}}'])
-  // a shared object that is the whole value, and two in one frame
-  assert.deepEqual(jsonPieces(message).length, 1)
-  const two = { type: 'x', data: { message, other: message } }
-  assert.equal(stringifyShared(two), JSON.stringify(two))
-  assert.deepEqual(jsonPieces(two).map((piece) => typeof piece), ['string', 'object', 'string', 'object', 'string'])
 })

@@ -1,31 +1,25 @@
 /**
- * JSON made once for an object that several outgoing frames embed (a new message goes out in its
- * sender's ack and in a message.new frame to each member's sockets). `share(value)` marks an
- * object that will not change any more; `jsonPieces` gives exactly `JSON.stringify`'s text as
- * pieces: strings for what is around, and for a marked object wherever it meets one in the first
- * levels of plain objects, that object's text as UTF-8 bytes, made the first time they are needed
- * and reused by every later frame. A frame is then written by copying those bytes
- * (realtime/text-frames.ts), where one string per frame had V8 join the message's text into it
- * and encode it again for each socket.
+ * JSON text made once for an object that several outgoing texts embed (a new message goes out in
+ * its sender's ack and in a message.new frame to each member's sockets). `share(value)` marks an
+ * object that will not change any more; `stringifyShared` gives exactly `JSON.stringify`'s text,
+ * reusing a marked object's text (stringified the first time it is needed) wherever it meets one
+ * in the first levels of plain objects.
  */
 
 /**
- * A marked object's UTF-8 text once made (null until then), in a holder kept on the object under a
+ * A marked object's text once made (null until then), in a holder kept on the object under a
  * symbol: JSON and Object.keys skip symbol keys, a property read is cheaper than a WeakMap lookup,
  * and the holder can still be filled once the object is frozen. The property is not enumerable,
  * so a copy (`{ ...message, is_read: true }`) does not carry it: a copy is an object of its own.
  */
 const TEXT = Symbol('shared JSON text')
-type Marked = { [TEXT]?: { bytes: Buffer | null } }
-
-/** JSON text in pieces: strings, and the UTF-8 bytes of marked objects' texts. */
-export type JsonPieces = (string | Buffer)[]
+type Marked = { [TEXT]?: { text: string | null } }
 
 /** Marks `value` as final: from now on its JSON text may be made once and reused. */
 export function share(value: object): void {
   const marked = value as Marked
   // an object that can take no new property is simply never shared (stringified each time)
-  if (marked[TEXT] === undefined && Object.isExtensible(value)) Object.defineProperty(value, TEXT, { value: { bytes: null } })
+  if (marked[TEXT] === undefined && Object.isExtensible(value)) Object.defineProperty(value, TEXT, { value: { text: null } })
 }
 
 /** Whether `value` is a marked object. */
@@ -48,58 +42,34 @@ function keyText(key: string): string {
 }
 
 /**
- * `JSON.stringify(value)` in pieces, with the bytes of marked objects among `value` and the values
- * of its plain objects down to `depth` levels (arrays and deeper levels are stringified as they are).
- * Strings next to each other are one piece.
+ * `JSON.stringify(value)`, reusing the text of marked objects among `value` and the values of its
+ * plain objects down to `depth` levels (arrays and deeper levels are stringified as they are).
  */
-export function jsonPieces(value: unknown, depth = 2): JsonPieces {
-  const pieces: JsonPieces = []
-  const rest = addPieces(value, depth, pieces, '')
-  if (rest !== '') pieces.push(rest)
-  return pieces
-}
-
-/** The whole text of `pieces` as one string. */
-export const piecesText = (pieces: JsonPieces): string =>
-  pieces.map((piece) => (typeof piece === 'string' ? piece : piece.toString('utf8'))).join('')
-
-/**
- * Adds `value`'s JSON after `before` (text not yet in `pieces`) and returns the text not yet in
- * `pieces` after it.
- */
-function addPieces(value: unknown, depth: number, pieces: JsonPieces, before: string): string {
-  if (typeof value !== 'object' || value === null) return before + scalarJson(value)
-  const holder = (value as Marked)[TEXT]
-  if (holder !== undefined) {
-    if (before !== '') pieces.push(before)
-    pieces.push((holder.bytes ??= Buffer.from(JSON.stringify(value))))
-    return ''
-  }
-  // only a plain object is walked here (an array, a Date or anything with toJSON as JSON.stringify does it)
-  if (depth === 0 || Object.getPrototypeOf(value) !== Object.prototype || 'toJSON' in value) return before + JSON.stringify(value)
-  let text = before
-  let first = true
-  for (const key of Object.keys(value)) {
-    const item = (value as Record<string, unknown>)[key]
-    // skipped as JSON.stringify skips them in an object
-    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue
-    text = addPieces(item, depth - 1, pieces, `${text}${first ? '{' : ','}${keyText(key)}:`)
-    first = false
-  }
-  return first ? `${text}{}` : `${text}}`
-}
-
-/** A value that is not an object (nor null) as JSON.stringify writes it inside an object. */
-function scalarJson(value: unknown): string {
+export function stringifyShared(value: unknown, depth = 2): string {
   switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value)
     case 'number':
       // as JSON.stringify: NaN and the infinities are null, -0 is 0
       return Number.isFinite(value) ? String(value) : 'null'
     case 'boolean':
       return value ? 'true' : 'false'
     case 'object':
-      return 'null'
+      if (value === null) return 'null'
+      break
     default:
       return JSON.stringify(value)
   }
+  const holder = (value as Marked)[TEXT]
+  if (holder !== undefined) return (holder.text ??= JSON.stringify(value))
+  // only a plain object is walked here (an array, a Date or anything with toJSON as JSON.stringify does it)
+  if (depth === 0 || Object.getPrototypeOf(value) !== Object.prototype || 'toJSON' in value) return JSON.stringify(value)
+  let out = ''
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key]
+    // skipped as JSON.stringify skips them in an object
+    if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue
+    out += `${out === '' ? '{' : ','}${keyText(key)}:${stringifyShared(item, depth - 1)}`
+  }
+  return out === '' ? '{}' : `${out}}`
 }

@@ -6,13 +6,13 @@
 import type { Socket } from 'node:net'
 import type { WebSocket } from 'ws'
 import type { AppContext } from '../context.js'
-import { isShared, jsonPieces } from '../lib/shared-json.js'
+import { isShared, stringifyShared } from '../lib/shared-json.js'
 import * as chatLog from './chat-log.js'
 import { CLOSE } from './close-codes.js'
 import type { Frame } from './fanout.js'
 import type { GatewayHooks } from './hooks.js'
 import { Stream } from './stream.js'
-import { textFrames, textLength, type FrameText } from './text-frames.js'
+import { textFrames } from './text-frames.js'
 import * as updates from './updates.js'
 
 /** a live frame finding more than this unsent on its socket closes it (4008): the client resumes */
@@ -28,13 +28,13 @@ const DRAIN_POLL_MS = 10
 type MemberEvent = { chat_id?: number; user_id?: number; chat_seq?: number }
 
 /**
- * A frame's text: `JSON.stringify(frame)`, in pieces around the bytes of a message shared by its
- * sender (lib/shared-json.ts) when the frame carries one as its data (an ack) or as data.message
- * (message.new), so a send is serialized and encoded once for its ack and every socket it reaches.
+ * A frame's text: `JSON.stringify(frame)`, reusing the text of a message shared by its sender
+ * (lib/shared-json.ts) when the frame carries one as its data (an ack) or as data.message
+ * (message.new), so a send is serialized once for its ack and every socket it reaches.
  */
-export function frameText(frame: { data?: unknown }): FrameText {
+export function frameText(frame: { data?: unknown }): string {
   const data = frame.data
-  if (typeof data === 'object' && data !== null && (isShared(data) || isShared((data as { message?: unknown }).message))) return jsonPieces(frame)
+  if (typeof data === 'object' && data !== null && (isShared(data) || isShared((data as { message?: unknown }).message))) return stringifyShared(frame)
   return JSON.stringify(frame)
 }
 
@@ -97,7 +97,7 @@ export class Connection {
   /** chat cursors a `resume` named before the chat streams existed */
   private resumeChats = new Map<number, number>()
   /** frames of this burst not yet written (see `holding`), and their total length (UTF-16 units, about bytes) */
-  private held: FrameText[] = []
+  private held: string[] = []
   private heldLength = 0
   /**
    * message.new frames among `held` of messages this user sent, by the message (the object its
@@ -132,7 +132,7 @@ export class Connection {
   }
 
   /** Hands the frame to the socket; false if it did not go out (closed, or closed now for being too slow). */
-  send(frame: Frame, text?: FrameText): boolean {
+  send(frame: Frame, text?: string): boolean {
     if (this.socket.readyState !== this.socket.OPEN) return false
     if (this.unsent() > MAX_BUFFERED) {
       this.close(CLOSE.tooSlow)
@@ -144,7 +144,7 @@ export class Connection {
       holding.add(this)
     }
     this.held.push(out)
-    this.heldLength += textLength(out)
+    this.heldLength += out.length
     this.ctx.metrics.frameSent()
     if (this.heldLength >= HOLD_LIMIT) this.flush()
     return true
@@ -169,7 +169,7 @@ export class Connection {
     // without compression its sender never holds a frame back, so the frames keep their order.
     const tcp = (this.socket as unknown as { _socket?: Socket })._socket
     if (tcp) tcp.write(textFrames(frames))
-    else for (const text of frames) this.socket.send(typeof text === 'string' ? text : Buffer.concat(text.map((piece) => (typeof piece === 'string' ? Buffer.from(piece) : piece))), { binary: false })
+    else for (const text of frames) this.socket.send(text)
   }
 
   /**
@@ -185,7 +185,7 @@ export class Connection {
     this.ownHeld.delete(frame.data as object)
     const ack: Frame & { id: string | number } = { type: 'ack', id: frame.id, seq: own.seq, data: frame.data }
     const text = frameText(ack)
-    this.heldLength += textLength(text) - textLength(this.held[own.index])
+    this.heldLength += text.length - this.held[own.index].length
     this.held[own.index] = text
     return true
   }
@@ -283,7 +283,7 @@ export class Connection {
   }
 
   /** A live frame of a group or channel (serialized once for all its subscribers: `text`). */
-  deliverChat(frame: Frame, text?: FrameText) {
+  deliverChat(frame: Frame, text?: string) {
     if (this.early) return void this.early.push(frame)
     const stream = this.chats.get(frame.chat_id!)
     if (!stream) return

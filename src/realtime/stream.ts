@@ -3,7 +3,6 @@
  * group's or channel's event log, with the cursor, the catch-up from the log and the replay.
  */
 import type { Frame } from './fanout.js'
-import type { FrameText } from './text-frames.js'
 
 const REPLAY_BATCH = 500
 /** live frames held during a replay; past this they are dropped and read from the log instead */
@@ -33,7 +32,7 @@ export class Stream {
     private readonly io: {
       seqOf: (frame: Frame) => number
       load: (after: number, limit: number) => Promise<Frame[]>
-      emit: (frame: Frame, text?: FrameText) => void
+      emit: (frame: Frame, text?: string) => void
       /** while a replay runs: false at once if the socket has room, else waits until it has (false: it closed) */
       backlogged: () => false | Promise<boolean>
       /** the log was pruned past the cursor: the client must reload what this stream covers */
@@ -53,7 +52,7 @@ export class Stream {
     this.syncing = unopened
   }
 
-  deliver(frame: Frame, text?: FrameText) {
+  deliver(frame: Frame, text?: string) {
     if (this.syncing) {
       // Every frame of a stream is in the log before it is published: past the limit, the replay
       // reads the held ones from there rather than holding more for a slow client.

@@ -50,23 +50,3 @@ test('the frames are exactly as long as their headers and UTF-8 texts', () => {
   assert.equal(textFrames([]).length, 0)
   assert.deepEqual([...textFrames(['hi'])], [0x81, 2, 0x68, 0x69], 'FIN, opcode 1, unmasked')
 })
-
-test('frames of pieces (strings and shared UTF-8 bytes) read back as their joined text, mixed with whole texts, in every length class', () => {
-  const bytes = (text: string) => Buffer.from(text, 'utf8')
-  const frames = [
-    ['{"type":"ack","id":"ключ","data":', bytes('{"content":"é 🌍"}'), '}'],
-    [bytes('x'.repeat(120)), '€€'],
-    ['€'.repeat(40), bytes('y'.repeat(10))],
-    [bytes('z'.repeat(65_530)), '€€'],
-    ['a', bytes('😀'.repeat(17_000)), 'b'],
-    [bytes('')],
-  ]
-  const joined = frames.map((pieces) => pieces.map((piece) => (typeof piece === 'string' ? piece : piece.toString('utf8'))).join(''))
-  const mixed = [frames[0], 'whole', ...frames.slice(1), 'x'.repeat(300)]
-  assert.deepEqual(parse(textFrames(mixed)), [joined[0], 'whole', ...joined.slice(1), 'x'.repeat(300)])
-  assert.deepEqual(parse(textFrames(mixed), 5), [joined[0], 'whole', ...joined.slice(1), 'x'.repeat(300)])
-  // exact lengths: 122 bytes and 126 bytes (past the short header), 65,536 bytes (past the 16-bit one)
-  assert.equal(textFrames([frames[1]]).length, 4 + 126)
-  assert.equal(textFrames([[bytes('x'.repeat(120)), 'ab']]).length, 2 + 122)
-  assert.equal(textFrames([frames[3]]).length, 10 + 65_536)
-})
