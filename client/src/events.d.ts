@@ -855,6 +855,10 @@ export interface PongFrame {
 export interface AckFrame {
   type: 'ack'
   id: string | number
+  /**
+   * on a send's ack: the seq of the sender's message.new, which this socket gets as this ack instead
+   */
+  seq?: number
   data:
     | {
         message_id: number | null

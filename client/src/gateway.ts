@@ -54,7 +54,9 @@ export interface Gateway {
   /**
    * Asks the server over the socket and resolves with the ack's data once done (a write: once
    * stored); rejects with a GatewayRequestError, or an Error if the socket closes first (then
-   * retry, with the same client_message_id for a send).
+   * retry, with the same client_message_id for a send). A message sent here comes back here, not
+   * to onEvent: the server answers the socket that sent it with the ack in place of its own
+   * message.new (docs/realtime.md), and the position moves past it.
    */
   request<T extends RequestType>(type: T, data: RequestData<T>): Promise<AckFrame['data']>
   close(): void
@@ -91,6 +93,8 @@ export function connectGateway(options: GatewayOptions): Gateway {
     if ((frame.type === 'ack' || frame.type === 'error') && 'id' in frame && typeof frame.id === 'string' && pending.has(frame.id)) {
       const waiting = pending.get(frame.id)!
       pending.delete(frame.id)
+      // a send's ack stands for the sender's own message.new on this socket: the position moves past it
+      if (frame.type === 'ack' && frame.seq !== undefined && frame.seq > seq) seq = frame.seq
       if (frame.type === 'ack') waiting.resolve(frame.data)
       else if ('error' in frame) waiting.reject(new GatewayRequestError(frame.error.code, frame.error.message, frame.error.retry_after))
       return

@@ -82,6 +82,12 @@ test('the gateway helper sends over the socket: request() resolves with the stor
   const message = await aliceSocket.gateway.request('send', { receiver_id: bob.id, content: 'over the typed socket' })
   assert.ok(message && 'content' in message && message.content === 'over the typed socket', JSON.stringify(message))
   await bobSocket.waitFor(isMessage('over the typed socket'), 'message.new')
+  // the ack stood for alice's own message.new on her socket: her position is past it, and it never reached onEvent
+  const aliceApi = createTernClient({ baseUrl: server.url, auth: { bearer: alice.token } })
+  const latest = (await aliceApi.GET(`${V2}/updates`, { params: { query: {} } })).data as { data: { seq: number } } | undefined
+  assert.equal(aliceSocket.gateway.position().seq, latest?.data.seq)
+  assert.ok(!aliceSocket.frames.some(isMessage('over the typed socket')), 'no message.new of her own on the socket that sent it')
+  assert.ok(bobSocket.frames.some(isMessage('over the typed socket')), 'bob got it as message.new')
   const api = createTernClient({ baseUrl: server.url, auth: { bearer: bob.token } })
   const history = await api.GET(`${V2}/chat/history`, { params: { query: { chat_id: (message as { chat_id: number }).chat_id } } })
   assert.deepEqual(history.data?.items.map((m) => m.content), ['over the typed socket'])
