@@ -34,6 +34,9 @@ test('a send over the socket is acknowledged with the stored message, and the pe
   const second = await aliceSocket.request('send', { chat_id: chatId, content: 'second' }, 7)
   assert.equal(second.type, 'ack')
   assert.equal(second.id, 7)
+  // each ack stood for alice's own message.new on this socket (the general path's and the common path's alike)
+  assert.equal(second.seq, first.seq! + 1)
+  assert.ok(!aliceSocket.received.some((f) => f.type === 'message.new'), 'no copy of her own on the socket that sent them')
   assert.deepEqual((await history(bob, chatId)).map((m) => m.message_id), [second.data.message_id, first.data.message_id])
   assert.equal((await bobSocket.next('message.new')).data.message.content, 'second')
 
@@ -89,14 +92,19 @@ test('a retried send (same client_message_id) after a reconnect answers the firs
   const bobSocket = await TestSocket.connect(server.url, bob.token)
   let socket = await TestSocket.connect(server.url, alice.token)
   const body = { receiver_id: bob.id, content: 'exactly once', client_message_id: 'retry-me-1' }
-  const first = await assertDelivered(bobSocket, 'message.new', () => socket.request('send', body))
+  let firstAck: Awaited<ReturnType<TestSocket['request']>> | undefined
+  const first = await assertDelivered(bobSocket, 'message.new', async () => (firstAck = await socket.request('send', body)))
   const messageId = first[0].data.message.message_id
+  // the first send's ack stood for alice's message.new on her socket
+  assert.equal(typeof firstAck?.seq, 'number', JSON.stringify(firstAck))
   await socket.close()
 
   socket = await TestSocket.connect(server.url, alice.token)
   const again = await socket.request('send', body, 'second-try')
   assert.equal(again.type, 'ack')
   assert.equal(again.data.message_id, messageId)
+  // nothing new was logged: the retry's ack stands for no update
+  assert.equal(again.seq, undefined)
   await assertNone(bobSocket, 'message.new', 300, 'a second message.new for the retry')
   assert.deepEqual((await history(bob, first[0].data.message.chat_id)).map((m) => m.message_id), [messageId])
   // the same id for another message is a conflict, as over HTTP
