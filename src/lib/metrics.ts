@@ -1,11 +1,12 @@
 /**
  * The instance's Prometheus metrics (prom-client), one registry per AppContext so that several
  * servers in one process (tests) keep theirs apart. What the hot paths record is cheap: a request
- * is one observation on a histogram child looked up by a cached key, a frame sent is one counter
- * increment; everything that needs a query (the update log's size, the job records, the database
- * pool) is read only when /metrics is scraped.
+ * is one observation on a histogram child looked up by a cached key (lib/histogram.ts), a frame
+ * sent is one counter increment; everything that needs a query (the update log's size, the job
+ * records, the database pool) is read only when /metrics is scraped.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
+import { LeanHistogram, type Observer } from './histogram.js'
 
 /** Request latency buckets, seconds: the API answers in milliseconds; uploads and long polls take longer. */
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -42,26 +43,26 @@ export class Metrics {
     updateLogRows: async () => 0,
   }
 
-  private readonly requests: Histogram<RequestLabels>
+  private readonly requests: LeanHistogram<RequestLabels>
   /** histogram children by `method route status`: a label lookup costs more than the observation */
-  private readonly requestChildren = new Map<string, { observe(value: number): void }>()
+  private readonly requestChildren = new Map<string, Observer>()
   private readonly framesSent: Counter
   private readonly socketWrites: Counter
-  private readonly socketRequests: Histogram<'type' | 'outcome'>
-  private readonly socketRequestChildren = new Map<string, { observe(value: number): void }>()
-  private readonly fanoutLag: Histogram
+  private readonly socketRequests: LeanHistogram<'type' | 'outcome'>
+  private readonly socketRequestChildren = new Map<string, Observer>()
+  private readonly fanoutLag: Observer
   private readonly slowRequests: Counter
   private readonly slowQueries: Counter
 
   constructor() {
     const registers = [this.registry]
     collectDefaultMetrics({ register: this.registry, prefix: 'tern_', eventLoopMonitoringPrecision: 10 })
-    this.requests = new Histogram({
+    this.requests = new LeanHistogram({
       name: 'tern_http_request_duration_seconds',
       help: 'HTTP requests by route (the route pattern, not the URL), method and status class, with their latency',
       labelNames: ['route', 'method', 'status'],
       buckets: REQUEST_BUCKETS,
-      registers,
+      registry: this.registry,
     })
     this.framesSent = new Counter({ name: 'tern_ws_frames_sent_total', help: 'Frames handed to WebSocket clients (events delivered)', registers })
     this.socketWrites = new Counter({
@@ -69,19 +70,20 @@ export class Metrics {
       help: 'Writes to WebSocket clients: the frames one socket is handed in one burst of work leave in one write',
       registers,
     })
-    this.socketRequests = new Histogram({
+    this.socketRequests = new LeanHistogram({
       name: 'tern_ws_request_duration_seconds',
       help: 'Requests made over the socket (send, edit…) by type and outcome (ack, or the error code), from arrival to answer',
       labelNames: ['type', 'outcome'],
       buckets: REQUEST_BUCKETS,
-      registers,
+      registry: this.registry,
     })
-    this.fanoutLag = new Histogram({
+    this.fanoutLag = new LeanHistogram({
       name: 'tern_fanout_lag_seconds',
       help: 'From a publish on one instance to its arrival on another (Redis fan-out; clocks of different machines add their skew)',
+      labelNames: [],
       buckets: LAG_BUCKETS,
-      registers,
-    })
+      registry: this.registry,
+    }).labels()
     this.slowRequests = new Counter({ name: 'tern_http_slow_requests_total', help: 'Requests slower than SLOW_REQUEST_MS (each is also logged)', registers })
     this.slowQueries = new Counter({ name: 'tern_db_slow_queries_total', help: 'Database queries slower than SLOW_QUERY_MS (each is also logged)', registers })
 
