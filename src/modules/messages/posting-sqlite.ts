@@ -112,15 +112,27 @@ type HotChat = [peer1: number, peer2: number, messageSeq: number, peer1Seq: numb
 
 /**
  * twin: repo.ts insertMessage. The columns are those messageValues builds (the same builder as the
- * general path's), so a new message field reaches both INSERTs with one edit.
+ * general path's), so a new message field reaches both INSERTs with one edit. A column the
+ * message leaves null is left out of the statement (every such column defaults to null): a plain
+ * text message binds 8 values instead of 27, and each bound value costs about 40 ns here. One
+ * statement per set of columns present, kept by that set as a bit mask.
  */
-let insertMessageSql: { sql: string; columns: (keyof MessageValues)[] } | null = null
+const insertMessageSql = new Map<number, { sql: string; columns: (keyof MessageValues)[] }>()
 function insertMessage(sqlite: SQLite.Database, values: MessageValues): number {
-  if (!insertMessageSql) {
-    const columns = Object.keys(values) as (keyof MessageValues)[]
-    insertMessageSql = { sql: `insert into messages (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`, columns }
+  // a sum of powers of two rather than `|`: exact past 31 columns
+  let present = 0
+  let bit = 1
+  for (const column in values) {
+    if (values[column as keyof MessageValues] !== null) present += bit
+    bit *= 2
   }
-  const { sql, columns } = insertMessageSql
+  let insert = insertMessageSql.get(present)
+  if (!insert) {
+    const columns = (Object.keys(values) as (keyof MessageValues)[]).filter((_, i) => Math.floor(present / 2 ** i) % 2 === 1)
+    insert = { sql: `insert into messages (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`, columns }
+    insertMessageSql.set(present, insert)
+  }
+  const { sql, columns } = insert
   return Number(statement(sqlite, sql).run(...columns.map((column) => values[column])).lastInsertRowid)
 }
 
