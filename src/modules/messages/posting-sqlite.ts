@@ -117,23 +117,26 @@ type HotChat = [peer1: number, peer2: number, messageSeq: number, peer1Seq: numb
  * text message binds 8 values instead of 27, and each bound value costs about 40 ns here. One
  * statement per set of columns present, kept by that set as a bit mask.
  */
-const insertMessageSql = new Map<number, { sql: string; columns: (keyof MessageValues)[] }>()
+const insertMessageSql = new Map<number, string>()
 function insertMessage(sqlite: SQLite.Database, values: MessageValues): number {
-  // a sum of powers of two rather than `|`: exact past 31 columns
+  // the values in the builder's key order (one call, where reading them by name from a variable
+  // is a megamorphic lookup each)
+  const all = Object.values(values)
+  const bound: unknown[] = []
   let present = 0
-  let bit = 1
-  for (const column in values) {
-    if (values[column as keyof MessageValues] !== null) present += bit
-    bit *= 2
+  for (let i = 0, bit = 1; i < all.length; i++, bit *= 2) {
+    if (all[i] === null) continue
+    // a sum of powers of two rather than `|`: exact past 31 columns
+    present += bit
+    bound.push(all[i])
   }
-  let insert = insertMessageSql.get(present)
-  if (!insert) {
-    const columns = (Object.keys(values) as (keyof MessageValues)[]).filter((_, i) => Math.floor(present / 2 ** i) % 2 === 1)
-    insert = { sql: `insert into messages (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`, columns }
-    insertMessageSql.set(present, insert)
+  let sql = insertMessageSql.get(present)
+  if (sql === undefined) {
+    const columns = Object.keys(values).filter((_, i) => all[i] !== null)
+    sql = `insert into messages (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`
+    insertMessageSql.set(present, sql)
   }
-  const { sql, columns } = insert
-  return Number(statement(sqlite, sql).run(...columns.map((column) => values[column])).lastInsertRowid)
+  return Number(statement(sqlite, sql).run(...bound).lastInsertRowid)
 }
 
 export type FastSend =
@@ -303,7 +306,8 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | nu
   // The row as the database now holds it, built here rather than read back (RETURNING * costs
   // as much as the insert itself).
   const values = messageValues(draft, { chatId, seq: messageSeq + 1, senderId: me.id, receiverId, clientId, origin: null, now })
-  const row: MessageRow = { id: insertMessage(sqlite, values), ...values, deleted_for_all: 0, edited_at: null, scheduled_at: null, delivered_at: null, read_at: null }
+  // (the values become the row: a spread copy of their 27 fields cost about 4 % of a send's instructions)
+  const row: MessageRow = Object.assign(values, { id: insertMessage(sqlite, values), deleted_for_all: 0, edited_at: null, scheduled_at: null, delivered_at: null, read_at: null })
   const after: PassChat = { peer1, peer2, sender: me.id, messageSeq: row.seq, lastId: row.id, lastAt: now }
   if (!sends) writeChat(sqlite, chatId, after)
   else {
