@@ -69,9 +69,9 @@ export class LeanHistogram<L extends string> {
   }
 
   /**
-   * The histogram of one label set, given in labelNames' order. Keep it: the lookup costs more than
-   * an observation. Each label must take few values (a route pattern, a method, a request type): a
-   * label set is kept for good.
+   * The histogram of one label set, given in labelNames' order (one Map lookup by the joined
+   * values). Each label must take few values (a route pattern, a method, a request type): a label
+   * set is kept for good.
    */
   labels(...values: string[]): Observer {
     if (values.length !== this.labelNames.length) throw new TypeError(`${this.name} takes ${this.labelNames.length} label values, got ${values.length}`)

@@ -1,7 +1,7 @@
 /**
  * The instance's Prometheus metrics (prom-client), one registry per AppContext so that several
  * servers in one process (tests) keep theirs apart. What the hot paths record is cheap: a request
- * is one observation on a histogram child looked up by a cached key (lib/histogram.ts), a frame
+ * is one observation on its label set's histogram, found by key (lib/histogram.ts), a frame
  * sent is one counter increment; everything that needs a query (the update log's size, the job
  * records, the database pool) is read only when /metrics is scraped.
  */
@@ -44,12 +44,9 @@ export class Metrics {
   }
 
   private readonly requests: LeanHistogram<RequestLabels>
-  /** histogram children by `method route status`: a label lookup costs more than the observation */
-  private readonly requestChildren = new Map<string, Observer>()
   private readonly framesSent: Counter
   private readonly socketWrites: Counter
   private readonly socketRequests: LeanHistogram<'type' | 'outcome'>
-  private readonly socketRequestChildren = new Map<string, Observer>()
   private readonly fanoutLag: Observer
   private readonly slowRequests: Counter
   private readonly slowQueries: Counter
@@ -140,22 +137,12 @@ export class Metrics {
   /** One finished request. `route` is the route's pattern (null: no route matched). */
   request(route: string | null, method: string, statusCode: number, milliseconds: number) {
     const status = statusCode >= 500 ? '5xx' : statusCode >= 400 ? '4xx' : statusCode >= 300 ? '3xx' : '2xx'
-    const path = route ?? 'unmatched'
-    const key = `${method} ${path} ${status}`
-    let child = this.requestChildren.get(key)
-    if (!child) {
-      child = this.requests.labels(path, method, status)
-      this.requestChildren.set(key, child)
-    }
-    child.observe(milliseconds / 1000)
+    this.requests.labels(route ?? 'unmatched', method, status).observe(milliseconds / 1000)
   }
 
   /** `type` is one of the known request types (never a client's string), `outcome` ack or an error code */
   socketRequest(type: string, outcome: string, milliseconds: number) {
-    const key = `${type} ${outcome}`
-    let child = this.socketRequestChildren.get(key)
-    if (!child) this.socketRequestChildren.set(key, (child = this.socketRequests.labels(type, outcome)))
-    child.observe(milliseconds / 1000)
+    this.socketRequests.labels(type, outcome).observe(milliseconds / 1000)
   }
 
   frameSent() {
