@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import { isShared, share, stringifyShared } from './shared-json.js'
+import { isShared, shapeJson, share, stringifyShared } from './shared-json.js'
 
 test('a frame embedding a shared message has JSON.stringify’s text, field order included, and the text is made once', () => {
   const message = { message_id: 7, chat_id: 3, content: 'hé "quoted" \u2028', reactions: {}, read_at: null, is_read: false, skipped: undefined }
@@ -64,4 +64,50 @@ test('a shared object deeper than the depth walked is stringified as it is (same
   const value = { a: { b: { c: deep } } }
   assert.equal(stringifyShared(value, 1), JSON.stringify(value))
   assert.equal(stringifyShared(value, 3), JSON.stringify(value))
+})
+
+test('shapeJson writes what JSON.stringify writes, for any values in the shape and anything else', () => {
+  type Shape = { a: unknown; b: unknown; c: unknown; d: unknown }
+  const json = shapeJson<Shape>(['a', 'b', 'c', 'd'])
+  const value = fc.oneof(
+    fc.constant(null),
+    fc.boolean(),
+    fc.double(),
+    fc.integer(),
+    fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, '', 'plain', 'a "quote"', 'back\\slash', '\u0000\u001f\u007f', '\ud83d\ude00 paired', 'lone \ud800', 'lone \udfff end', 'line\u2028sep'),
+    fc.string({ unit: 'binary' }),
+    fc.jsonValue(),
+  )
+  fc.assert(fc.property(value, value, value, value, (a, b, c, d) => {
+    const shaped = { a, b, c, d }
+    assert.equal(json(shaped), JSON.stringify(shaped))
+  }), { numRuns: 2000 })
+  // the skeletons (one per set of null fields) are reused: the same text for the same values
+  const twice = { a: null, b: 'x', c: null, d: 1 }
+  assert.equal(json(twice), '{"a":null,"b":"x","c":null,"d":1}')
+  assert.equal(json({ ...twice, d: 2 }), '{"a":null,"b":"x","c":null,"d":2}')
+  assert.equal(json({ a: 1, b: 2, c: 3, d: 4 }), '{"a":1,"b":2,"c":3,"d":4}')
+  assert.equal(json({ a: null, b: null, c: null, d: null }), '{"a":null,"b":null,"c":null,"d":null}')
+  // values JSON.stringify leaves out with their key, or refuses; another size of object; toJSON
+  for (const odd of [
+    { a: undefined, b: 1, c: 2, d: 3 },
+    { a: 1, b: () => 2, c: 3, d: Symbol('s') },
+    { a: 1, b: 2, c: 3 },
+    { a: 1, b: 2, c: 3, d: 4, e: 5 },
+    { a: new Date(0), b: { toJSON: () => undefined }, c: [undefined, () => 1], d: { nested: 'é' } },
+  ]) assert.equal(json(odd as unknown as Shape), JSON.stringify(odd))
+  assert.throws(() => json({ a: 1, b: 2n, c: 3, d: 4 }), TypeError)
+  assert.equal(shapeJson<object>([])({}), '{}')
+})
+
+test('a shared object with its shape serializer: the frames embed that text, made once', () => {
+  type Shape = { id: number; text: string }
+  let calls = 0
+  const json = shapeJson<Shape>(['id', 'text'])
+  const message: Shape = { id: 1, text: 'hi "there"' }
+  share(message, (value) => (calls++, json(value)))
+  for (const frame of [{ type: 'ack', id: 2, data: message }, { type: 'message.new', data: { message } }]) {
+    assert.equal(stringifyShared(frame), JSON.stringify(frame))
+  }
+  assert.equal(calls, 1)
 })

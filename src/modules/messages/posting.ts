@@ -15,7 +15,7 @@ import * as blocks from '../blocks/service.js'
 import { can } from '../chats/permissions.js'
 import * as chats from '../chats/service.js'
 import { messageValues, type Draft, type Origin } from './draft.js'
-import { presentMessage } from './present.js'
+import { messageJson, presentMessage } from './present.js'
 import * as repo from './repo.js'
 import * as scheduledRepo from './scheduled-repo.js'
 import type { MessageView } from './schemas.js'
@@ -84,7 +84,7 @@ export async function writeMessage(
   await chats.afterMessage(db, chat, row.id, sender.id, seq, now)
   const message = presentMessage(row, sender, receiverId === sender.id)
   // final: its JSON is made once for the members' frames and the sender's answer
-  share(message)
+  share(message, messageJson)
   await events.toChat(chat, 'message.new', { message }, { messageId: row.id })
   return message
 }

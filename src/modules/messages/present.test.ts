@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import test from 'node:test'
 import type { MessageRow } from '../../db/tables.js'
-import { firstCharacters, formatSize, presentMessage, presentRich } from './present.js'
+import fc from 'fast-check'
+import { firstCharacters, formatSize, messageJson, presentMessage, presentRich } from './present.js'
 
 test('formatSize: bytes, then one decimal under 10 units, whole numbers above', () => {
   assert.equal(formatSize(0), '0 B')
@@ -42,4 +43,24 @@ test('firstCharacters counts what a reader sees: emoji, flags and combined emoji
   assert.equal(firstCharacters('🇩🇪🇫🇷🇮🇹', 2), '🇩🇪🇫🇷')
   assert.equal(firstCharacters('👩‍👩‍👧x', 1), '👩‍👩‍👧')
   assert.equal(firstCharacters('e\u0301tude', 2), 'e\u0301t')
+})
+
+test('messageJson writes a message view as JSON.stringify does, whichever fields are set', () => {
+  const text = fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('plain', 'a "quote" \\ \n', '\ud83d\ude00', 'lone \udc00'))
+  const maybe = <T>(arbitrary: fc.Arbitrary<T>) => fc.option(arbitrary, { nil: null })
+  const rows = fc.record({
+    id: fc.nat(), content: text, reply_to_id: maybe(fc.nat()), forwarded_from: maybe(text), file_path: maybe(fc.constant('ab/cd.pdf')),
+    file_type: maybe(fc.constant('document')), is_encrypted: fc.constantFrom(0, 1), encrypted_content: maybe(text), emoji: maybe(text),
+    emoji_size: maybe(fc.integer()), read_at: maybe(fc.nat()), delivered_at: maybe(fc.nat()), edited_at: maybe(fc.nat()),
+    client_message_id: maybe(text), topic_id: maybe(fc.nat()), poll_id: maybe(fc.nat()), is_from_external: fc.constantFrom(0, 1),
+  })
+  const senders = fc.record({ username: text, avatar: maybe(fc.constant('a/b.png')), privacy_avatar: fc.constantFrom('everyone' as const, 'nobody' as const) })
+  const reactions = fc.dictionary(fc.string(), fc.integer())
+  fc.assert(fc.property(rows, senders, fc.boolean(), reactions, (fields, sender, read, counts) => {
+    const view = presentMessage({ ...row, ...fields }, sender, read, counts)
+    assert.equal(messageJson(view), JSON.stringify(view))
+  }), { numRuns: 1000 })
+  // a pending message's view has more fields: written as JSON.stringify writes it
+  const pending = { ...presentMessage(row, { username: 'alice', avatar: null, privacy_avatar: 'everyone' }, false), scheduled_id: 4, is_scheduled: true }
+  assert.equal(messageJson(pending), JSON.stringify(pending))
 })

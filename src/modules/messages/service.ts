@@ -15,7 +15,7 @@ import { draftFrom, repeats, type Draft } from './draft.js'
 import { batchPath } from './posting-pg.js'
 import { fastPath, type FastPath } from './posting-sqlite.js'
 import { assertMaySend, assertReplyTarget, findFirstSend, writeMessage, type FirstSend } from './posting.js'
-import { isRead, presentMessage, presentRich, type Sender } from './present.js'
+import { isRead, messageJson, presentMessage, presentRich, type Sender } from './present.js'
 import * as repo from './repo.js'
 import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from './schemas.js'
 import * as scheduled from './scheduled.js'
@@ -92,7 +92,7 @@ export async function send(ctx: AppContext, me: UserRow, input: SendMessageBody,
     if (outcome.kind === 'retry') return answerRetry(ctx, me, input, outcome.first)
     if (outcome.kind === 'sent') {
       // final: its JSON is made once for the members' frames and the ack
-      share(outcome.message)
+      share(outcome.message, messageJson)
       announceRecorded(ctx, outcome.recorded, 'message.new', { message: outcome.message }, outcome.message.chat_id, now)
       return outcome.message
     }
