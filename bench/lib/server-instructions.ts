@@ -137,11 +137,8 @@ function dumpedCounts(dataDir: string): Counted {
   return { main, others }
 }
 
-/**
- * Instructions per message of one server and way of sending, from a fresh server and data
- * directory. With `keepDump`, the main thread's dump is copied there (for callgrind_annotate).
- */
-export async function countInstructions(machine: Machine, spec: CountSpec, keepDump?: string): Promise<Counted> {
+/** Instructions per message of one server and way of sending, from a fresh server and data directory. */
+export async function countInstructions(machine: Machine, spec: CountSpec): Promise<Counted> {
   const { kind, target } = spec
   const dataDir = makeDataDir(`cpu-${kind}`)
   const vgdb = path.join(dataDir, 'vgdb')
@@ -198,9 +195,6 @@ export async function countInstructions(machine: Machine, spec: CountSpec, keepD
     control('--dump')
     const { main, others } = dumpedCounts(dataDir)
     if (!main) throw new Error(`no callgrind dump of ${kind}'s main thread (${fs.readdirSync(dataDir).join(', ')})`)
-    if (keepDump) {
-      for (const name of fs.readdirSync(dataDir)) if (/^callgrind\.out\.\d+-01$/.test(name)) fs.copyFileSync(path.join(dataDir, name), keepDump)
-    }
     return { main: main / spec.measured, others: others / spec.measured }
   } finally {
     for (const connection of connections) connection.close()

@@ -111,3 +111,16 @@ test('a shared object with its shape serializer: the frames embed that text, mad
   }
   assert.equal(calls, 1)
 })
+
+test('shapeJson past its kept skeletons, and past 52 fields: still JSON.stringify’s text', () => {
+  const fields = Array.from({ length: 12 }, (_, i) => `f${i}`)
+  const json = shapeJson<Record<string, unknown>>(fields)
+  // 4,096 sets of null fields, past the 1,024 kept
+  for (let mask = 0; mask < 4096; mask++) {
+    const value = Object.fromEntries(fields.map((field, i) => [field, mask & (1 << i) ? null : i]))
+    assert.equal(json(value), JSON.stringify(value))
+  }
+  const wide = Array.from({ length: 60 }, (_, i) => `w${i}`)
+  const value = Object.fromEntries(wide.map((field, i) => [field, i % 3 === 0 ? null : 'x']))
+  assert.equal(shapeJson<Record<string, unknown>>(wide)(value), JSON.stringify(value))
+})

@@ -81,6 +81,9 @@ export function stringifyShared(value: unknown, depth = 2): string {
 /** A string's JSON text needs escapes if it holds a control character, a quote, a backslash or a surrogate (paired or not). */
 const NEEDS_ESCAPES = /[\u0000-\u001f"\\\ud800-\udfff]/
 
+/** Skeletons kept per shape; past this many sets of null fields, a new set's is made each time. */
+const SKELETONS_MAX = 1024
+
 /** One shape's text with its null fields written in: the texts between the other fields' values. */
 interface Skeleton {
   /** `between[0]`, value of `fields[present[0]]`, `between[1]`, …, `between[present.length]` */
@@ -99,6 +102,8 @@ interface Skeleton {
  * refuse, is JSON.stringify's; the caller vouches that the keys, if as many, are `fields` in order.
  */
 export function shapeJson<T extends object>(fields: readonly (keyof T & string)[]): (value: T) => string {
+  // the set of null fields is a bit mask, exact up to 2^53
+  if (fields.length > 52) return JSON.stringify
   const keys = fields.map((field, i) => `${i === 0 ? '{' : ','}${JSON.stringify(field)}:`)
   const skeletons = new Map<number, Skeleton>()
   const skeleton = (values: unknown[], nulls: number): Skeleton => {
@@ -116,12 +121,13 @@ export function shapeJson<T extends object>(fields: readonly (keyof T & string)[
       }
     }
     made.between.push(`${keys.length === 0 ? '{' : text}}`)
-    skeletons.set(nulls, made)
+    // bounded: which fields are null is partly the senders' choice
+    if (skeletons.size < SKELETONS_MAX) skeletons.set(nulls, made)
     return made
   }
   return (value: T): string => {
     const values = Object.values(value)
-    if (values.length !== keys.length || keys.length > 52) return JSON.stringify(value)
+    if (values.length !== keys.length) return JSON.stringify(value)
     let nulls = 0
     for (let i = 0, bit = 1; i < values.length; i++, bit *= 2) if (values[i] === null) nulls += bit
     const { between, present } = skeleton(values, nulls)
