@@ -24,7 +24,6 @@ interface Profile {
   self: Map<string, number>
   /** `caller\u0000callee` → instructions spent through those calls, and how many calls */
   calls: Map<string, { cost: number; count: number }>
-  pid: number | null
 }
 
 /** JIT code's address ranges and names, from a perf map (`<start hex> <size hex> <name>` lines). */
@@ -85,7 +84,6 @@ function parseCallgrind(text: string, map: PerfMap | null): Profile {
   let callee = ''
   /** the number of calls of the `calls=` line before this cost line, or null */
   let pending: number | null = null
-  const pidLine = /^pid: (\d+)$/m.exec(text)
   for (const line of text.split('\n')) {
     if (line.startsWith('fn=')) fn = name(line.slice(3))
     else if (line.startsWith('cfn=')) callee = name(line.slice(4))
@@ -103,7 +101,7 @@ function parseCallgrind(text: string, map: PerfMap | null): Profile {
       }
     }
   }
-  return { self, calls, pid: pidLine ? Number(pidLine[1]) : null }
+  return { self, calls }
 }
 
 function main() {
@@ -117,7 +115,9 @@ function main() {
       map: { type: 'string' },
     },
   })
-  if (positionals.length !== 1) {
+  const per = Number(values.per)
+  const top = Number(values.top)
+  if (positionals.length !== 1 || !(per > 0) || !Number.isInteger(top) || top < 1) {
     console.error('usage: node --import tsx bench/callgrind-profile.ts <callgrind dump> [--per N] [--top N] [--callers PATTERN | --callees PATTERN] [--map FILE]')
     process.exit(2)
   }
@@ -127,8 +127,6 @@ function main() {
   const map = mapFile && fs.existsSync(mapFile) ? new PerfMap(fs.readFileSync(mapFile, 'utf8')) : null
   if (!map) console.error(`(no perf map${mapFile ? ` at ${mapFile}` : ''}: JIT code keeps its addresses; run the server with --perf-basic-prof)`)
   const profile = parseCallgrind(text, map)
-  const per = Number(values.per)
-  const top = Number(values.top)
   const figure = (n: number) => Math.round(n / per).toLocaleString('en-US').padStart(11)
   const total = [...profile.self.values()].reduce((a, b) => a + b, 0)
   console.log(`${figure(total)}  in all${per === 1 ? '' : `, divided by ${per}`}`)
