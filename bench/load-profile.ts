@@ -151,7 +151,7 @@ function profileTable(data: string, messages: number, mainTid: number): string[]
   return out
 }
 
-/** A command's output, through a file: perf script's is large (hundreds of MB on long windows). */
+/** A command's output, through a file: perf script's runs to megabytes, more than a pipe's buffer holds. */
 function spawnText(command: string, args: string[]): string {
   const out = path.join(os.tmpdir(), `load-profile-${process.pid}.txt`)
   const fd = fs.openSync(out, 'w')
@@ -189,6 +189,8 @@ try {
     const events = SYSCALLS.map((name) => `syscalls:sys_enter_${name}`).join(',')
     // one after the other: the syscall tracepoints would add their own cost to the profile
     const stat = await perf(['stat', '-x', ',', '--per-thread', '-e', events, '-p', String(tern.pid), '--', 'sleep', String(seconds)])
+    // perf record keeps an existing file as <file>.old: start each shape's without one
+    fs.rmSync(record, { force: true })
     if (values.record) await perf(['record', '-q', '-e', 'cpu-clock', '-F', String(FREQUENCY), '-g', '-p', String(tern.pid), '-o', record, '--', 'sleep', String(seconds)])
     const result = await load
     const messages = result.throughput * seconds
