@@ -20,7 +20,9 @@
  *    Tern and ejabberd: with one SQLite insert per message, group-committed and acked after it
  *    (the socket twin of send-throughput's plain ceiling), and storing nothing. What a Node server
  *    can do here with no rules, no update log and no events: set beside Tern's and ejabberd's CPU
- *    per message, it tells Node's share of the gap from Tern's own.
+ *    per message, it tells Node's share of the gap from Tern's own. Both also run at the issue's
+ *    two rates, after Tern in each run: their p99 there is what a Node server with nothing but
+ *    the relay reaches on this machine, the floor under Tern's p99 targets.
  *  - floor: once Tern has stopped, its messages service's send runs in process on the same data
  *    (bench/servers/send-alone.ts), with the closed loop's sends in flight: the CPU per message of
  *    the checks, the transaction and its share of the commit, before any transport. Beside each
@@ -131,18 +133,17 @@ export const socketSends: Scenario = {
       relays = ceilings.map((ceiling) => ceiling.server)
       const [withInsert, noStore] = ceilings
       const relayPairs: SocketSendsSpec['pairs'] = pairs.map((_, i) => ({ senderToken: `s.${i}`, receiverToken: `r.${i}`, chatId: i }))
-      const relayLoad = (relay: Server, label: string) =>
+      const closed = { mode: 'closed', window: WINDOW } as const
+      const relayLoad = (relay: Server, label: string, shape: Pick<SocketSendsSpec, 'mode' | 'window' | 'rate'> = closed) =>
         runLoad<PairLoadResult>(ctx.machine, 'socket-sends', {
           port: relay.port,
           pairs: relayPairs,
           warmupMs: ctx.warmupMs,
           durationMs: ctx.durationMs,
           serverPid: relay.pid,
-          mode: 'closed',
-          window: WINDOW,
-        } satisfies SocketSendsSpec).then((result) => checked(ctx, label, result))
+          ...shape,
+        } satisfies SocketSendsSpec).then((result) => checked(ctx, label, result, shape.rate))
 
-      const closed = { mode: 'closed', window: WINDOW } as const
       const ternMax: number[] = []
       const ejabberdMax: number[] = []
       const ternCpu: number[] = []
@@ -168,16 +169,13 @@ export const socketSends: Scenario = {
         ctx.log(`  run ${run}, closed loop (${WINDOW} in flight per pair): ${line.join('; ')}`)
       }
 
-      // the ceilings are measured at the maximum only
-      for (const relay of relays) await relay.stop()
-      relays = []
-
       // Latency at half of Tern's maximum (reference), and at the issue's two rates once Tern's maximum reaches them.
       const half = Math.round(median(ternMax) / 2)
-      const atRate = async (rate: number) => {
+      const atRate = async (rate: number, withCeilings = false) => {
         const p50: number[] = []
         const p99: number[] = []
         const reference: number[] = []
+        const ceilingP99 = ceilings.map(() => [] as number[])
         const ejabberdCan = ejabberd !== null && median(ejabberdMax) >= rate
         if (ejabberd && !ejabberdCan) ctx.log(`  ejabberd's maximum (${fmt(median(ejabberdMax))} msg/s) is below ${fmt(rate)} msg/s: not measured at that rate`)
         for (let run = 1; run <= ctx.runs; run++) {
@@ -191,23 +189,33 @@ export const socketSends: Scenario = {
             reference.push(ref.latency.p99)
             note = `; ejabberd p50 ${fmt(ref.latency.p50, 2)} ms, p99 ${fmt(ref.latency.p99, 2)} ms`
           }
+          if (withCeilings) {
+            for (const [i, ceiling] of ceilings.entries()) {
+              const ref = await relayLoad(ceiling.server, `${ceiling.label} at ${fmt(rate)} msg/s`, open)
+              ceilingP99[i].push(ref.latency.p99)
+              note += `; ${ceiling.label} p50 ${fmt(ref.latency.p50, 2)} ms, p99 ${fmt(ref.latency.p99, 2)} ms (${serverCpu(ref)})`
+            }
+          }
           ctx.log(
             `  run ${run} at ${fmt(rate)} msg/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms (ack p99 ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)}${saturated(result)})${note}`,
           )
         }
-        return { p50, p99, reference: reference.length ? reference : [Number.NaN] }
+        const nothing = [Number.NaN]
+        return { p50, p99, reference: reference.length ? reference : nothing, ceilings: ceilingP99.map((samples) => (samples.length ? samples : nothing)) }
       }
       const atHalf = await atRate(half)
-      const notRun = { p50: [Number.NaN], p99: [Number.NaN], reference: [Number.NaN] }
+      const notRun = { p50: [Number.NaN], p99: [Number.NaN], reference: [Number.NaN], ceilings: ceilings.map(() => [Number.NaN]) }
       const reachable = (rate: number) => {
         const reached = median(ternMax) >= rate
         if (!reached) ctx.log(`  Tern's maximum (${fmt(median(ternMax))} msg/s) is below ${fmt(rate)} msg/s: no latency at that rate`)
         return reached
       }
       const halfReached = reachable(HALF_TARGET_RATE)
-      const atHalfTarget = halfReached ? await atRate(HALF_TARGET_RATE) : notRun
+      const atHalfTarget = halfReached ? await atRate(HALF_TARGET_RATE, true) : notRun
       const reached = reachable(TARGET_RATE)
-      const atTarget = reached ? await atRate(TARGET_RATE) : notRun
+      const atTarget = reached ? await atRate(TARGET_RATE, true) : notRun
+      for (const relay of relays) await relay.stop()
+      relays = []
 
       // the floor: the same sends without the network, once Tern has stopped (on its data)
       await tern.stop()
@@ -240,11 +248,13 @@ export const socketSends: Scenario = {
         { scenario, figure: `Tern p50 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atHalfTarget.p50 },
         { scenario, figure: `Tern p99 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atHalfTarget.p99, target: { max: P99_AT_HALF_MS } },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(HALF_TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atHalfTarget.reference },
+        ...ceilings.map((ceiling, i) => ({ scenario, figure: `${ceiling.label} p99 at ${fmt(HALF_TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atHalfTarget.ceilings[i] }) satisfies Row),
         { scenario, figure: `Tern p50 send → receipt at ${fmt(half)} msg/s (half Tern's max, reference)`, unit: 'ms', samples: atHalf.p50 },
         { scenario, figure: `Tern p99 send → receipt at ${fmt(half)} msg/s (half Tern's max, reference)`, unit: 'ms', samples: atHalf.p99 },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(half)} msg/s (reference)`, unit: 'ms', samples: atHalf.reference },
         { scenario, figure: `Tern p99 send → receipt at ${fmt(TARGET_RATE)} msg/s${reached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atTarget.p99, target: { max: P99_AT_TARGET_MS } },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atTarget.reference },
+        ...ceilings.map((ceiling, i) => ({ scenario, figure: `${ceiling.label} p99 at ${fmt(TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atTarget.ceilings[i] }) satisfies Row),
       ] satisfies Row[]
     } finally {
       for (const relay of relays) await relay.stop()
