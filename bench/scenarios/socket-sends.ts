@@ -187,7 +187,7 @@ export const socketSends: Scenario = {
           if (ejabberdCan) {
             const ref = await xmppLoad(ejabberd!, open, `ejabberd at ${fmt(rate)} msg/s`)
             reference.push(ref.latency.p99)
-            note = `; ejabberd p50 ${fmt(ref.latency.p50, 2)} ms, p99 ${fmt(ref.latency.p99, 2)} ms`
+            note = `; ejabberd p50 ${fmt(ref.latency.p50, 2)} ms, p99 ${fmt(ref.latency.p99, 2)} ms (${serverCpu(ref)})`
           }
           if (withCeilings) {
             for (const [i, ceiling] of ceilings.entries()) {
