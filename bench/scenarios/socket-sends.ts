@@ -59,6 +59,9 @@ const XMPP_PASSWORD = 'bench-password'
 const serverCpu = (result: PairLoadResult) =>
   `${fmt(result.serverCpuPerMessageUs ?? Number.NaN, 1)} µs of CPU per message, ${Math.round((result.serverCpu ?? Number.NaN) * 100)}% of its core`
 
+/** the samples of a figure that was not measured: its row reads n/a */
+const NOT_MEASURED = [Number.NaN]
+
 /** ", saturated" for a fixed-rate window where the server's CPU per message says nothing (pair-load.ts SATURATED) */
 const saturated = (result: PairLoadResult) => ((result.serverCpu ?? 0) >= SATURATED ? ', saturated' : '')
 
@@ -200,11 +203,10 @@ export const socketSends: Scenario = {
             `  run ${run} at ${fmt(rate)} msg/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms (ack p99 ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)}${saturated(result)})${note}`,
           )
         }
-        const nothing = [Number.NaN]
-        return { p50, p99, reference: reference.length ? reference : nothing, ceilings: ceilingP99.map((samples) => (samples.length ? samples : nothing)) }
+        return { p50, p99, reference: reference.length ? reference : NOT_MEASURED, ceilings: ceilingP99.map((samples) => (samples.length ? samples : NOT_MEASURED)) }
       }
       const atHalf = await atRate(half)
-      const notRun = { p50: [Number.NaN], p99: [Number.NaN], reference: [Number.NaN], ceilings: ceilings.map(() => [Number.NaN]) }
+      const notRun = { p50: NOT_MEASURED, p99: NOT_MEASURED, reference: NOT_MEASURED, ceilings: ceilings.map(() => NOT_MEASURED) }
       const reachable = (rate: number) => {
         const reached = median(ternMax) >= rate
         if (!reached) ctx.log(`  Tern's maximum (${fmt(median(ternMax))} msg/s) is below ${fmt(rate)} msg/s: no latency at that rate`)
@@ -230,14 +232,16 @@ export const socketSends: Scenario = {
       }
 
       const scenario = this.name
-      const nothing = [Number.NaN]
       const ejabberdName = ejabberd ? `ejabberd ${ejabberd.version}` : 'ejabberd (not installed)'
+      /** the relays' p99 rows at one of the target rates */
+      const ceilingRows = (rate: number, samples: number[][]): Row[] =>
+        ceilings.map((ceiling, i) => ({ scenario, figure: `${ceiling.label} p99 at ${fmt(rate)} msg/s (reference)`, unit: 'ms', samples: samples[i] }))
       return [
         { scenario, figure: `Tern socket sends, max (stored + delivered, ${WINDOW} in flight per pair)`, unit: 'msg/s', samples: ternMax, target: { min: TARGET_RATE } },
-        { scenario, figure: `${ejabberdName} relayed, max (not stored)`, unit: 'msg/s', samples: ejabberdMax.length ? ejabberdMax : nothing },
-        { scenario, figure: 'Tern / ejabberd', unit: 'x', samples: ejabberdMax.length ? ternMax.map((t, i) => t / ejabberdMax[i]) : nothing, target: { min: 1 } },
+        { scenario, figure: `${ejabberdName} relayed, max (not stored)`, unit: 'msg/s', samples: ejabberdMax.length ? ejabberdMax : NOT_MEASURED },
+        { scenario, figure: 'Tern / ejabberd', unit: 'x', samples: ejabberdMax.length ? ternMax.map((t, i) => t / ejabberdMax[i]) : NOT_MEASURED, target: { min: 1 } },
         { scenario, figure: 'Tern CPU per message at its max (socket: protocol, store, delivery)', unit: 'µs', samples: ternCpu },
-        { scenario, figure: `${ejabberdName} CPU per message at its max (relay)`, unit: 'µs', samples: ejabberdCpu.length ? ejabberdCpu : nothing },
+        { scenario, figure: `${ejabberdName} CPU per message at its max (relay)`, unit: 'µs', samples: ejabberdCpu.length ? ejabberdCpu : NOT_MEASURED },
         { scenario, figure: 'ceiling: bare ws relay + 1 SQLite insert per message (group commit, acked after it), max', unit: 'msg/s', samples: withInsert.max },
         { scenario, figure: 'Tern / bare relay + insert', unit: 'x', samples: ternMax.map((t, i) => t / withInsert.max[i]) },
         { scenario, figure: 'bare relay + insert, CPU per message at its max', unit: 'µs', samples: withInsert.cpu },
@@ -248,13 +252,13 @@ export const socketSends: Scenario = {
         { scenario, figure: `Tern p50 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atHalfTarget.p50 },
         { scenario, figure: `Tern p99 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atHalfTarget.p99, target: { max: P99_AT_HALF_MS } },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(HALF_TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atHalfTarget.reference },
-        ...ceilings.map((ceiling, i) => ({ scenario, figure: `${ceiling.label} p99 at ${fmt(HALF_TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atHalfTarget.ceilings[i] }) satisfies Row),
+        ...ceilingRows(HALF_TARGET_RATE, atHalfTarget.ceilings),
         { scenario, figure: `Tern p50 send → receipt at ${fmt(half)} msg/s (half Tern's max, reference)`, unit: 'ms', samples: atHalf.p50 },
         { scenario, figure: `Tern p99 send → receipt at ${fmt(half)} msg/s (half Tern's max, reference)`, unit: 'ms', samples: atHalf.p99 },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(half)} msg/s (reference)`, unit: 'ms', samples: atHalf.reference },
         { scenario, figure: `Tern p99 send → receipt at ${fmt(TARGET_RATE)} msg/s${reached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atTarget.p99, target: { max: P99_AT_TARGET_MS } },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atTarget.reference },
-        ...ceilings.map((ceiling, i) => ({ scenario, figure: `${ceiling.label} p99 at ${fmt(TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atTarget.ceilings[i] }) satisfies Row),
+        ...ceilingRows(TARGET_RATE, atTarget.ceilings),
       ] satisfies Row[]
     } finally {
       for (const relay of relays) await relay.stop()
