@@ -832,6 +832,13 @@ export interface VideoCallParticipantsTable {
   connections: Generated<number>
 }
 export type VideoCallParticipantRow = Selectable<VideoCallParticipantsTable>
+/** a signaling socket of a participant in a room now, by the video service's peer id */
+export interface VideoCallPeersTable {
+  call_id: number
+  peer_id: string
+  user_id: number
+  joined_at: EpochMs
+}
 export interface RtcSettingsTable {
   id: Generated<number>
   user_id: number
@@ -911,5 +918,6 @@ export interface Database {
   calls: CallsTable
   video_calls: VideoCallsTable
   video_call_participants: VideoCallParticipantsTable
+  video_call_peers: VideoCallPeersTable
   rtc_settings: RtcSettingsTable
 }

@@ -10,6 +10,8 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { describe, test } from 'node:test'
 import { endIdleRooms } from '../../src/modules/calls/rooms.js'
+import { videoSecret } from '../../src/video/secret.js'
+import { SIGNATURE_HEADER, signBody } from '../../src/video/ticket.js'
 import { assertError } from '../harness/assert.js'
 import { TestClock } from '../harness/clock.js'
 import { ISO, registerUsers, V2 } from '../harness/messaging.js'
@@ -42,6 +44,18 @@ const participants = async (user: TestUser, roomId: string) => {
   return res.body.items as any[]
 }
 const roomOf = async (user: TestUser, roomId: string) => (await user.api.get(`${V2}/calls/rooms/${roomId}/info`)).body.data
+/** A report as the video service sends one (signed with its secret); answers whether it was applied. */
+const signedReport = async (report: Record<string, unknown>): Promise<boolean> => {
+  const body = JSON.stringify({ at: clock.now(), ...report })
+  const res = await fetch(`${server.url}/internal/video/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(server.ctx.config), body) },
+    body,
+  })
+  const text = await res.text()
+  assert.equal(res.status, 200, text)
+  return JSON.parse(text).data.applied
+}
 
 test('a room: create, join with a ticket, signal, media state and leaves recorded by the main service; ends with its last participant', async () => {
   const [ann, bob, cat] = await registerUsers(server, 3)
@@ -119,6 +133,83 @@ test('bad input: unknown rooms, malformed ids, unsigned reports', async () => {
   const res = await fetch(`${server.url}/internal/video/events`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-tern-video-signature': 'AAAA' }, body: report })
   assert.equal(res.status, 401)
   assert.equal((await participants(ann, room.room_id))[0].left_at, null)
+})
+
+test("a report counts for its own socket only: a leave from a socket of an earlier stay, or a report delivered twice, changes nothing", async () => {
+  const [ann, bob] = await registerUsers(server, 2)
+  const room = await createRoom(ann)
+  const annTicket = await join(ann, room.room_id)
+  const { client: annSocket } = await SignalClient.join(annTicket.signaling_url, room.room_id, annTicket.ticket)
+  const bobOf = async () => (await participants(ann, room.room_id)).find((p) => p.user_id === bob.id)
+  // bob's first stay: one socket, then he leaves over HTTP (the socket is closed for him)
+  const first = await join(bob, room.room_id)
+  const { client: firstSocket, joined: b1 } = await SignalClient.join(first.signaling_url, room.room_id, first.ticket)
+  await waitFor(async () => ((await bobOf())?.connected ? true : undefined), { timeoutMs: 3000, message: 'bob connected' })
+  assert.equal((await bob.api.post(`${V2}/calls/rooms/${room.room_id}/leave`)).status, 200)
+  await firstSocket.closing()
+  // his second stay: a new socket
+  const second = await join(bob, room.room_id)
+  const { client: secondSocket, joined: b2 } = await SignalClient.join(second.signaling_url, room.room_id, second.ticket)
+  await waitFor(async () => ((await bobOf())?.connected ? true : undefined), { timeoutMs: 3000, message: 'bob connected again' })
+
+  // the first socket's leave, arriving late, and its media: not about the socket he has now
+  assert.equal(await signedReport({ event: 'leave', room_id: room.room_id, user_id: bob.id, peer_id: b1.peer_id }), false)
+  assert.equal(await signedReport({ event: 'media', room_id: room.room_id, user_id: bob.id, peer_id: b1.peer_id, media: { audio: true, video: true, screenshare: true } }), false)
+  // the second socket's join delivered again: still one socket
+  assert.equal(await signedReport({ event: 'join', room_id: room.room_id, user_id: bob.id, peer_id: b2.peer_id, audio_only: false }), false)
+  let now = await bobOf()
+  assert.deepEqual([now.left_at, now.connected, now.screensharing], [null, true, false])
+
+  // positive control: the second socket's own media and leave count, and one leave is enough
+  assert.equal(await signedReport({ event: 'media', room_id: room.room_id, user_id: bob.id, peer_id: b2.peer_id, media: { audio: true, video: true, screenshare: true } }), true)
+  assert.equal((await bobOf()).screensharing, true)
+  assert.equal(await signedReport({ event: 'leave', room_id: room.room_id, user_id: bob.id, peer_id: b2.peer_id }), true)
+  now = await bobOf()
+  assert.equal(now.connected, false)
+  assert.match(now.left_at ?? '', ISO)
+  assert.equal((await roomOf(ann, room.room_id)).status, 'active')
+  await secondSocket.close()
+  await annSocket.close()
+})
+
+test('joins, leaves and reports on one room at once: each answered, none a 5xx (one lock order on PostgreSQL)', async () => {
+  const [ann, bob] = await registerUsers(server, 2)
+  const room = await createRoom(ann)
+  await join(ann, room.room_id)
+  await join(bob, room.room_id)
+  const statuses = new Map<string, number[]>()
+  const record = (what: string, status: number) => statuses.set(what, [...(statuses.get(what) ?? []), status])
+  const reportStatus = async (report: Record<string, unknown>) => {
+    const body = JSON.stringify({ at: clock.now(), room_id: room.room_id, user_id: bob.id, ...report })
+    const res = await fetch(`${server.url}/internal/video/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(server.ctx.config), body) },
+      body,
+    })
+    await res.arrayBuffer()
+    return res.status
+  }
+  for (let round = 0; round < 20; round++) {
+    const peer = `storm-${round}`
+    await Promise.all([
+      bob.api.post(`${V2}/calls/rooms/${room.room_id}/join`, {}).then((r) => record('join', r.status)),
+      reportStatus({ event: 'join', peer_id: peer }).then((status) => record('report join', status)),
+      bob.api.post(`${V2}/calls/rooms/${room.room_id}/leave`).then((r) => record('leave', r.status)),
+      reportStatus({ event: 'media', peer_id: peer, media: { audio: true, video: false, screenshare: round % 2 === 0 } }).then((status) => record('report media', status)),
+      reportStatus({ event: 'leave', peer_id: peer }).then((status) => record('report leave', status)),
+      ann.api.post(`${V2}/calls/rooms/${room.room_id}/join`, {}).then((r) => record('ann join', r.status)),
+    ])
+  }
+  const allowed = new Map([['join', [200]], ['leave', [200, 409]], ['report join', [200]], ['report media', [200]], ['report leave', [200]], ['ann join', [200]]])
+  for (const [what, seen] of statuses) {
+    assert.equal(seen.length, 20, what)
+    assert.deepEqual(seen.filter((s) => !allowed.get(what)!.includes(s)), [], `${what}: ${seen.join(' ')}`)
+  }
+  // positive control: the room goes on and bob can still join and leave it
+  assert.equal((await roomOf(ann, room.room_id)).status, 'active')
+  await join(bob, room.room_id)
+  assert.equal((await bob.api.post(`${V2}/calls/rooms/${room.room_id}/leave`)).status, 200)
+  assert.equal((await roomOf(ann, room.room_id)).status, 'active')
 })
 
 test('a room nobody is connected to ends after the idle time', async () => {

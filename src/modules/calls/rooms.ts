@@ -66,7 +66,19 @@ export async function get(ctx: AppContext, me: UserRow, roomId: string): Promise
   return present(await visibleRoom(ctx, me, roomId))
 }
 
-/** Ends the room if nobody is in it any more; answers the room as it is now. */
+/*
+ * Locks: every transaction that writes a room's participants or peers takes the room's row first
+ * (an update of it, or lockRoom), so two of them (a join and a report, a leave and the idle job)
+ * always lock in one order and never deadlock on PostgreSQL.
+ */
+
+/** The room's row, locked for this transaction on PostgreSQL (SQLite has one writer at a time). */
+function lockRoom(ctx: AppContext, trx: Db, roomId: string): Promise<VideoCallRow | undefined> {
+  const query = trx.selectFrom('video_calls').selectAll().where('room_id', '=', roomId)
+  return (ctx.config.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
+}
+
+/** Ends the room if nobody is in it any more; answers the room as it is now. The room's row is locked. */
 async function endIfEmpty(db: Db, room: VideoCallRow, now: number): Promise<VideoCallRow> {
   if (room.status !== 'active') return room
   const present = await db.selectFrom('video_call_participants').select('user_id').where('call_id', '=', room.id).where('left_at', 'is', null).limit(1).executeTakeFirst()
@@ -74,16 +86,20 @@ async function endIfEmpty(db: Db, room: VideoCallRow, now: number): Promise<Vide
   return (await endRoom(db, room, now)) ?? room
 }
 
+/** Ends an active room (its row first: the lock), everyone in it leaving; undefined if it had ended. */
 async function endRoom(db: Db, room: VideoCallRow, now: number): Promise<VideoCallRow | undefined> {
-  await db.updateTable('video_call_participants').set({ left_at: now, connections: 0 }).where('call_id', '=', room.id).where('left_at', 'is', null).execute()
-  const count = await db.selectFrom('video_call_participants').select((eb) => eb.fn.countAll<number>().as('n')).where('call_id', '=', room.id).executeTakeFirstOrThrow()
-  return db
+  const ended = await db
     .updateTable('video_calls')
-    .set({ status: 'ended', ended_at: now, duration: seconds(now - room.started_at), participant_count: Number(count.n), last_activity_at: now })
+    .set({ status: 'ended', ended_at: now, duration: seconds(now - room.started_at), last_activity_at: now })
     .where('id', '=', room.id)
     .where('status', '=', 'active')
     .returningAll()
     .executeTakeFirst()
+  if (!ended) return undefined
+  await db.updateTable('video_call_participants').set({ left_at: now, connections: 0 }).where('call_id', '=', room.id).where('left_at', 'is', null).execute()
+  await db.deleteFrom('video_call_peers').where('call_id', '=', room.id).execute()
+  const count = await db.selectFrom('video_call_participants').select((eb) => eb.fn.countAll<number>().as('n')).where('call_id', '=', room.id).executeTakeFirstOrThrow()
+  return db.updateTable('video_calls').set({ participant_count: Number(count.n) }).where('id', '=', room.id).returningAll().executeTakeFirstOrThrow()
 }
 
 /** The ICE servers for a user: their own (RTCSettings, when enabled) first, then the service's STUN and TURN. */
@@ -179,7 +195,7 @@ export async function callTicket(ctx: AppContext, me: UserRow, callId: number, a
 export async function closeCallRoom(ctx: AppContext, call: { id: number; caller_id: number; receiver_id: number }): Promise<void> {
   const room = await findRoom(ctx.db, `call-${call.id}`)
   if (!room) return
-  if (room.status === 'active') await endRoom(ctx.db, room, ctx.clock.now())
+  if (room.status === 'active') await ctx.db.transaction().execute((trx) => endRoom(trx, room, ctx.clock.now()))
   await Promise.all([call.caller_id, call.receiver_id].map((userId) => dropFromRoom(ctx, room.room_id, userId)))
 }
 
@@ -189,6 +205,7 @@ export async function leave(ctx: AppContext, me: UserRow, roomId: string): Promi
   const now = ctx.clock.now()
   const view = present(
     await ctx.db.transaction().execute(async (trx) => {
+      const live = await trx.updateTable('video_calls').set({ last_activity_at: now }).where('id', '=', room.id).returningAll().executeTakeFirstOrThrow()
       const left = await trx
         .updateTable('video_call_participants')
         .set({ left_at: now, connections: 0, screensharing: 0 })
@@ -197,9 +214,9 @@ export async function leave(ctx: AppContext, me: UserRow, roomId: string): Promi
         .where('left_at', 'is', null)
         .returning('user_id')
         .executeTakeFirst()
-      if (!left) throw conflict(room.status === 'active' ? 'You are not in this room' : 'The room has ended')
-      await trx.updateTable('video_calls').set({ last_activity_at: now }).where('id', '=', room.id).execute()
-      return endIfEmpty(trx, { ...room, last_activity_at: now }, now)
+      if (!left) throw conflict(live.status === 'active' ? 'You are not in this room' : 'The room has ended')
+      await trx.deleteFrom('video_call_peers').where('call_id', '=', room.id).where('user_id', '=', me.id).execute()
+      return endIfEmpty(trx, live, now)
     }),
   )
   await dropFromRoom(ctx, room.room_id, me.id)
@@ -228,24 +245,43 @@ export async function participants(ctx: AppContext, me: UserRow, roomId: string)
 export async function reportFromVideo(ctx: AppContext, report: VideoReport): Promise<{ applied: boolean }> {
   const now = ctx.clock.now()
   return ctx.db.transaction().execute(async (trx) => {
-    const room = await trx.selectFrom('video_calls').selectAll().where('room_id', '=', report.room_id).executeTakeFirst()
+    const room = await lockRoom(ctx, trx, report.room_id)
     if (!room || room.status !== 'active') return { applied: false }
     const row = await trx.selectFrom('video_call_participants').selectAll().where('call_id', '=', room.id).where('user_id', '=', report.user_id).executeTakeFirst()
     if (!row) return { applied: false }
-    const where = (q: any) => q.where('call_id', '=', room.id).where('user_id', '=', report.user_id)
+    const participant = trx.updateTable('video_call_participants').where('call_id', '=', room.id).where('user_id', '=', report.user_id)
+
     if (report.event === 'join') {
-      await where(trx.updateTable('video_call_participants').set((eb) => ({ connections: eb('connections', '+', 1), left_at: null, ...(row.left_at !== null ? { joined_at: now } : {}) }))).execute()
+      const added = await trx
+        .insertInto('video_call_peers')
+        .values({ call_id: room.id, peer_id: report.peer_id, user_id: report.user_id, joined_at: now })
+        .onConflict((oc) => oc.columns(['call_id', 'peer_id']).doNothing())
+        .executeTakeFirst()
+      // the same join delivered twice
+      if (!Number(added.numInsertedOrUpdatedRows ?? 0)) return { applied: false }
+      const connections = (row.left_at === null ? row.connections : 0) + 1
+      await participant.set({ connections, left_at: null, ...(row.left_at !== null ? { joined_at: now } : {}) }).execute()
       await trx.updateTable('video_calls').set({ last_activity_at: now }).where('id', '=', room.id).execute()
-    } else if (report.event === 'media') {
-      if (row.left_at !== null) return { applied: false }
-      await where(trx.updateTable('video_call_participants').set({ screensharing: report.media?.screenshare ? 1 : 0 })).execute()
-    } else {
-      if (row.left_at !== null) return { applied: false }
-      const connections = Math.max(0, row.connections - 1)
-      await where(trx.updateTable('video_call_participants').set(connections === 0 ? { connections, left_at: now, screensharing: 0 } : { connections })).execute()
-      await trx.updateTable('video_calls').set({ last_activity_at: now }).where('id', '=', room.id).execute()
-      if (connections === 0) await endIfEmpty(trx, room, now)
+      return { applied: true }
     }
+    if (row.left_at !== null) return { applied: false }
+    if (report.event === 'media') {
+      const open = await trx.selectFrom('video_call_peers').select('peer_id').where('call_id', '=', room.id).where('peer_id', '=', report.peer_id).where('user_id', '=', report.user_id).executeTakeFirst()
+      if (!open) return { applied: false }
+      await participant.set({ screensharing: report.media?.screenshare ? 1 : 0 }).execute()
+      return { applied: true }
+    }
+    const removed = await trx.deleteFrom('video_call_peers').where('call_id', '=', room.id).where('peer_id', '=', report.peer_id).where('user_id', '=', report.user_id).executeTakeFirst()
+    if (!Number(removed.numDeletedRows)) {
+      // no such socket now: one of an earlier stay in the room, or a leave delivered twice; but a
+      // count above the sockets recorded counts sockets opened before they were (the migration)
+      const recorded = await trx.selectFrom('video_call_peers').select((eb) => eb.fn.countAll<number>().as('n')).where('call_id', '=', room.id).where('user_id', '=', report.user_id).executeTakeFirstOrThrow()
+      if (row.connections <= Number(recorded.n)) return { applied: false }
+    }
+    const connections = Math.max(0, row.connections - 1)
+    await participant.set(connections === 0 ? { connections, left_at: now, screensharing: 0 } : { connections }).execute()
+    await trx.updateTable('video_calls').set({ last_activity_at: now }).where('id', '=', room.id).execute()
+    if (connections === 0) await endIfEmpty(trx, room, now)
     return { applied: true }
   })
 }
