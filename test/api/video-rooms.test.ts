@@ -44,16 +44,20 @@ const participants = async (user: TestUser, roomId: string) => {
   return res.body.items as any[]
 }
 const roomOf = async (user: TestUser, roomId: string) => (await user.api.get(`${V2}/calls/rooms/${roomId}/info`)).body.data
-/** A report as the video service sends one (signed with its secret); answers whether it was applied. */
-const signedReport = async (report: Record<string, unknown>): Promise<boolean> => {
+/** A report as the video service sends one, signed with its secret (`at` is now unless given). */
+const postReport = async (report: Record<string, unknown>) => {
   const body = JSON.stringify({ at: clock.now(), ...report })
   const res = await fetch(`${server.url}/internal/video/events`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(server.ctx.config), body) },
     body,
   })
-  const text = await res.text()
-  assert.equal(res.status, 200, text)
+  return { status: res.status, text: await res.text() }
+}
+/** Such a report, which must be taken (200); answers whether it changed the record. */
+const signedReport = async (report: Record<string, unknown>): Promise<boolean> => {
+  const { status, text } = await postReport(report)
+  assert.equal(status, 200, text)
   return JSON.parse(text).data.applied
 }
 
@@ -179,16 +183,7 @@ test('joins, leaves and reports on one room at once: each answered, none a 5xx (
   await join(bob, room.room_id)
   const statuses = new Map<string, number[]>()
   const record = (what: string, status: number) => statuses.set(what, [...(statuses.get(what) ?? []), status])
-  const reportStatus = async (report: Record<string, unknown>) => {
-    const body = JSON.stringify({ at: clock.now(), room_id: room.room_id, user_id: bob.id, ...report })
-    const res = await fetch(`${server.url}/internal/video/events`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(server.ctx.config), body) },
-      body,
-    })
-    await res.arrayBuffer()
-    return res.status
-  }
+  const reportStatus = async (report: Record<string, unknown>) => (await postReport({ room_id: room.room_id, user_id: bob.id, ...report })).status
   for (let round = 0; round < 20; round++) {
     const peer = `storm-${round}`
     await Promise.all([
