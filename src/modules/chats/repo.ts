@@ -1,5 +1,6 @@
 import { sql, type Expression } from 'kysely'
 import type { Db } from '../../db/database.js'
+import { isPostgres } from '../../db/dialect.js'
 
 export function findById(db: Db, chatId: number) {
   return db.selectFrom('chats').selectAll().where('id', '=', chatId).executeTakeFirst()
@@ -40,6 +41,14 @@ export function findForMember(db: Db, chatId: number, userId: number) {
     .select(['m.role', 'm.read_seq', 'm.read_at'])
     .where('c.id', '=', chatId)
     .executeTakeFirst()
+}
+
+/**
+ * Locks the chat's row for the transaction (PostgreSQL; SQLite has one writer at a time): a
+ * change to a message of a group or channel takes it before the message's row (messages/actions.ts).
+ */
+export async function lockChat(db: Db, chatId: number) {
+  if (isPostgres(db)) await db.selectFrom('chats').select('id').where('id', '=', chatId).forNoKeyUpdate().execute()
 }
 
 /** Takes the chat's next message seq (atomic in both dialects). */

@@ -116,6 +116,9 @@ export const advanceRead = repo.advanceRead
 /** A member's read position (0 if not a member). */
 export const readSeqOf = repo.readSeqOf
 
+/** Locks the chat's row for the transaction (PostgreSQL). */
+export const lockChat = repo.lockChat
+
 /** After a delete for everyone: the chat's last message becomes its newest visible one. */
 export const refreshLastMessage = repo.refreshLastMessage
 

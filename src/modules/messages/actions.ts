@@ -4,6 +4,7 @@
  */
 import type { AppContext } from '../../context.js'
 import { isSingleEmoji } from '../../lib/emoji.js'
+import type { Db } from '../../db/database.js'
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { forbidden, notFound, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
@@ -19,6 +20,21 @@ import type { MessageView } from './schemas.js'
 import { assertMaySend, assertNotBlockedByPeer, blockedByPeer, mayPost, writeMessage } from './posting.js'
 import { presentOne, readableMessage, visibleMessage } from './service.js'
 
+/*
+ * Lock order. On PostgreSQL every transaction on a chat takes its rows in one order: the chat's
+ * row, then members' rows, then messages' rows, then the members' update logs (a send: the chat's
+ * row for its seq, then the sender's member row; a read: the reader's member row, then the
+ * messages it marks read). A change to a message of a group or channel writes the chat's row for
+ * its event (the chat's own log), so it takes that row first, before the message's. Taken after
+ * it, a reaction waited for a send's chat row while a read, waiting behind the send for a member
+ * row, waited for the reaction's message row: a deadlock, and a 500 (found by the
+ * conformance run; test/conformance/group-lock-order.test.ts). A personal chat's events go to the
+ * members' update logs, which come after the message's row anyway.
+ */
+async function takeGroupChat(db: Db, chat: ChatRow) {
+  if (!isPersonal(chat)) await chats.lockChat(db, chat.id)
+}
+
 export async function edit(ctx: AppContext, me: UserRow, messageId: number, content: string): Promise<MessageView> {
   if (!content.trim()) throw validationError('content must not be empty')
   const { row, chat } = await visibleMessage(ctx, me, messageId)
@@ -27,6 +43,7 @@ export async function edit(ctx: AppContext, me: UserRow, messageId: number, cont
   if (!mayPost(chat, chat.role)) throw forbidden('Only the owner and admins edit channel posts')
   await assertNotBlockedByPeer(ctx.db, chat, me.id)
   return inTransaction(ctx, async (trx, events) => {
+    await takeGroupChat(trx, chat)
     const updated = await repo.updateMessage(trx, row.id, { content, edited_at: events.now })
     // Deleted for everyone since it was looked up (the update waited for that delete to commit):
     // the edit would put text back on a message nobody may read, and its event would follow the
@@ -71,16 +88,12 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
  * The caller has checked who may.
  */
 export async function eraseForAll(events: Outbox, chat: ChatRow, row: Pick<MessageRow, 'id'>) {
-  // The chat's row is taken (by a write of its last message, which may predate a send that
-  // committed while it waited) before the last message is chosen, so that no send comes in
-  // between. In a personal chat it is taken first, as a send takes it (its message seq) before the
-  // message rows it marks read and the members' update logs: taken after those, it deadlocked with
-  // a concurrent send on PostgreSQL (40P01, a 500; found by the conformance run,
-  // test/conformance/delete-race.test.ts). In a group or channel it comes after the message's row,
-  // as in an edit (the message's row, then the chat's for its event); a send there takes no
-  // message row.
-  const takeChat = () => chats.refreshLastMessage(events.db, chat.id)
-  if (isPersonal(chat)) await takeChat()
+  // The chat's row is taken first (the lock order above), by a write of its last message, which
+  // may predate a send that committed while it waited; the last message is chosen after the
+  // message is gone, so that no send comes in between. In a personal chat, taken after the
+  // message's row and the members' update logs it deadlocked with a concurrent send on PostgreSQL
+  // (40P01, a 500; found by the conformance run, test/conformance/delete-race.test.ts).
+  await chats.refreshLastMessage(events.db, chat.id)
   // The text goes too: "deleted for everyone" means nobody can read it any more, here included.
   await repo.updateMessage(events.db, row.id, {
     deleted_for_all: 1,
@@ -89,7 +102,6 @@ export async function eraseForAll(events: Outbox, chat: ChatRow, row: Pick<Messa
     emoji: null,
     emoji_file: null,
   })
-  if (!isPersonal(chat)) await takeChat()
   const last = await chats.refreshLastMessage(events.db, chat.id)
   await events.toChat(chat, 'message.deleted', { chat_id: chat.id, message_id: row.id, deleted_for_all: true })
   if (chat.last_message_id !== row.id) return
@@ -126,6 +138,7 @@ export async function react(ctx: AppContext, me: UserRow, messageId: number, emo
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   await assertNotBlockedByPeer(ctx.db, chat, me.id)
   return inTransaction(ctx, async (trx, events) => {
+    await takeGroupChat(trx, chat)
     // One reaction at a time per message: the map each event carries is read after every earlier
     // reaction committed. Two at once each read the map without the other's on PostgreSQL, and the
     // event logged last could say less than the message holds (test/conformance/reaction-race.test.ts).
