@@ -85,7 +85,8 @@ export async function record(
   now: number,
   about: MessageRef | null = null,
 ): Promise<Recorded[]> {
-  const recipients = [...new Set(userIds)]
+  // in user id order, as the send batch takes them: two transactions never wait on each other's counters in a circle
+  const recipients = [...new Set(userIds)].sort((a, b) => a - b)
   if (recipients.length === 0) return []
   const recorded = await nextSeqs(db, recipients)
   const json = about ? null : JSON.stringify(data)
