@@ -837,7 +837,6 @@ export interface VideoCallPeersTable {
   call_id: number
   peer_id: string
   user_id: number
-  joined_at: EpochMs
 }
 export interface RtcSettingsTable {
   id: Generated<number>

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { dialectOf, ref, timestamp } from './columns.js'
+import { dialectOf, ref } from './columns.js'
 
 /**
  * The signaling sockets a participant has in a room now, one row for each, named by the peer id
@@ -18,7 +18,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('call_id', ref(dialect), (c) => c.notNull().references('video_calls.id'))
     .addColumn('peer_id', 'text', (c) => c.notNull())
     .addColumn('user_id', ref(dialect), (c) => c.notNull().references('users.id'))
-    .addColumn('joined_at', timestamp, (c) => c.notNull())
     .addPrimaryKeyConstraint('video_call_peers_pk', ['call_id', 'peer_id'])
     .execute()
 }

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
+import { isPostgres } from '../../db/dialect.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { CallType, RtcSettingsRow, UserRow, VideoCallRow } from '../../db/tables.js'
 import { conflict, notFound } from '../../http/errors.js'
@@ -73,9 +74,9 @@ export async function get(ctx: AppContext, me: UserRow, roomId: string): Promise
  */
 
 /** The room's row, locked for this transaction on PostgreSQL (SQLite has one writer at a time). */
-function lockRoom(ctx: AppContext, trx: Db, roomId: string): Promise<VideoCallRow | undefined> {
+function lockRoom(trx: Db, roomId: string): Promise<VideoCallRow | undefined> {
   const query = trx.selectFrom('video_calls').selectAll().where('room_id', '=', roomId)
-  return (ctx.config.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
+  return (isPostgres(trx) ? query.forUpdate() : query).executeTakeFirst()
 }
 
 /** Ends the room if nobody is in it any more; answers the room as it is now. The room's row is locked. */
@@ -86,7 +87,10 @@ async function endIfEmpty(db: Db, room: VideoCallRow, now: number): Promise<Vide
   return (await endRoom(db, room, now)) ?? room
 }
 
-/** Ends an active room (its row first: the lock), everyone in it leaving; undefined if it had ended. */
+/**
+ * Ends an active room (its row first: the lock), everyone in it leaving; undefined if it had
+ * ended. Its participant_count stays: every join that added a participant counted it.
+ */
 async function endRoom(db: Db, room: VideoCallRow, now: number): Promise<VideoCallRow | undefined> {
   const ended = await db
     .updateTable('video_calls')
@@ -98,8 +102,7 @@ async function endRoom(db: Db, room: VideoCallRow, now: number): Promise<VideoCa
   if (!ended) return undefined
   await db.updateTable('video_call_participants').set({ left_at: now, connections: 0 }).where('call_id', '=', room.id).where('left_at', 'is', null).execute()
   await db.deleteFrom('video_call_peers').where('call_id', '=', room.id).execute()
-  const count = await db.selectFrom('video_call_participants').select((eb) => eb.fn.countAll<number>().as('n')).where('call_id', '=', room.id).executeTakeFirstOrThrow()
-  return db.updateTable('video_calls').set({ participant_count: Number(count.n) }).where('id', '=', room.id).returningAll().executeTakeFirstOrThrow()
+  return ended
 }
 
 /** The ICE servers for a user: their own (RTCSettings, when enabled) first, then the service's STUN and TURN. */
@@ -245,7 +248,7 @@ export async function participants(ctx: AppContext, me: UserRow, roomId: string)
 export async function reportFromVideo(ctx: AppContext, report: VideoReport): Promise<{ applied: boolean }> {
   const now = ctx.clock.now()
   return ctx.db.transaction().execute(async (trx) => {
-    const room = await lockRoom(ctx, trx, report.room_id)
+    const room = await lockRoom(trx, report.room_id)
     if (!room || room.status !== 'active') return { applied: false }
     const row = await trx.selectFrom('video_call_participants').selectAll().where('call_id', '=', room.id).where('user_id', '=', report.user_id).executeTakeFirst()
     if (!row) return { applied: false }
@@ -254,7 +257,7 @@ export async function reportFromVideo(ctx: AppContext, report: VideoReport): Pro
     if (report.event === 'join') {
       const added = await trx
         .insertInto('video_call_peers')
-        .values({ call_id: room.id, peer_id: report.peer_id, user_id: report.user_id, joined_at: now })
+        .values({ call_id: room.id, peer_id: report.peer_id, user_id: report.user_id })
         .onConflict((oc) => oc.columns(['call_id', 'peer_id']).doNothing())
         .executeTakeFirst()
       // the same join delivered twice

@@ -88,12 +88,11 @@ export async function remove(ctx: AppContext, me: UserRow, messageId: number, fo
  * The caller has checked who may.
  */
 export async function eraseForAll(events: Outbox, chat: ChatRow, row: Pick<MessageRow, 'id'>) {
-  // The chat's row is taken first (the lock order above), by a write of its last message, which
-  // may predate a send that committed while it waited; the last message is chosen after the
-  // message is gone, so that no send comes in between. In a personal chat, taken after the
+  // The chat's row is taken first (the lock order above), so that no send comes in between the
+  // message going and the last message being chosen. In a personal chat, taken after the
   // message's row and the members' update logs it deadlocked with a concurrent send on PostgreSQL
   // (40P01, a 500; found by the conformance run, test/conformance/delete-race.test.ts).
-  await chats.refreshLastMessage(events.db, chat.id)
+  await chats.lockChat(events.db, chat.id)
   // The text goes too: "deleted for everyone" means nobody can read it any more, here included.
   await repo.updateMessage(events.db, row.id, {
     deleted_for_all: 1,
