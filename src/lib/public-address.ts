@@ -1,114 +1,88 @@
 /**
- * Outgoing requests to addresses a client chose (Web Push endpoints, webhooks) must not reach the
- * server's own network: loopback, private, link-local, carrier-grade NAT, multicast and reserved
- * ranges are refused unless `allowPrivate` (WEBHOOK_ALLOW_PRIVATE=true, for tests). `guardedLookup`
- * does the check inside the connection's own DNS lookup, so a name that resolves to a public address
- * when it is registered and to a private one later (DNS rebinding) is still refused.
+ * Which IP addresses an outgoing request to an address a client chose (a Web Push endpoint, a bot
+ * webhook) may reach: public unicast only. Loopback, private, link-local, carrier-grade NAT,
+ * multicast, documentation and reserved ranges are refused in every spelling, including IPv6
+ * addresses that carry an IPv4 address (mapped `::ffff:0:0/96`, IPv4-compatible `::/96`,
+ * IPv4-translated `::ffff:0:0:0/96`, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`,
+ * Teredo `2001::/32`). Pure: the connection side is lib/outbound-http.ts.
  */
-import dns from 'node:dns'
-import { BlockList, isIP, type LookupFunction } from 'node:net'
+import { BlockList, isIP } from 'node:net'
 
-const blocked = new BlockList()
+const blockedV4 = new BlockList()
 for (const [net, prefix] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4')
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
-] as const) blocked.addSubnet(net, prefix, 'ipv6')
-const loopback = new BlockList()
-loopback.addSubnet('127.0.0.0', 8, 'ipv4')
-loopback.addAddress('::1', 'ipv6')
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
+  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) blockedV4.addSubnet(net, prefix, 'ipv4')
 
-/** The IPv4 address an IPv6 address carries (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::/96), else null. */
-function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase()
-  const mapped = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower)
-  if (mapped) return mapped[1]
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower)
-  if (!hex) return null
-  const high = parseInt(hex[1], 16)
-  const low = parseInt(hex[2], 16)
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`
+/**
+ * Inside global unicast (2000::/3), the ranges that are not globally reachable: IETF protocol
+ * assignments (2001::/23: Teredo, benchmarking, ORCHID), documentation (2001:db8::/32, 3fff::/20).
+ */
+const blockedGlobalV6 = new BlockList()
+for (const [net, prefix] of [['2001::', 23], ['2001:db8::', 32], ['3fff::', 20]] as const) blockedGlobalV6.addSubnet(net, prefix, 'ipv6')
+
+/** The 16 bytes of an IPv6 address (a zone id is not an address here), or null. */
+export function ipv6Bytes(address: string): Uint8Array | null {
+  if (isIP(address) !== 6) return null
+  let text = address.toLowerCase()
+  const bytes = new Uint8Array(16)
+  // a dotted IPv4 tail becomes two groups
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number)
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, null]
+  const headGroups = head ? head.split(':') : []
+  const tailGroups = tail ? tail.split(':') : []
+  const groups = tail === null ? headGroups : [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups]
+  if (groups.length !== 8) return null
+  groups.forEach((group, i) => {
+    const value = parseInt(group, 16)
+    bytes[i * 2] = value >> 8
+    bytes[i * 2 + 1] = value & 255
+  })
+  return bytes
 }
 
-/** Whether an IP address (v4 or v6) is a public unicast address. */
+const v4 = (bytes: Uint8Array, at: number) => `${bytes[at]}.${bytes[at + 1]}.${bytes[at + 2]}.${bytes[at + 3]}`
+const zeros = (bytes: Uint8Array, from: number, to: number) => bytes.subarray(from, to).every((b) => b === 0)
+
+type V6Kind = { embedded: string } | { global: boolean }
+
+/** An IPv6 address as the IPv4 address it stands for (mapped, NAT64, 6to4), or whether it is globally routable itself. */
+function classifyV6(bytes: Uint8Array, text: string): V6Kind {
+  // ::ffff:a.b.c.d, mapped: the socket talks IPv4 to a.b.c.d
+  if (zeros(bytes, 0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return { embedded: v4(bytes, 12) }
+  // 64:ff9b::/96, the well-known NAT64 prefix: a translator reaches a.b.c.d
+  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zeros(bytes, 4, 12)) return { embedded: v4(bytes, 12) }
+  // 2002:aabb:ccdd::/48, 6to4: a relay reaches a.b.c.d
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return { embedded: v4(bytes, 2) }
+  // only global unicast (2000::/3) is routable; ::/96 (IPv4-compatible, ::, ::1), ::ffff:0:0:0/96
+  // (IPv4-translated), 64:ff9b:1::/48 (local NAT64), fc00::/7, fe80::/10, ff00::/8… all fall outside it
+  if ((bytes[0] & 0xe0) !== 0x20) return { global: false }
+  return { global: !blockedGlobalV6.check(text, 'ipv6') }
+}
+
+/** Whether an IP address (v4 or v6, in any spelling Node accepts) is a public unicast address. */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address)
-  if (family === 0) return false
-  if (family === 6) {
-    const v4 = embeddedIpv4(address)
-    if (v4) return isPublicAddress(v4)
-    return !blocked.check(address, 'ipv6')
-  }
-  return !blocked.check(address, 'ipv4')
+  if (family === 4) return !blockedV4.check(address, 'ipv4')
+  if (family !== 6) return false
+  const bytes = ipv6Bytes(address)
+  if (!bytes) return false
+  const kind = classifyV6(bytes, address)
+  return 'embedded' in kind ? isPublicAddress(kind.embedded) : kind.global
 }
 
-/** Whether an IP address is a loopback address (127.0.0.0/8, ::1, or ::ffff:127.x). */
+/** Whether an IP address is a loopback address (127.0.0.0/8, ::1, or 127/8 mapped as ::ffff:127.x). */
 export function isLoopbackAddress(address: string): boolean {
   const family = isIP(address)
-  if (family === 0) return false
-  if (family === 6) {
-    const v4 = embeddedIpv4(address)
-    return v4 ? loopback.check(v4, 'ipv4') : loopback.check(address, 'ipv6')
-  }
-  return loopback.check(address, 'ipv4')
-}
-
-/** `[host]` of a URL without its brackets (an IPv6 literal). */
-const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, '')
-
-/** Every address a host name resolves to (an IP literal is itself). */
-export async function resolveHost(hostname: string): Promise<string[]> {
-  const host = bare(hostname)
-  if (isIP(host)) return [host]
-  const found = await dns.promises.lookup(host, { all: true, verbatim: true })
-  return found.map((entry) => entry.address)
-}
-
-/**
- * Why a URL may not be the target of an outgoing request, or null when it may: https only (http
- * only to loopback, and only with `allowPrivate`), and every address its host resolves to public
- * unless `allowPrivate`. A name that does not resolve is refused.
- */
-export async function refuseUrl(raw: string, allowPrivate: boolean): Promise<string | null> {
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    return 'is not a URL'
-  }
-  if (url.username || url.password) return 'must not carry credentials'
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL'
-  let addresses: string[]
-  try {
-    addresses = await resolveHost(url.hostname)
-  } catch {
-    return 'has a host name that does not resolve'
-  }
-  if (addresses.length === 0) return 'has a host name that does not resolve'
-  if (url.protocol === 'http:' && !(allowPrivate && addresses.every(isLoopbackAddress))) return 'must be an https URL'
-  if (!allowPrivate && !addresses.every(isPublicAddress)) return 'points to a private, loopback or link-local address'
-  return null
-}
-
-/**
- * A `lookup` for http(s).request that refuses private addresses (unless `allowPrivate`): the check
- * happens on the address the connection actually uses.
- */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '', 0)
-      const list = addresses as unknown as dns.LookupAddress[]
-      const usable = allowPrivate ? list : list.filter((entry) => isPublicAddress(entry.address))
-      if (usable.length === 0) {
-        const refused = Object.assign(new Error(`${hostname} resolves only to private addresses`), { code: 'EPRIVATEADDRESS' })
-        return callback(refused, '', 0)
-      }
-      if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable)
-      callback(null, usable[0].address, usable[0].family)
-    })
-  }
+  if (family === 4) return address.split('.')[0] === '127'
+  if (family !== 6) return false
+  const bytes = ipv6Bytes(address)
+  if (!bytes) return false
+  if (zeros(bytes, 0, 15) && bytes[15] === 1) return true
+  return zeros(bytes, 0, 10) && bytes[10] === 0xff && bytes[11] === 0xff && bytes[12] === 127
 }

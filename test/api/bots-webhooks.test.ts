@@ -345,7 +345,8 @@ test('private, loopback and link-local destinations are refused without WEBHOOK_
   const owner = await strict.registerUser()
   const bot = await registerBot(owner, strict)
   const receiver = await startReceiver()
-  for (const url of [receiver.url, 'http://localhost:9/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest', 'http://[::1]:9/x', 'http://192.168.1.1/x']) {
+  for (const url of [receiver.url, 'http://localhost:9/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest', 'http://[::1]:9/x', 'http://192.168.1.1/x',
+    'http://[::127.0.0.1]:9/x', 'http://[::7f00:1]:9/x', 'http://[::ffff:0:127.0.0.1]:9/x', 'http://[64:ff9b:1::7f00:1]:9/x', 'http://[2002:7f00:1::]:9/x']) {
     const res = await owner.api.post(`/api/bots/${bot.bot_id}/webhook`, { url })
     assert.equal(res.status, 400, `${url}: ${res.text}`)
     assert.match(res.body.error.message, /private, loopback or link-local/)

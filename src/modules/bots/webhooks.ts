@@ -14,12 +14,11 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import http from 'node:http'
 import https from 'node:https'
-import { isIP } from 'node:net'
 import type { AppContext } from '../../context.js'
 import { fromJson } from '../../db/json.js'
 import type { BotWebhookDeliveryRow, BotWebhookRow, UserRow } from '../../db/tables.js'
 import { conflict, notFound, validationError } from '../../http/errors.js'
-import { guardedLookup, isPublicAddress, resolveHost } from '../../lib/public-address.js'
+import { outboundRequest, RefusedDestination, refuseUrl, type OutboundPolicy } from '../../lib/outbound-http.js'
 import { iso } from '../../lib/time.js'
 import { ownBot } from './service.js'
 import { NOT_BY_DEFAULT, UPDATE_KINDS } from './updates.js'
@@ -65,25 +64,11 @@ export function refuseSecret(secret: string): string | null {
  */
 export async function refuseWebhookUrl(ctx: AppContext, raw: string): Promise<string | null> {
   if (raw.length > MAX_URL) return `the URL is longer than ${MAX_URL} characters`
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    return 'the URL is not a URL'
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'the URL must be an https URL'
-  if (ctx.config.webhookRequireHttps && url.protocol !== 'https:') return 'the URL must be an https URL'
-  if (url.username || url.password) return 'the URL must not carry credentials'
-  let addresses: string[]
-  try {
-    addresses = await resolveHost(url.hostname)
-  } catch {
-    return "the URL's host name does not resolve"
-  }
-  if (addresses.length === 0) return "the URL's host name does not resolve"
-  if (!ctx.config.webhookAllowPrivate && !addresses.every(isPublicAddress)) return 'the URL points to a private, loopback or link-local address'
-  return null
+  const refused = await refuseUrl(raw, webhookPolicy(ctx))
+  return refused ? `the URL ${refused}` : null
 }
+
+const webhookPolicy = (ctx: AppContext): OutboundPolicy => ({ allowPrivate: ctx.config.webhookAllowPrivate, requireHttps: ctx.config.webhookRequireHttps })
 
 export interface WebhookInput {
   url: string
@@ -241,17 +226,6 @@ function agentsOf(ctx: AppContext) {
 
 /** Posts one delivery; never throws. 2xx is success; a redirect is not followed (a failed attempt). */
 async function post(ctx: AppContext, delivery: repo.DueDelivery): Promise<Attempt> {
-  const allowPrivate = ctx.config.webhookAllowPrivate
-  let url: URL
-  try {
-    url = new URL(delivery.url)
-  } catch {
-    return { statusCode: null, error: 'the webhook URL is not a URL' }
-  }
-  if (url.protocol !== 'https:' && (url.protocol !== 'http:' || ctx.config.webhookRequireHttps)) return { statusCode: null, error: 'the webhook URL must be https' }
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  // an IP literal never goes through the lookup: it is checked here
-  if (isIP(host) && !allowPrivate && !isPublicAddress(host)) return { statusCode: null, error: 'refused: the webhook URL is a private, loopback or link-local address' }
   const body = bodyOf(delivery)
   const msgId = `msg_${delivery.id}`
   const timestamp = Math.floor(ctx.clock.now() / 1000)
@@ -264,45 +238,23 @@ async function post(ctx: AppContext, delivery: repo.DueDelivery): Promise<Attemp
     'webhook-signature': sign(delivery.secret, msgId, timestamp, body),
   }
   if (delivery.secret_token) headers['x-telegram-bot-api-secret-token'] = delivery.secret_token
-  const secure = url.protocol === 'https:'
-  return new Promise<Attempt>((resolve) => {
-    let settled = false
-    const done = (attempt: Attempt) => {
-      if (!settled) {
-        settled = true
-        resolve(attempt)
-      }
-    }
-    const request = (secure ? https : http).request(url, {
-      method: 'POST',
-      headers,
-      agent: secure ? agentsOf(ctx).https : agentsOf(ctx).http,
-      lookup: guardedLookup(allowPrivate),
-      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-    }, (response) => {
-      const status = response.statusCode ?? 0
-      const json = /^application\/json\b/i.test(response.headers['content-type'] ?? '') && status >= 200 && status < 300
-      const chunks: Buffer[] = []
-      let size = 0
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length
-        if (json && size <= MAX_REPLY_BYTES) chunks.push(chunk)
-      })
-      response.on('end', () => {
-        if (status >= 200 && status < 300) done({ statusCode: status, error: null, ...(json && size <= MAX_REPLY_BYTES && size > 0 ? { reply: Buffer.concat(chunks).toString('utf8') } : {}) })
-        else if (status >= 300 && status < 400) done({ statusCode: status, error: `redirect (${status}) not followed: set the final URL` })
-        else done({ statusCode: status, error: `the receiver answered ${status}` })
-      })
-      response.on('error', (err) => done({ statusCode: status, error: errorText(err) }))
+  try {
+    const response = await outboundRequest(delivery.url, webhookPolicy(ctx), {
+      method: 'POST', headers, body, timeoutMs: DELIVERY_TIMEOUT_MS, maxResponseBytes: MAX_REPLY_BYTES, agents: agentsOf(ctx),
     })
-    request.on('error', (err) => done({ statusCode: null, error: errorText(err) }))
-    request.end(body)
-  })
+    const status = response.status
+    if (status >= 300 && status < 400) return { statusCode: status, error: `redirect (${status}) not followed: set the final URL` }
+    if (status < 200 || status >= 300) return { statusCode: status, error: `the receiver answered ${status}` }
+    const json = /^application\/json\b/i.test(response.headers['content-type'] ?? '')
+    return { statusCode: status, error: null, ...(json && !response.truncated && response.body.length > 0 ? { reply: response.body.toString('utf8') } : {}) }
+  } catch (err) {
+    return { statusCode: null, error: errorText(err as Error & { code?: string }) }
+  }
 }
 
 function errorText(err: Error & { code?: string }): string {
   if (err.name === 'TimeoutError' || err.name === 'AbortError') return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
-  if (err.code === 'EPRIVATEADDRESS') return 'refused: the webhook host resolves to a private, loopback or link-local address'
+  if (err instanceof RefusedDestination) return `refused: ${err.message}`
   return (err.code ? `${err.code}: ${err.message}` : err.message).slice(0, MAX_ERROR)
 }
 

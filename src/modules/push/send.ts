@@ -1,17 +1,14 @@
 /**
  * Sending one notification to one subscription. Web Push: web-push builds the request (VAPID JWT,
- * aes128gcm encryption, TTL/Topic/Urgency headers); it goes out through node's http(s) with a
- * lookup that refuses private addresses (unless WEBHOOK_ALLOW_PRIVATE) and an overall timeout.
+ * aes128gcm encryption, TTL/Topic/Urgency headers); it goes out through lib/outbound-http.ts, which
+ * refuses private addresses (unless WEBHOOK_ALLOW_PRIVATE) and bounds the time and the answer.
  * Native tokens go through a PushSender per platform; none is configured unless its environment
  * is, and a token without a sender is kept and skipped (logged by the caller).
  */
-import http from 'node:http'
-import https from 'node:https'
-import { isIP } from 'node:net'
 import webPush from 'web-push'
 import type { AppContext } from '../../context.js'
 import type { PushKind, PushSubscriptionRow } from '../../db/tables.js'
-import { guardedLookup, isLoopbackAddress, isPublicAddress } from '../../lib/public-address.js'
+import { outboundRequest } from '../../lib/outbound-http.js'
 import { vapidOf } from './vapid.js'
 
 /** sent: the push service took it; gone: the subscription no longer exists (404/410: delete it); failed: try again later; skipped: no sender */
@@ -31,29 +28,14 @@ export interface PushSender {
   send(token: string, payload: string, options: WebPushOptions, signal: AbortSignal): Promise<SendOutcome>
 }
 
+/** the most of a push service's answer that is read (its body is not used) */
+const MAX_ANSWER_BYTES = 16 * 1024
+
 /** Posts an encrypted Web Push message; answers the push service's status. */
-function post(endpoint: string, headers: Record<string, string | number>, body: Buffer | null, allowPrivate: boolean, timeoutMs: number): Promise<number> {
-  const url = new URL(endpoint)
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  if (url.protocol === 'http:' && !(allowPrivate && (isIP(host) === 0 || isLoopbackAddress(host)))) {
-    return Promise.reject(new Error('plain http endpoints are for tests on loopback only'))
-  }
-  if (isIP(host) && !allowPrivate && !isPublicAddress(host)) return Promise.reject(new Error('endpoint at a private address'))
-  const transport = url.protocol === 'https:' ? https : http
-  return new Promise((resolve, reject) => {
-    const request = transport.request(url, {
-      method: 'POST',
-      headers,
-      lookup: guardedLookup(allowPrivate),
-      signal: AbortSignal.timeout(timeoutMs),
-    }, (response) => {
-      response.resume()
-      response.on('end', () => resolve(response.statusCode ?? 0))
-      response.on('error', reject)
-    })
-    request.on('error', reject)
-    request.end(body ?? undefined)
-  })
+async function post(endpoint: string, headers: Record<string, string | number>, body: Buffer | null, allowPrivate: boolean, timeoutMs: number): Promise<number> {
+  // Web Push is https; plain http only to a test push service on loopback
+  const response = await outboundRequest(endpoint, { allowPrivate, requireHttps: true, loopbackHttp: true }, { method: 'POST', headers, body, timeoutMs, maxResponseBytes: MAX_ANSWER_BYTES })
+  return response.status
 }
 
 /** Sends `payload` to one subscription. Never throws: a failure is an outcome. */

@@ -7,7 +7,7 @@ import { createECDH } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { conflict, notFound, validationError } from '../../http/errors.js'
-import { refuseUrl } from '../../lib/public-address.js'
+import { refuseUrl } from '../../lib/outbound-http.js'
 import { assertAdmin, recordModeration } from '../admin/service.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
@@ -52,7 +52,7 @@ export async function register(ctx: AppContext, me: UserRow, sessionId: number, 
   let row: repo.NewSubscription
   if (input.subscription) {
     const { endpoint, keys } = input.subscription
-    const refused = await refuseUrl(endpoint, ctx.config.webhookAllowPrivate)
+    const refused = await refuseUrl(endpoint, { allowPrivate: ctx.config.webhookAllowPrivate, requireHttps: true, loopbackHttp: true })
     if (refused) throw validationError(`subscription.endpoint ${refused}`)
     const p256dh = decodeKey(keys.p256dh, 65, 'subscription.keys.p256dh')
     assertP256Point(p256dh)
