@@ -140,8 +140,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * QR login, new device: pending, scanned, authorized, used or expired
-         * @description With `wait` (seconds, at most 25) the answer comes as soon as the status is no longer `since` (default pending), or when the wait is over.
+         * QR login, new device: pending, scanned, authorized, used or expired, and which account scanned it
+         * @description Needs the `secret` generate answered (else 404, as for an unknown code). With `wait` (seconds, at most 25) the answer comes as soon as the status is no longer `since` (default pending), or when the wait is over.
          */
         post: operations["postAuthQrStatus"];
         delete?: never;
@@ -159,8 +159,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** QR login, new device: the session, once the code is approved (once) */
+        /** QR login, new device: the session, once the code is approved (once; needs the secret) */
         post: operations["postAuthQrLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api.v2/api/auth/qr/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** QR login, new device: not this account — the code is pending again, for its owner to scan */
+        post: operations["postAuthQrDecline"];
         delete?: never;
         options?: never;
         head?: never;
@@ -176,7 +193,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** QR login in one path: `{step, …}` with step generate, request, status, authorize or login */
+        /** QR login in one path: `{step, …}` with step generate, request, status, authorize, login or decline */
         post: operations["postAuthQr"];
         delete?: never;
         options?: never;
@@ -2470,8 +2487,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * QR login, new device: pending, scanned, authorized, used or expired
-         * @description With `wait` (seconds, at most 25) the answer comes as soon as the status is no longer `since` (default pending), or when the wait is over.
+         * QR login, new device: pending, scanned, authorized, used or expired, and which account scanned it
+         * @description Needs the `secret` generate answered (else 404, as for an unknown code). With `wait` (seconds, at most 25) the answer comes as soon as the status is no longer `since` (default pending), or when the wait is over.
          */
         post: operations["postApiAuthQrStatus"];
         delete?: never;
@@ -2489,8 +2506,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** QR login, new device: the session, once the code is approved (once) */
+        /** QR login, new device: the session, once the code is approved (once; needs the secret) */
         post: operations["postApiAuthQrLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/qr/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** QR login, new device: not this account — the code is pending again, for its owner to scan */
+        post: operations["postApiAuthQrDecline"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2506,7 +2540,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** QR login in one path: `{step, …}` with step generate, request, status, authorize or login */
+        /** QR login in one path: `{step, …}` with step generate, request, status, authorize, login or decline */
         post: operations["postApiAuthQr"];
         delete?: never;
         options?: never;
@@ -4184,8 +4218,10 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description single use, valid 2 minutes */
+                            /** @description single use, valid 2 minutes; what the picture carries */
                             token: string;
+                            /** @description keep it on this device only: status, login and decline need it */
+                            secret: string;
                             /** @description {base_url}/qr/<token>: what the code holds, and a page that shows it */
                             qr_url: string;
                             /** @description the code as an SVG */
@@ -4275,6 +4311,8 @@ export interface operations {
                             /** @description how the asking device named itself */
                             device: string | null;
                             ip_address: string | null;
+                            /** @description where that address is, as near as the server can tell: a country, "this computer" or "a local network"; null when unknown */
+                            place: string | null;
                             user_agent: string | null;
                             requested_at: string;
                             expires_at: string;
@@ -4392,6 +4430,12 @@ export interface operations {
                         data: {
                             status: "pending" | "scanned" | "authorized" | "used" | "expired";
                             expires_at: string;
+                            /** @description the account that scanned the code (scanned, authorized): signing in opens a session of this account */
+                            account?: {
+                                user_id: number;
+                                username: string;
+                                display_name: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -4490,6 +4534,8 @@ export interface operations {
                 "application/json": {
                     /** @description the token generate answered */
                     token: string;
+                    /** @description the secret generate answered: only the device that generated the code has it */
+                    secret: string;
                     /** @description seconds to wait for a change of status (long polling), at most 25 */
                     wait?: number;
                     since?: "pending" | "scanned" | "authorized" | "used" | "expired";
@@ -4509,6 +4555,12 @@ export interface operations {
                         data: {
                             status: "pending" | "scanned" | "authorized" | "used" | "expired";
                             expires_at: string;
+                            /** @description the account that scanned the code (scanned, authorized): signing in opens a session of this account */
+                            account?: {
+                                user_id: number;
+                                username: string;
+                                display_name: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -4575,6 +4627,8 @@ export interface operations {
                 "application/json": {
                     /** @description the token generate answered */
                     token: string;
+                    /** @description the secret generate answered: only the device that generated the code has it */
+                    secret: string;
                 };
             };
         };
@@ -4668,6 +4722,96 @@ export interface operations {
             };
         };
     };
+    postAuthQrDecline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the token generate answered */
+                    token: string;
+                    /** @description the secret generate answered: only the device that generated the code has it */
+                    secret: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            status: "pending" | "scanned" | "authorized" | "used" | "expired";
+                            expires_at: string;
+                            /** @description the account that scanned the code (scanned, authorized): signing in opens a session of this account */
+                            account?: {
+                                user_id: number;
+                                username: string;
+                                display_name: string | null;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     postAuthQr: {
         parameters: {
             query?: never;
@@ -4678,9 +4822,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    step: "generate" | "request" | "status" | "authorize" | "login";
+                    step: "generate" | "request" | "status" | "authorize" | "login" | "decline";
                     /** @description the token generate answered */
                     token?: string;
+                    /** @description the secret generate answered: only the device that generated the code has it */
+                    secret?: string;
                     /** @description how the new device names itself (shown to the device that scans) */
                     device?: string;
                     /** @description seconds to wait for a change of status (long polling), at most 25 */
@@ -4700,8 +4846,10 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description single use, valid 2 minutes */
+                            /** @description single use, valid 2 minutes; what the picture carries */
                             token: string;
+                            /** @description keep it on this device only: status, login and decline need it */
+                            secret: string;
                             /** @description {base_url}/qr/<token>: what the code holds, and a page that shows it */
                             qr_url: string;
                             /** @description the code as an SVG */
@@ -4712,12 +4860,20 @@ export interface operations {
                             /** @description how the asking device named itself */
                             device: string | null;
                             ip_address: string | null;
+                            /** @description where that address is, as near as the server can tell: a country, "this computer" or "a local network"; null when unknown */
+                            place: string | null;
                             user_agent: string | null;
                             requested_at: string;
                             expires_at: string;
                         } | {
                             status: "pending" | "scanned" | "authorized" | "used" | "expired";
                             expires_at: string;
+                            /** @description the account that scanned the code (scanned, authorized): signing in opens a session of this account */
+                            account?: {
+                                user_id: number;
+                                username: string;
+                                display_name: string | null;
+                            } | null;
                         } | {
                             user: {
                                 user_id: number;
@@ -21373,8 +21529,10 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description single use, valid 2 minutes */
+                            /** @description single use, valid 2 minutes; what the picture carries */
                             token: string;
+                            /** @description keep it on this device only: status, login and decline need it */
+                            secret: string;
                             /** @description {base_url}/qr/<token>: what the code holds, and a page that shows it */
                             qr_url: string;
                             /** @description the code as an SVG */
@@ -21464,6 +21622,8 @@ export interface operations {
                             /** @description how the asking device named itself */
                             device: string | null;
                             ip_address: string | null;
+                            /** @description where that address is, as near as the server can tell: a country, "this computer" or "a local network"; null when unknown */
+                            place: string | null;
                             user_agent: string | null;
                             requested_at: string;
                             expires_at: string;
@@ -21581,6 +21741,12 @@ export interface operations {
                         data: {
                             status: "pending" | "scanned" | "authorized" | "used" | "expired";
                             expires_at: string;
+                            /** @description the account that scanned the code (scanned, authorized): signing in opens a session of this account */
+                            account?: {
+                                user_id: number;
+                                username: string;
+                                display_name: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -21679,6 +21845,8 @@ export interface operations {
                 "application/json": {
                     /** @description the token generate answered */
                     token: string;
+                    /** @description the secret generate answered: only the device that generated the code has it */
+                    secret: string;
                     /** @description seconds to wait for a change of status (long polling), at most 25 */
                     wait?: number;
                     since?: "pending" | "scanned" | "authorized" | "used" | "expired";
@@ -21698,6 +21866,12 @@ export interface operations {
                         data: {
                             status: "pending" | "scanned" | "authorized" | "used" | "expired";
                             expires_at: string;
+                            /** @description the account that scanned the code (scanned, authorized): signing in opens a session of this account */
+                            account?: {
+                                user_id: number;
+                                username: string;
+                                display_name: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -21764,6 +21938,8 @@ export interface operations {
                 "application/json": {
                     /** @description the token generate answered */
                     token: string;
+                    /** @description the secret generate answered: only the device that generated the code has it */
+                    secret: string;
                 };
             };
         };
@@ -21857,6 +22033,96 @@ export interface operations {
             };
         };
     };
+    postApiAuthQrDecline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the token generate answered */
+                    token: string;
+                    /** @description the secret generate answered: only the device that generated the code has it */
+                    secret: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            status: "pending" | "scanned" | "authorized" | "used" | "expired";
+                            expires_at: string;
+                            /** @description the account that scanned the code (scanned, authorized): signing in opens a session of this account */
+                            account?: {
+                                user_id: number;
+                                username: string;
+                                display_name: string | null;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     postApiAuthQr: {
         parameters: {
             query?: never;
@@ -21867,9 +22133,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    step: "generate" | "request" | "status" | "authorize" | "login";
+                    step: "generate" | "request" | "status" | "authorize" | "login" | "decline";
                     /** @description the token generate answered */
                     token?: string;
+                    /** @description the secret generate answered: only the device that generated the code has it */
+                    secret?: string;
                     /** @description how the new device names itself (shown to the device that scans) */
                     device?: string;
                     /** @description seconds to wait for a change of status (long polling), at most 25 */
@@ -21889,8 +22157,10 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description single use, valid 2 minutes */
+                            /** @description single use, valid 2 minutes; what the picture carries */
                             token: string;
+                            /** @description keep it on this device only: status, login and decline need it */
+                            secret: string;
                             /** @description {base_url}/qr/<token>: what the code holds, and a page that shows it */
                             qr_url: string;
                             /** @description the code as an SVG */
@@ -21901,12 +22171,20 @@ export interface operations {
                             /** @description how the asking device named itself */
                             device: string | null;
                             ip_address: string | null;
+                            /** @description where that address is, as near as the server can tell: a country, "this computer" or "a local network"; null when unknown */
+                            place: string | null;
                             user_agent: string | null;
                             requested_at: string;
                             expires_at: string;
                         } | {
                             status: "pending" | "scanned" | "authorized" | "used" | "expired";
                             expires_at: string;
+                            /** @description the account that scanned the code (scanned, authorized): signing in opens a session of this account */
+                            account?: {
+                                user_id: number;
+                                username: string;
+                                display_name: string | null;
+                            } | null;
                         } | {
                             user: {
                                 user_id: number;

@@ -754,6 +754,8 @@ export interface QrLoginTokensTable {
   id: Generated<number>
   /** SHA-256 of the token */
   token_hash: string
+  /** SHA-256 of the secret only the generating device holds (status and login need it); null on codes made before it existed */
+  secret_hash: string | null
   status: Generated<QrLoginStatus>
   /** the device that asked to sign in: its own words, address and user agent */
   device: string | null

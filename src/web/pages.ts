@@ -114,6 +114,7 @@ ${formToken(reply)}
 <h2 id="with-qr">With a QR code</h2>
 <figure></figure>
 <p class="qr-state muted" aria-live="polite">Signing in with a QR code needs JavaScript: the code appears here.</p>
+<p class="qr-choice" hidden><button type="button" data-qr="login">Sign in</button> <button type="button" class="secondary" data-qr="decline">Not me</button></p>
 </section>
 </div>`
 }

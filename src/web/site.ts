@@ -142,9 +142,12 @@ code { background: #f2f5f8; padding: .1rem .3rem; border-radius: 4px; }
 
 /**
  * The login page's QR sign-in (beside the form): asks for a code (POST /api/auth/qr/generate),
- * shows it, waits for a signed-in device to approve it (long-polled qr/status), then signs in
- * with it (POST /api/auth/qr/login, which sets the session cookie) and opens the app. A code
- * that expires is replaced by a new one.
+ * shows it, waits for a signed-in device to scan and approve it (long-polled qr/status, with the
+ * secret only this page holds), then asks the person whether to sign in as the account that
+ * approved it — a stranger who scanned the code from a screen share must not sign this browser
+ * into their account — and signs in (POST /api/auth/qr/login, which sets the session cookie) or
+ * declines (qr/decline: the code is free again for its owner to scan). A code that expires is
+ * replaced by a new one.
  */
 export const LOGIN_JS = `
 (function () {
@@ -153,31 +156,47 @@ export const LOGIN_JS = `
   if (!box || !window.fetch) return;
   var figure = box.querySelector('figure');
   var state = box.querySelector('.qr-state');
+  var choice = box.querySelector('.qr-choice');
   var next = box.getAttribute('data-next') || '/app';
   function post(path, body) {
     return fetch('/api/auth/qr/' + path, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
       .then(function (res) { return res.json().then(function (json) { if (!res.ok || !json.success) throw new Error((json.error && json.error.message) || 'error'); return json.data; }); });
   }
   function say(text) { state.textContent = text; }
+  function who(account) { return account ? '@' + account.username + (account.display_name ? ' (' + account.display_name + ')' : '') : 'another account'; }
   function start() {
+    choice.hidden = true;
     post('generate', { device: 'Web browser' }).then(function (code) {
       var img = document.createElement('img');
       img.alt = 'QR code to scan with a signed-in Tern app';
       img.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(code.qr_svg);
       figure.replaceChildren(img);
       say('Scan this code with Tern on a device where you are signed in (Devices → Link a device).');
-      wait(code.token, 'pending');
+      wait(code.token, code.secret, 'pending');
     }).catch(function () { say('The QR sign-in is not available right now.'); });
   }
-  function wait(token, since) {
-    post('status', { token: token, wait: 25, since: since }).then(function (s) {
-      if (s.status === 'authorized') {
-        say('Approved: signing in…');
-        return post('login', { token: token }).then(function () { window.location.assign(next); });
-      }
-      if (s.status === 'scanned') say('Scanned: approve the sign-in on the other device.');
+  function ask(token, secret, account) {
+    say('Approved by ' + who(account) + '. Sign in to this account on this browser?');
+    var yes = choice.querySelector('[data-qr="login"]');
+    var no = choice.querySelector('[data-qr="decline"]');
+    yes.textContent = 'Sign in as @' + (account ? account.username : '…');
+    choice.hidden = false;
+    yes.onclick = function () {
+      choice.hidden = true;
+      say('Signing in…');
+      post('login', { token: token, secret: secret }).then(function () { window.location.assign(next); }).catch(function () { start(); });
+    };
+    no.onclick = function () {
+      choice.hidden = true;
+      post('decline', { token: token, secret: secret }).then(function () { wait(token, secret, 'pending'); say('Declined. Scan the code with your own signed-in device.'); }).catch(function () { start(); });
+    };
+  }
+  function wait(token, secret, since) {
+    post('status', { token: token, secret: secret, wait: 25, since: since }).then(function (s) {
+      if (s.status === 'authorized') return ask(token, secret, s.account);
+      if (s.status === 'scanned') say('Scanned by ' + who(s.account) + ': approve the sign-in on that device.');
       if (s.status === 'expired' || s.status === 'used') return start();
-      wait(token, s.status);
+      wait(token, secret, s.status);
     }).catch(function () { setTimeout(start, 3000); });
   }
   start();

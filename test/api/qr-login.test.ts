@@ -10,20 +10,32 @@ const clock = new TestClock()
 const log = captureLog('trace')
 const server = await startTestServer({ clock, log: log.logger, env: { QR_GENERATE_RATE_LIMIT: '100000/60' } })
 
-/** every QR token and session token this file saw in clear: none may be in the database or the log */
+/** every QR token and secret and session token this file saw in clear: none may be in the database or the log */
 const seen = { qr: new Set<string>(), tokens: new Set<string>() }
+/** each code's device secret, by its token: the new device's own memory */
+const secrets = new Map<string, string>()
 
 const NEW_DEVICE = { 'user-agent': 'TernDesktop/2.1 (Linux)' }
 
 async function generate(s: TestServer = server, prefix = V2, body: Record<string, unknown> = { device: 'Desktop app on Linux' }) {
   const res = await s.api.post(`${prefix}/auth/qr/generate`, body, { headers: NEW_DEVICE })
   assert.equal(res.status, 200, res.text)
-  seen.qr.add(res.body.data.token)
-  return res.body.data as { token: string; qr_url: string; qr_svg: string; expires_at: string }
+  remember(res.body.data)
+  return res.body.data as { token: string; secret: string; qr_url: string; qr_svg: string; expires_at: string }
 }
 
-const qr = (stepName: string, body: Record<string, unknown>, client = server.api, prefix = V2) =>
-  client.post(`${prefix}/auth/qr/${stepName}`, body, { headers: NEW_DEVICE })
+function remember(code: { token: string; secret: string }) {
+  seen.qr.add(code.token)
+  seen.qr.add(code.secret)
+  secrets.set(code.token, code.secret)
+}
+
+/** A step; the new device's steps carry the code's secret unless the body names one. */
+const qr = (stepName: string, body: Record<string, unknown>, client = server.api, prefix = V2) => {
+  const device = stepName === 'status' || stepName === 'login' || stepName === 'decline'
+  const secret = typeof body.token === 'string' ? secrets.get(body.token) : undefined
+  return client.post(`${prefix}/auth/qr/${stepName}`, device && secret && !('secret' in body) ? { ...body, secret } : body, { headers: NEW_DEVICE })
+}
 
 async function member(s: TestServer = server): Promise<TestUser> {
   const user = await s.registerUser()
@@ -55,6 +67,9 @@ test('generate answers a 256-bit token, its page URL, the code as SVG and when i
   const before = clock.now()
   const code = await generate()
   assert.match(code.token, /^[A-Za-z0-9_-]{43}$/)
+  assert.match(code.secret, /^[A-Za-z0-9_-]{43}$/)
+  assert.notEqual(code.secret, code.token)
+  assert.ok(!code.qr_url.includes(code.secret) && !code.qr_svg.includes(code.secret), 'the picture does not carry the secret')
   assert.equal(code.qr_url, `${server.ctx.config.publicBaseUrl}/qr/${code.token}`)
   assert.match(code.qr_svg, /^<svg[\s\S]*<\/svg>\s*$/)
   const expires = Date.parse(code.expires_at)
@@ -62,7 +77,7 @@ test('generate answers a 256-bit token, its page URL, the code as SVG and when i
   const again = await generate()
   assert.notEqual(again.token, code.token)
   const status = await qr('status', { token: code.token })
-  assert.deepEqual(status.body.data, { status: 'pending', expires_at: code.expires_at })
+  assert.deepEqual(status.body.data, { status: 'pending', expires_at: code.expires_at, account: null })
 })
 
 test('the whole flow: scanned, approved, and the new device gets one session (method qr) for the approving user', async () => {
@@ -71,12 +86,16 @@ test('the whole flow: scanned, approved, and the new device gets one session (me
 
   const scanned = await qr('request', { token }, alice.api)
   assert.equal(scanned.status, 200, scanned.text)
-  assert.deepEqual(Object.keys(scanned.body.data).sort(), ['device', 'expires_at', 'ip_address', 'requested_at', 'status', 'user_agent'])
+  assert.deepEqual(Object.keys(scanned.body.data).sort(), ['device', 'expires_at', 'ip_address', 'place', 'requested_at', 'status', 'user_agent'])
   assert.equal(scanned.body.data.status, 'scanned')
   assert.equal(scanned.body.data.device, 'Desktop app on Linux')
   assert.equal(scanned.body.data.user_agent, NEW_DEVICE['user-agent'])
   assert.equal(scanned.body.data.ip_address, '127.0.0.1')
-  assert.equal((await qr('status', { token })).body.data.status, 'scanned')
+  assert.equal(scanned.body.data.place, 'this computer')
+  const seenByDevice = (await qr('status', { token })).body.data
+  assert.equal(seenByDevice.status, 'scanned')
+  // the new device sees which account scanned its code
+  assert.deepEqual(seenByDevice.account, { user_id: alice.id, username: alice.username, display_name: seenByDevice.account.display_name })
   // scanning again shows the same
   assert.equal((await qr('request', { token }, alice.api)).body.data.status, 'scanned')
 
@@ -118,12 +137,15 @@ test('the alias POST auth/qr {step} and the legacy /api/auth mount do the same',
   const gen = await server.api.post(`${V2}/auth/qr`, { step: 'generate', device: 'Tablet' })
   assert.equal(gen.status, 200, gen.text)
   const token = gen.body.data.token
-  seen.qr.add(token)
-  assert.equal((await server.api.post(`${V2}/auth/qr`, { step: 'status', token })).body.data.status, 'pending')
+  const secret = gen.body.data.secret
+  remember(gen.body.data)
+  assert.equal((await server.api.post(`${V2}/auth/qr`, { step: 'status', token, secret })).body.data.status, 'pending')
+  assertRefused(await server.api.post(`${V2}/auth/qr`, { step: 'status', token }), 400, 'validation_error')
   const scanned = await bob.api.post(`${V2}/auth/qr`, { step: 'request', token })
   assert.equal(scanned.body.data.device, 'Tablet')
   assert.equal((await bob.api.post(`${V2}/auth/qr`, { step: 'authorize', token })).body.data.status, 'authorized')
-  const login = await server.api.post(`${V2}/auth/qr`, { step: 'login', token })
+  assertRefused(await server.api.post(`${V2}/auth/qr`, { step: 'login', token, secret: 'S'.repeat(43) }), 404, 'not_found')
+  const login = await server.api.post(`${V2}/auth/qr`, { step: 'login', token, secret })
   assert.equal(login.status, 200, login.text)
   seen.tokens.add(login.body.data.session_token)
   assert.equal(login.body.data.user.user_id, bob.id)
@@ -173,7 +195,7 @@ test('another instance on the same database sees the change by reading the row a
   const dave = await member()
   const { token } = await generate()
   const started = Date.now()
-  const waiting = other.api.post(`${V2}/auth/qr/status`, { token, wait: 20 })
+  const waiting = other.api.post(`${V2}/auth/qr/status`, { token, secret: secrets.get(token), wait: 20 })
   await new Promise((resolve) => setTimeout(resolve, 300))
   await qr('request', { token }, dave.api)
   const res = await waiting
@@ -209,9 +231,9 @@ test('refusals: unknown token, no login, not scanned, someone else’s code, not
   const frank = await member()
   const grace = await member()
   const unknown = 'A'.repeat(43)
-  for (const name of ['status', 'login']) assertRefused(await qr(name, { token: unknown }), 404, 'not_found')
+  for (const name of ['status', 'login', 'decline']) assertRefused(await qr(name, { token: unknown, secret: 'S'.repeat(43) }), 404, 'not_found')
   for (const name of ['request', 'authorize']) assertRefused(await qr(name, { token: unknown }, frank.api), 404, 'not_found')
-  assertRefused(await qr('login', { token: 'short' }), 404, 'not_found')
+  assertRefused(await qr('login', { token: 'short', secret: 'S'.repeat(43) }), 404, 'not_found')
 
   const { token } = await generate()
   // the signed-in steps need a session
@@ -227,10 +249,10 @@ test('refusals: unknown token, no login, not scanned, someone else’s code, not
 
   assert.equal((await qr('request', { token }, frank.api)).status, 200)
   assertRefused(await qr('login', { token }), 409, 'conflict')
-  // grace neither scans nor approves frank's code
-  assertRefused(await qr('request', { token }, grace.api), 409, 'conflict')
+  // grace does not approve a code frank scanned (she would have to scan it, and the device would see her)
   assertRefused(await qr('authorize', { token }, grace.api), 409, 'conflict')
   assert.equal((await qr('status', { token })).body.data.status, 'scanned')
+  assert.equal((await qr('status', { token })).body.data.account.user_id, frank.id)
   const [frankBefore, graceBefore] = [await sessionCount(frank.id), await sessionCount(grace.id)]
   assertRefused(await qr('login', { token }), 409, 'conflict')
   assert.equal(await sessionCount(frank.id), frankBefore)
@@ -244,6 +266,76 @@ test('refusals: unknown token, no login, not scanned, someone else’s code, not
   assert.equal(await sessionCount(grace.id), graceBefore)
 })
 
+test('the picture alone is useless: without the device secret, status, login and decline answer as for an unknown code', async () => {
+  const owner = await member()
+  const { token } = await generate()
+  const thief = server.api
+  assert.equal((await qr('request', { token }, owner.api)).status, 200)
+  assert.equal((await qr('authorize', { token }, owner.api)).status, 200)
+  const before = await sessionCount(owner.id)
+  // whoever read the code (a screen share, a photo) has the token, not the secret
+  for (const secret of ['S'.repeat(43), (await generate()).secret]) {
+    assertRefused(await thief.post(`${V2}/auth/qr/status`, { token, secret, wait: 0 }), 404, 'not_found')
+    assertRefused(await thief.post(`${V2}/auth/qr/login`, { token, secret }), 404, 'not_found')
+    assertRefused(await thief.post(`${V2}/auth/qr/decline`, { token, secret }), 404, 'not_found')
+  }
+  assert.equal(await sessionCount(owner.id), before, 'the thief opened no session')
+  // positive control: the device that generated the code signs in with it
+  const login = await qr('login', { token })
+  assert.equal(login.status, 200, login.text)
+  seen.tokens.add(login.body.data.session_token)
+  assert.equal(login.body.data.user.user_id, owner.id)
+})
+
+test('a stranger who scans the code first does not lock its owner out: the owner scans it again and takes it over', async () => {
+  const owner = await member()
+  const stranger = await member()
+  const { token } = await generate()
+  assert.equal((await qr('request', { token }, stranger.api)).status, 200)
+  assert.equal((await qr('status', { token })).body.data.account.user_id, stranger.id)
+  // the owner scans the same code: it is theirs now, and the stranger can no longer approve it
+  const taken = await qr('request', { token }, owner.api)
+  assert.equal(taken.status, 200, taken.text)
+  assert.equal(taken.body.data.status, 'scanned')
+  assertRefused(await qr('authorize', { token }, stranger.api), 409, 'conflict')
+  assert.equal((await qr('authorize', { token }, owner.api)).status, 200)
+  const status = (await qr('status', { token })).body.data
+  assert.equal(status.status, 'authorized')
+  assert.equal(status.account.user_id, owner.id)
+  // once approved, nobody else takes it over
+  assertRefused(await qr('request', { token }, stranger.api), 409, 'conflict')
+  const login = await qr('login', { token })
+  seen.tokens.add(login.body.data.session_token)
+  assert.equal(login.body.data.user.user_id, owner.id)
+})
+
+test('a code a stranger approved is seen as theirs by the new device, which declines it; then its owner approves it', async () => {
+  const owner = await member()
+  const stranger = await member()
+  const { token } = await generate()
+  assert.equal((await qr('request', { token }, stranger.api)).status, 200)
+  assert.equal((await qr('authorize', { token }, stranger.api)).status, 200)
+  // the owner's scan is refused now, but the device sees whose approval it is before signing in
+  assertRefused(await qr('request', { token }, owner.api), 409, 'conflict')
+  const seenByDevice = (await qr('status', { token })).body.data
+  assert.equal(seenByDevice.status, 'authorized')
+  assert.equal(seenByDevice.account.username, stranger.username)
+  const strangerSessions = await sessionCount(stranger.id)
+  const declined = await qr('decline', { token })
+  assert.equal(declined.status, 200, declined.text)
+  assert.equal(declined.body.data.status, 'pending')
+  assert.equal((await qr('status', { token })).body.data.account, null)
+  // the stranger's approval is gone: no login until someone approves again
+  assertRefused(await qr('login', { token }), 409, 'conflict')
+  assert.equal((await qr('request', { token }, owner.api)).status, 200)
+  assert.equal((await qr('authorize', { token }, owner.api)).status, 200)
+  const login = await qr('login', { token })
+  assert.equal(login.status, 200, login.text)
+  seen.tokens.add(login.body.data.session_token)
+  assert.equal(login.body.data.user.user_id, owner.id)
+  assert.equal(await sessionCount(stranger.id), strangerSessions, 'no session of the stranger was opened')
+})
+
 test('bad input is a 400 in the envelope', async () => {
   const { token } = await generate()
   const cases: Array<[string, unknown]> = [
@@ -252,6 +344,10 @@ test('bad input is a 400 in the envelope', async () => {
     ['status', { token, wait: 'x' }],
     ['status', { token, since: 'nonsense' }],
     ['status', {}],
+    ['status', { token }],
+    ['status', { token, secret: 'short' }],
+    ['login', { token }],
+    ['decline', { token }],
     ['status', { token: 42 }],
     ['status', { token: 'x'.repeat(129) }],
     ['generate', { device: 'x'.repeat(129) }],
@@ -266,10 +362,10 @@ test('bad input is a 400 in the envelope', async () => {
   assertRefused(await server.api.post(`${V2}/auth/qr`, { token }), 400, 'validation_error')
   assertRefused(await server.api.post(`${V2}/auth/qr/status`, undefined, { raw: '{"token":', headers: { 'content-type': 'application/json' } }), 400, 'validation_error')
   // positive controls; unknown fields are dropped, and generate needs no body
-  assert.equal((await server.api.post(`${V2}/auth/qr/status`, { token, wait: 0, since: 'pending', extra: 1 })).status, 200)
+  assert.equal((await server.api.post(`${V2}/auth/qr/status`, { token, secret: secrets.get(token), wait: 0, since: 'pending', extra: 1 })).status, 200)
   const bare = await server.api.post(`${V2}/auth/qr/generate`)
   assert.equal(bare.status, 200, bare.text)
-  seen.qr.add(bare.body.data.token)
+  remember(bare.body.data)
 })
 
 test('with two-factor on, the approval of a signed-in device is enough: no ticket, a session', async () => {
@@ -329,7 +425,7 @@ test('generate is rate limited per client IP (QR_GENERATE_RATE_LIMIT), the alias
   assert.ok(Number(over.headers.get('retry-after')) > 0)
   assertRefused(await limited.api.post(`${V2}/auth/qr`, { step: 'generate' }), 429, 'rate_limited')
   // the other steps are not counted against it
-  assertRefused(await limited.api.post(`${V2}/auth/qr/status`, { token: 'C'.repeat(43) }), 404, 'not_found')
+  assertRefused(await limited.api.post(`${V2}/auth/qr/status`, { token: 'C'.repeat(43), secret: 'D'.repeat(43) }), 404, 'not_found')
 })
 
 test('no QR token or session token is in the database or the log in clear', async () => {

@@ -62,6 +62,12 @@ test('the QR code beside the form appears, and approving it from a signed-in dev
     // the phone: scans, then approves
     assert.equal((await user.api.post(`${V2}/auth/qr/request`, { token })).status, 200)
     assert.equal((await user.api.post(`${V2}/auth/qr/authorize`, { token })).status, 200)
+    // the browser names the account that approved, and signs in only when told to
+    const signIn = page.locator('#qr-login [data-qr="login"]')
+    await signIn.waitFor({ state: 'visible', timeout: 10_000 })
+    assert.match((await page.locator('#qr-login .qr-state').textContent()) ?? '', new RegExp(`Approved by @${user.username}`))
+    assert.equal(await signIn.textContent(), `Sign in as @${user.username}`)
+    await signIn.click()
     await atApp(page)
     assert.ok((await context.cookies()).some((c) => c.name === 'tern_session' && c.httpOnly))
     assert.equal((await page.request.get('/api/web/session')).status(), 200)

@@ -166,13 +166,28 @@ export function findQrToken(db: Db, tokenHash: string): Promise<QrLoginTokenRow 
   return db.selectFrom('qr_login_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
 }
 
-/** pending → scanned by this user; false when the code is no longer pending or has expired. */
+/**
+ * → scanned by this user: from pending, or from scanned by another account (the device's owner
+ * scanning a code a stranger scanned first takes it over); false when neither holds or it expired.
+ */
 export async function markQrScanned(db: Db, id: number, userId: number, now: number): Promise<boolean> {
   const result = await db
     .updateTable('qr_login_tokens')
     .set({ status: 'scanned', user_id: userId, scanned_at: now })
     .where('id', '=', id)
-    .where('status', '=', 'pending')
+    .where((eb) => eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'scanned'), eb('user_id', '!=', userId)])]))
+    .where('expires_at', '>', now)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** scanned or authorized → pending again, nobody's: the generating device declined who scanned it. */
+export async function resetQrToken(db: Db, id: number, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('qr_login_tokens')
+    .set({ status: 'pending', user_id: null, scanned_at: null, authorized_session_id: null, authorized_at: null, two_factor_verified: 0 })
+    .where('id', '=', id)
+    .where('status', 'in', ['scanned', 'authorized'])
     .where('expires_at', '>', now)
     .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0

@@ -27,6 +27,7 @@ import {
   QrStatusResult,
   QrStepBody,
   QrStepResult,
+  QrDeviceBody,
   QrTokenBody,
   RegisterBody,
   TotpLoginBody,
@@ -117,15 +118,15 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     return ok(result)
   })
 
-  // QR login (qr-login.ts): five paths, and `qr {step}` as their alias
-  const qrStatus = (request: FastifyRequest, reply: FastifyReply, body: { token?: string; wait?: number; since?: qr.QrStatus }) => {
+  // QR login (qr-login.ts): six paths, and `qr {step}` as their alias
+  const qrStatus = (request: FastifyRequest, reply: FastifyReply, body: { token?: string; secret?: string; wait?: number; since?: qr.QrStatus }) => {
     // a long poll ends early when its client goes away
     const gone = new AbortController()
     reply.raw.once('close', () => gone.abort())
-    return qr.status(ctx, body.token ?? '', body.wait ?? 0, body.since ?? 'pending', gone.signal)
+    return qr.status(ctx, body.token ?? '', body.secret ?? '', body.wait ?? 0, body.since ?? 'pending', gone.signal)
   }
-  const qrLogin = async (request: FastifyRequest, reply: FastifyReply, token: string) => {
-    const result = await qr.login(ctx, token, clientOf(request))
+  const qrLogin = async (request: FastifyRequest, reply: FastifyReply, token: string, secret: string) => {
+    const result = await qr.login(ctx, token, secret, clientOf(request))
     setCookie(reply, result.session_token)
     return result
   }
@@ -152,8 +153,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
 
   app.post('/qr/status', {
     schema: {
-      summary: 'QR login, new device: pending, scanned, authorized, used or expired',
-      description: 'With `wait` (seconds, at most 25) the answer comes as soon as the status is no longer `since` (default pending), or when the wait is over.',
+      summary: 'QR login, new device: pending, scanned, authorized, used or expired, and which account scanned it',
+      description: 'Needs the `secret` generate answered (else 404, as for an unknown code). With `wait` (seconds, at most 25) the answer comes as soon as the status is no longer `since` (default pending), or when the wait is over.',
       tags: ['auth'],
       body: QrStatusBody,
       response: { 200: okSchema(QrStatusResult) },
@@ -161,12 +162,21 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
   }, async (request, reply) => ok(await qrStatus(request, reply, request.body)))
 
   app.post('/qr/login', {
-    schema: { summary: 'QR login, new device: the session, once the code is approved (once)', tags: ['auth'], body: QrTokenBody, response: { 200: okSchema(AuthResult) } },
+    schema: { summary: 'QR login, new device: the session, once the code is approved (once; needs the secret)', tags: ['auth'], body: QrDeviceBody, response: { 200: okSchema(AuthResult) } },
     onRequest: limiters.login,
-  }, async (request, reply) => ok(await qrLogin(request, reply, request.body.token)))
+  }, async (request, reply) => ok(await qrLogin(request, reply, request.body.token, request.body.secret)))
+
+  app.post('/qr/decline', {
+    schema: {
+      summary: 'QR login, new device: not this account — the code is pending again, for its owner to scan',
+      tags: ['auth'],
+      body: QrDeviceBody,
+      response: { 200: okSchema(QrStatusResult) },
+    },
+  }, async (request) => ok(await qr.decline(ctx, request.body.token, request.body.secret)))
 
   app.post('/qr', {
-    schema: { summary: 'QR login in one path: `{step, …}` with step generate, request, status, authorize or login', tags: ['auth'], body: QrStepBody, response: { 200: okSchema(QrStepResult) } },
+    schema: { summary: 'QR login in one path: `{step, …}` with step generate, request, status, authorize, login or decline', tags: ['auth'], body: QrStepBody, response: { 200: okSchema(QrStepResult) } },
     preHandler: async (request, reply) => {
       const { step } = request.body
       if (step === 'request' || step === 'authorize') return signedIn(request, reply)
@@ -176,7 +186,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
   }, async (request, reply) => {
     const body = request.body
     if (body.step !== 'generate' && body.token === undefined) throw validationError(`token is required for step ${body.step}`)
+    if ((body.step === 'status' || body.step === 'login' || body.step === 'decline') && body.secret === undefined) throw validationError(`secret is required for step ${body.step}`)
     const token = body.token ?? ''
+    const secret = body.secret ?? ''
     switch (body.step) {
       case 'generate':
         return ok(await qr.generate(ctx, clientOf(request), body.device ?? null))
@@ -187,7 +199,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
       case 'status':
         return ok(await qrStatus(request, reply, body))
       case 'login':
-        return ok(await qrLogin(request, reply, token))
+        return ok(await qrLogin(request, reply, token, secret))
+      case 'decline':
+        return ok(await qr.decline(ctx, token, secret))
     }
   })
 

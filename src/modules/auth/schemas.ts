@@ -121,19 +121,22 @@ const QrWait = Type.Integer({ minimum: 0, maximum: 25, description: 'seconds to 
 const QrDevice = Type.String({ maxLength: 128, description: 'how the new device names itself (shown to the device that scans)' })
 
 export const QrGenerateBody = Type.Object({ device: Type.Optional(QrDevice) }, { additionalProperties: false })
+const QrSecret = Type.String({ minLength: 20, maxLength: 128, description: 'the secret generate answered: only the device that generated the code has it' })
 export const QrTokenBody = Type.Object({ token: QrToken }, { additionalProperties: false })
+export const QrDeviceBody = Type.Object({ token: QrToken, secret: QrSecret }, { additionalProperties: false })
 export const QrStatusBody = Type.Object(
-  { token: QrToken, wait: Type.Optional(QrWait), since: Type.Optional(QrStatusName) },
+  { token: QrToken, secret: QrSecret, wait: Type.Optional(QrWait), since: Type.Optional(QrStatusName) },
   { additionalProperties: false },
 )
 /** `POST auth/qr {step, …}`: the alias of the five paths. */
 export const QrStepBody = Type.Object(
   {
     step: Type.Union(
-      [Type.Literal('generate'), Type.Literal('request'), Type.Literal('status'), Type.Literal('authorize'), Type.Literal('login')],
-      { errorMessage: 'step must be one of generate, request, status, authorize, login' },
+      [Type.Literal('generate'), Type.Literal('request'), Type.Literal('status'), Type.Literal('authorize'), Type.Literal('login'), Type.Literal('decline')],
+      { errorMessage: 'step must be one of generate, request, status, authorize, login, decline' },
     ),
     token: Type.Optional(QrToken),
+    secret: Type.Optional(QrSecret),
     device: Type.Optional(QrDevice),
     wait: Type.Optional(QrWait),
     since: Type.Optional(QrStatusName),
@@ -143,16 +146,23 @@ export const QrStepBody = Type.Object(
 export type QrStepBody = Static<typeof QrStepBody>
 
 export const QrCodeResult = Type.Object({
-  token: Type.String({ description: 'single use, valid 2 minutes' }),
+  token: Type.String({ description: 'single use, valid 2 minutes; what the picture carries' }),
+  secret: Type.String({ description: 'keep it on this device only: status, login and decline need it' }),
   qr_url: Type.String({ description: '{base_url}/qr/<token>: what the code holds, and a page that shows it' }),
   qr_svg: Type.String({ description: 'the code as an SVG' }),
   expires_at: Type.String(),
 })
-export const QrStatusResult = Type.Object({ status: QrStatusName, expires_at: Type.String() })
+const QrAccount = Type.Object({ user_id: Type.Integer(), username: Type.String(), display_name: Type.Union([Type.String(), Type.Null()]) })
+export const QrStatusResult = Type.Object({
+  status: QrStatusName,
+  expires_at: Type.String(),
+  account: Type.Optional(Type.Union([QrAccount, Type.Null()], { description: 'the account that scanned the code (scanned, authorized): signing in opens a session of this account' })),
+})
 export const QrRequestResult = Type.Object({
   status: QrStatusName,
   device: Type.Union([Type.String(), Type.Null()], { description: 'how the asking device named itself' }),
   ip_address: Type.Union([Type.String(), Type.Null()]),
+  place: Type.Union([Type.String(), Type.Null()], { description: 'where that address is, as near as the server can tell: a country, "this computer" or "a local network"; null when unknown' }),
   user_agent: Type.Union([Type.String(), Type.Null()]),
   requested_at: Type.String(),
   expires_at: Type.String(),
