@@ -110,3 +110,15 @@ test('PREMIUM_PLANS: the default plans; a JSON list of plans in roubles, kept in
   assert.throws(() => loadConfig({ PAYMENT_PROVIDER: 'paypal' }), /PAYMENT_PROVIDER/)
   assert.equal(loadConfig({ PAYMENT_PROVIDER: 'manual' }).paymentProvider, 'manual')
 })
+
+test('PAYMENT_PROVIDER: none unless chosen; test only when set, and never with NODE_ENV=production', () => {
+  assert.equal(loadConfig({}).paymentProvider, null)
+  assert.equal(loadConfig({ PAYMENT_PROVIDER: 'test' }).paymentProvider, 'test')
+  assert.throws(() => loadConfig({ PAYMENT_PROVIDER: 'test', NODE_ENV: 'production' }), /PAYMENT_PROVIDER: test .*refused with NODE_ENV=production/)
+  assert.equal(loadConfig({ PAYMENT_PROVIDER: 'manual', NODE_ENV: 'production' }).paymentProvider, 'manual')
+})
+
+test('LOG_FILE: the log goes to that file (an absolute path), else to stdout', () => {
+  assert.equal(loadConfig({}).logFile, null)
+  assert.equal(loadConfig({ LOG_FILE: '/var/log/tern/tern.log' }).logFile, '/var/log/tern/tern.log')
+})

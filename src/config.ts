@@ -76,7 +76,8 @@ export interface Config {
   /** the premium plans on sale (PREMIUM_PLANS), prices in kopecks */
   premiumPlans: readonly PremiumPlan[]
   /** who takes premium payments: `test` pays at once, `manual` waits for an admin to mark the order paid */
-  paymentProvider: 'test' | 'manual'
+  /** null: premium purchases answer 503 payments_unavailable */
+  paymentProvider: 'test' | 'manual' | null
   /** the secret payment providers sign their webhooks with (null: webhooks off) */
   paymentWebhookSecret: string | null
   /** how long before premium ends the renewal job asks for the renewal payment */
@@ -102,6 +103,8 @@ export interface Config {
   /** seconds for a request's headers and ordinary body to arrive, and that an upload body may pause (http/timeouts.ts); else 408 */
   httpRequestTimeoutSeconds: number
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  /** LOG_FILE: the log is appended to this file (created 0600) instead of stdout */
+  logFile: string | null
   /** allowed CORS origins; `*` allows any origin (without credentials) */
   corsOrigins: string[]
   /** the SMTP server mail goes through (`smtp://` or `smtps://`, credentials in the URL); null: mails are written to the log */
@@ -490,6 +493,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const logLevel = (read('LOG_LEVEL') ?? 'info') as Config['logLevel']
   if (!LOG_LEVELS.includes(logLevel)) fail('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
 
+  // no provider unless one is chosen: `test` pays every order at once, so never in production
+  const paymentProvider = read('PAYMENT_PROVIDER') === undefined ? null : oneOf('PAYMENT_PROVIDER', ['test', 'manual'] as const, 'manual')
+  if (paymentProvider === 'test' && read('NODE_ENV') === 'production') {
+    problems.push('PAYMENT_PROVIDER: test pays every order at once without taking money, and is refused with NODE_ENV=production')
+  }
+
   const adminUsername = read('ADMIN_USERNAME') ?? null
   const adminPassword = env.ADMIN_PASSWORD ?? null
   if ((adminUsername === null) !== (adminPassword === null || adminPassword === '')) {
@@ -533,7 +542,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
     callRingTimeoutSeconds: int('CALL_RING_TIMEOUT_SECONDS', 60, 5, 600),
     premiumPlans: plans('PREMIUM_PLANS'),
-    paymentProvider: oneOf('PAYMENT_PROVIDER', ['test', 'manual'] as const, 'test'),
+    paymentProvider,
     paymentWebhookSecret: read('PAYMENT_WEBHOOK_SECRET') ?? null,
     premiumRenewBeforeSeconds: int('PREMIUM_RENEW_BEFORE_SECONDS', 86_400, 0, 30 * 86_400),
     premiumRenewalIntervalSeconds: int('PREMIUM_RENEWAL_INTERVAL_SECONDS', 3600, 1, 86_400),
@@ -547,6 +556,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     wsMaxSocketsPerUser: int('WS_MAX_SOCKETS_PER_USER', 100, 1, 10_000),
     httpRequestTimeoutSeconds: int('HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 86_400),
     logLevel,
+    logFile: read('LOG_FILE') === undefined ? null : path.resolve(read('LOG_FILE')!),
     corsOrigins: (read('CORS_ORIGINS') ?? '')
       .split(',')
       .map((origin) => origin.trim())

@@ -55,13 +55,16 @@ export interface ContextOverrides {
 
 /**
  * The log, on stdout (the server) or on stderr (`dest: 2`: the CLI, whose stdout is its answer
- * and may be read by a program).
+ * and may be read by a program), or appended to LOG_FILE, which is created readable by the
+ * server's user only (0600): it holds addresses, and mails when SMTP_URL is not set.
  */
-export function createLogger(config: Pick<Config, 'logLevel'>, dest: 1 | 2 = 1): Logger {
+export function createLogger(config: Pick<Config, 'logLevel'> & { logFile?: string | null }, dest: 1 | 2 = 1): Logger {
   // Asynchronous, batched output (lib/log-lines.ts): lines are gathered up to 32 KiB (or 1 s) and
   // written together. They are flushed synchronously when the process exits, also on a crash;
   // only a SIGKILL can lose the last second of lines.
-  const sink = pino.destination({ dest, sync: false, minLength: 0, maxWrite: 1024 * 1024 })
+  const sink = config.logFile
+    ? pino.destination({ dest: config.logFile, sync: false, minLength: 0, maxWrite: 1024 * 1024, append: true, mkdir: true, mode: 0o600 })
+    : pino.destination({ dest, sync: false, minLength: 0, maxWrite: 1024 * 1024 })
   const destination = LineBatch.flushedOnExit(sink)
   setInterval(() => destination.drain(), 1000).unref()
   return pino({

@@ -19,6 +19,8 @@ function readConfig(): Readonly<Config> {
 }
 
 async function main() {
+  // what the server creates (the database, its WAL, the log file, keys, uploads) is its user's alone
+  process.umask(0o077)
   let config = readConfig()
   // The video signaling service runs in this process on VIDEO_PORT unless VIDEO_URL names one elsewhere.
   let video: VideoService | null = null
@@ -41,6 +43,11 @@ async function main() {
   ctx.log.info({ dialect: config.dialect, redis: Boolean(config.redisUrl) }, 'Tern is ready')
   if (!config.smtpUrl) {
     ctx.log.warn('SMTP_URL is not set: mails (sign-in codes, confirmation links) are written to this log; set it in production')
+  }
+  if (config.paymentProvider === 'test') {
+    ctx.log.warn('PAYMENT_PROVIDER=test: every premium order is paid at once without taking any money; never use it in production')
+  } else if (config.paymentProvider === null) {
+    ctx.log.warn('PAYMENT_PROVIDER is not set: premium cannot be bought (503 payments_unavailable); set manual, or a provider')
   }
 
   let closing = false

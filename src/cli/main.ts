@@ -53,6 +53,8 @@ function help(): string {
 }
 
 async function main() {
+  // what it creates (backups, the log file) is the server user's alone
+  process.umask(0o077)
   const [name, ...args] = process.argv.slice(2)
   if (name === undefined || HELP.has(name)) {
     process.stdout.write(help())

@@ -62,6 +62,20 @@ function withStatementCache(sqlite: SQLite.Database) {
 /** the main connection's page cache, in KiB */
 const SQLITE_CACHE_KIB = 32 * 1024
 
+/**
+ * The database and its WAL and shared-memory files are the server user's alone (0600): main.ts
+ * sets the umask so new files are, and this also closes files an earlier version made readable.
+ */
+export function keepPrivate(file: string) {
+  for (const name of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      fs.chmodSync(name, 0o600)
+    } catch {
+      // absent (no WAL yet), or not ours to change: nothing to close
+    }
+  }
+}
+
 export function createDatabase(databaseUrl: string, options: DatabaseOptions = {}): DatabaseHandle {
   const log = slowQueryLog(options)
   if (databaseUrl.startsWith('sqlite:')) {
@@ -69,6 +83,7 @@ export function createDatabase(databaseUrl: string, options: DatabaseOptions = {
     fs.mkdirSync(path.dirname(file), { recursive: true })
     const sqlite = new SQLite(file)
     sqlite.pragma('journal_mode = WAL')
+    keepPrivate(file)
     sqlite.pragma('synchronous = NORMAL')
     sqlite.pragma('foreign_keys = ON')
     sqlite.pragma('busy_timeout = 5000')

@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'upgrade_required'
   | 'request_timeout'
   | 'mail_unavailable'
+  | 'payments_unavailable'
   | 'internal_error'
 
 export class AppError extends Error {
@@ -52,6 +53,8 @@ export const methodNotAllowed = (allow: readonly string[]) =>
   new AppError(405, 'method_not_allowed', `Method not allowed; this path accepts ${allow.join(', ')}`, { allow: allow.join(', ') })
 export const upgradeRequired = (message = 'This endpoint speaks WebSocket: send an Upgrade request') =>
   new AppError(426, 'upgrade_required', message, { upgrade: 'websocket', connection: 'Upgrade' })
+export const paymentsUnavailable = (message = 'Premium cannot be bought on this server: no payment provider is configured (PAYMENT_PROVIDER)') =>
+  new AppError(503, 'payments_unavailable', message)
 export const mailUnavailable = (message = 'Mail cannot be sent right now; try again later') => new AppError(503, 'mail_unavailable', message)
 export const rateLimited = (retryAfterSeconds: number) =>
   new AppError(429, 'rate_limited', `Too many requests; retry in ${retryAfterSeconds} s`, {

@@ -69,7 +69,7 @@ export interface AccessFields {
   reqId: string
   method: string
   url: string
-  ip: string
+  ip: string | undefined
   statusCode: number
   responseTime: number
 }
@@ -93,11 +93,13 @@ export function accessWriter(logger: Logger): (fields: AccessFields) => void {
     return ({ reqId, method, url, ip, statusCode, responseTime }) =>
       logger.info({ reqId, req: { method, url: loggedUrl(url), ip }, res: { statusCode }, responseTime }, 'request completed')
   }
+  // every value is written as JSON: a request refused before its socket was read (an upgrade
+  // refused at once) may have no address, and `undefined` is not JSON
   return ({ reqId, method, url, ip, statusCode, responseTime }) => {
     stream.write(
-      `${level}${time()}${chindings},"reqId":${JSON.stringify(reqId)},"req":{"method":${JSON.stringify(method)},` +
-        `"url":${JSON.stringify(loggedUrl(url))},"ip":${JSON.stringify(ip)}},"res":{"statusCode":${statusCode}},` +
-        `"responseTime":${responseTime}${MESSAGE}`,
+      `${level}${time()}${chindings},"reqId":${JSON.stringify(reqId ?? null)},"req":{"method":${JSON.stringify(method ?? null)},` +
+        `"url":${JSON.stringify(loggedUrl(url ?? ''))},"ip":${JSON.stringify(ip ?? null)}},"res":{"statusCode":${Number.isFinite(statusCode) ? statusCode : 0}},` +
+        `"responseTime":${Number.isFinite(responseTime) ? responseTime : 0}${MESSAGE}`,
     )
   }
 }

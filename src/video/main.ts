@@ -4,6 +4,8 @@ import { createLogger } from '../context.js'
 import { startVideoService } from './server.js'
 
 async function main() {
+  // what it creates (backups, the log file) is the server user's alone
+  process.umask(0o077)
   let config
   try {
     config = loadConfig()

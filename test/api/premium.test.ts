@@ -336,3 +336,25 @@ test('the provider webhook: a pending async card payment is settled by a signed 
   // without PAYMENT_WEBHOOK_SECRET there is no webhook at all
   assert.equal((await fetch(`${server.url}/premium/webhook/test`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 404)
 })
+
+test('without PAYMENT_PROVIDER nothing can be bought (503 payments_unavailable, no order), but a 100% code still gives premium', async () => {
+  const bare = await startTestServer({ env: { PAYMENT_PROVIDER: '' } })
+  const bareAdmin = await bare.createAdmin()
+  assert.equal(bare.ctx.config.paymentProvider, null)
+  const [buyer, gifted] = await registerUsers(bare, 2)
+  assertError(await buyer.api.post('/premium/activate', { plan: 'monthly' }), 503, 'payments_unavailable', 'no provider')
+  assertError(await buyer.api.post(`${V2}/premium/activate`, { plan: 'yearly' }), 503, 'payments_unavailable', 'no provider, V2')
+  const half = (await bareAdmin.api.post('/api/admin/promos', { code: code('NOPAYHALF'), discount_percent: 50, max_uses: 1 })).body.data
+  assertError(await buyer.api.post('/premium/redeem', { code: half.code }), 503, 'payments_unavailable', 'half price still needs a provider')
+  assert.equal((await buyer.api.get('/premium/orders')).body.items.length, 0, 'no order was written')
+  assert.equal((await buyer.api.get('/premium/status')).body.data.is_premium, false)
+  // the refused redemption gave the code's use back: its one use is still there
+  const listed = (await bareAdmin.api.get('/api/admin/promos', { query: { per_page: 100 } })).body.items
+  assert.equal(listed.find((p: any) => p.id === half.id).used_count, 0)
+  // positive control: a code that makes the order free needs no provider
+  const free = (await bareAdmin.api.post('/api/admin/promos', { code: code('NOPAYFREE'), discount_percent: 100, max_uses: 1 })).body.data
+  const gift = await gifted.api.post('/premium/redeem', { code: free.code })
+  assert.equal(gift.status, 200, gift.text)
+  assert.equal(gift.body.data.is_premium, true)
+  await bare.close()
+})

@@ -14,7 +14,7 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { PremiumOrderRow, PremiumPromoRow, UserRow } from '../../db/tables.js'
 import { inTransaction } from '../../events/outbox.js'
-import { conflict, notFound, unauthorized, validationError } from '../../http/errors.js'
+import { conflict, notFound, paymentsUnavailable, unauthorized, validationError } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import { assertAdmin, recordModeration } from '../admin/service.js'
 import { isPremium } from '../users/present.js'
@@ -65,9 +65,11 @@ export interface Purchase {
 export async function activate(ctx: AppContext, me: UserRow, input: Purchase, idempotencyKey?: string) {
   const plan = planNamed(ctx, input.plan)
   if (!plan) throw validationError(`plan: no such plan (${ctx.config.premiumPlans.map((p) => p.id).join(', ')})`)
-  const provider = providerNamed(ctx.config.paymentProvider)!
-  const method = input.payment_method ?? provider.methods[0]
-  if (!provider.methods.includes(method)) throw validationError(`payment_method: the ${provider.name} provider takes ${provider.methods.join(', ')}`)
+  const provider = ctx.config.paymentProvider === null ? null : providerNamed(ctx.config.paymentProvider)!
+  // without a provider only an order a promo code makes free can be had
+  if (!provider && input.promo_code === undefined) throw paymentsUnavailable()
+  const method = input.payment_method ?? provider?.methods[0] ?? null
+  if (provider && method !== null && !provider.methods.includes(method)) throw validationError(`payment_method: the ${provider.name} provider takes ${provider.methods.join(', ')}`)
   if (idempotencyKey !== undefined) {
     const earlier = await repo.findOrderByKey(ctx.db, me.id, idempotencyKey)
     if (earlier) return outcome(ctx, earlier)
@@ -78,13 +80,14 @@ export async function activate(ctx: AppContext, me: UserRow, input: Purchase, id
     order = await inTransaction(ctx, async (trx) => {
       const promo = input.promo_code === undefined ? null : await takePromo(trx, me, input.promo_code, now)
       const amount = promo ? discounted(plan.price, promo.discount_percent) : plan.price
+      if (amount > 0 && !provider) throw paymentsUnavailable()
       const row = await repo.insertOrder(trx, {
         user_id: me.id,
         plan: plan.id,
         amount,
         currency: CURRENCY,
         status: 'pending',
-        provider: amount === 0 ? 'promo' : provider.name,
+        provider: amount === 0 || !provider ? 'promo' : provider.name,
         premium_until: null,
         created_at: now,
         kind: 'purchase',
@@ -103,7 +106,7 @@ export async function activate(ctx: AppContext, me: UserRow, input: Purchase, id
     if (earlier) return outcome(ctx, earlier)
     throw conflict('You have already redeemed this code')
   }
-  const result: PaymentResult = order.amount === 0 ? { outcome: 'paid', reference: null } : await provider.createPayment(order)
+  const result: PaymentResult = order.amount === 0 || !provider ? { outcome: 'paid', reference: null } : await provider.createPayment(order)
   return outcome(ctx, await settle(ctx, order, result))
 }
 
@@ -307,6 +310,8 @@ export async function orders(ctx: AppContext, me: UserRow) {
  * and is extended when it is paid. A plan no longer on sale, or a failed payment, stops renewing.
  */
 export async function renewDue(ctx: AppContext, leadMs: number, signal?: AbortSignal) {
+  // without a provider nothing renews (a subscription's next period would be free)
+  if (ctx.config.paymentProvider === null) return { renewed: 0, failed: 0 }
   const provider = providerNamed(ctx.config.paymentProvider)!
   let renewed = 0
   let failed = 0

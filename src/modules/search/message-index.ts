@@ -75,6 +75,8 @@ try {
 } catch {}
 const db = new SQLite(workerData.searchFile)
 db.pragma('journal_mode = WAL')
+// the index holds messages' text: the server user's alone, as the main database (db/database.ts keepPrivate)
+for (const suffix of ['', '-wal', '-shm']) { try { require('node:fs').chmodSync(workerData.searchFile + suffix, 0o600) } catch {} }
 db.pragma('synchronous = NORMAL')
 db.pragma('busy_timeout = 5000')
 db.prepare('attach database ? as m').run(workerData.mainFile)
