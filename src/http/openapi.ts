@@ -57,7 +57,12 @@ const bytes = (description: string) => ({ description, content: { 'application/o
 const UNSERIALIZED = new Map<string, Record<string, unknown>>([
   ['/files/:id', { 200: bytes('The file'), 206: bytes('The requested byte range'), 304: { description: 'Not modified (If-None-Match)' } }],
   ['/uploads/*', { 200: bytes('The file or thumbnail'), 206: bytes('The requested byte range'), 304: { description: 'Not modified (If-None-Match)' } }],
-  ['/logout', { 302: { description: 'To the landing page, the session cookie cleared' } }],
+  ['/logout', {
+    200: { description: 'GET: the sign-out page (text/html), a button that posts here', content: { 'text/html': { schema: { type: 'string' } } } },
+    302: { description: 'GET without a session: to the landing page' },
+    303: { description: 'POST: signed out, the session cookie cleared; to the landing page' },
+    403: { description: 'POST: a cross-site post, or a missing or stale CSRF token' },
+  }],
 ])
 
 type Transform = NonNullable<Extract<SwaggerOptions, { transform?: unknown }>['transform']>

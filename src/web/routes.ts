@@ -1,20 +1,22 @@
 /**
- * V1 generation helpers: JSON helpers of the cookie session and GET /logout. They call the same
+ * V1 generation helpers: JSON helpers of the cookie session and signing out (/logout). They call the same
  * services as the bearer API. The pages (/, /login, /register, /join…) are web/pages.ts; the
  * admin panel at /admin is its own plugin (web/admin/plugin.ts), with its own cookie and a CSRF
  * token on every form.
  */
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
 import { SESSION_COOKIE, cookieToken, optionalUser, useCookies } from '../http/auth.js'
-import { csrfTokenFor } from '../http/csrf.js'
+import { CSRF_HEADER, csrfTokenFor, csrfTokenMatches } from '../http/csrf.js'
 import { ErrorResponse, ok, okSchema } from '../http/envelope.js'
-import { unauthorized } from '../http/errors.js'
+import { forbidden, unauthorized } from '../http/errors.js'
 import { Me } from '../http/schemas.js'
+import { escapeHtml } from '../lib/html.js'
 import * as auth from '../modules/auth/service.js'
 import * as sessions from '../modules/sessions/service.js'
 import { callPage } from './call-page.js'
+import { page } from './layout.js'
 
 export const ADMIN_PANEL_PATH = '/admin'
 
@@ -51,11 +53,48 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
     return ok({ user: { id: me.user_id, ...me }, csrf_token: csrfTokenFor(ctx, found.sessionId) })
   })
 
-  app.get('/logout', { schema: { summary: 'End the cookie session, mark the user offline and go to the landing page', tags: ['service'] } }, async (request, reply) => {
+  // Signing out changes something, so it is a POST with the session's CSRF token: a GET (a link,
+  // an image, a cross-site navigation) only shows the page with the button.
+  app.get('/logout', {
+    schema: {
+      summary: 'The sign-out page: a button that posts to /logout (a GET signs nobody out)',
+      tags: ['service'],
+    },
+  }, async (request, reply) => {
     const token = cookieToken(request)
     const found = token ? await sessions.authenticate(ctx, token) : null
-    if (found) await auth.logout(ctx, found.user.id, found.sessionId)
-    reply.clearCookie(SESSION_COOKIE, { path: '/' })
-    return reply.redirect('/')
+    if (!found) return reply.redirect('/')
+    const body = `<h1>Sign out of Tern?</h1>
+<p class="muted">Signed in as @${escapeHtml(found.user.username)}. Signing out ends this browser's session; other devices stay signed in.</p>
+<form method="post" action="/logout"><input type="hidden" name="_csrf" value="${escapeHtml(csrfTokenFor(ctx, found.sessionId))}">
+<button type="submit">Sign out</button> <a href="/app">Back to Tern</a></form>`
+    return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page('Sign out · Tern', body))
+  })
+
+  await app.register(async (forms) => {
+    forms.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)))
+    })
+    forms.withTypeProvider<TypeBoxTypeProvider>().post('/logout', {
+      schema: {
+        summary: 'End the cookie session, mark the user offline and go to the landing page',
+        description: 'A form post (or JSON) with `_csrf`, the session\'s CSRF token (the sign-out page carries it; also accepted as X-CSRF-Token). A cross-site post is refused.',
+        tags: ['service'],
+        body: Type.Optional(Type.Object({ _csrf: Type.Optional(Type.String({ maxLength: 128 })) })),
+      },
+    }, async (request, reply) => {
+      const site = request.headers['sec-fetch-site']
+      if (site === 'cross-site' || site === 'same-site') throw forbidden('Sign out from Tern\'s own page')
+      const token = cookieToken(request)
+      const found = token ? await sessions.authenticate(ctx, token) : null
+      if (found) {
+        const header = request.headers[CSRF_HEADER]
+        const sent = request.body?._csrf ?? (typeof header === 'string' ? header : '')
+        if (!csrfTokenMatches(ctx, found.sessionId, sent)) throw forbidden('The sign-out form is stale: open /logout again')
+        await auth.logout(ctx, found.user.id, found.sessionId)
+      }
+      reply.clearCookie(SESSION_COOKIE, { path: '/' })
+      return reply.redirect('/', 303)
+    })
   })
 }

@@ -46,7 +46,7 @@ allow('public',
   'POST V2/auth/register', 'POST V2/auth/login', 'POST V2/auth/qr', 'POST V2/auth/login/totp', 'POST V2/auth/login_v3', 'POST V2/auth/qr/generate',
   'POST V2/auth/qr/request', 'POST V2/auth/qr/status', 'POST V2/auth/qr/login', 'POST V2/auth/qr/decline', 'POST V2/auth/oauth/{provider}', 'POST V2/auth/verify-email',
   'GET V2/push/vapid-public-key', 'GET /premium/plans', 'GET /health', 'GET /ready', 'GET /stats', 'GET /metrics', 'GET /video/integration/config',
-  'GET /uploads/{path}', 'GET /logout', 'GET /verify-email', 'GET /qr/{token}', 'GET /api/get_user_id', 'GET /api/web/session', 'GET V2/profile/{username}',
+  'GET /uploads/{path}', 'GET /logout', 'POST /logout', 'GET /verify-email', 'GET /qr/{token}', 'GET /api/get_user_id', 'GET /api/web/session', 'GET V2/profile/{username}',
   'GET V2/avatars/preloaded', 'GET V2/stickers', 'GET /uploads/tus/{id}/file',
 )
 allow('signed', 'POST /premium/webhook/{provider}')

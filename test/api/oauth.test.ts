@@ -132,6 +132,23 @@ test('PKCE and nonce of a code flow are checked; the same flow with the right on
   signedIn(await oauth({ code: await code(sub, { codeChallenge: challenge, nonce: 'n-3' }), redirect_uri: REDIRECT_URI, code_verifier: verifier, nonce: 'n-3' }))
 })
 
+test('the id_token a code exchange answers is verified too: re-signed with another key, or issued in the future, it signs nobody in', async () => {
+  const sub = account({ email: `${uniqueName('x')}@idp.test`, email_verified: true })
+  const otherKey = (await generateKeyPair('RS256')).privateKey
+  const before = await sessionTotal()
+  // what the token endpoint answers is replaced on its way (a man in the middle, a compromised endpoint)
+  idp.rewriteNextIdToken((claims) => idp.sign(claims, { key: otherKey }))
+  assertRefused(await oauth({ code: await code(sub), redirect_uri: REDIRECT_URI }), 401, 'unauthorized')
+  idp.rewriteNextIdToken((claims) => idp.sign({ ...claims, sub: 'someone-else' }, { key: otherKey }))
+  assertRefused(await oauth({ code: await code(sub), redirect_uri: REDIRECT_URI }), 401, 'unauthorized')
+  idp.rewriteNextIdToken((claims) => idp.sign({ ...claims, iat: Math.floor(Date.now() / 1000) + 365 * 86400, exp: Math.floor(Date.now() / 1000) + 366 * 86400 }))
+  assertRefused(await oauth({ code: await code(sub), redirect_uri: REDIRECT_URI }), 401, 'unauthorized')
+  assert.equal(await sessionTotal(), before)
+  // positive control: the same rewrite that keeps the provider's key and claims still signs in
+  idp.rewriteNextIdToken((claims) => idp.sign(claims))
+  signedIn(await oauth({ code: await code(sub), redirect_uri: REDIRECT_URI }))
+})
+
 test('an id_token issued by the provider signs in, and its nonce is checked when given', async () => {
   const sub = account({ email: `${uniqueName('i')}@idp.test`, email_verified: true, preferred_username: 'idtoken_user' })
   const idToken = await providerIdToken(sub, { nonce: 'nonce-abc' })
@@ -159,6 +176,10 @@ test('id_token refusals: wrong audience, expired, wrong issuer, tampered, re-sig
     ['two audiences, azp another client', await idp.sign(claimsFor(sub, { aud: [idp.clients.tern.id, 'x'], azp: 'x' }))],
     ['expired', await idp.sign(claimsFor(sub, { iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 3600 }))],
     ['no exp', await idp.sign({ iss: idp.issuer, aud: idp.clients.tern.id, sub, iat: Math.floor(Date.now() / 1000) })],
+    ['issued a year from now', await idp.sign(claimsFor(sub, { iat: Math.floor(Date.now() / 1000) + 365 * 86400, exp: Math.floor(Date.now() / 1000) + 366 * 86400 }))],
+    ['issued ten minutes from now', await idp.sign(claimsFor(sub, { iat: Math.floor(Date.now() / 1000) + 600 }))],
+    ['issued two hours ago, still unexpired', await idp.sign(claimsFor(sub, { iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) + 3600 }))],
+    ['no iat', await idp.sign({ iss: idp.issuer, aud: idp.clients.tern.id, sub, exp: Math.floor(Date.now() / 1000) + 300 })],
     ['wrong issuer', await idp.sign(claimsFor(sub, { iss: 'https://evil.example' }))],
     ['tampered payload', `${header}.${tamperedPayload}.${signature}`],
     ['tampered signature', `${header}.${payload}.${signature.slice(0, -4)}AAAA`],

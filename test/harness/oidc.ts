@@ -31,6 +31,11 @@ export interface TestOidcProvider {
   exchange(code: string, options?: { clientId?: string; verifier?: string }): Promise<{ id_token: string; access_token: string }>
   /** a token signed with the provider's current key (or `key`), with these claims */
   sign(claims: Record<string, unknown>, options?: { key?: CryptoKey; kid?: string }): Promise<string>
+  /**
+   * The next token response's id_token is replaced by `rewrite`'s (what a man in the middle, or a
+   * compromised token endpoint, would answer): the claims it carried are handed over.
+   */
+  rewriteNextIdToken(rewrite: (claims: Record<string, unknown>) => Promise<string>): void
   /** requests for the JWKS so far */
   jwksFetches(): number
   /** replaces the signing key with a new one (new kid): the JWKS changes */
@@ -53,9 +58,31 @@ export async function startOidcProvider(): Promise<TestOidcProvider> {
   let key = await newKey('key-1')
   let jwksFetches = 0
   let provider: Provider | null = null
+  let rewriteIdToken: ((claims: Record<string, unknown>) => Promise<string>) | null = null
   const server = http.createServer((req, res) => {
     if (!provider) return res.end()
     if (req.url?.startsWith('/jwks')) jwksFetches++
+    if (rewriteIdToken && req.url?.startsWith('/token')) {
+      const rewrite = rewriteIdToken
+      rewriteIdToken = null
+      const chunks: Buffer[] = []
+      const end = res.end.bind(res) as (body: string) => void
+      res.write = ((chunk: Buffer | string) => {
+        chunks.push(Buffer.from(chunk))
+        return true
+      }) as typeof res.write
+      res.end = ((chunk?: Buffer | string) => {
+        if (chunk) chunks.push(Buffer.from(chunk))
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+        const claims = JSON.parse(Buffer.from(String(body.id_token).split('.')[1], 'base64url').toString('utf8'))
+        void rewrite(claims).then((idToken) => {
+          const text = JSON.stringify({ ...body, id_token: idToken })
+          res.setHeader('content-length', Buffer.byteLength(text))
+          end(text)
+        })
+        return res
+      }) as typeof res.end
+    }
     if (req.url?.startsWith('/interaction/')) {
       void interact(provider, req, res).catch((error) => {
         res.statusCode = 500
@@ -154,6 +181,9 @@ export async function startOidcProvider(): Promise<TestOidcProvider> {
       return new SignJWT(claims)
         .setProtectedHeader({ alg: 'RS256', kid: options.kid ?? key.kid, typ: 'JWT' })
         .sign(options.key ?? key.privateKey)
+    },
+    rewriteNextIdToken(rewrite) {
+      rewriteIdToken = rewrite
     },
     jwksFetches: () => jwksFetches,
     async rotateKeys() {

@@ -438,6 +438,7 @@ test('a session ended elsewhere sends the app to the login page; a refused reque
     // signing out in another tab ends the session: this tab's socket closes and the app goes to /login
     const other = await alice.context.newPage()
     await other.goto('/logout')
+    await other.getByRole('button', { name: 'Sign out' }).click()
     await alice.page.waitForURL(/\/login/, { timeout: 20_000 })
     assert.equal(await alice.page.getByRole('button', { name: 'Sign in' }).count(), 1)
     assert.deepEqual(alice.problems.filter((p) => !/status of 401|WebSocket/.test(p)), [])

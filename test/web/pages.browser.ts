@@ -158,6 +158,10 @@ test('the V1 cookie session in a browser: /api/auth/login stores tern_session (H
     assert.equal(who.headers()['x-user-id'], String(user.id))
 
     await page.goto('/logout')
+    assert.equal(page.url(), `${server.url}/logout`, 'a GET only shows the sign-out page')
+    assert.equal((await page.request.get('/api/get_user_id')).status(), 204, 'still signed in')
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.waitForURL(`${server.url}/`)
     assert.equal(page.url(), `${server.url}/`)
     assert.equal(await page.title(), 'Tern')
     assert.equal((await context.cookies()).find((c) => c.name === 'tern_session'), undefined, 'cookie cleared')

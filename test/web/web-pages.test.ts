@@ -377,7 +377,7 @@ test('/channel/<code>: a channel preview and Subscribe', async () => {
   assert.match((await browser().get(`/channel/${code}`)).text, /data-testid="member-count">2</)
 })
 
-test('GET /logout ends the web session, marks the user offline and clears the cookie', async () => {
+test('POST /logout (from the sign-out page, with its CSRF token) ends the web session, marks the user offline and clears the cookie', async () => {
   const { user, web } = await signedIn()
   const cookie = `tern_session=${web.cookies.get('tern_session')}`
   const ws = await new Promise<WebSocket>((resolve, reject) => {
@@ -389,8 +389,19 @@ test('GET /logout ends the web session, marks the user offline and clears the co
   for (let i = 0; i < 50 && !(await online()); i++) await new Promise((r) => setTimeout(r, 50))
   assert.equal(await online(), true, 'online while the socket is open')
   const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)))
-  const res = await web.get('/logout')
-  assert.equal(res.status, 302)
+  // a GET (a link, a cross-site navigation) only shows the page with the button
+  const signOutPage = await web.get('/logout')
+  assert.equal(signOutPage.status, 200)
+  assert.match(signOutPage.text, /<form method="post" action="\/logout">/)
+  assert.equal(web.cookies.has('tern_session'), true, 'a GET signs nobody out')
+  assert.equal((await session(web)).status, 200, 'still signed in after the GET')
+  // a cross-site post, and a post without the token or with a wrong one, are refused
+  assert.equal((await web.post('/logout', {}, { headers: { 'sec-fetch-site': 'cross-site' } })).status, 403)
+  assert.equal((await web.post('/logout', {}, { csrf: 'none' })).status, 403)
+  assert.equal((await web.post('/logout', {}, { csrf: 'x'.repeat(43) })).status, 403)
+  assert.equal((await session(web)).status, 200, 'still signed in after the refused posts')
+  const res = await web.post('/logout')
+  assert.equal(res.status, 303)
   assert.equal(res.location, '/')
   assert.equal(web.cookies.has('tern_session'), false)
   await closed

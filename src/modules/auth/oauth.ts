@@ -2,7 +2,9 @@
  * Signing in with an OpenID Connect provider (OAUTH_PROVIDERS): `POST V2/auth/oauth/<provider>`
  * with an authorization code (exchanged with openid-client, client_secret_basic, PKCE when the
  * client used it) or with an id_token (verified with jose against the issuer's JWKS: signature,
- * iss, aud, exp, and the nonce when one is given).
+ * iss, aud, exp, an `iat` neither in the future nor older than an hour, and the nonce when one is
+ * given). The id_token a code exchange answers is verified the same way (openid-client leaves its
+ * signature unchecked, trusting the TLS connection; a token endpoint is not trusted that far).
  *
  * Who it is: an identity (provider, sub) already tied to a user signs that user in. A new identity
  * is tied to an existing account only through a verified email — the provider says
@@ -107,6 +109,9 @@ function idTokenRefusal(error: unknown): AppError {
   return unauthorized('The id_token is not valid')
 }
 
+/** the oldest id_token accepted, by its iat */
+const ID_TOKEN_MAX_AGE_SECONDS = 3600
+
 /** Verifies an id_token against the provider's keys; answers its claims. */
 async function verifyIdToken(ctx: AppContext, provider: OAuthProvider, idToken: string, nonce: string | undefined): Promise<JWTPayload> {
   let found = await discover(ctx, provider)
@@ -118,6 +123,8 @@ async function verifyIdToken(ctx: AppContext, provider: OAuthProvider, idToken: 
       requiredClaims: ['iss', 'aud', 'exp', 'iat', 'sub'],
       currentDate: new Date(ctx.clock.now()),
       clockTolerance: 30,
+      // bounds iat both ways: issued in the last hour, and not in the future (beyond the tolerance)
+      maxTokenAge: ID_TOKEN_MAX_AGE_SECONDS,
     })
   let payload: JWTPayload
   try {
@@ -159,11 +166,12 @@ async function exchangeCode(ctx: AppContext, provider: OAuthProvider, body: OAut
       expectedNonce: body.nonce,
       idTokenExpected: true,
     })
-    const claims = tokens.claims()
-    if (!claims) throw unauthorized('The provider answered no id_token')
+    if (!tokens.id_token || !tokens.claims()) throw unauthorized('The provider answered no id_token')
+    // its signature, issuer, audience and times, against the provider's published keys
+    const claims = await verifyIdToken(ctx, provider, tokens.id_token, body.nonce)
     let info: Record<string, unknown> = {}
     if (tokens.access_token && found.config.serverMetadata().userinfo_endpoint) {
-      info = await oidc.fetchUserInfo(found.config, tokens.access_token, claims.sub)
+      info = await oidc.fetchUserInfo(found.config, tokens.access_token, claims.sub!)
     }
     // the id_token's claims win; the userinfo fills in what it left out (email, names)
     return { ...info, ...claims } as JWTPayload
