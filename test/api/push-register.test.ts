@@ -39,6 +39,28 @@ test('register answers {id}; the same endpoint again updates the row instead of 
   assert.equal((await bob.api.post(`${V2}/push/register`, { push_token: 'apns-device-token-abc', platform: 'apns' })).body.data.id, native.body.data.id)
 })
 
+test('an endpoint or token is its first registrant\'s: another account\'s register of it is 409 and moves nothing; once removed it is free', async () => {
+  const [owner, thief] = [await server.registerUser(), await server.registerUser()]
+  const sub = subscription()
+  const owned = await owner.api.post(`${V2}/push/register`, { subscription: sub })
+  assert.equal(owned.status, 200, owned.text)
+  await owner.api.post(`${V2}/push/register`, { push_token: 'fcm-device-token-owned', platform: 'fcm' })
+  const before = await server.ctx.db.selectFrom('push_subscriptions').selectAll().where('user_id', '=', owner.id).orderBy('id').execute()
+  assert.equal(before.length, 2)
+  for (const body of [{ subscription: sub }, { subscription: { ...sub, keys: subscription().keys } }, { push_token: 'fcm-device-token-owned', platform: 'fcm' }]) {
+    const taken = await thief.api.post(`${V2}/push/register`, body)
+    assert.equal(taken.status, 409, taken.text)
+    assert.equal(taken.body.error.code, 'conflict')
+  }
+  const after = await server.ctx.db.selectFrom('push_subscriptions').selectAll().where('user_id', '=', owner.id).orderBy('id').execute()
+  assert.deepEqual(after, before, 'the owner\'s rows are untouched (user, session, keys)')
+  assert.equal((await server.ctx.db.selectFrom('push_subscriptions').select('id').where('user_id', '=', thief.id).execute()).length, 0)
+  // positive control: once the owner removes it (signs out here), another account may register it
+  assert.equal((await owner.api.request('DELETE', `${V2}/push/register`, { id: owned.body.data.id })).status, 200)
+  const free = await thief.api.post(`${V2}/push/register`, { subscription: sub })
+  assert.equal(free.status, 200, free.text)
+})
+
 test('bad registrations are 400 in the envelope and store nothing', async () => {
   const bob = await server.registerUser()
   const good = subscription()

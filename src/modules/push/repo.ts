@@ -19,16 +19,23 @@ export async function countOfUser(db: Db, userId: number): Promise<number> {
 export type NewSubscription = Required<Omit<Insertable<PushSubscriptionsTable>, 'id' | 'created_at' | 'updated_at'>>
 
 /** Inserts a subscription, or takes over the row with the same endpoint (the device registered again). */
-export async function upsert(db: Db, sub: NewSubscription, now: number): Promise<number> {
+/**
+ * Inserts a subscription, or updates the user's own one with the same endpoint (a new session or
+ * new keys of the same device); answers its id, or null when the endpoint is another user's.
+ */
+export async function upsert(db: Db, sub: NewSubscription, now: number): Promise<number | null> {
   const row = await db
     .insertInto('push_subscriptions')
     .values({ ...sub, created_at: now, updated_at: now })
     .onConflict((oc) =>
-      oc.column('endpoint').doUpdateSet({ user_id: sub.user_id, session_id: sub.session_id, kind: sub.kind, p256dh: sub.p256dh, auth: sub.auth, updated_at: now }),
+      oc
+        .column('endpoint')
+        .doUpdateSet({ session_id: sub.session_id, kind: sub.kind, p256dh: sub.p256dh, auth: sub.auth, updated_at: now })
+        .where('push_subscriptions.user_id', '=', sub.user_id),
     )
     .returning('id')
-    .executeTakeFirstOrThrow()
-  return row.id
+    .executeTakeFirst()
+  return row?.id ?? null
 }
 
 /** Removes one of the user's subscriptions, by id or endpoint; answers how many went (0 or 1). */

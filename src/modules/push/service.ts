@@ -44,7 +44,15 @@ function assertP256Point(key: Buffer) {
   }
 }
 
-/** Registers this device (the caller's session) for push; the same endpoint or token again updates its row. */
+const takenEndpoint = () => conflict('This push endpoint is registered by another account on this device; it is free again once that account signs out here')
+
+/**
+ * Registers this device (the caller's session) for push; the same endpoint or token again, by
+ * the same user, updates its row. An endpoint belongs to the user who registered it first until
+ * that subscription goes (unregistered, its session ended, the push service said it is gone):
+ * another user's register of it is 409 and changes nothing, so nobody can take over someone
+ * else's device by knowing its endpoint or token.
+ */
 export async function register(ctx: AppContext, me: UserRow, sessionId: number, input: RegisterBody): Promise<{ id: number }> {
   const hasWeb = input.subscription !== undefined
   const hasToken = input.push_token !== undefined
@@ -67,11 +75,14 @@ export async function register(ctx: AppContext, me: UserRow, sessionId: number, 
   try {
     const id = await ctx.db.transaction().execute(async (trx) => {
       const existing = await repo.findByEndpoint(trx, row.endpoint)
-      const mine = existing !== undefined && existing.user_id === me.id
-      if (!mine && (await repo.countOfUser(trx, me.id)) >= ctx.config.pushMaxSubscriptions) {
+      if (existing !== undefined && existing.user_id !== me.id) throw takenEndpoint()
+      if (existing === undefined && (await repo.countOfUser(trx, me.id)) >= ctx.config.pushMaxSubscriptions) {
         throw conflict(`You have ${ctx.config.pushMaxSubscriptions} push subscriptions, the most one account may hold: remove one first`)
       }
-      return repo.upsert(trx, row, now)
+      // a register by another user that raced this one's check finds the row theirs: refused the same way
+      const id = await repo.upsert(trx, row, now)
+      if (id === null) throw takenEndpoint()
+      return id
     })
     return { id }
   } finally {

@@ -181,10 +181,13 @@ export async function remove(ctx: AppContext, me: UserRow, id: number) {
   return { story_id: id, deleted: true }
 }
 
-/** Registers my view (once; the author's own does not count) and tells the owner the new counts. */
+/**
+ * Registers my view (once; the author's own does not count) and tells the owner the new counts.
+ * A story not shared with me is refused as GET refuses it: 404, the same as a missing id, so the
+ * answer does not tell which story ids exist.
+ */
 export async function view(ctx: AppContext, me: UserRow, id: number): Promise<FeedStoryShape> {
-  const row = await active(ctx, me, id)
-  if (!(await maySee(ctx.db, row, me.id))) throw forbidden('This story is not shared with you')
+  const row = await visible(ctx, me, id)
   if (row.user_id !== me.id) {
     await inTransaction(ctx, async (trx, events) => {
       if (await repo.addView(trx, id, me.id, events.now)) await tellOwner(trx, events, row.user_id, id)
