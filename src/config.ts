@@ -84,6 +84,10 @@ export interface Config {
   premiumRenewBeforeSeconds: number
   /** seconds between runs of the premium renewal job */
   premiumRenewalIntervalSeconds: number
+  /** an account names its inviter within this many days of being created (REFERRAL_WINDOW_DAYS) */
+  referralWindowDays: number
+  /** referrals one inviter may have in 30 days (REFERRAL_MONTHLY_CAP) */
+  referralMonthlyCap: number
   /** the region (ISO 3166 alpha-2) of phone numbers written without a country code */
   phoneDefaultRegion: CountryCode
   /** contact imports (phone lookups) per window per client IP */
@@ -546,6 +550,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     paymentWebhookSecret: read('PAYMENT_WEBHOOK_SECRET') ?? null,
     premiumRenewBeforeSeconds: int('PREMIUM_RENEW_BEFORE_SECONDS', 86_400, 0, 30 * 86_400),
     premiumRenewalIntervalSeconds: int('PREMIUM_RENEWAL_INTERVAL_SECONDS', 3600, 1, 86_400),
+    referralWindowDays: int('REFERRAL_WINDOW_DAYS', 7, 1, 365),
+    referralMonthlyCap: int('REFERRAL_MONTHLY_CAP', 20, 0, 100_000),
     phoneDefaultRegion: region('PHONE_DEFAULT_REGION', 'RU'),
     contactImportRateLimit: rate('CONTACT_IMPORT_RATE_LIMIT', '30/3600'),
     registerRateLimit: rate('REGISTER_RATE_LIMIT', '5/300'),

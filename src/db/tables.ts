@@ -515,6 +515,12 @@ export interface ReferralsTable {
   created_at: EpochMs
 }
 
+/** when a user first had their invite link: only accounts created after it may name them */
+export interface ReferralSharesTable {
+  user_id: number
+  shared_at: EpochMs
+}
+
 // premium module
 export type OrderStatus = 'pending' | 'paid' | 'failed' | 'refunded'
 /** purchase: activate or redeem; renewal: the renewal job; referral: ten invited users */
@@ -886,6 +892,7 @@ export interface Database {
   pinned_chats: PinnedChatsTable
   polls: PollsTable
   referrals: ReferralsTable
+  referral_shares: ReferralSharesTable
   premium_orders: PremiumOrdersTable
   premium_subscriptions: PremiumSubscriptionsTable
   premium_promos: PremiumPromosTable

@@ -204,3 +204,33 @@ test('a message deleted for all disappears from saved lists', async () => {
   assert.deepEqual(list.items.map((m: any) => m.message_id), [keep.message_id])
   assert.equal(list.total, 1)
 })
+
+test('a saved message of a private group drops out of the saver\'s list once they are removed (edits and reactions included), and is back if they rejoin', async () => {
+  const [owner, saver] = await users(2)
+  const create = await owner.api.post(`${V2}/groups/create`, { title: 'Private circle' })
+  assert.equal(create.status, 200, create.text)
+  const chatId: number = create.body.data.group_id ?? create.body.data.chat_id
+  assert.equal((await owner.api.post(`${V2}/groups/add-member`, { chat_id: chatId, user_id: saver.id })).status, 200)
+  const sent = await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'the plan, version 1' })
+  assert.equal(sent.status, 200, sent.text)
+  const messageId: number = sent.body.data.message_id
+  // a message of a personal chat, saved alongside: the positive control
+  const personal = await send(owner, saver, 'a personal note')
+  await save(saver, messageId)
+  await save(saver, personal.message_id)
+  assert.deepEqual((await savedList(saver)).items.map((m: any) => m.message_id).sort(), [messageId, personal.message_id].sort(), 'both shown while a member')
+
+  assert.equal((await owner.api.post(`${V2}/groups/remove-member`, { chat_id: chatId, user_id: saver.id })).status, 200)
+  assert.equal((await owner.api.post(`${V2}/messages/${messageId}/edit`, { content: 'the plan, version 2 (secret)' })).status, 200)
+  assert.equal((await owner.api.post(`${V2}/messages/${messageId}/reaction`, { emoji: '👍' })).status, 200)
+  const after = await savedList(saver)
+  assert.deepEqual(after.items.map((m: any) => m.message_id), [personal.message_id], 'only what the saver may still read')
+  assert.equal(after.total, 1)
+  assert.ok(!JSON.stringify(after).includes('secret'), 'the later edit is not shown')
+
+  // added back: it is theirs to read again
+  assert.equal((await owner.api.post(`${V2}/groups/add-member`, { chat_id: chatId, user_id: saver.id })).status, 200)
+  const back = await savedList(saver)
+  assert.equal(back.total, 2)
+  assert.equal(back.items.find((m: any) => m.message_id === messageId).content, 'the plan, version 2 (secret)')
+})

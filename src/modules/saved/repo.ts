@@ -20,6 +20,12 @@ export async function unsave(db: Db, userId: number, messageId: number): Promise
   return Number(result.numDeletedRows) > 0
 }
 
+/**
+ * The saved messages the user may still read: not deleted for all or hidden by them, and in a
+ * chat they are a member of, or a public group or channel (chats.requireReader's rule). A saved
+ * message of a chat they left or were removed from is not shown (nor its later edits and
+ * reactions); it is shown again if they may read the chat again.
+ */
 function visibleSaved(db: Db, userId: number) {
   return db
     .selectFrom('saved_messages as sv')
@@ -28,6 +34,12 @@ function visibleSaved(db: Db, userId: number) {
     .where('m.deleted_for_all', '=', 0)
     .where(({ not, exists, selectFrom }) =>
       not(exists(selectFrom('message_hidden as h').select('h.message_id').where('h.user_id', '=', userId).whereRef('h.message_id', '=', 'm.id'))),
+    )
+    .where(({ or, exists, selectFrom }) =>
+      or([
+        exists(selectFrom('chat_members as cm').select('cm.chat_id').whereRef('cm.chat_id', '=', 'm.chat_id').where('cm.user_id', '=', userId)),
+        exists(selectFrom('chats as c').select('c.id').whereRef('c.id', '=', 'm.chat_id').where('c.chat_type', '!=', 'personal').where('c.is_public', '=', 1)),
+      ]),
     )
 }
 
