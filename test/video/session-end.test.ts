@@ -228,5 +228,8 @@ describe('two main instances, each with its own video service, on one PostgreSQL
     await closedWithin(againOnTwo, since)
     assert.equal(bobSocket.closed, null)
     await bobSocket.close()
+    // the instance that shares the database closes first (the owner drops it on close)
+    await two.close()
+    await one.close()
   })
 })
