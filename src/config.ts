@@ -189,6 +189,17 @@ export interface Config {
   videoTicketTtlSeconds: number
   /** a room nobody is in ends after this many seconds */
   videoRoomIdleSeconds: number
+  // per-user caps of the video service and its reports
+  /** joined signaling sockets one user may hold in one room on one video service (VIDEO_MAX_SOCKETS_PER_ROOM); the next is closed with 4029 */
+  videoMaxSocketsPerRoom: number
+  /** joined signaling sockets one user may hold in all rooms on one video service (VIDEO_MAX_SOCKETS_PER_USER); the next is closed with 4029 */
+  videoMaxSocketsPerUser: number
+  /** room tickets issued per user (VIDEO_TICKET_RATE_LIMIT, `<tickets>/<seconds>`); over it 429 rate_limited */
+  videoTicketRateLimit: RateLimit
+  /** `media` frames per signaling socket (VIDEO_MEDIA_RATE_LIMIT); over it an error frame `rate_limited` and the frame is dropped */
+  videoMediaRateLimit: RateLimit
+  /** media reports the main service records per participant of a room (VIDEO_MEDIA_REPORT_RATE_LIMIT); over it the report is answered 429 and not written */
+  videoMediaReportRateLimit: RateLimit
   /** STUN servers in the ICE configuration (STUN_URLS, comma-separated `stun:` URLs) */
   stunUrls: string[]
   /** TURN servers in the ICE configuration (TURN_URLS, comma-separated `turn:`/`turns:` URLs); empty: no TURN */
@@ -604,6 +615,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     videoTimeoutMs: int('VIDEO_TIMEOUT_MS', 5000, 10, 60_000),
     videoTicketTtlSeconds: int('VIDEO_TICKET_TTL_SECONDS', 60, 5, 3600),
     videoRoomIdleSeconds: int('VIDEO_ROOM_IDLE_SECONDS', 600, 5, 7 * 86_400),
+    videoMaxSocketsPerRoom: int('VIDEO_MAX_SOCKETS_PER_ROOM', 4, 1, 1000),
+    videoMaxSocketsPerUser: int('VIDEO_MAX_SOCKETS_PER_USER', 16, 1, 10_000),
+    videoTicketRateLimit: rate('VIDEO_TICKET_RATE_LIMIT', '30/60'),
+    videoMediaRateLimit: rate('VIDEO_MEDIA_RATE_LIMIT', '10/1'),
+    videoMediaReportRateLimit: rate('VIDEO_MEDIA_REPORT_RATE_LIMIT', '5/1'),
     stunUrls: iceUrls('STUN_URLS', ['stun:'], 'stun:stun.l.google.com:19302'),
     turnUrls: iceUrls('TURN_URLS', ['turn:', 'turns:'], ''),
     turnSecret: env.TURN_SECRET?.trim() || null,

@@ -89,7 +89,7 @@ export type ClientFrame =
   | Static<typeof CLIENT_FRAMES.leave.frame>
   | Static<typeof CLIENT_FRAMES.ping.frame>
 
-export const ERROR_CODES = ['malformed', 'unknown_type', 'not_joined', 'already_joined', 'unknown_peer', 'too_large', 'unauthorized', 'forbidden', 'rate_limited'] as const
+export const ERROR_CODES = ['malformed', 'unknown_type', 'not_joined', 'already_joined', 'unknown_peer', 'too_large', 'unauthorized', 'forbidden', 'rate_limited', 'too_many_sockets'] as const
 export type SignalErrorCode = (typeof ERROR_CODES)[number]
 
 /** Frames the server sends. */

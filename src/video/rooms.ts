@@ -15,6 +15,21 @@ export type Deliver = (text: string) => void
 /** closes a local socket that was removed from its room from outside (an HTTP leave) */
 export type Drop = () => void
 
+/**
+ * The main service ended a session (`sessionId`), or every session of a user (a ban: no
+ * `sessionId`): the sockets they opened close, and tickets of theirs that expire at or before
+ * `ticketsUntil` (every ticket issued before the end, whose expiry is at most its issue plus the
+ * ticket lifetime) are refused. `code` and `reason` are the close frame's.
+ */
+export interface SessionEnd {
+  userId: number
+  sessionId?: number
+  ticketsUntil: number
+  code: number
+  reason: string
+}
+export type SessionEndHandler = (end: SessionEnd) => void
+
 export interface RoomStore {
   /** adds a peer whose socket is on this instance; answers the peers that were there before */
   add(room: string, peer: PeerView, deliver: Deliver, drop?: Drop): Promise<PeerView[]>
@@ -34,7 +49,54 @@ export interface RoomStore {
    * already. A ticket therefore lets in one socket only, on any instance.
    */
   consumeTicket(nonce: string, exp: number, now: number): Promise<boolean>
+  /** Remembers an ended session (until its tickets have expired) and tells every instance, this one included, through onSessionEnd. */
+  endSession(end: SessionEnd, now: number): Promise<void>
+  /** The handler told of every ended session (on any instance). */
+  onSessionEnd(handler: SessionEndHandler): void
+  /** Whether a ticket (its user, session and expiry) belongs to a session that has ended. */
+  sessionEnded(userId: number, sessionId: number | undefined, exp: number, now: number): Promise<boolean>
   close(): Promise<void>
+}
+
+/** an ended session is remembered this much past its tickets' expiry (clocks of the two services may differ a little) */
+const ENDED_SLACK_MS = 60_000
+/** how many ended sessions and users one instance remembers at most */
+const MAX_ENDED = 200_000
+
+/** Ended sessions (id → tickets until) and users (id → tickets until) in memory, forgotten once their tickets expired. */
+function endedMemory() {
+  const sessions = new Map<number, number>()
+  const users = new Map<number, number>()
+  const remember = (map: Map<number, number>, id: number, until: number, now: number) => {
+    if (map.size >= MAX_ENDED) for (const [key, value] of map) if (value + ENDED_SLACK_MS <= now || map.size >= MAX_ENDED) map.delete(key)
+    map.set(id, Math.max(map.get(id) ?? 0, until))
+  }
+  const live = (map: Map<number, number>, id: number, now: number): number | undefined => {
+    const until = map.get(id)
+    if (until === undefined) return undefined
+    if (until + ENDED_SLACK_MS <= now) {
+      map.delete(id)
+      return undefined
+    }
+    return until
+  }
+  return {
+    record(end: SessionEnd, now: number) {
+      if (end.sessionId === undefined) remember(users, end.userId, end.ticketsUntil, now)
+      else remember(sessions, end.sessionId, end.ticketsUntil, now)
+    },
+    ended(userId: number, sessionId: number | undefined, exp: number, now: number): boolean {
+      const userUntil = live(users, userId, now)
+      if (userUntil !== undefined && exp <= userUntil) return true
+      if (sessionId === undefined) return false
+      const sessionUntil = live(sessions, sessionId, now)
+      return sessionUntil !== undefined && exp <= sessionUntil
+    },
+    clear() {
+      sessions.clear()
+      users.clear()
+    },
+  }
 }
 
 /** how many used tickets one instance remembers at most (each is forgotten at its expiry anyway) */
@@ -44,6 +106,8 @@ export function createLocalRooms(): RoomStore {
   const rooms = new Map<string, Map<string, { peer: PeerView; deliver: Deliver; drop?: Drop }>>()
   /** used ticket nonce → its expiry; insertion order is roughly expiry order, so pruning stops early */
   const used = new Map<string, number>()
+  const ended = endedMemory()
+  const endHandlers: SessionEndHandler[] = []
   return {
     async add(room, peer, deliver, drop) {
       let members = rooms.get(room)
@@ -90,9 +154,21 @@ export function createLocalRooms(): RoomStore {
       used.set(nonce, exp)
       return true
     },
+    async endSession(end, now) {
+      ended.record(end, now)
+      for (const handler of endHandlers) handler(end)
+    },
+    onSessionEnd(handler) {
+      endHandlers.push(handler)
+    },
+    async sessionEnded(userId, sessionId, exp, now) {
+      return ended.ended(userId, sessionId, exp, now)
+    },
     async close() {
       rooms.clear()
       used.clear()
+      ended.clear()
+      endHandlers.length = 0
     },
   }
 }
@@ -112,6 +188,11 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
   sub.on('error', (err) => options.log.warn({ err }, 'video: redis subscriber error'))
   const roomKey = (room: string) => `${options.prefix}video:room:${room}`
   const channel = (id: string) => `${options.prefix}video:instance:${id}`
+  /** every instance hears of ended sessions here */
+  const endsChannel = `${options.prefix}video:session-ends`
+  const endedKey = (end: { userId: number; sessionId?: number }) =>
+    end.sessionId === undefined ? `${options.prefix}video:ended:user:${end.userId}` : `${options.prefix}video:ended:session:${end.sessionId}`
+  const endHandlers: SessionEndHandler[] = []
   /** the sockets on this instance: room → peer → deliver */
   const local = new Map<string, Map<string, Deliver>>()
   const drops = new Map<string, Drop>()
@@ -122,8 +203,13 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
   const dropLocal = (room: string, peerId: string) => {
     if (local.get(room)?.has(peerId)) drops.get(peerId)?.()
   }
-  sub.on('message', (_channel: string, message: string) => {
+  sub.on('message', (from: string, message: string) => {
     try {
+      if (from === endsChannel) {
+        const end = JSON.parse(message) as SessionEnd
+        for (const handler of endHandlers) handler(end)
+        return
+      }
       const { room, to, text, kick } = JSON.parse(message) as { room: string; to: string[]; text?: string; kick?: boolean }
       for (const id of to) {
         if (kick) dropLocal(room, id)
@@ -133,7 +219,7 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
       options.log.warn({ err }, 'video: bad relay message')
     }
   })
-  await sub.subscribe(channel(instance))
+  await sub.subscribe(channel(instance), endsChannel)
   const parse = (raw: string): Stored | null => {
     try {
       return JSON.parse(raw) as Stored
@@ -202,7 +288,24 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
       const set = await pub.set(`${options.prefix}video:ticket:${nonce}`, '1', 'PX', Math.max(1, exp - now), 'NX')
       return set === 'OK'
     },
+    async endSession(end, now) {
+      // remembered by every instance (a reconnect may come to another), then told to all of them
+      const ttl = Math.max(ENDED_SLACK_MS, end.ticketsUntil - now + ENDED_SLACK_MS)
+      const key = endedKey(end)
+      const known = Number(await pub.get(key))
+      if (!(known >= end.ticketsUntil)) await pub.set(key, String(end.ticketsUntil), 'PX', ttl)
+      await pub.publish(endsChannel, JSON.stringify(end))
+    },
+    onSessionEnd(handler) {
+      endHandlers.push(handler)
+    },
+    async sessionEnded(userId, sessionId, exp) {
+      const keys = [endedKey({ userId }), ...(sessionId === undefined ? [] : [endedKey({ userId, sessionId })])]
+      const found = await pub.mget(...keys)
+      return found.some((until) => until !== null && exp <= Number(until))
+    },
     async close() {
+      endHandlers.length = 0
       // this instance's peers leave their rooms' records
       await Promise.all([...local].map(([room, peers]) => (peers.size ? pub.hdel(roomKey(room), ...peers.keys()) : 0))).catch(() => undefined)
       local.clear()

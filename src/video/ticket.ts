@@ -21,6 +21,11 @@ export interface TicketClaims {
   cb: string | null
   /** random, so two tickets never look alike */
   n: string
+  /**
+   * the main service's session that asked for it: when that session ends (logout, revoke, ban) the
+   * video service closes the sockets it let in and refuses the ticket afterwards
+   */
+  sid?: number
 }
 
 const PREFIX = 'v1.'
@@ -57,7 +62,7 @@ export function verifyTicket(secret: Buffer, ticket: unknown, now: number): Tick
   if (
     typeof c !== 'object' || c === null || typeof c.room !== 'string' || typeof c.uid !== 'number' || typeof c.username !== 'string' ||
     typeof c.exp !== 'number' || typeof c.audio_only !== 'boolean' || (c.cb !== null && typeof c.cb !== 'string') ||
-    typeof c.n !== 'string' || c.n.length === 0 || c.n.length > 64
+    typeof c.n !== 'string' || c.n.length === 0 || c.n.length > 64 || (c.sid !== undefined && !Number.isSafeInteger(c.sid))
   ) {
     return { ok: false, reason: 'malformed' }
   }

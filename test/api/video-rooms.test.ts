@@ -25,7 +25,7 @@ const clock = new TestClock()
 const video = await startTestVideo({ TURN_SECRET: 'turn secret', TURN_URLS: 'turn:127.0.0.1:3478', STUN_URLS: 'stun:127.0.0.1:3478' })
 const server = await startTestServer({
   clock,
-  env: { VIDEO_URL: video.url, VIDEO_SECRET: TEST_VIDEO_SECRET, TURN_SECRET: 'turn secret', TURN_URLS: 'turn:127.0.0.1:3478', STUN_URLS: 'stun:127.0.0.1:3478', VIDEO_ROOM_IDLE_SECONDS: '60' },
+  env: { VIDEO_URL: video.url, VIDEO_SECRET: TEST_VIDEO_SECRET, TURN_SECRET: 'turn secret', TURN_URLS: 'turn:127.0.0.1:3478', STUN_URLS: 'stun:127.0.0.1:3478', VIDEO_ROOM_IDLE_SECONDS: '60', VIDEO_MEDIA_REPORT_RATE_LIMIT: '100000/1' },
 })
 
 const createRoom = async (user: TestUser, body: Record<string, unknown> = {}) => {

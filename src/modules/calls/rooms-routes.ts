@@ -42,6 +42,8 @@ function callbackUrl(ctx: AppContext, request: FastifyRequest): string {
   return `http://${host}:${address.port}`
 }
 
+const ticketRequest = (ctx: AppContext, request: FastifyRequest): rooms.TicketRequest => ({ callbackUrl: callbackUrl(ctx, request), sessionId: request.sessionId })
+
 export const roomRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))
 
@@ -61,7 +63,7 @@ export const roomRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
       body: JoinRoomBody,
       response: { 200: okSchema(TicketView) },
     },
-  }, async (request) => ok(await rooms.join(ctx, request.user, request.params.room_id, request.body?.audio_only ?? false, callbackUrl(ctx, request))))
+  }, async (request) => ok(await rooms.join(ctx, request.user, request.params.room_id, request.body?.audio_only ?? false, ticketRequest(ctx, request))))
 
   app.post('/calls/rooms/:room_id/leave', {
     schema: { summary: 'Leave a room; the room ends when its last participant leaves', ...secured, params: RoomIdParams, response: { 200: okSchema(RoomView) } },
@@ -79,7 +81,7 @@ export const roomRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
       body: JoinRoomBody,
       response: { 200: okSchema(TicketView) },
     },
-  }, async (request) => ok(await rooms.callTicket(ctx, request.user, request.params.id, request.body?.audio_only, callbackUrl(ctx, request))))
+  }, async (request) => ok(await rooms.callTicket(ctx, request.user, request.params.id, request.body?.audio_only, ticketRequest(ctx, request))))
 
   app.get('/calls/rtc-settings', {
     schema: { summary: 'My own STUN/TURN servers (RTCSettings)', ...secured, response: { 200: okSchema(RtcSettingsView) } },

@@ -82,6 +82,7 @@ export const VideoReport = Type.Object({
   event: Type.Union([Type.Literal('join'), Type.Literal('leave'), Type.Literal('media')]),
   room_id: RoomIdParams.properties.room_id,
   user_id: Type.Integer({ minimum: 1 }),
+  session_id: Type.Optional(Type.Integer({ minimum: 1, description: 'the session the socket\'s ticket was issued to' })),
   peer_id: Type.String({ maxLength: 64 }),
   at: Type.Integer(),
   audio_only: Type.Optional(Type.Boolean()),

@@ -12,8 +12,9 @@ import type { Db } from '../../db/database.js'
 import { isPostgres } from '../../db/dialect.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { CallType, RtcSettingsRow, UserRow, VideoCallRow } from '../../db/tables.js'
-import { conflict, notFound } from '../../http/errors.js'
+import { conflict, forbidden, notFound, rateLimited } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
+import { windowCounts } from '../../lib/window-counts.js'
 import { iceConfig, type IceConfig, type IceServer } from '../../video/ice.js'
 import { videoSecret } from '../../video/secret.js'
 import { signTicket } from '../../video/ticket.js'
@@ -123,8 +124,20 @@ export function withUserServers(config: IceConfig, settings: RtcSettingsRow | un
 
 export const rtcSettingsOf = (db: Db, userId: number) => db.selectFrom('rtc_settings').selectAll().where('user_id', '=', userId).executeTakeFirst()
 
+/** Who asks for a ticket: where the video service reports back, and the session the ticket belongs to (it ends with it). */
+export interface TicketRequest {
+  callbackUrl: string
+  sessionId: number
+}
+
+/** Counts a ticket asked for by the user against VIDEO_TICKET_RATE_LIMIT (shared through Redis with REDIS_URL); 429 over it. */
+async function countTicket(ctx: AppContext, userId: number): Promise<void> {
+  const wait = await windowCounts(ctx, 'video-tickets').take(String(userId), ctx.config.videoTicketRateLimit)
+  if (wait !== null) throw rateLimited(Math.max(1, Math.ceil(wait / 1000)))
+}
+
 /** Records the user in the room and issues the ticket for its signaling. */
-async function admit(ctx: AppContext, me: UserRow, room: VideoCallRow, audioOnly: boolean, callbackUrl: string): Promise<TicketView> {
+async function admit(ctx: AppContext, me: UserRow, room: VideoCallRow, audioOnly: boolean, issue: TicketRequest): Promise<TicketView> {
   if (room.status !== 'active') throw conflict('The room has ended')
   const now = ctx.clock.now()
   const admitted = await ctx.db.transaction().execute(async (trx) => {
@@ -145,7 +158,7 @@ async function admit(ctx: AppContext, me: UserRow, room: VideoCallRow, audioOnly
     return trx.updateTable('video_calls').set((eb) => ({ participant_count: eb('participant_count', '+', 1) })).where('id', '=', room.id).returningAll().executeTakeFirstOrThrow()
   })
   const expires = now + ctx.config.videoTicketTtlSeconds * 1000
-  const ticket = signTicket(videoSecret(ctx.config), { room: room.room_id, uid: me.id, username: me.username, exp: expires, audio_only: audioOnly, cb: callbackUrl })
+  const ticket = signTicket(videoSecret(ctx.config), { room: room.room_id, uid: me.id, username: me.username, exp: expires, audio_only: audioOnly, cb: issue.callbackUrl, sid: issue.sessionId })
   return {
     room_id: room.room_id,
     ticket,
@@ -156,17 +169,19 @@ async function admit(ctx: AppContext, me: UserRow, room: VideoCallRow, audioOnly
   }
 }
 
-export async function join(ctx: AppContext, me: UserRow, roomId: string, audioOnly: boolean, callbackUrl: string): Promise<TicketView> {
+export async function join(ctx: AppContext, me: UserRow, roomId: string, audioOnly: boolean, issue: TicketRequest): Promise<TicketView> {
+  await countTicket(ctx, me.id)
   const room = await visibleRoom(ctx, me, roomId)
   if (room.call_id !== null) {
     const call = await callRepo.find(ctx.db, room.call_id)
     if (call?.status !== 'answered') throw conflict(`The call is ${call?.status ?? 'gone'}`)
   }
-  return admit(ctx, me, room, audioOnly, callbackUrl)
+  return admit(ctx, me, room, audioOnly, issue)
 }
 
 /** A ticket for a 1:1 call's room (`call-<id>`): its two parties, while the call is answered. */
-export async function callTicket(ctx: AppContext, me: UserRow, callId: number, audioOnly: boolean | undefined, callbackUrl: string): Promise<TicketView> {
+export async function callTicket(ctx: AppContext, me: UserRow, callId: number, audioOnly: boolean | undefined, issue: TicketRequest): Promise<TicketView> {
+  await countTicket(ctx, me.id)
   const call = await callRepo.find(ctx.db, callId)
   if (!call || (call.caller_id !== me.id && call.receiver_id !== me.id)) throw notFound('Call not found')
   if (call.status !== 'answered') throw conflict(`The call is ${call.status}, not answered`)
@@ -186,7 +201,7 @@ export async function callTicket(ctx: AppContext, me: UserRow, callId: number, a
       room = (await findRoom(ctx.db, roomId))!
     }
   }
-  return admit(ctx, me, room, audioOnly ?? call.call_type === 'audio', callbackUrl)
+  return admit(ctx, me, room, audioOnly ?? call.call_type === 'audio', issue)
 }
 
 /**
@@ -241,11 +256,37 @@ export async function participants(ctx: AppContext, me: UserRow, roomId: string)
   }))
 }
 
+/** Whether the session is still good: active, not expired, its user active. */
+async function sessionActive(ctx: AppContext, userId: number, sessionId: number): Promise<boolean> {
+  const found = await ctx.db
+    .selectFrom('user_sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select('s.id')
+    .where('s.id', '=', sessionId)
+    .where('s.user_id', '=', userId)
+    .where('s.is_active', '=', 1)
+    .where('s.last_activity', '>', ctx.clock.now() - ctx.config.sessionTtlDays * 86_400_000)
+    .where('u.is_active', '=', 1)
+    .where('u.deleted_at', 'is', null)
+    .executeTakeFirst()
+  return found !== undefined
+}
+
 /**
  * A report from the video service (already authenticated by its signature): a socket joined or
  * left, or changed its media state. Reports for an ended room or a user not admitted change nothing.
+ * A join or media report from a socket whose session has ended is refused with 403 (the video
+ * service then closes that socket); media reports over VIDEO_MEDIA_REPORT_RATE_LIMIT per
+ * participant are refused with 429 and not written. A leave is always taken.
  */
 export async function reportFromVideo(ctx: AppContext, report: VideoReport): Promise<{ applied: boolean }> {
+  if (report.event === 'media') {
+    const wait = await windowCounts(ctx, 'video-media-reports').take(`${report.room_id}:${report.user_id}`, ctx.config.videoMediaReportRateLimit)
+    if (wait !== null) throw rateLimited(Math.max(1, Math.ceil(wait / 1000)))
+  }
+  if (report.event !== 'leave' && report.session_id !== undefined && !(await sessionActive(ctx, report.user_id, report.session_id))) {
+    throw forbidden('The session this socket was opened with has ended')
+  }
   const now = ctx.clock.now()
   return ctx.db.transaction().execute(async (trx) => {
     const room = await lockRoom(trx, report.room_id)

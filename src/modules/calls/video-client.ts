@@ -69,3 +69,38 @@ export async function dropFromRoom(ctx: AppContext, roomId: string, userId: numb
     return false
   }
 }
+
+/**
+ * Tells the video service that a session of `userId` ended (without `sessionId`: every session of
+ * theirs, a ban), so the signaling sockets it opened close on every video instance (they share
+ * Redis) and its tickets are refused from now on. Call it after the end committed. Bounded by
+ * VIDEO_TIMEOUT_MS; a video service that is down or silent is logged, never an error (its reports
+ * from such a socket are refused all the same: reportFromVideo).
+ */
+export async function endVideoSessions(ctx: AppContext, userId: number, sessionId: number | undefined, why: { code: number; reason: string }): Promise<boolean> {
+  const now = ctx.clock.now()
+  const body = JSON.stringify({
+    user_id: userId,
+    ...(sessionId === undefined ? {} : { session_id: sessionId }),
+    // every ticket issued until now expires by then
+    tickets_until: now + ctx.config.videoTicketTtlSeconds * 1000,
+    code: why.code,
+    reason: why.reason,
+    at: now,
+  })
+  try {
+    const res = await fetch(`${videoBaseUrl(ctx)}/internal/sessions/end`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(ctx.config), body) },
+      body,
+      signal: AbortSignal.timeout(ctx.config.videoTimeoutMs),
+      redirect: 'error',
+    })
+    await res.arrayBuffer().catch(() => undefined)
+    if (!res.ok) ctx.log.warn({ status: res.status }, 'video service refused to end a session\'s sockets')
+    return res.ok
+  } catch (error) {
+    ctx.log.warn({ err: error }, 'video service unreachable: an ended session\'s signaling sockets stay until their next report')
+    return false
+  }
+}

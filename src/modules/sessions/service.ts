@@ -10,6 +10,7 @@ import { notFound } from '../../http/errors.js'
 import { CLOSE } from '../../realtime/close-codes.js'
 import { iso } from '../../lib/time.js'
 import { hashToken, maskToken, newToken } from '../../lib/tokens.js'
+import { endVideoSessions } from '../calls/video-client.js'
 import * as push from '../push/subscriptions.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
@@ -129,8 +130,11 @@ export async function revokeAllSessions(db: Db, userId: number): Promise<number>
 
 /**
  * Closes the WebSockets opened with a session (or, without one, every socket of the user) on every
- * instance. Call it after the change that ended the session has committed.
+ * instance: the gateway's through the fan-out, the video service's signaling sockets through the
+ * video service (which refuses the session's tickets from then on). Call it after the change that
+ * ended the session has committed; it never waits and never throws.
  */
 export function closeSockets(ctx: AppContext, userId: number, sessionId: number | undefined, why: { code: number; reason: string }) {
   ctx.fanout.publish([{ close: { userId, ...(sessionId === undefined ? {} : { sessionId }), ...why } }])
+  void endVideoSessions(ctx, userId, sessionId, why).catch((err) => ctx.log.warn({ err }, 'could not end the session\'s signaling sockets'))
 }
