@@ -20,6 +20,7 @@ import { requestLogging } from './http/request-log.js'
 import { applySecurityHeaders, usePageHeaders } from './http/security-headers.js'
 import { timedServer } from './http/timeouts.js'
 import { validatorCompiler } from './http/validation.js'
+import { clientKey } from './lib/client-key.js'
 import { adminPanel } from './web/admin/plugin.js'
 
 import { VERSION } from './version.js'
@@ -59,7 +60,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return done()
     const url = request.url
     if (url.startsWith('/bot') || (method === 'PATCH' && url.startsWith('/uploads/'))) return done()
-    const wait = perIp.take(request.ip)
+    const wait = perIp.take(clientKey(request.ip))
     done(wait === null ? undefined : rateLimited(wait))
   })
 

@@ -1,6 +1,6 @@
 /**
  * Named rate limits (@fastify/rate-limit), keyed by client IP (X-Forwarded-For only with
- * TRUST_PROXY). Each limit is one limiter shared by every mount of its route, so registering on
+ * TRUST_PROXY; an IPv6 client by its /64, lib/client-key.ts). Each limit is one limiter shared by every mount of its route, so registering on
  * V2, V3 and /api/auth draws from the same 5-per-300 s allowance. Counters live in-process, or in
  * Redis when REDIS_URL is set so every instance shares them.
  */
@@ -8,6 +8,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import type { RateLimit } from '../config.js'
 import type { AppContext } from '../context.js'
+import { clientKey } from '../lib/client-key.js'
 import { rateLimited } from './errors.js'
 
 export interface RateLimiters {
@@ -30,7 +31,7 @@ export async function registerRateLimits(app: FastifyInstance, ctx: AppContext):
     app.rateLimit({
       max: limit.max,
       timeWindow: limit.windowMs,
-      keyGenerator: (request) => `${name}:${request.ip}`,
+      keyGenerator: (request) => `${name}:${clientKey(request.ip)}`,
     }) as onRequestHookHandler
   return {
     register: limiter('register', ctx.config.registerRateLimit),

@@ -452,6 +452,17 @@ test('with TRUST_PROXY=1, clients behind the proxy are counted separately, by th
   assert.equal((await register(proxied.api, { 'x-forwarded-for': '10.0.0.1, 10.0.0.2' })).status, 201, 'another client is not limited')
 })
 
+test('an IPv6 client is limited by its /64: rotating addresses within it does not reset the limit; the next /64 is another client', async () => {
+  const proxied = await startTestServer({ env: { REGISTER_RATE_LIMIT: '5/300', TRUST_PROXY: '1' } })
+  for (let i = 0; i < 5; i++) {
+    // a new address of the same /64 each time, in varying spellings
+    const forwarded = `2001:db8:aa:1:${(i + 1).toString(16)}::${i + 7}`
+    assert.equal((await register(proxied.api, { 'x-forwarded-for': forwarded })).status, 201, `#${i + 1}`)
+  }
+  assertRateLimited(await register(proxied.api, { 'x-forwarded-for': '2001:0db8:00aa:0001:ffff:ffff:ffff:fffe' }), 300)
+  assert.equal((await register(proxied.api, { 'x-forwarded-for': '2001:db8:aa:2::1' })).status, 201, 'the neighbouring /64 is not limited')
+})
+
 test('TRUST_PROXY as the proxy\'s address: only X-Forwarded-For from that peer is believed', async () => {
   const trusting = await startTestServer({ env: { REGISTER_RATE_LIMIT: '5/300', TRUST_PROXY: '127.0.0.1' } })
   for (let i = 0; i < 5; i++) {
