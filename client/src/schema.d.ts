@@ -3646,10 +3646,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** End the cookie session, mark the user offline and go to the landing page */
+        /** The sign-out page: a button that posts to /logout (a GET signs nobody out) */
         get: operations["getLogout"];
         put?: never;
-        post?: never;
+        /**
+         * End the cookie session, mark the user offline and go to the landing page
+         * @description A form post (or JSON) with `_csrf`, the session's CSRF token (the sign-out page carries it; also accepted as X-CSRF-Token). A cross-site post is refused.
+         */
+        post: operations["postLogout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -29363,13 +29367,141 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description To the landing page, the session cookie cleared */
+            /** @description GET: the sign-out page (text/html), a button that posts here */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description GET without a session: to the landing page */
             302: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+            /** @description POST: signed out, the session cookie cleared; to the landing page */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description POST: a cross-site post, or a missing or stale CSRF token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postLogout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    _csrf?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description GET: the sign-out page (text/html), a button that posts here */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description GET without a session: to the landing page */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description POST: signed out, the session cookie cleared; to the landing page */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description POST: a cross-site post, or a missing or stale CSRF token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
                 };
             };
             /** @description Something failed on the server (internal_error); nothing more is said */
