@@ -104,7 +104,7 @@ test('revoking a session (DELETE V2/sessions/{id}) from another device closes it
     assert.equal((await server.api.as(second).delete(`${V2}/sessions/${firstSessionId}`)).status, 200)
   }))
 
-test('the V1 cookie logout (GET /logout) closes the cookie session\'s signaling sockets', async () => {
+test('the V1 cookie logout (POST /logout) closes the cookie session\'s signaling sockets', async () => {
   const [ann, bob] = await registerUsers(server, 2)
   const roomId = await createRoom(bob)
   const res = await fetch(`${server.url}/api/auth/login`, {
@@ -121,8 +121,15 @@ test('the V1 cookie logout (GET /logout) closes the cookie session\'s signaling 
   const spare = await ticketFor(server, cookieToken, roomId)
 
   const since = Date.now()
-  const out = await fetch(`${server.url}/logout`, { headers: { cookie: `tern_session=${cookieToken}` }, redirect: 'manual' })
-  assert.equal(out.status, 302)
+  const web = await fetch(`${server.url}/api/web/session`, { headers: { cookie: `tern_session=${cookieToken}` } })
+  const csrf: string = (await web.json()).data.csrf_token
+  const out = await fetch(`${server.url}/logout`, {
+    method: 'POST',
+    headers: { cookie: `tern_session=${cookieToken}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: csrf }),
+    redirect: 'manual',
+  })
+  assert.equal(out.status, 303)
   assert.equal((await closedWithin(cookieSocket, since)).code, 4001)
   await stillServed(bearerSocket, aj.peer_id, bobSocket)
   await stillServed(bobSocket, bj.peer_id, bearerSocket)
