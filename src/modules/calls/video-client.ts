@@ -51,10 +51,22 @@ export async function videoGet(ctx: AppContext, path: string, headers: Record<st
  * are closed (the others get peer-left). Bounded by VIDEO_TIMEOUT_MS; a video service that is down
  * or silent is logged and answered false, never an error: the leave is recorded whatever happens.
  */
-export async function dropFromRoom(ctx: AppContext, roomId: string, userId: number): Promise<boolean> {
-  const body = JSON.stringify({ room_id: roomId, user_id: userId, at: ctx.clock.now() })
+export function dropFromRoom(ctx: AppContext, roomId: string, userId: number): Promise<boolean> {
+  return postSigned(ctx, '/internal/rooms/kick', { room_id: roomId, user_id: userId, at: ctx.clock.now() }, {
+    refused: 'video service refused to drop a leaving user',
+    unreachable: 'video service unreachable: a leaving user\'s sockets stay until they close',
+  })
+}
+
+/**
+ * POSTs a request signed with the video secret to the video service, bounded by VIDEO_TIMEOUT_MS;
+ * answers whether it was taken. A refusal or a video service that is down or silent is logged
+ * with `say`, never thrown.
+ */
+async function postSigned(ctx: AppContext, path: string, payload: Record<string, unknown>, say: { refused: string; unreachable: string }): Promise<boolean> {
+  const body = JSON.stringify(payload)
   try {
-    const res = await fetch(`${videoBaseUrl(ctx)}/internal/rooms/kick`, {
+    const res = await fetch(`${videoBaseUrl(ctx)}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(ctx.config), body) },
       body,
@@ -62,10 +74,10 @@ export async function dropFromRoom(ctx: AppContext, roomId: string, userId: numb
       redirect: 'error',
     })
     await res.arrayBuffer().catch(() => undefined)
-    if (!res.ok) ctx.log.warn({ status: res.status }, 'video service refused to drop a leaving user')
+    if (!res.ok) ctx.log.warn({ status: res.status }, say.refused)
     return res.ok
   } catch (error) {
-    ctx.log.warn({ err: error }, 'video service unreachable: a leaving user\'s sockets stay until they close')
+    ctx.log.warn({ err: error }, say.unreachable)
     return false
   }
 }
@@ -77,9 +89,9 @@ export async function dropFromRoom(ctx: AppContext, roomId: string, userId: numb
  * VIDEO_TIMEOUT_MS; a video service that is down or silent is logged, never an error (its reports
  * from such a socket are refused all the same: reportFromVideo).
  */
-export async function endVideoSessions(ctx: AppContext, userId: number, sessionId: number | undefined, why: { code: number; reason: string }): Promise<boolean> {
+export function endVideoSessions(ctx: AppContext, userId: number, sessionId: number | undefined, why: { code: number; reason: string }): Promise<boolean> {
   const now = ctx.clock.now()
-  const body = JSON.stringify({
+  return postSigned(ctx, '/internal/sessions/end', {
     user_id: userId,
     ...(sessionId === undefined ? {} : { session_id: sessionId }),
     // every ticket issued until now expires by then
@@ -87,20 +99,8 @@ export async function endVideoSessions(ctx: AppContext, userId: number, sessionI
     code: why.code,
     reason: why.reason,
     at: now,
+  }, {
+    refused: 'video service refused to end a session\'s sockets',
+    unreachable: 'video service unreachable: an ended session\'s signaling sockets stay until their next report',
   })
-  try {
-    const res = await fetch(`${videoBaseUrl(ctx)}/internal/sessions/end`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(ctx.config), body) },
-      body,
-      signal: AbortSignal.timeout(ctx.config.videoTimeoutMs),
-      redirect: 'error',
-    })
-    await res.arrayBuffer().catch(() => undefined)
-    if (!res.ok) ctx.log.warn({ status: res.status }, 'video service refused to end a session\'s sockets')
-    return res.ok
-  } catch (error) {
-    ctx.log.warn({ err: error }, 'video service unreachable: an ended session\'s signaling sockets stay until their next report')
-    return false
-  }
 }
