@@ -29367,7 +29367,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description GET: the sign-out page (text/html), a button that posts here */
+            /** @description The sign-out page (text/html), a button that posts here */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -29376,26 +29376,8 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description GET without a session: to the landing page */
+            /** @description Not signed in: to the landing page */
             302: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description POST: signed out, the session cookie cleared; to the landing page */
-            303: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description POST: a cross-site post, or a missing or stale CSRF token */
-            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -29436,25 +29418,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description GET: the sign-out page (text/html), a button that posts here */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
-            /** @description GET without a session: to the landing page */
-            302: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": unknown;
-                };
-            };
-            /** @description POST: signed out, the session cookie cleared; to the landing page */
+            /** @description Signed out, the session cookie cleared; to the landing page */
             303: {
                 headers: {
                     [name: string]: unknown;
@@ -29479,13 +29443,20 @@ export interface operations {
                     };
                 };
             };
-            /** @description POST: a cross-site post, or a missing or stale CSRF token */
+            /** @description A cross-site post, or a missing or stale CSRF token (forbidden) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
                 };
             };
             /** @description Not found, or not visible to the caller (not_found) */

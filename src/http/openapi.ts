@@ -53,15 +53,17 @@ function defaultsOptional(value: unknown): unknown {
 
 const bytes = (description: string) => ({ description, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } })
 
-/** Answers Fastify does not serialize (files, a redirect), so their routes declare no response schema. */
+/** Answers Fastify does not serialize (files, a redirect, a page), so their routes declare no response schema: by path, or by `METHOD path`. */
 const UNSERIALIZED = new Map<string, Record<string, unknown>>([
   ['/files/:id', { 200: bytes('The file'), 206: bytes('The requested byte range'), 304: { description: 'Not modified (If-None-Match)' } }],
   ['/uploads/*', { 200: bytes('The file or thumbnail'), 206: bytes('The requested byte range'), 304: { description: 'Not modified (If-None-Match)' } }],
-  ['/logout', {
-    200: { description: 'GET: the sign-out page (text/html), a button that posts here', content: { 'text/html': { schema: { type: 'string' } } } },
-    302: { description: 'GET without a session: to the landing page' },
-    303: { description: 'POST: signed out, the session cookie cleared; to the landing page' },
-    403: { description: 'POST: a cross-site post, or a missing or stale CSRF token' },
+  ['GET /logout', {
+    200: { description: 'The sign-out page (text/html), a button that posts here', content: { 'text/html': { schema: { type: 'string' } } } },
+    302: { description: 'Not signed in: to the landing page' },
+  }],
+  ['POST /logout', {
+    303: { description: 'Signed out, the session cookie cleared; to the landing page' },
+    403: error('A cross-site post, or a missing or stale CSRF token (forbidden)'),
   }],
 ])
 
@@ -73,7 +75,7 @@ export const transform: Transform = ({ schema, url, route }) => {
   const method = [route.method].flat()[0] as string
   const s = (schema ?? {}) as Record<string, unknown>
   const secured = Array.isArray(s.security) && s.security.length > 0
-  const responses: Record<string, unknown> = { ...UNSERIALIZED.get(url), ...(s.response as Record<string, unknown> | undefined) }
+  const responses: Record<string, unknown> = { ...(UNSERIALIZED.get(`${method} ${url}`) ?? UNSERIALIZED.get(url)), ...(s.response as Record<string, unknown> | undefined) }
   if (s.body || s.querystring || s.params || s.consumes) responses[400] ??= error('The request is invalid (validation_error), or its body is of a type this route does not take (415)')
   if (secured) {
     responses[401] ??= error('No valid session (unauthorized)')

@@ -86,8 +86,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     WRITE_RATE_LIMIT_IP: '10000000/60',
     WRITE_RATE_LIMIT_USER: '10000000/60',
     WS_FRAME_RATE_LIMIT: '100000/1',
-    // premium tests buy with the test provider (premium.test.ts checks the default: none)
-    PAYMENT_PROVIDER: 'test',
+    // premium tests buy with the test provider (premium.test.ts checks the default: none); it is
+    // refused in production, so a server started as one has none unless it says so
+    ...(options.env?.NODE_ENV === 'production' ? {} : { PAYMENT_PROVIDER: 'test' }),
     ...(testRedisUrl ? { REDIS_URL: testRedisUrl, REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:` } : {}),
     ...options.env,
   })
