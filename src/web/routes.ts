@@ -63,7 +63,11 @@ export const webRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (
   }, async (request, reply) => {
     const token = cookieToken(request)
     const found = token ? await sessions.authenticate(ctx, token) : null
-    if (!found) return reply.redirect('/')
+    if (!found) {
+      // nothing to end: a dead cookie is only dropped
+      reply.clearCookie(SESSION_COOKIE, { path: '/' })
+      return reply.redirect('/')
+    }
     const body = `<h1>Sign out of Tern?</h1>
 <p class="muted">Signed in as @${escapeHtml(found.user.username)}. Signing out ends this browser's session; other devices stay signed in.</p>
 <form method="post" action="/logout"><input type="hidden" name="_csrf" value="${escapeHtml(csrfTokenFor(ctx, found.sessionId))}">

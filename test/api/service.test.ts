@@ -228,7 +228,7 @@ test('V1 logout with the bearer token ends the session and clears the cookie', a
 })
 
 // ---------------------------------------------------------------------------------------------
-// GET /logout
+// /logout: GET shows the page, POST (with the page's CSRF token) signs out
 
 function assertClearsCookie(line: string | undefined) {
   assert.ok(line, 'a Set-Cookie clearing tern_session')
@@ -240,7 +240,7 @@ function assertClearsCookie(line: string | undefined) {
   assert.ok(maxAge === '0' || (expires !== undefined && Date.parse(expires) < Date.now()), `expired: ${line}`)
 }
 
-test('GET /logout ends the cookie session, clears the cookie, marks the user offline and redirects to /', async () => {
+test('POST /logout from the sign-out page ends the cookie session, clears the cookie, marks the user offline and redirects to /; the GET alone ends nothing', async () => {
   const user = await server.registerUser()
   const { cookie } = await v1Login(server, user.username, user.password)
   const other = await server.api.post(`${V2}/auth/login`, { login: user.username, password: user.password })
@@ -248,9 +248,20 @@ test('GET /logout ends the cookie session, clears the cookie, marks the user off
   const before = await watcher.get(`${V2}/auth/me`)
   assert.equal(before.body.data.last_seen, null)
 
+  // a GET (a link, an image, another site's navigation) shows the page and ends nothing
+  const signOutPage = await server.api.get('/logout', { headers: { cookie } })
+  assert.equal(signOutPage.status, 200)
+  assert.match(signOutPage.headers.get('content-type') ?? '', /^text\/html/)
+  assert.equal(sessionCookieLine(signOutPage.headers), undefined, 'the cookie is kept')
+  assert.equal((await server.api.get('/api/get_user_id', { headers: { cookie } })).status, 204, 'still signed in')
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(signOutPage.text)![1]
+
   const started = Date.now()
-  const res = await server.api.get('/logout', { headers: { cookie } })
-  assert.ok(res.status >= 300 && res.status < 400, `redirect, got ${res.status}`)
+  const form = { cookie, 'content-type': 'application/x-www-form-urlencoded' }
+  assert.equal((await server.api.post('/logout', undefined, { raw: '_csrf=stale', headers: form })).status, 403)
+  assert.equal((await server.api.get('/api/get_user_id', { headers: { cookie } })).status, 204, 'a stale token ends nothing')
+  const res = await server.api.post('/logout', undefined, { raw: `_csrf=${encodeURIComponent(csrf)}`, headers: form })
+  assert.equal(res.status, 303)
   assert.equal(res.headers.get('location'), '/')
   assertClearsCookie(sessionCookieLine(res.headers))
 
