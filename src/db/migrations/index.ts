@@ -42,6 +42,7 @@ import * as recentUpdatesKeyed from './2026-11-29T10-00-recent-updates-keyed.js'
 import * as updateRuns from './2026-12-02T00-00-update-runs.js'
 import * as recentInWriteOrder from './2026-12-02T10-00-recent-updates-in-write-order.js'
 import * as videoCallPeers from './2026-12-04T21-00-video-call-peers.js'
+import * as accountLifecycle from './2026-12-07T18-00-account-lifecycle.js'
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
   '2026-11-21T01-00-chats-messages-updates': chatsMessagesUpdates,
@@ -84,4 +85,5 @@ export const migrations: Record<string, Migration> = {
   '2026-12-02T00-00-update-runs': updateRuns,
   '2026-12-02T10-00-recent-updates-in-write-order': recentInWriteOrder,
   '2026-12-04T21-00-video-call-peers': videoCallPeers,
+  '2026-12-07T18-00-account-lifecycle': accountLifecycle,
 }

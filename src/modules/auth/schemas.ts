@@ -172,3 +172,50 @@ export const OAuthBody = Type.Object(
   { additionalProperties: false },
 )
 export type OAuthBody = Static<typeof OAuthBody>
+
+/** Account lifecycle (password.ts, account.ts, export.ts). */
+const NewPassword = Type.String({ minLength: 8, maxLength: 256, errorMessage: 'new_password must be 8 to 256 characters' })
+const StepCode = Type.String({
+  minLength: 1,
+  maxLength: 32,
+  description: 'accounts without a password: a TOTP (or recovery) code when two-factor is on, else the code mailed for this step',
+  errorMessage: 'code must be a 6-digit code (or a recovery code)',
+})
+
+export const ChangePasswordBody = Type.Object(
+  {
+    current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'required when the account has a password' })),
+    code: Type.Optional(StepCode),
+    new_password: NewPassword,
+  },
+  { additionalProperties: false },
+)
+export type ChangePasswordBody = Static<typeof ChangePasswordBody>
+export const PasswordChanged = Type.Object({
+  changed: Type.Literal(true),
+  sessions_ended: Type.Integer({ description: 'how many other sessions were signed out' }),
+})
+
+export const StepCodeSent = Type.Object({
+  sent: Type.Literal(true),
+  email: Type.String({ description: 'where the code went' }),
+  expires_in: Type.Integer({ description: 'seconds the code works' }),
+  resend_in: Type.Integer({ description: 'seconds before another code may be asked for' }),
+})
+
+const Email = Type.String({ format: 'email', maxLength: 254, errorMessage: 'email must be a valid email address' })
+export const ForgotPasswordBody = Type.Object({ email: Email }, { additionalProperties: false })
+export const ResetCodeSent = Type.Object({
+  sent: Type.Literal(true, { description: 'the same answer whether or not an account has the address' }),
+  expires_in: Type.Integer({ description: 'seconds the code works' }),
+})
+export const ResetPasswordBody = Type.Object(
+  {
+    email: Email,
+    code: Type.String({ minLength: 1, maxLength: 32, errorMessage: 'code must be the 6-digit code of the mail' }),
+    new_password: NewPassword,
+  },
+  { additionalProperties: false },
+)
+export const PasswordReset = Type.Object({ reset: Type.Literal(true) })
+
