@@ -278,3 +278,11 @@ export async function claimAccountCode(db: Db, id: number, codeHash: string, now
   return Number(result.numUpdatedRows) > 0
 }
 
+/** Everything of the auth module's that names a deleted account: codes, links, tickets, identity-provider links. */
+export async function deleteAccountRows(db: Db, userId: number) {
+  await deleteTwoFactorRows(db, userId)
+  await db.deleteFrom('identity_provider_accounts').where('user_id', '=', userId).execute()
+  await db.deleteFrom('email_verifications').where('user_id', '=', userId).execute()
+  await db.deleteFrom('login_codes').where('user_id', '=', userId).execute()
+  await db.deleteFrom('account_codes').where('user_id', '=', userId).execute()
+}

@@ -9,9 +9,11 @@ import { Me } from '../../http/schemas.js'
 import type { RateLimiters } from '../../http/rate-limit.js'
 import * as auth from './service.js'
 import {
+  AccountDeleted,
   AuthResult,
   ChangeEmailBody,
   ChangePasswordBody,
+  DeleteAccountBody,
   ForgotPasswordBody,
   PasswordChanged,
   PasswordReset,
@@ -42,6 +44,7 @@ import {
   VerificationSent,
   VerifyEmailBody,
 } from './schemas.js'
+import { deleteAccount } from './account.js'
 import * as emailVerification from './email-verification.js'
 import { loginV3 } from './login-v3.js'
 import * as oauth from './oauth.js'
@@ -289,6 +292,33 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     },
     onRequest: limiters.login,
   }, async (request) => ok(await resetPassword(ctx, request.body)))
+
+  app.post('/delete-account/code', {
+    schema: {
+      summary: 'Mail me a code to delete my account (accounts without a password or two-factor)',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      response: { 200: okSchema(StepCodeSent) },
+    },
+    preValidation: requireUser(ctx),
+  }, async (request) => ok(await requestStepCode(ctx, request.user.id, 'delete_account')))
+
+  app.post('/delete-account', {
+    schema: {
+      summary: 'Delete my account: personal data erased, every session ended',
+      description: '`{password}`, or for an account without one `{code}` (TOTP, or from `delete-account/code`). ' +
+        'Messages stay in others\' chats as from "Deleted account"; the username is held back for ACCOUNT_USERNAME_GRACE_DAYS.',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      body: DeleteAccountBody,
+      response: { 200: okSchema(AccountDeleted) },
+    },
+    preValidation: requireUser(ctx),
+  }, async (request, reply) => {
+    const result = await deleteAccount(ctx, request.user.id, request.body)
+    if (cookieSession) reply.clearCookie(SESSION_COOKIE, { path: '/' })
+    return ok(result)
+  })
 
   app.post('/logout', {
     schema: { summary: 'End the current session and close its sockets', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(MessageResult) } },

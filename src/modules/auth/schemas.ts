@@ -219,3 +219,11 @@ export const ResetPasswordBody = Type.Object(
 )
 export const PasswordReset = Type.Object({ reset: Type.Literal(true) })
 
+export const DeleteAccountBody = Type.Object(
+  {
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'required when the account has a password' })),
+    code: Type.Optional(StepCode),
+  },
+  { additionalProperties: false },
+)
+export const AccountDeleted = Type.Object({ deleted: Type.Literal(true) })

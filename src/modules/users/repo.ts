@@ -25,14 +25,34 @@ export function findByUsername(db: Db, username: string): Promise<UserRow | unde
   return db.selectFrom('users').selectAll().where(sql`lower(username)`, '=', username.toLowerCase()).executeTakeFirst()
 }
 
-/** Whether a username or email is taken, case-insensitively (served by the lower(...) indexes). */
+/**
+ * Whether a username or email is taken, case-insensitively (served by the lower(...) indexes). A
+ * username held back for a deleted account (username_reservations) is taken too.
+ */
 export async function isTaken(db: Db, column: 'username' | 'email', value: string): Promise<boolean> {
   const row = await db
     .selectFrom('users')
     .select('id')
     .where(sql`lower(${sql.ref(column)})`, '=', value.toLowerCase())
     .executeTakeFirst()
-  return row !== undefined
+  if (row !== undefined || column === 'email') return row !== undefined
+  const reserved = await db.selectFrom('username_reservations').select('user_id').where('username_key', '=', value.toLowerCase()).executeTakeFirst()
+  return reserved !== undefined
+}
+
+/** Holds a deleted account's former username back until `releasedAt`. */
+export async function reserveUsername(db: Db, username: string, userId: number, releasedAt: number) {
+  await db
+    .insertInto('username_reservations')
+    .values({ username_key: username.toLowerCase(), user_id: userId, released_at: releasedAt })
+    .onConflict((oc) => oc.column('username_key').doUpdateSet({ user_id: userId, released_at: releasedAt }))
+    .execute()
+}
+
+/** Gives back the usernames whose time is over; how many. */
+export async function releaseUsernames(db: Db, now: number): Promise<number> {
+  const result = await db.deleteFrom('username_reservations').where('released_at', '<=', now).executeTakeFirst()
+  return Number(result.numDeletedRows)
 }
 
 /**
