@@ -25,7 +25,7 @@ const BROADCAST_TICK_MS = 1000
 const CALL_TIMEOUT_TICK_MS = 1000
 /** how often idle video rooms are looked for */
 const VIDEO_ROOM_IDLE_TICK_MS = 5000
-/** how often deleted accounts' usernames are given back */
+/** how often deleted accounts' usernames and lapsed unconfirmed email addresses are given back */
 const ACCOUNT_CLEANUP_EVERY_MS = 15 * 60_000
 
 export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRunner {
@@ -94,11 +94,11 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
   })
   jobs.define({
     name: 'account-cleanup',
-    summary: "gives back deleted accounts' usernames after ACCOUNT_USERNAME_GRACE_DAYS",
+    summary: "gives back deleted accounts' usernames after ACCOUNT_USERNAME_GRACE_DAYS and takes lapsed unconfirmed email addresses off their accounts",
     scope: 'cluster',
     everyMs: ACCOUNT_CLEANUP_EVERY_MS,
     runAtStart: true,
-    run: () => accountCleanup(ctx),
+    run: (signal) => accountCleanup(ctx, signal),
   })
   jobs.define({
     name: 'upload-sweep',

@@ -32,7 +32,20 @@ export async function deleteAccount(ctx: AppContext, userId: number, proof: { pa
   return { deleted: true }
 }
 
-/** The account-cleanup job: gives back deleted accounts' usernames whose grace period is over. */
-export async function accountCleanup(ctx: AppContext): Promise<{ usernames: number }> {
-  return { usernames: await users.releaseUsernames(ctx.db, ctx.clock.now()) }
+/**
+ * The account-cleanup job: gives back deleted accounts' usernames whose grace period is over,
+ * and takes lapsed unconfirmed email addresses off their accounts (a batch at a time).
+ */
+export async function accountCleanup(ctx: AppContext, signal?: AbortSignal): Promise<{ usernames: number; emails: number }> {
+  const now = ctx.clock.now()
+  const usernames = await users.releaseUsernames(ctx.db, now)
+  const lapsedBefore = now - ctx.config.unconfirmedEmailTtlDays * 86_400_000
+  let emails = 0
+  for (;;) {
+    if (signal?.aborted) break
+    const n = await users.dropLapsedEmails(ctx.db, lapsedBefore, 500)
+    emails += n
+    if (n < 500) break
+  }
+  return { usernames, emails }
 }

@@ -57,6 +57,7 @@ export async function createUser(ctx: AppContext, account: NewAccount): Promise<
       display_name: account.displayName?.trim() || account.username,
       password_hash: passwordHash,
       is_admin: account.isAdmin ? 1 : 0,
+      email_set_at: account.email ? ctx.clock.now() : null,
       created_at: ctx.clock.now(),
     }))
   } catch (error) {
@@ -191,6 +192,29 @@ export async function insertExternalAccount(
   }
 }
 
+/**
+ * Who has an email address now: nobody (`free`), an account that confirmed it (`confirmed`), or
+ * one that has not yet (`unconfirmed`). An unconfirmed address set more than
+ * UNCONFIRMED_EMAIL_TTL_DAYS ago has lapsed: it is taken off its account here, and the address is
+ * free. `exceptUserId`'s own address counts as free.
+ */
+export async function emailStanding(ctx: AppContext, email: string, exceptUserId?: number): Promise<'free' | 'unconfirmed' | 'confirmed'> {
+  const holder = await repo.findByEmail(ctx.db, email)
+  if (!holder || holder.id === exceptUserId) return 'free'
+  if (holder.email_verified === 1) return 'confirmed'
+  const lapsedBefore = ctx.clock.now() - ctx.config.unconfirmedEmailTtlDays * 86_400_000
+  if ((holder.email_set_at ?? holder.created_at) < lapsedBefore) {
+    await repo.dropUnconfirmedEmail(ctx.db, email, lapsedBefore)
+    // another account may have confirmed or set it meanwhile
+    return (await repo.findByEmail(ctx.db, email)) ? 'unconfirmed' : 'free'
+  }
+  return 'unconfirmed'
+}
+
+/** Takes an unconfirmed address off whichever account has it, inside the caller's transaction (its owner confirmed it). */
+export const dropUnconfirmedEmail = (db: Db, email: string) => repo.dropUnconfirmedEmail(db, email)
+/** The periodic sweep of lapsed unconfirmed addresses (jobs: account-cleanup). */
+export const dropLapsedEmails = repo.dropLapsedEmails
 /** Gives back deleted accounts' usernames whose grace period is over (jobs: account-cleanup). */
 export const releaseUsernames = repo.releaseUsernames
 
