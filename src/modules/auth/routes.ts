@@ -10,6 +10,7 @@ import type { RateLimiters } from '../../http/rate-limit.js'
 import * as auth from './service.js'
 import {
   AccountDeleted,
+  AccountExport,
   AuthResult,
   ChangeEmailBody,
   ChangePasswordBody,
@@ -46,6 +47,7 @@ import {
 } from './schemas.js'
 import { deleteAccount } from './account.js'
 import * as emailVerification from './email-verification.js'
+import { exportAccount } from './export.js'
 import { loginV3 } from './login-v3.js'
 import * as oauth from './oauth.js'
 import { changePassword, forgotPassword, resetPassword } from './password.js'
@@ -318,6 +320,26 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     const result = await deleteAccount(ctx, request.user.id, request.body)
     if (cookieSession) reply.clearCookie(SESSION_COOKIE, { path: '/' })
     return ok(result)
+  })
+
+  app.get('/export', {
+    schema: {
+      summary: 'Download my data: one JSON document (an attachment)',
+      description: 'Profile, settings, sessions (tokens masked), contacts, blocked users, chats, the messages I sent, saved messages, stories and premium orders; ' +
+        'other people as ids and usernames only. Streamed; once per ACCOUNT_EXPORT_RATE_LIMIT window (default a minute).',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      response: { 200: okSchema(AccountExport) },
+    },
+    preValidation: requireUser(ctx),
+  }, async (request, reply) => {
+    const { filename, stream } = await exportAccount(ctx, request.user.id, request.sessionId)
+    // the stream writes the document the schema describes (a stream skips the serializer)
+    return (reply as FastifyReply)
+      .type('application/json; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${filename}"`)
+      .header('cache-control', 'no-store')
+      .send(stream)
   })
 
   app.post('/logout', {
