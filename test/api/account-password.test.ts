@@ -10,6 +10,7 @@ import { assertError } from '../harness/assert.js'
 import { TestClock } from '../harness/clock.js'
 import { startTestServer, uniqueName, type TestServer, type TestUser } from '../harness/server.js'
 import { startSilentServer, startSmtpServer } from '../harness/smtp.js'
+import { PanelClient } from '../harness/panel.js'
 import { TestSocket } from '../harness/socket.js'
 
 const V2 = '/api.v2/api'
@@ -257,4 +258,35 @@ test('forgot password is limited per client IP, and answers before the mail is h
     await s.close()
     await silent.close()
   }
+})
+
+test('the pages: "Forgot your password?" on sign-in, then the code mailed and a new password set through CSRF-protected forms', async () => {
+  const user = await member()
+  const web = new PanelClient(server.url)
+  const signInPage = await web.get('/login')
+  assert.match(signInPage.text, /<a href="\/forgot-password">Forgot your password\?<\/a>/)
+  const forgot = await web.get('/forgot-password')
+  assert.equal(forgot.status, 200)
+  assert.match(forgot.text, /<input type="hidden" name="_csrf" value="[^"]{20,}">/)
+  // a form without the CSRF token is refused and mails nothing
+  const refused = await web.post('/forgot-password', { email: user.email }, { csrf: 'none' })
+  assert.equal(refused.status, 403)
+  await web.get('/forgot-password')
+  const asked = await web.post('/forgot-password', { email: user.email })
+  assert.equal(asked.status, 200, asked.text)
+  assert.match(asked.text, /If an account has this address, a code is on its way/)
+  const { text } = await mailedCode(user.email, /Reset/)
+  assert.equal(smtp.to(user.email).filter((m) => /Reset/.test(m.subject)).length, 1, 'one mail: the refused form sent none')
+  const link = new URL(/(http\S+\/reset-password\?\S+)/.exec(text)![1])
+  const page = await web.get(`${link.pathname}${link.search}`)
+  assert.equal(page.status, 200)
+  assert.match(page.text, new RegExp(`name="code"[^>]*value="${link.searchParams.get('code')}"`))
+  const wrong = await web.post('/reset-password', { email: user.email, code: '000000' === link.searchParams.get('code') ? '111111' : '000000', new_password: 'from the page 1' }, { csrf: 'none' })
+  assert.equal(wrong.status, 403, 'no token, no reset')
+  await web.get(`${link.pathname}${link.search}`)
+  const done = await web.post('/reset-password', { email: user.email, code: link.searchParams.get('code')!, new_password: 'from the page 1' })
+  assert.equal(done.status, 200, done.text)
+  assert.match(done.text, /Your password is changed/)
+  assert.equal((await login(user.username, 'from the page 1')).status, 200)
+  assert.equal(await signedIn(user), 401)
 })
