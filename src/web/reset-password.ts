@@ -9,14 +9,14 @@ import { Type, type Static } from 'typebox'
 import type { AppContext } from '../context.js'
 import { AppError } from '../http/errors.js'
 import type { RateLimiters } from '../http/rate-limit.js'
-import { forgotPassword, resetPassword } from '../modules/auth/password.js'
+import { forgotPassword, readResetLinkToken, resetPassword } from '../modules/auth/password.js'
 import { html, type Markup } from './admin/markup.js'
 import { formToken, sendPage, sitePage } from './site.js'
 
 const EMAIL = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
 
 const ForgotForm = Type.Object({ email: Type.String({ maxLength: 254 }) }, { additionalProperties: false })
-const ResetQuery = Type.Object({ email: Type.Optional(Type.String({ maxLength: 254 })), code: Type.Optional(Type.String({ maxLength: 32 })) })
+const ResetQuery = Type.Object({ reset_token: Type.Optional(Type.String({ maxLength: 400 })) })
 const ResetForm = Type.Object(
   { email: Type.String({ maxLength: 254 }), code: Type.String({ maxLength: 32 }), new_password: Type.String({ maxLength: 512 }) },
   { additionalProperties: false },
@@ -72,9 +72,16 @@ export const resetPasswordPages: FastifyPluginAsync<{ ctx: AppContext; limiters:
     })))
   })
 
-  app.get<{ Querystring: Static<typeof ResetQuery> }>('/reset-password', { schema: { hide: true, querystring: ResetQuery } }, async (request, reply) =>
-    sendPage(reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer'),
-      sitePage('Choose a new password', resetForm(reply, { email: request.query.email, code: request.query.code }))))
+  // the mail's link: its reset_token fills the form in (nothing is checked until the form is sent)
+  app.get<{ Querystring: Static<typeof ResetQuery> }>('/reset-password', { schema: { hide: true, querystring: ResetQuery } }, async (request, reply) => {
+    const filled = request.query.reset_token === undefined ? undefined : readResetLinkToken(request.query.reset_token)
+    return sendPage(reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer'),
+      sitePage('Choose a new password', resetForm(reply, {
+        email: filled?.email,
+        code: filled?.code,
+        error: request.query.reset_token !== undefined && !filled ? 'This link is incomplete: enter your email and the code from the mail.' : undefined,
+      })))
+  })
 
   app.post<{ Body: Static<typeof ResetForm> }>('/reset-password', { schema: { hide: true, body: ResetForm }, onRequest: limiters.login }, async (request, reply) => {
     const email = request.body.email.trim()

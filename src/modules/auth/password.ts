@@ -57,13 +57,30 @@ export async function forgotPassword(ctx: AppContext, email: string, clientIp: s
   const user = found && found.email !== null && found.email.toLowerCase() === key && found.is_active === 1 ? found : undefined
   const issued = await issueCode(ctx, 'password_reset', key, user?.id ?? null, ctx.clock.now())
   if (user && issued) {
-    const link = `${ctx.config.publicBaseUrl}/reset-password?email=${encodeURIComponent(user.email!)}&code=${issued.code}`
-    sendMail(ctx, { to: user.email!, kind: 'password_reset', data: { code: issued.code, link, minutes: String(lifetimeMs(ctx) / 60_000) } })
-      .catch((error: unknown) => {
+    const link = `${ctx.config.publicBaseUrl}/reset-password?reset_token=${resetLinkToken(user.email!, issued.code)}`
+    const data = { code: issued.code, link, minutes: String(lifetimeMs(ctx) / 60_000) }
+    // after this answer has gone: even the mail's first synchronous steps stay out of its timing
+    setImmediate(() => {
+      sendMail(ctx, { to: user.email!, kind: 'password_reset', data }).catch((error: unknown) => {
         ctx.log.warn({ userId: user.id, code: (error as { code?: string }).code }, 'the password reset mail was not sent')
       })
+    })
   }
   return { sent: true, expires_in: lifetimeMs(ctx) / 1000 }
+}
+
+/**
+ * The reset link's one parameter, `reset_token`: the address and the code together (base64url),
+ * so the page can fill both in and the request log masks it like every `…token=`.
+ */
+export const resetLinkToken = (email: string, code: string) => Buffer.from(`${email}\n${code}`, 'utf8').toString('base64url')
+
+/** The address and code of a reset link's token, or undefined for anything else. */
+export function readResetLinkToken(token: string): { email: string; code: string } | undefined {
+  if (typeof token !== 'string' || token.length > 400 || !/^[A-Za-z0-9_-]+$/.test(token)) return undefined
+  const [email, code, ...rest] = Buffer.from(token, 'base64url').toString('utf8').split('\n')
+  if (rest.length > 0 || !email || !code || email.length > 254 || !/^\d{6}$/.test(code)) return undefined
+  return { email, code }
 }
 
 /**
