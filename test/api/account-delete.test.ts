@@ -7,6 +7,8 @@ import assert from 'node:assert/strict'
 import test from 'node:test'
 import * as OTPAuth from 'otpauth'
 import { assertError } from '../harness/assert.js'
+import { upload } from '../harness/files.js'
+import { png } from '../harness/media.js'
 import { TestClock } from '../harness/clock.js'
 import { history, send } from '../harness/messaging.js'
 import { startTestServer, uniqueName, type TestServer, type TestUser } from '../harness/server.js'
@@ -197,4 +199,20 @@ test('the legacy mount deletes too', async () => {
   const res = await user.api.post('/api/auth/delete-account', { password: user.password })
   assert.equal(res.status, 200, res.text)
   assert.equal(await signedIn(user), 401)
+})
+
+test("the account's live stories go with it (a friend's feed no longer has them)", async () => {
+  const user = await member()
+  const friend = await member(server, 'Story Friend')
+  await user.api.post(`${V2}/contacts/add`, { user_id: friend.id })
+  const media = await upload(server, user, await png(32, 32, 7), 'story.png')
+  const posted = await user.api.post(`${V2}/stories/create`, { media_path: media.path, caption: 'before I go' })
+  assert.equal(posted.status, 200, posted.text)
+  const storyId = posted.body.data.story_id
+  // positive control: the friend sees it before
+  assert.equal((await friend.api.get(`${V2}/stories/${storyId}`)).status, 200)
+  await deleteAccount(user)
+  assertError(await friend.api.get(`${V2}/stories/${storyId}`), 404, 'not_found')
+  const feed = await friend.api.get(`${V2}/stories/feed`)
+  assert.ok(!JSON.stringify(feed.body).includes('before I go'))
 })

@@ -3,13 +3,15 @@
  * set and every personal field erased (users.eraseAccount), every session ends (push
  * subscriptions with them; sockets closed after commit), and the auth module's own rows that
  * name the account go (recovery codes, tickets, mailed codes, confirmation links, identity-provider
- * links). Messages stay in others' chats, from "Deleted account". The username is held back for
+ * links); the account's live stories are removed first. Messages stay in others' chats, from
+ * "Deleted account". The username is held back for
  * ACCOUNT_USERNAME_GRACE_DAYS (docs/decisions/deleted-account-usernames.md).
  */
 import type { AppContext } from '../../context.js'
 import { conflict, notFound } from '../../http/errors.js'
 import { CLOSE } from '../../realtime/close-codes.js'
 import * as sessions from '../sessions/service.js'
+import * as stories from '../stories/service.js'
 import * as users from '../users/service.js'
 import { proveOwner } from './proof.js'
 import * as repo from './repo.js'
@@ -21,6 +23,10 @@ export async function deleteAccount(ctx: AppContext, userId: number, proof: { pa
     throw conflict('The last administrator cannot delete the account: make someone else an administrator first')
   }
   await proveOwner(ctx, user, proof, 'delete_account')
+  // the live stories go first, through their module (their media released, their audience told)
+  for (const story of await stories.feed(ctx, user)) {
+    if (story.user_id === user.id) await stories.remove(ctx, user, story.story_id)
+  }
   const now = ctx.clock.now()
   const graceMs = ctx.config.accountUsernameGraceDays * 86_400_000
   await ctx.db.transaction().execute(async (trx) => {
