@@ -216,3 +216,22 @@ test("the account's live stories go with it (a friend's feed no longer has them)
   const feed = await friend.api.get(`${V2}/stories/feed`)
   assert.ok(!JSON.stringify(feed.body).includes('before I go'))
 })
+
+test('a session of an account marked deleted is refused everywhere, even one that was never revoked', async () => {
+  const user = await member()
+  const control = await member()
+  assert.equal(await signedIn(user), 200)
+  // deleted_at alone (as an older deletion, or a row edited by hand, would leave it): the session row stays active
+  await server.ctx.db.updateTable('users').set({ deleted_at: clock.now() }).where('id', '=', user.id).execute()
+  const session = await server.ctx.db.selectFrom('user_sessions').select('is_active').where('user_id', '=', user.id).executeTakeFirstOrThrow()
+  assert.equal(session.is_active, 1)
+  // the auth cache (SQLite) may hold the row for a moment: poll until the refusal shows
+  await waitFor(async () => ((await signedIn(user)) === 401 ? true : undefined), { timeoutMs: 3000, message: 'the session is refused' })
+  assertError(await user.api.get(`${V2}/chat_list`), 401, 'unauthorized')
+  assertError(await user.api.post(`${V2}/messages/send`, { receiver_id: control.id, content: 'from a deleted account' }), 401, 'unauthorized')
+  await assert.rejects(TestSocket.connect(server.url, user.token), /401/)
+  assertError(await server.api.post(`${V2}/auth/login`, { login: user.username, password: user.password }), 401, 'unauthorized')
+  // positive control: another account's session works
+  assert.equal(await signedIn(control), 200)
+  assert.equal((await control.api.get(`${V2}/chat_list`)).status, 200)
+})

@@ -72,6 +72,11 @@ test('the export holds my data, and of others only ids and usernames', async () 
   for (const secret of ['FRIENDSECRETWORDS', 'PRIVATEDISPLAY', '+79990001199', 'FRIENDBIO', friend.email!, friend.token]) {
     assert.ok(!text.includes(secret), `the export leaks ${secret}`)
   }
+  // positive control: the friend's own export has them (all but the token)
+  const friendsOwn = await download(friend)
+  for (const secret of ['FRIENDSECRETWORDS', 'PRIVATEDISPLAY', '+79990001199', 'FRIENDBIO', friend.email!]) {
+    assert.ok(friendsOwn.text.includes(secret), `the friend's own export has ${secret}`)
+  }
 })
 
 test('the export is once a minute per user, and needs a session', async () => {
