@@ -43,6 +43,7 @@ import * as updateRuns from './2026-12-02T00-00-update-runs.js'
 import * as recentInWriteOrder from './2026-12-02T10-00-recent-updates-in-write-order.js'
 import * as videoCallPeers from './2026-12-04T21-00-video-call-peers.js'
 import * as accountLifecycle from './2026-12-07T18-00-account-lifecycle.js'
+import * as emailSetAtFromNow from './2026-12-07T19-00-email-set-at-from-now.js'
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
   '2026-11-21T01-00-chats-messages-updates': chatsMessagesUpdates,
@@ -86,4 +87,5 @@ export const migrations: Record<string, Migration> = {
   '2026-12-02T10-00-recent-updates-in-write-order': recentInWriteOrder,
   '2026-12-04T21-00-video-call-peers': videoCallPeers,
   '2026-12-07T18-00-account-lifecycle': accountLifecycle,
+  '2026-12-07T19-00-email-set-at-from-now': emailSetAtFromNow,
 }
