@@ -208,6 +208,18 @@ export interface Config {
   turnSecret: string | null
   /** seconds TURN credentials are good for */
   turnCredentialTtlSeconds: number
+  /** account lifecycle (auth/account.ts, auth/password.ts): password reset mails per window per client IP */
+  passwordResetRateLimit: RateLimit
+  /** …and per address (the same for addresses with and without an account) */
+  passwordResetEmailRateLimit: RateLimit
+  /** minutes a mailed password-reset (or account) code works */
+  passwordResetCodeMinutes: number
+  /** days a deleted account's username stays unavailable to others */
+  accountUsernameGraceDays: number
+  /** days an unconfirmed email address holds its place; then another account may take it */
+  unconfirmedEmailTtlDays: number
+  /** data exports per window per user */
+  accountExportRateLimit: RateLimit
 }
 
 /** A premium plan: `months` of premium for `price` kopecks (shown as roubles). */
@@ -624,6 +636,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     turnUrls: iceUrls('TURN_URLS', ['turn:', 'turns:'], ''),
     turnSecret: env.TURN_SECRET?.trim() || null,
     turnCredentialTtlSeconds: int('TURN_CREDENTIAL_TTL_SECONDS', 86_400, 60, 7 * 86_400),
+    passwordResetRateLimit: rate('PASSWORD_RESET_RATE_LIMIT', '5/900'),
+    passwordResetEmailRateLimit: rate('PASSWORD_RESET_EMAIL_RATE_LIMIT', '3/3600'),
+    passwordResetCodeMinutes: int('PASSWORD_RESET_CODE_MINUTES', 15, 1, 1440),
+    accountUsernameGraceDays: int('ACCOUNT_USERNAME_GRACE_DAYS', 30, 0, 3650),
+    unconfirmedEmailTtlDays: int('UNCONFIRMED_EMAIL_TTL_DAYS', 7, 1, 3650),
+    accountExportRateLimit: rate('ACCOUNT_EXPORT_RATE_LIMIT', '1/60'),
   }
 
   if (problems.length > 0) throw new ConfigError(problems)

@@ -323,6 +323,137 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api.v2/api/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change my password (or set one); my other sessions end
+         * @description An account with a password gives `current_password`; one without gives `code`: a TOTP (or recovery) code when two-factor is on, else a code from `password/code`. Wrong ones count against the account's guessing limit. Every other session of mine is signed out; this one stays.
+         */
+        post: operations["postAuthPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api.v2/api/auth/password/code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mail me a code to set a password (accounts without a password or two-factor) */
+        post: operations["postAuthPasswordCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api.v2/api/auth/password/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forgot my password: mail a reset code and link to this address
+         * @description The same answer whether or not an account has the address. Limited per client IP (PASSWORD_RESET_RATE_LIMIT) and per address (PASSWORD_RESET_EMAIL_RATE_LIMIT).
+         */
+        post: operations["postAuthPasswordForgot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api.v2/api/auth/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set a new password with the mailed reset code; every session of the account ends */
+        post: operations["postAuthPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api.v2/api/auth/delete-account/code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mail me a code to delete my account (accounts without a password or two-factor) */
+        post: operations["postAuthDeleteAccountCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api.v2/api/auth/delete-account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete my account: personal data erased, every session ended
+         * @description `{password}`, or for an account without one `{code}` (TOTP, or from `delete-account/code`). Messages stay in others' chats as from "Deleted account"; the username is held back for ACCOUNT_USERNAME_GRACE_DAYS.
+         */
+        post: operations["postAuthDeleteAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api.v2/api/auth/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download my data: one JSON document (an attachment)
+         * @description Profile, settings, sessions (tokens masked), contacts, blocked users, chats, the messages I sent, saved messages, stories and premium orders; other people as ids and usernames only. Streamed; once per ACCOUNT_EXPORT_RATE_LIMIT window (default a minute).
+         */
+        get: operations["getAuthExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api.v2/api/auth/logout": {
         parameters: {
             query?: never;
@@ -2664,6 +2795,137 @@ export interface paths {
         put?: never;
         /** Turn off two-factor authentication with a current code or a recovery code */
         post: operations["postApiAuth2faDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change my password (or set one); my other sessions end
+         * @description An account with a password gives `current_password`; one without gives `code`: a TOTP (or recovery) code when two-factor is on, else a code from `password/code`. Wrong ones count against the account's guessing limit. Every other session of mine is signed out; this one stays.
+         */
+        post: operations["postApiAuthPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password/code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mail me a code to set a password (accounts without a password or two-factor) */
+        post: operations["postApiAuthPasswordCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forgot my password: mail a reset code and link to this address
+         * @description The same answer whether or not an account has the address. Limited per client IP (PASSWORD_RESET_RATE_LIMIT) and per address (PASSWORD_RESET_EMAIL_RATE_LIMIT).
+         */
+        post: operations["postApiAuthPasswordForgot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set a new password with the mailed reset code; every session of the account ends */
+        post: operations["postApiAuthPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/delete-account/code": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mail me a code to delete my account (accounts without a password or two-factor) */
+        post: operations["postApiAuthDeleteAccountCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/delete-account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete my account: personal data erased, every session ended
+         * @description `{password}`, or for an account without one `{code}` (TOTP, or from `delete-account/code`). Messages stay in others' chats as from "Deleted account"; the username is held back for ACCOUNT_USERNAME_GRACE_DAYS.
+         */
+        post: operations["postApiAuthDeleteAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download my data: one JSON document (an attachment)
+         * @description Profile, settings, sessions (tokens masked), contacts, blocked users, chats, the messages I sent, saved messages, stories and premium orders; other people as ids and usernames only. Streamed; once per ACCOUNT_EXPORT_RATE_LIMIT window (default a minute).
+         */
+        get: operations["getApiAuthExport"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5629,6 +5891,779 @@ export interface operations {
             };
             /** @description Not found, or not visible to the caller (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postAuthPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description required when the account has a password */
+                    current_password?: string;
+                    /** @description accounts without a password: a TOTP (or recovery) code when two-factor is on, else the code mailed for this step */
+                    code?: string;
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            changed: true;
+                            /** @description how many other sessions were signed out */
+                            sessions_ended: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postAuthPasswordCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            sent: true;
+                            /** @description where the code went */
+                            email: string;
+                            /** @description seconds the code works */
+                            expires_in: number;
+                            /** @description seconds before another code may be asked for */
+                            resend_in: number;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postAuthPasswordForgot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * @description the same answer whether or not an account has the address
+                             * @enum {boolean}
+                             */
+                            sent: true;
+                            /** @description seconds the code works */
+                            expires_in: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postAuthPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    code: string;
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            reset: true;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postAuthDeleteAccountCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            sent: true;
+                            /** @description where the code went */
+                            email: string;
+                            /** @description seconds the code works */
+                            expires_in: number;
+                            /** @description seconds before another code may be asked for */
+                            resend_in: number;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postAuthDeleteAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description required when the account has a password */
+                    password?: string;
+                    /** @description accounts without a password: a TOTP (or recovery) code when two-factor is on, else the code mailed for this step */
+                    code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getAuthExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {string} */
+                            format: "tern-export-1";
+                            /** Format: date-time */
+                            exported_at: string;
+                            profile: {
+                                user_id: number;
+                                username: string;
+                                display_name: string;
+                                email: string | null;
+                                email_verified: boolean;
+                                phone: string | null;
+                                bio: string;
+                                status: string;
+                                status_emoji: string;
+                                birthday: string | null;
+                                link: string | null;
+                                avatar_url: string | null;
+                                privacy: {
+                                    last_seen: string;
+                                    phone: string;
+                                    avatar: string;
+                                };
+                                two_factor_enabled: boolean;
+                                has_password: boolean;
+                                is_premium: boolean;
+                                /** Format: date-time */
+                                premium_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                last_seen: string | null;
+                            };
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            sessions: {
+                                id: number;
+                                /** @description masked: the first 6 characters and an ellipsis */
+                                session_token: string;
+                                device: string | null;
+                                ip_address: string | null;
+                                user_agent: string | null;
+                                method: string;
+                                is_current: boolean;
+                                /** Format: date-time */
+                                last_active: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                            contacts: {
+                                user_id: number;
+                                username: string;
+                                custom_name: string | null;
+                                /** Format: date-time */
+                                added_at: string;
+                            }[];
+                            blocked_users: {
+                                user_id: number;
+                                username: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                blocked_at: string;
+                            }[];
+                            chats: {
+                                chat_id: number;
+                                type: "personal" | "group" | "channel";
+                                title: string | null;
+                                role: string;
+                                /** Format: date-time */
+                                joined_at: string;
+                                peer: {
+                                    user_id: number;
+                                    username: string;
+                                } | null;
+                            }[];
+                            messages_sent: {
+                                message_id: number;
+                                chat_id: number;
+                                content: string;
+                                reply_to_id: number | null;
+                                file_name: string | null;
+                                file_type: string | null;
+                                file_size: number | null;
+                                /** Format: date-time */
+                                timestamp: string;
+                                /** Format: date-time */
+                                edited_at: string | null;
+                            }[];
+                            saved_messages: {
+                                message_id: number;
+                                chat_id: number;
+                                sender: {
+                                    user_id: number;
+                                    username: string;
+                                };
+                                /** Format: date-time */
+                                saved_at: string;
+                                /** @description only for my own messages */
+                                content?: string;
+                                /** Format: date-time */
+                                timestamp?: string;
+                            }[];
+                            stories: {
+                                story_id: number;
+                                media_type: string;
+                                caption: string;
+                                privacy: string;
+                                view_count: number;
+                                like_count: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                            }[];
+                            premium_orders: {
+                                order_id: number;
+                                plan: string;
+                                kind: string;
+                                months: number;
+                                /** @description kopecks */
+                                amount: number;
+                                currency: string;
+                                status: string;
+                                provider: string;
+                                payment_method: string | null;
+                                /** Format: date-time */
+                                premium_until: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                paid_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22940,6 +23975,779 @@ export interface operations {
             };
             /** @description Not found, or not visible to the caller (not_found) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiAuthPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description required when the account has a password */
+                    current_password?: string;
+                    /** @description accounts without a password: a TOTP (or recovery) code when two-factor is on, else the code mailed for this step */
+                    code?: string;
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            changed: true;
+                            /** @description how many other sessions were signed out */
+                            sessions_ended: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiAuthPasswordCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            sent: true;
+                            /** @description where the code went */
+                            email: string;
+                            /** @description seconds the code works */
+                            expires_in: number;
+                            /** @description seconds before another code may be asked for */
+                            resend_in: number;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiAuthPasswordForgot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * @description the same answer whether or not an account has the address
+                             * @enum {boolean}
+                             */
+                            sent: true;
+                            /** @description seconds the code works */
+                            expires_in: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiAuthPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    code: string;
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            reset: true;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiAuthDeleteAccountCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            sent: true;
+                            /** @description where the code went */
+                            email: string;
+                            /** @description seconds the code works */
+                            expires_in: number;
+                            /** @description seconds before another code may be asked for */
+                            resend_in: number;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiAuthDeleteAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description required when the account has a password */
+                    password?: string;
+                    /** @description accounts without a password: a TOTP (or recovery) code when two-factor is on, else the code mailed for this step */
+                    code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiAuthExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @enum {string} */
+                            format: "tern-export-1";
+                            /** Format: date-time */
+                            exported_at: string;
+                            profile: {
+                                user_id: number;
+                                username: string;
+                                display_name: string;
+                                email: string | null;
+                                email_verified: boolean;
+                                phone: string | null;
+                                bio: string;
+                                status: string;
+                                status_emoji: string;
+                                birthday: string | null;
+                                link: string | null;
+                                avatar_url: string | null;
+                                privacy: {
+                                    last_seen: string;
+                                    phone: string;
+                                    avatar: string;
+                                };
+                                two_factor_enabled: boolean;
+                                has_password: boolean;
+                                is_premium: boolean;
+                                /** Format: date-time */
+                                premium_expires_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                last_seen: string | null;
+                            };
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            sessions: {
+                                id: number;
+                                /** @description masked: the first 6 characters and an ellipsis */
+                                session_token: string;
+                                device: string | null;
+                                ip_address: string | null;
+                                user_agent: string | null;
+                                method: string;
+                                is_current: boolean;
+                                /** Format: date-time */
+                                last_active: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                            contacts: {
+                                user_id: number;
+                                username: string;
+                                custom_name: string | null;
+                                /** Format: date-time */
+                                added_at: string;
+                            }[];
+                            blocked_users: {
+                                user_id: number;
+                                username: string;
+                                reason: string | null;
+                                /** Format: date-time */
+                                blocked_at: string;
+                            }[];
+                            chats: {
+                                chat_id: number;
+                                type: "personal" | "group" | "channel";
+                                title: string | null;
+                                role: string;
+                                /** Format: date-time */
+                                joined_at: string;
+                                peer: {
+                                    user_id: number;
+                                    username: string;
+                                } | null;
+                            }[];
+                            messages_sent: {
+                                message_id: number;
+                                chat_id: number;
+                                content: string;
+                                reply_to_id: number | null;
+                                file_name: string | null;
+                                file_type: string | null;
+                                file_size: number | null;
+                                /** Format: date-time */
+                                timestamp: string;
+                                /** Format: date-time */
+                                edited_at: string | null;
+                            }[];
+                            saved_messages: {
+                                message_id: number;
+                                chat_id: number;
+                                sender: {
+                                    user_id: number;
+                                    username: string;
+                                };
+                                /** Format: date-time */
+                                saved_at: string;
+                                /** @description only for my own messages */
+                                content?: string;
+                                /** Format: date-time */
+                                timestamp?: string;
+                            }[];
+                            stories: {
+                                story_id: number;
+                                media_type: string;
+                                caption: string;
+                                privacy: string;
+                                view_count: number;
+                                like_count: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                            }[];
+                            premium_orders: {
+                                order_id: number;
+                                plan: string;
+                                kind: string;
+                                months: number;
+                                /** @description kopecks */
+                                amount: number;
+                                currency: string;
+                                status: string;
+                                provider: string;
+                                payment_method: string | null;
+                                /** Format: date-time */
+                                premium_until: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                paid_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -50,6 +50,8 @@ export interface UsersTable {
   warnings: Generated<number>
   appearance_settings: unknown | null
   deleted_at: EpochMs | null
+  /** when `email` was set (an unconfirmed one lapses UNCONFIRMED_EMAIL_TTL_DAYS later); null: before this was kept, created_at counts */
+  email_set_at: EpochMs | null
   created_at: EpochMs
 }
 export type UserRow = Selectable<UsersTable>
@@ -125,8 +127,33 @@ export interface EmailVerificationsTable {
   expires_at: EpochMs
   used_at: EpochMs | null
   created_at: EpochMs
+  /** 1: the link claims an address another account has unconfirmed; it becomes the user's when opened */
+  claim: Generated<Flag>
 }
 export type EmailVerificationRow = Selectable<EmailVerificationsTable>
+export type AccountCodePurpose = 'password_reset' | 'set_password' | 'delete_account'
+/** A code mailed for a password reset (subject: the address) or a signed-in step (subject: `user:<id>`). */
+export interface AccountCodesTable {
+  id: Generated<number>
+  purpose: AccountCodePurpose
+  subject: string
+  /** null: no account has the address (the code is never sent) */
+  user_id: number | null
+  /** HMAC-SHA256 of the code under the server key */
+  code_hash: string
+  attempts: Generated<number>
+  expires_at: EpochMs
+  used_at: EpochMs | null
+  created_at: EpochMs
+}
+export type AccountCodeRow = Selectable<AccountCodesTable>
+/** A deleted account's former username, held back until released_at. */
+export interface UsernameReservationsTable {
+  /** lower-cased */
+  username_key: string
+  user_id: number
+  released_at: EpochMs
+}
 
 // admin module
 export interface ModLogsTable {
@@ -909,6 +936,8 @@ export interface Database {
   login_tickets: LoginTicketsTable
   login_codes: LoginCodesTable
   email_verifications: EmailVerificationsTable
+  account_codes: AccountCodesTable
+  username_reservations: UsernameReservationsTable
   broadcasts: BroadcastsTable
   platform_counters: PlatformCountersTable
   daily_counters: DailyCountersTable

@@ -4,6 +4,7 @@
  * server is ready and stops it when the server closes.
  */
 import type { AppContext } from '../context.js'
+import { accountCleanup } from '../modules/auth/account.js'
 import { deliverPending } from '../modules/broadcasts/service.js'
 import { endTimedOut } from '../modules/calls/service.js'
 import { endIdleRooms } from '../modules/calls/rooms.js'
@@ -24,6 +25,8 @@ const BROADCAST_TICK_MS = 1000
 const CALL_TIMEOUT_TICK_MS = 1000
 /** how often idle video rooms are looked for */
 const VIDEO_ROOM_IDLE_TICK_MS = 5000
+/** how often deleted accounts' usernames and lapsed unconfirmed email addresses are given back */
+const ACCOUNT_CLEANUP_EVERY_MS = 15 * 60_000
 
 export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRunner {
   const jobs = new JobRunner(ctx, options)
@@ -88,6 +91,14 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     scope: 'cluster',
     everyMs: VIDEO_ROOM_IDLE_TICK_MS,
     run: (signal) => endIdleRooms(ctx, signal),
+  })
+  jobs.define({
+    name: 'account-cleanup',
+    summary: "gives back deleted accounts' usernames after ACCOUNT_USERNAME_GRACE_DAYS and takes lapsed unconfirmed email addresses off their accounts",
+    scope: 'cluster',
+    everyMs: ACCOUNT_CLEANUP_EVERY_MS,
+    runAtStart: true,
+    run: (signal) => accountCleanup(ctx, signal),
   })
   jobs.define({
     name: 'upload-sweep',

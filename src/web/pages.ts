@@ -24,6 +24,7 @@ import * as users from '../modules/users/service.js'
 import { ADMIN_PANEL_PATH } from './routes.js'
 import { html, type Markup } from './admin/markup.js'
 import { invitePages } from './invites.js'
+import { resetPasswordPages } from './reset-password.js'
 import {
   APP_PATH,
   LOGIN_JS,
@@ -108,6 +109,7 @@ ${formToken(reply)}
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256"></label>
 <div><button type="submit">Sign in</button></div>
 </form>
+<p><a href="/forgot-password">Forgot your password?</a></p>
 <p>New here? <a href="/register${options.next === APP_PATH ? '' : `?next=${encodeURIComponent(options.next)}`}">Create an account</a></p>
 </section>
 <section aria-labelledby="with-qr" class="qr" id="qr-login" data-next="${options.next}">
@@ -296,6 +298,7 @@ export const webPages: FastifyPluginAsync<PagesOptions> = async (app, { ctx, lim
   })
 
   await app.register(invitePages, { ctx })
+  await app.register(resetPasswordPages, { ctx, limiters })
 
   app.get<{ Querystring: Static<typeof WebAppQuery> }>('/webapp/static', { schema: { summary: 'The bot web-app placeholder page', tags: ['service'], hide: true, querystring: WebAppQuery } }, async (request, reply) => {
     const name = request.query.bot

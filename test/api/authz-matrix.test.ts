@@ -48,6 +48,7 @@ allow('public',
   'GET V2/push/vapid-public-key', 'GET /premium/plans', 'GET /health', 'GET /ready', 'GET /stats', 'GET /metrics', 'GET /video/integration/config',
   'GET /uploads/{path}', 'GET /logout', 'POST /logout', 'GET /verify-email', 'GET /qr/{token}', 'GET /api/get_user_id', 'GET /api/web/session', 'GET V2/profile/{username}',
   'GET V2/avatars/preloaded', 'GET V2/stickers', 'GET /uploads/tus/{id}/file',
+  'POST V2/auth/password/forgot', 'POST V2/auth/password/reset',
 )
 allow('signed', 'POST /premium/webhook/{provider}')
 allow('bot', 'POST /api/bots/webhook')

@@ -42,6 +42,8 @@ import * as recentUpdatesKeyed from './2026-11-29T10-00-recent-updates-keyed.js'
 import * as updateRuns from './2026-12-02T00-00-update-runs.js'
 import * as recentInWriteOrder from './2026-12-02T10-00-recent-updates-in-write-order.js'
 import * as videoCallPeers from './2026-12-04T21-00-video-call-peers.js'
+import * as accountLifecycle from './2026-12-07T18-00-account-lifecycle.js'
+import * as emailSetAtFromNow from './2026-12-07T19-00-email-set-at-from-now.js'
 import * as qrDeviceSecret from './2026-12-07T19-00-qr-device-secret.js'
 import * as referralShares from './2026-12-07T19-10-referral-shares.js'
 export const migrations: Record<string, Migration> = {
@@ -86,6 +88,8 @@ export const migrations: Record<string, Migration> = {
   '2026-12-02T00-00-update-runs': updateRuns,
   '2026-12-02T10-00-recent-updates-in-write-order': recentInWriteOrder,
   '2026-12-04T21-00-video-call-peers': videoCallPeers,
+  '2026-12-07T18-00-account-lifecycle': accountLifecycle,
+  '2026-12-07T19-00-email-set-at-from-now': emailSetAtFromNow,
   '2026-12-07T19-00-qr-device-secret': qrDeviceSecret,
   '2026-12-07T19-10-referral-shares': referralShares,
 }

@@ -3,10 +3,17 @@
  * `{base_url}/verify-email?token=…`. The token is 256-bit random, stored only as its SHA-256,
  * lives 24 hours, works once, and confirms only the address it was sent to (a link to an old
  * address does nothing after a change). The page and `POST V2/auth/verify-email` both use it.
+ *
+ * Nobody can hold an address they do not own for long: an unconfirmed address lapses after
+ * UNCONFIRMED_EMAIL_TTL_DAYS (then anyone may register with it or take it), and meanwhile its
+ * real owner may claim it: registering with it, or changing to it, mails a claiming link instead
+ * (the address is not the account's yet), and opening that link moves the address to the account
+ * that confirmed it, taking it off the one that had it unconfirmed. A confirmed address is never
+ * taken (409).
  */
 import type { AppContext } from '../../context.js'
 import { isUniqueViolation } from '../../db/errors.js'
-import type { UserRow } from '../../db/tables.js'
+import type { EmailVerificationRow, UserRow } from '../../db/tables.js'
 import { conflict, forbidden, rateLimited, validationError } from '../../http/errors.js'
 import { hashToken, newToken } from '../../lib/tokens.js'
 import { sendMail } from '../mail/service.js'
@@ -19,21 +26,26 @@ const RESEND_MS = 60_000
 
 const badLink = () => validationError('This confirmation link is invalid, used or expired: ask for a new one')
 
-/** Mails a new confirmation link for the user's current address; 503 mail_unavailable when it cannot be sent. */
-export async function sendVerification(ctx: AppContext, user: UserRow): Promise<void> {
-  if (!user.email) throw validationError('The account has no email address')
+/**
+ * Mails a new confirmation link for the user's current address, or with `claim` for an address
+ * another account has unconfirmed; 503 mail_unavailable when it cannot be sent.
+ */
+export async function sendVerification(ctx: AppContext, user: UserRow, claim?: string): Promise<void> {
+  const email = claim ?? user.email
+  if (!email) throw validationError('The account has no email address')
   const token = newToken()
   const now = ctx.clock.now()
   const row = await repo.putEmailVerification(ctx.db, {
     user_id: user.id,
-    email: user.email,
+    email,
     token_hash: hashToken(token),
     expires_at: now + LINK_LIFETIME_MS,
     created_at: now,
+    claim: claim === undefined ? 0 : 1,
   })
   const link = `${ctx.config.publicBaseUrl}/verify-email?token=${token}`
   try {
-    await sendMail(ctx, { to: user.email, kind: 'verify_email', data: { link } })
+    await sendMail(ctx, { to: email, kind: 'verify_email', data: { link } })
   } catch (error) {
     await repo.deleteEmailVerification(ctx.db, row.id)
     throw error
@@ -44,9 +56,9 @@ export async function sendVerification(ctx: AppContext, user: UserRow): Promise<
  * After registration: the link goes out without holding the answer up, and a mail that cannot be
  * sent only leaves a log line (the user asks again with verify-email/resend).
  */
-export function sendVerificationLater(ctx: AppContext, user: UserRow): void {
-  if (!user.email) return
-  sendVerification(ctx, user).catch((error: unknown) => {
+export function sendVerificationLater(ctx: AppContext, user: UserRow, claim?: string): void {
+  if (!user.email && claim === undefined) return
+  sendVerification(ctx, user, claim).catch((error: unknown) => {
     ctx.log.warn({ userId: user.id, code: (error as { code?: string }).code }, 'the email confirmation link was not sent')
   })
 }
@@ -69,11 +81,33 @@ export async function verifyEmail(ctx: AppContext, token: string): Promise<{ ema
   const now = ctx.clock.now()
   const row = await repo.findEmailVerification(ctx.db, hashToken(token))
   if (!row || row.used_at !== null || row.expires_at <= now) throw badLink()
+  if (row.claim === 1) return claimEmail(ctx, row, now)
   const user = await users.findById(ctx, row.user_id)
   if (!user || user.deleted_at !== null || user.email === null || user.email.toLowerCase() !== row.email.toLowerCase()) throw badLink()
   if (!(await repo.claimEmailVerification(ctx.db, row.id, now))) throw badLink()
   await users.updateUser(ctx.db, user.id, { email_verified: 1 })
   return { email_verified: true, email: user.email }
+}
+
+/**
+ * A claiming link opened: the address was reached, so it is this account's, confirmed; whichever
+ * account had it unconfirmed loses it, in the same transaction. 409 when an account confirmed it
+ * meanwhile.
+ */
+async function claimEmail(ctx: AppContext, row: EmailVerificationRow, now: number): Promise<{ email_verified: true; email: string }> {
+  const user = await users.findById(ctx, row.user_id)
+  if (!user || user.deleted_at !== null) throw badLink()
+  try {
+    await ctx.db.transaction().execute(async (trx) => {
+      if (!(await repo.claimEmailVerification(trx, row.id, now))) throw badLink()
+      await users.dropUnconfirmedEmail(trx, row.email)
+      await users.updateUser(trx, user.id, { email: row.email, email_verified: 1, email_set_at: now })
+    })
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('Another account has confirmed this email address')
+    throw error
+  }
+  return { email_verified: true, email: row.email }
 }
 
 /**
@@ -104,11 +138,22 @@ export async function changeEmail(
   if (user.email !== null && user.email.toLowerCase() === input.email.toLowerCase() && user.email_verified === 1) {
     throw conflict('This is your email address already')
   }
-  const other = await users.findByLogin(ctx, input.email)
-  if (other && other.id !== user.id) throw conflict('This email is already registered')
+  const standing = await users.emailStanding(ctx, input.email, user.id)
+  if (standing === 'confirmed') throw conflict('This email is already registered')
+  if (standing === 'unconfirmed') {
+    // another account has it unconfirmed: it becomes mine once I open the link mailed to it
+    let sent = true
+    try {
+      await sendVerification(ctx, user, input.email)
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'mail_unavailable') throw error
+      sent = false
+    }
+    return { email: input.email, email_verified: false, verification_sent: sent }
+  }
   let changed: UserRow
   try {
-    changed = await users.updateUser(ctx.db, user.id, { email: input.email, email_verified: 0 })
+    changed = await users.updateUser(ctx.db, user.id, { email: input.email, email_verified: 0, email_set_at: ctx.clock.now() })
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict('This email is already registered')
     throw error

@@ -1,6 +1,6 @@
-/** The auth module's tables: recovery codes, tickets of logins waiting for a second step, mailed sign-in codes, email confirmation links, QR login codes. */
+/** The auth module's tables: recovery codes, tickets of logins waiting for a second step, mailed sign-in and account codes, email confirmation links, QR login codes. */
 import type { Db } from '../../db/database.js'
-import type { EmailVerificationRow, IdentityProviderAccountRow, LoginCodeRow, LoginTicketRow, QrLoginTokenRow } from '../../db/tables.js'
+import type { AccountCodePurpose, AccountCodeRow, EmailVerificationRow, IdentityProviderAccountRow, LoginCodeRow, LoginTicketRow, QrLoginTokenRow } from '../../db/tables.js'
 
 export async function replaceRecoveryCodes(db: Db, userId: number, codeHashes: readonly string[], now: number) {
   await db.deleteFrom('two_factor_recovery_codes').where('user_id', '=', userId).execute()
@@ -120,7 +120,7 @@ export async function claimLoginCode(db: Db, id: number, codeHash: string, now: 
 }
 
 /** A new confirmation link for a user; the user's earlier unused links stop working. */
-export async function putEmailVerification(db: Db, row: Omit<EmailVerificationRow, 'id' | 'used_at'>) {
+export async function putEmailVerification(db: Db, row: Omit<EmailVerificationRow, 'id' | 'used_at' | 'claim'> & { claim?: number }) {
   await db.deleteFrom('email_verifications').where('user_id', '=', row.user_id).where('used_at', 'is', null).execute()
   return db.insertInto('email_verifications').values(row).returning('id').executeTakeFirstOrThrow()
 }
@@ -234,4 +234,70 @@ export async function insertIdentity(db: Db, row: Omit<IdentityProviderAccountRo
 
 export async function touchIdentity(db: Db, id: number, now: number) {
   await db.updateTable('identity_provider_accounts').set({ last_login_at: now }).where('id', '=', id).execute()
+}
+
+/**
+ * Stores a new account code for a purpose and subject, replacing the previous one unless it is
+ * younger than `resendCutoff` (then nothing changes and the answer is undefined).
+ */
+export function putAccountCode(db: Db, code: Omit<AccountCodeRow, 'id' | 'attempts' | 'used_at'>, resendCutoff: number) {
+  return db
+    .insertInto('account_codes')
+    .values(code)
+    .onConflict((oc) =>
+      oc
+        .columns(['purpose', 'subject'])
+        .doUpdateSet({ user_id: code.user_id, code_hash: code.code_hash, attempts: 0, expires_at: code.expires_at, used_at: null, created_at: code.created_at })
+        .where('account_codes.created_at', '<=', resendCutoff),
+    )
+    .returning('id')
+    .executeTakeFirst()
+}
+
+/** Codes that ended a while ago go (account_codes_expires). */
+export async function deleteOldAccountCodes(db: Db, before: number) {
+  await db.deleteFrom('account_codes').where('expires_at', '<', before).execute()
+}
+
+export function findAccountCode(db: Db, purpose: AccountCodePurpose, subject: string): Promise<AccountCodeRow | undefined> {
+  return db.selectFrom('account_codes').selectAll().where('purpose', '=', purpose).where('subject', '=', subject).executeTakeFirst()
+}
+
+export async function deleteAccountCode(db: Db, id: number, codeHash: string) {
+  await db.deleteFrom('account_codes').where('id', '=', id).where('code_hash', '=', codeHash).execute()
+}
+
+/** Counts one more try at a code before it is compared; the tries so far, or undefined when it is used, expired or out of tries. */
+export async function reserveAccountCodeAttempt(db: Db, id: number, now: number, maxAttempts: number): Promise<number | undefined> {
+  const row = await db
+    .updateTable('account_codes')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('id', '=', id)
+    .where('attempts', '<', maxAttempts)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning('attempts')
+    .executeTakeFirst()
+  return row?.attempts
+}
+
+/** Uses a code up; false when it was used already (or replaced meanwhile). */
+export async function claimAccountCode(db: Db, id: number, codeHash: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('account_codes')
+    .set({ used_at: now })
+    .where('id', '=', id)
+    .where('code_hash', '=', codeHash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** Everything of the auth module's that names a deleted account: codes, links, tickets, identity-provider links. */
+export async function deleteAccountRows(db: Db, userId: number) {
+  await deleteTwoFactorRows(db, userId)
+  await db.deleteFrom('identity_provider_accounts').where('user_id', '=', userId).execute()
+  await db.deleteFrom('email_verifications').where('user_id', '=', userId).execute()
+  await db.deleteFrom('login_codes').where('user_id', '=', userId).execute()
+  await db.deleteFrom('account_codes').where('user_id', '=', userId).execute()
 }

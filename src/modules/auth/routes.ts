@@ -9,8 +9,18 @@ import { Me } from '../../http/schemas.js'
 import type { RateLimiters } from '../../http/rate-limit.js'
 import * as auth from './service.js'
 import {
+  AccountDeleted,
+  AccountExport,
   AuthResult,
   ChangeEmailBody,
+  ChangePasswordBody,
+  DeleteAccountBody,
+  ForgotPasswordBody,
+  PasswordChanged,
+  PasswordReset,
+  ResetCodeSent,
+  ResetPasswordBody,
+  StepCodeSent,
   CodeBody,
   EmailChanged,
   EmailVerified,
@@ -36,9 +46,13 @@ import {
   VerificationSent,
   VerifyEmailBody,
 } from './schemas.js'
+import { deleteAccount } from './account.js'
 import * as emailVerification from './email-verification.js'
+import { exportAccount } from './export.js'
 import { loginV3 } from './login-v3.js'
 import * as oauth from './oauth.js'
+import { changePassword, forgotPassword, resetPassword } from './password.js'
+import { requestStepCode } from './proof.js'
 import * as qr from './qr-login.js'
 import * as twoFactor from './two-factor.js'
 
@@ -251,6 +265,96 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     schema: { summary: 'Turn off two-factor authentication with a current code or a recovery code', tags: ['auth'], security: [{ bearer: [] }], body: CodeBody, response: { 200: okSchema(TwoFactorState) } },
     preValidation: requireUser(ctx),
   }, async (request) => ok(await twoFactor.disable(ctx, request.user.id, request.body.code)))
+
+  app.post('/password', {
+    schema: {
+      summary: 'Change my password (or set one); my other sessions end',
+      description: 'An account with a password gives `current_password`; one without gives `code`: a TOTP (or recovery) code when two-factor is on, ' +
+        'else a code from `password/code`. Wrong ones count against the account\'s guessing limit. Every other session of mine is signed out; this one stays.',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      body: ChangePasswordBody,
+      response: { 200: okSchema(PasswordChanged) },
+    },
+    preValidation: requireUser(ctx),
+  }, async (request) => ok(await changePassword(ctx, request.user.id, request.sessionId, request.body)))
+
+  app.post('/password/code', {
+    schema: {
+      summary: 'Mail me a code to set a password (accounts without a password or two-factor)',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      response: { 200: okSchema(StepCodeSent) },
+    },
+    preValidation: requireUser(ctx),
+  }, async (request) => ok(await requestStepCode(ctx, request.user.id, 'set_password')))
+
+  app.post('/password/forgot', {
+    schema: {
+      summary: 'Forgot my password: mail a reset code and link to this address',
+      description: 'The same answer whether or not an account has the address. Limited per client IP (PASSWORD_RESET_RATE_LIMIT) and per address (PASSWORD_RESET_EMAIL_RATE_LIMIT).',
+      tags: ['auth'],
+      body: ForgotPasswordBody,
+      response: { 200: okSchema(ResetCodeSent) },
+    },
+  }, async (request) => ok(await forgotPassword(ctx, request.body.email, request.ip)))
+
+  app.post('/password/reset', {
+    schema: {
+      summary: 'Set a new password with the mailed reset code; every session of the account ends',
+      tags: ['auth'],
+      body: ResetPasswordBody,
+      response: { 200: okSchema(PasswordReset) },
+    },
+    onRequest: limiters.login,
+  }, async (request) => ok(await resetPassword(ctx, request.body)))
+
+  app.post('/delete-account/code', {
+    schema: {
+      summary: 'Mail me a code to delete my account (accounts without a password or two-factor)',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      response: { 200: okSchema(StepCodeSent) },
+    },
+    preValidation: requireUser(ctx),
+  }, async (request) => ok(await requestStepCode(ctx, request.user.id, 'delete_account')))
+
+  app.post('/delete-account', {
+    schema: {
+      summary: 'Delete my account: personal data erased, every session ended',
+      description: '`{password}`, or for an account without one `{code}` (TOTP, or from `delete-account/code`). ' +
+        'Messages stay in others\' chats as from "Deleted account"; the username is held back for ACCOUNT_USERNAME_GRACE_DAYS.',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      body: DeleteAccountBody,
+      response: { 200: okSchema(AccountDeleted) },
+    },
+    preValidation: requireUser(ctx),
+  }, async (request, reply) => {
+    const result = await deleteAccount(ctx, request.user.id, request.body)
+    if (cookieSession) reply.clearCookie(SESSION_COOKIE, { path: '/' })
+    return ok(result)
+  })
+
+  app.get('/export', {
+    schema: {
+      summary: 'Download my data: one JSON document (an attachment)',
+      description: 'Profile, settings, sessions (tokens masked), contacts, blocked users, chats, the messages I sent, saved messages, stories and premium orders; ' +
+        'other people as ids and usernames only. Streamed; once per ACCOUNT_EXPORT_RATE_LIMIT window (default a minute).',
+      tags: ['auth'],
+      security: [{ bearer: [] }],
+      response: { 200: okSchema(AccountExport) },
+    },
+    preValidation: requireUser(ctx),
+  }, async (request, reply) => {
+    const { filename, stream } = await exportAccount(ctx, request.user.id, request.sessionId)
+    // the stream writes the document the schema describes (a stream skips the serializer)
+    return (reply as FastifyReply)
+      .type('application/json; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${filename}"`)
+      .header('cache-control', 'no-store')
+      .send(stream)
+  })
 
   app.post('/logout', {
     schema: { summary: 'End the current session and close its sockets', tags: ['auth'], security: [{ bearer: [] }], response: { 200: okSchema(MessageResult) } },

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Me, Username } from '../../http/schemas.js'
+import { Me, Nullable, Timestamp, Username } from '../../http/schemas.js'
 
 export const RegisterBody = Type.Object(
   {
@@ -182,3 +182,151 @@ export const OAuthBody = Type.Object(
   { additionalProperties: false },
 )
 export type OAuthBody = Static<typeof OAuthBody>
+
+/** Account lifecycle (password.ts, account.ts, export.ts). */
+const NewPassword = Type.String({ minLength: 8, maxLength: 256, errorMessage: 'new_password must be 8 to 256 characters' })
+const StepCode = Type.String({
+  minLength: 1,
+  maxLength: 32,
+  description: 'accounts without a password: a TOTP (or recovery) code when two-factor is on, else the code mailed for this step',
+  errorMessage: 'code must be a 6-digit code (or a recovery code)',
+})
+
+export const ChangePasswordBody = Type.Object(
+  {
+    current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'required when the account has a password' })),
+    code: Type.Optional(StepCode),
+    new_password: NewPassword,
+  },
+  { additionalProperties: false },
+)
+export type ChangePasswordBody = Static<typeof ChangePasswordBody>
+export const PasswordChanged = Type.Object({
+  changed: Type.Literal(true),
+  sessions_ended: Type.Integer({ description: 'how many other sessions were signed out' }),
+})
+
+export const StepCodeSent = Type.Object({
+  sent: Type.Literal(true),
+  email: Type.String({ description: 'where the code went' }),
+  expires_in: Type.Integer({ description: 'seconds the code works' }),
+  resend_in: Type.Integer({ description: 'seconds before another code may be asked for' }),
+})
+
+const Email = Type.String({ format: 'email', maxLength: 254, errorMessage: 'email must be a valid email address' })
+export const ForgotPasswordBody = Type.Object({ email: Email }, { additionalProperties: false })
+export const ResetCodeSent = Type.Object({
+  sent: Type.Literal(true, { description: 'the same answer whether or not an account has the address' }),
+  expires_in: Type.Integer({ description: 'seconds the code works' }),
+})
+export const ResetPasswordBody = Type.Object(
+  {
+    email: Email,
+    code: Type.String({ minLength: 1, maxLength: 32, errorMessage: 'code must be the 6-digit code of the mail' }),
+    new_password: NewPassword,
+  },
+  { additionalProperties: false },
+)
+export const PasswordReset = Type.Object({ reset: Type.Literal(true) })
+
+export const DeleteAccountBody = Type.Object(
+  {
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'required when the account has a password' })),
+    code: Type.Optional(StepCode),
+  },
+  { additionalProperties: false },
+)
+export const AccountDeleted = Type.Object({ deleted: Type.Literal(true) })
+
+/** `GET auth/export`: the archive (export.ts). Others appear as `{user_id, username}` only. */
+const Someone = Type.Object({ user_id: Type.Integer(), username: Type.String() })
+export const AccountExport = Type.Object({
+  format: Type.Literal('tern-export-1'),
+  exported_at: Timestamp,
+  profile: Type.Object({
+    user_id: Type.Integer(),
+    username: Type.String(),
+    display_name: Type.String(),
+    email: Nullable(Type.String()),
+    email_verified: Type.Boolean(),
+    phone: Nullable(Type.String()),
+    bio: Type.String(),
+    status: Type.String(),
+    status_emoji: Type.String(),
+    birthday: Nullable(Type.String()),
+    link: Nullable(Type.String()),
+    avatar_url: Nullable(Type.String()),
+    privacy: Type.Object({ last_seen: Type.String(), phone: Type.String(), avatar: Type.String() }),
+    two_factor_enabled: Type.Boolean(),
+    has_password: Type.Boolean(),
+    is_premium: Type.Boolean(),
+    premium_expires_at: Nullable(Timestamp),
+    created_at: Timestamp,
+    last_seen: Nullable(Timestamp),
+  }),
+  settings: Type.Record(Type.String(), Type.Unknown()),
+  sessions: Type.Array(Type.Object({
+    id: Type.Integer(),
+    session_token: Type.String({ description: 'masked: the first 6 characters and an ellipsis' }),
+    device: Nullable(Type.String()),
+    ip_address: Nullable(Type.String()),
+    user_agent: Nullable(Type.String()),
+    method: Type.String(),
+    is_current: Type.Boolean(),
+    last_active: Timestamp,
+    created_at: Timestamp,
+  })),
+  contacts: Type.Array(Type.Object({ user_id: Type.Integer(), username: Type.String(), custom_name: Nullable(Type.String()), added_at: Timestamp })),
+  blocked_users: Type.Array(Type.Object({ user_id: Type.Integer(), username: Type.String(), reason: Nullable(Type.String()), blocked_at: Timestamp })),
+  chats: Type.Array(Type.Object({
+    chat_id: Type.Integer(),
+    type: Type.Union([Type.Literal('personal'), Type.Literal('group'), Type.Literal('channel')]),
+    title: Nullable(Type.String()),
+    role: Type.String(),
+    joined_at: Timestamp,
+    peer: Nullable(Someone),
+  })),
+  messages_sent: Type.Array(Type.Object({
+    message_id: Type.Integer(),
+    chat_id: Type.Integer(),
+    content: Type.String(),
+    reply_to_id: Nullable(Type.Integer()),
+    file_name: Nullable(Type.String()),
+    file_type: Nullable(Type.String()),
+    file_size: Nullable(Type.Integer()),
+    timestamp: Timestamp,
+    edited_at: Nullable(Timestamp),
+  })),
+  saved_messages: Type.Array(Type.Object({
+    message_id: Type.Integer(),
+    chat_id: Type.Integer(),
+    sender: Someone,
+    saved_at: Timestamp,
+    content: Type.Optional(Type.String({ description: 'only for my own messages' })),
+    timestamp: Type.Optional(Timestamp),
+  })),
+  stories: Type.Array(Type.Object({
+    story_id: Type.Integer(),
+    media_type: Type.String(),
+    caption: Type.String(),
+    privacy: Type.String(),
+    view_count: Type.Integer(),
+    like_count: Type.Integer(),
+    created_at: Timestamp,
+    expires_at: Timestamp,
+  })),
+  premium_orders: Type.Array(Type.Object({
+    order_id: Type.Integer(),
+    plan: Type.String(),
+    kind: Type.String(),
+    months: Type.Integer(),
+    amount: Type.Integer({ description: 'kopecks' }),
+    currency: Type.String(),
+    status: Type.String(),
+    provider: Type.String(),
+    payment_method: Nullable(Type.String()),
+    premium_until: Nullable(Timestamp),
+    created_at: Timestamp,
+    paid_at: Nullable(Timestamp),
+  })),
+})

@@ -1,7 +1,7 @@
 /** Registration (which mails the email confirmation link), password login (with its second step when two-factor is on) and logout. */
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
-import { unauthorized } from '../../http/errors.js'
+import { conflict, unauthorized } from '../../http/errors.js'
 import { countersFor } from '../users/counters.js'
 import { presentMe } from '../users/present.js'
 import * as users from '../users/service.js'
@@ -23,14 +23,20 @@ export interface TotpRequired {
   ticket: string
 }
 
+/**
+ * Registration. An email address another account has unconfirmed is not given to the new
+ * account yet: a claiming link goes to it instead (email-verification.ts); a confirmed one is 409.
+ */
 export async function register(ctx: AppContext, input: RegisterBody, client: ClientInfo): Promise<AuthResult> {
+  const standing = input.email ? await users.emailStanding(ctx, input.email) : 'free'
+  if (standing === 'confirmed') throw conflict('This email is already registered')
   const user = await users.createUser(ctx, {
     username: input.username,
     password: input.password,
-    email: input.email,
+    email: standing === 'free' ? input.email : null,
     displayName: input.display_name,
   })
-  sendVerificationLater(ctx, user)
+  sendVerificationLater(ctx, user, standing === 'unconfirmed' ? input.email : undefined)
   return openSession(ctx, user, client, { device: null, method: 'password', twoFactorVerified: false })
 }
 

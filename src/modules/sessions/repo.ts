@@ -125,3 +125,16 @@ export async function deactivateAllOfUser(db: Db, userId: number): Promise<numbe
     .executeTakeFirst()
   return Number(result.numUpdatedRows)
 }
+
+/** Deactivates every active session of a user but one; the ids it deactivated. */
+export async function deactivateOthersOfUser(db: Db, userId: number, keepSessionId: number): Promise<number[]> {
+  const rows = await db
+    .updateTable('user_sessions')
+    .set({ is_active: 0 })
+    .where('user_id', '=', userId)
+    .where('is_active', '=', 1)
+    .where('id', '!=', keepSessionId)
+    .returning('id')
+    .execute()
+  return rows.map((row) => row.id)
+}

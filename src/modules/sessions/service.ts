@@ -129,6 +129,17 @@ export async function revokeAllSessions(db: Db, userId: number): Promise<number>
 }
 
 /**
+ * Revokes every session of a user but the one given (a password change), with their push
+ * subscriptions, inside the caller's transaction; the ids, whose sockets the caller closes with
+ * closeSockets once it has committed.
+ */
+export async function revokeOtherSessions(db: Db, userId: number, keepSessionId: number): Promise<number[]> {
+  const ids = await repo.deactivateOthersOfUser(db, userId, keepSessionId)
+  for (const id of ids) await push.forgetSession(db, id)
+  return ids
+}
+
+/**
  * Closes the WebSockets opened with a session (or, without one, every socket of the user) on every
  * instance: the gateway's through the fan-out, the video service's signaling sockets through the
  * video service (which refuses the session's tickets from then on). Call it after the change that

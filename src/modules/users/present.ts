@@ -41,6 +41,7 @@ export const publicSight = (user: SightSubject): Sight => ({
  * caller that knows the viewer passes what contacts/sight.ts worked out for them.
  */
 export function presentPeer(user: UserRow, now: number, sight: Sight = publicSight(user)): PeerView {
+  if (user.deleted_at !== null) return presentDeleted(user)
   return {
     user_id: user.id,
     username: user.username,
@@ -55,6 +56,27 @@ export function presentPeer(user: UserRow, now: number, sight: Sight = publicSig
   }
 }
 
+/** What a deleted account shows wherever it appears. */
+export const DELETED_DISPLAY_NAME = 'Deleted account'
+/** A deleted account's username: never a valid username (a hyphen), so nobody can register it. */
+export const deletedUsername = (userId: number) => `deleted-${userId}`
+
+/** A deleted account, wherever it appears: its id, a placeholder name, nothing else. */
+function presentDeleted(user: Pick<UserRow, 'id'>): PeerView {
+  return {
+    user_id: user.id,
+    username: deletedUsername(user.id),
+    display_name: DELETED_DISPLAY_NAME,
+    avatar_url: null,
+    is_online: false,
+    last_seen: null,
+    status_emoji: '',
+    is_premium: false,
+    is_bot: false,
+    bot_webapp_url: null,
+  }
+}
+
 /** Counters of features that arrive in later modules (stories, contacts, groups). */
 export interface PeerCounters {
   has_story: boolean
@@ -64,7 +86,7 @@ export interface PeerCounters {
 }
 
 export function presentFullPeer(user: UserRow, now: number, counters: PeerCounters, sight: Sight = publicSight(user)): FullPeerView {
-  return { ...presentPeer(user, now, sight), bio: user.bio, created_at: iso(user.created_at), ...counters }
+  return { ...presentPeer(user, now, sight), bio: user.deleted_at === null ? user.bio : '', created_at: iso(user.created_at), ...counters }
 }
 
 export function presentMe(user: UserRow, now: number, counters: PeerCounters): MeView {

@@ -25,14 +25,75 @@ export function findByUsername(db: Db, username: string): Promise<UserRow | unde
   return db.selectFrom('users').selectAll().where(sql`lower(username)`, '=', username.toLowerCase()).executeTakeFirst()
 }
 
-/** Whether a username or email is taken, case-insensitively (served by the lower(...) indexes). */
+/**
+ * Whether a username or email is taken, case-insensitively (served by the lower(...) indexes). A
+ * username held back for a deleted account (username_reservations) is taken too.
+ */
 export async function isTaken(db: Db, column: 'username' | 'email', value: string): Promise<boolean> {
   const row = await db
     .selectFrom('users')
     .select('id')
     .where(sql`lower(${sql.ref(column)})`, '=', value.toLowerCase())
     .executeTakeFirst()
-  return row !== undefined
+  if (row !== undefined || column === 'email') return row !== undefined
+  const reserved = await db.selectFrom('username_reservations').select('user_id').where('username_key', '=', value.toLowerCase()).executeTakeFirst()
+  return reserved !== undefined
+}
+
+/** The account that has this email address, case-insensitively (users_email_lower), deleted or not. */
+export function findByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where(sql`lower(email)`, '=', email.toLowerCase()).executeTakeFirst()
+}
+
+/**
+ * Takes an unconfirmed address off the account that has it: every such account when `setBefore`
+ * is undefined, else only when it was set before then (it lapsed). The number of accounts changed.
+ */
+export async function dropUnconfirmedEmail(db: Db, email: string, setBefore?: number): Promise<number> {
+  let query = db
+    .updateTable('users')
+    .set({ email: null, email_verified: 0, email_set_at: null })
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .where('email_verified', '=', 0)
+  if (setBefore !== undefined) query = query.where((eb) => eb(eb.fn.coalesce('email_set_at', 'created_at'), '<', setBefore))
+  const result = await query.executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}
+
+/** Takes lapsed unconfirmed addresses off their accounts, at most `limit` at a time; how many. */
+export async function dropLapsedEmails(db: Db, setBefore: number, limit: number): Promise<number> {
+  const ids = await db
+    .selectFrom('users')
+    .select('id')
+    .where('email', 'is not', null)
+    .where('email_verified', '=', 0)
+    .where((eb) => eb(eb.fn.coalesce('email_set_at', 'created_at'), '<', setBefore))
+    .limit(limit)
+    .execute()
+  if (ids.length === 0) return 0
+  const result = await db
+    .updateTable('users')
+    .set({ email: null, email_verified: 0, email_set_at: null })
+    .where('id', 'in', ids.map((row) => row.id))
+    .where('email_verified', '=', 0)
+    .where((eb) => eb(eb.fn.coalesce('email_set_at', 'created_at'), '<', setBefore))
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows)
+}
+
+/** Holds a deleted account's former username back until `releasedAt`. */
+export async function reserveUsername(db: Db, username: string, userId: number, releasedAt: number) {
+  await db
+    .insertInto('username_reservations')
+    .values({ username_key: username.toLowerCase(), user_id: userId, released_at: releasedAt })
+    .onConflict((oc) => oc.column('username_key').doUpdateSet({ user_id: userId, released_at: releasedAt }))
+    .execute()
+}
+
+/** Gives back the usernames whose time is over; how many. */
+export async function releaseUsernames(db: Db, now: number): Promise<number> {
+  const result = await db.deleteFrom('username_reservations').where('released_at', '<=', now).executeTakeFirst()
+  return Number(result.numDeletedRows)
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/tables.js'
 import { conflict, notFound } from '../../http/errors.js'
+import { DELETED_DISPLAY_NAME, deletedUsername } from './present.js'
 import * as repo from './repo.js'
 import { bumpDaily, dayOf, dayStart } from '../stats/counters.js'
 import { SYSTEM_USERNAME } from './system.js'
@@ -56,6 +57,7 @@ export async function createUser(ctx: AppContext, account: NewAccount): Promise<
       display_name: account.displayName?.trim() || account.username,
       password_hash: passwordHash,
       is_admin: account.isAdmin ? 1 : 0,
+      email_set_at: account.email ? ctx.clock.now() : null,
       created_at: ctx.clock.now(),
     }))
   } catch (error) {
@@ -188,4 +190,70 @@ export async function insertExternalAccount(
     if (isUniqueViolation(error)) throw conflict('This username or email is taken')
     throw error
   }
+}
+
+/**
+ * Who has an email address now: nobody (`free`), an account that confirmed it (`confirmed`), or
+ * one that has not yet (`unconfirmed`). An unconfirmed address set more than
+ * UNCONFIRMED_EMAIL_TTL_DAYS ago has lapsed: it is taken off its account here, and the address is
+ * free. `exceptUserId`'s own address counts as free.
+ */
+export async function emailStanding(ctx: AppContext, email: string, exceptUserId?: number): Promise<'free' | 'unconfirmed' | 'confirmed'> {
+  const holder = await repo.findByEmail(ctx.db, email)
+  if (!holder || holder.id === exceptUserId) return 'free'
+  if (holder.email_verified === 1) return 'confirmed'
+  const lapsedBefore = ctx.clock.now() - ctx.config.unconfirmedEmailTtlDays * 86_400_000
+  if ((holder.email_set_at ?? holder.created_at) < lapsedBefore) {
+    await repo.dropUnconfirmedEmail(ctx.db, email, lapsedBefore)
+    // another account may have confirmed or set it meanwhile
+    return (await repo.findByEmail(ctx.db, email)) ? 'unconfirmed' : 'free'
+  }
+  return 'unconfirmed'
+}
+
+/** Takes an unconfirmed address off whichever account has it, inside the caller's transaction (its owner confirmed it). */
+export const dropUnconfirmedEmail = (db: Db, email: string) => repo.dropUnconfirmedEmail(db, email)
+/** The periodic sweep of lapsed unconfirmed addresses (jobs: account-cleanup). */
+export const dropLapsedEmails = repo.dropLapsedEmails
+/** Gives back deleted accounts' usernames whose grace period is over (jobs: account-cleanup). */
+export const releaseUsernames = repo.releaseUsernames
+
+/**
+ * Soft-deletes an account inside the caller's transaction: deleted_at is set, every personal field
+ * erased (email, phone, avatar, bio, display name, password hash, two-factor secrets, birthday,
+ * status, link), the username replaced by a placeholder and the old one held back until
+ * `releaseUsernameAt` (null: released at once). False when it was deleted already.
+ */
+export async function eraseAccount(db: Db, user: UserRow, now: number, releaseUsernameAt: number | null): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({
+      deleted_at: now,
+      username: deletedUsername(user.id),
+      display_name: DELETED_DISPLAY_NAME,
+      email: null,
+      email_verified: 0,
+      email_set_at: null,
+      password_hash: null,
+      avatar: null,
+      bio: '',
+      status: '',
+      status_emoji: '',
+      phone: null,
+      birthday: null,
+      link: null,
+      bot_webapp_url: null,
+      two_factor_secret: null,
+      two_factor_pending_secret: null,
+      two_factor_last_step: null,
+      appearance_settings: null,
+      is_online: 0,
+      last_seen: null,
+    })
+    .where('id', '=', user.id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+  if (Number(result.numUpdatedRows) === 0) return false
+  if (releaseUsernameAt !== null) await repo.reserveUsername(db, user.username, user.id, releaseUsernameAt)
+  return true
 }

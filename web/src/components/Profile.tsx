@@ -1,9 +1,10 @@
-/** My profile (name, bio) and settings (theme), and signing out. */
+/** My profile (name, bio) and settings (theme), signing out, and the account (Account.tsx). */
 import { useSignal } from '@preact/signals'
 import { useEffect } from 'preact/hooks'
 import { api, data, describe, ok } from '../api'
 import { applyTheme } from '../theme'
 import { me } from '../store'
+import { Account } from './Account'
 import { Icon } from './Icon'
 
 export function Profile() {
@@ -40,7 +41,8 @@ export function Profile() {
         <a href="/app" class="icon back" aria-label="Back to chats"><Icon name="back" /></a>
         <h2 id="profile-title">Profile and settings</h2>
       </header>
-      <form class="page-body" onSubmit={save}>
+      <div class="page-body">
+      <form class="page-section" onSubmit={save}>
         <div class="card">
           <p class="muted">Signed in as @{me.value?.username}</p>
           <label for="profile-name">Display name</label>
@@ -63,6 +65,8 @@ export function Profile() {
           <a href="/logout" class="button secondary" data-native>Sign out</a>
         </div>
       </form>
+      <Account />
+      </div>
     </section>
   )
 }
