@@ -235,3 +235,42 @@ test('a session of an account marked deleted is refused everywhere, even one tha
   assert.equal(await signedIn(control), 200)
   assert.equal((await control.api.get(`${V2}/chat_list`)).status, 200)
 })
+
+test("a deleted account's bots stop: their tokens no longer work; another owner's bot goes on", async () => {
+  const owner = await member()
+  const other = await member()
+  const mine = await owner.api.post('/api/bots/register', { name: 'Helper', username: uniqueName('h').slice(0, 24) + '_bot' })
+  const theirs = await other.api.post('/api/bots/register', { name: 'Other', username: uniqueName('o').slice(0, 24) + '_bot' })
+  assert.equal(mine.status, 200, mine.text)
+  assert.equal(theirs.status, 200, theirs.text)
+  const getMe = (token: string) => fetch(`${server.url}/bot${token}/getMe`).then((res) => res.status)
+  assert.equal(await getMe(mine.body.data.token), 200, 'works before')
+  await deleteAccount(owner)
+  assert.equal(await getMe(mine.body.data.token), 401, 'the deleted owner\'s bot is stopped')
+  assert.equal(await getMe(theirs.body.data.token), 200, 'positive control: another owner\'s bot')
+})
+
+test('a deleted account\'s groups pass to their longest-standing admin (else member), a group it was alone in ends; a group it only belongs to keeps it', async () => {
+  const owner = await member()
+  const [admin, plain] = [await member(), await member()]
+  const group = async (by: TestUser, title: string, others: TestUser[]) => {
+    const created = await by.api.post(`${V2}/groups/create`, { title })
+    assert.equal(created.status, 200, created.text)
+    const chatId: number = created.body.data.group_id ?? created.body.data.chat_id
+    for (const user of others) assert.equal((await by.api.post(`${V2}/groups/add-member`, { chat_id: chatId, user_id: user.id })).status, 200)
+    return chatId
+  }
+  const withAdmin = await group(owner, 'Has an admin', [plain, admin])
+  assert.equal((await owner.api.post(`${V2}/groups/promote`, { chat_id: withAdmin, user_id: admin.id })).status, 200)
+  const membersOnly = await group(owner, 'Members only', [plain])
+  const alone = await group(owner, 'Just me', [])
+  const notMine = await group(plain, 'Someone else\'s', [owner])
+  await deleteAccount(owner)
+  const info = async (user: TestUser, chatId: number) => (await user.api.get(`${V2}/groups/info`, { query: { chat_id: String(chatId) } })).body.data
+  assert.equal((await info(admin, withAdmin)).owner_id, admin.id, 'the admin inherits')
+  assert.equal((await info(plain, membersOnly)).owner_id, plain.id, 'else the longest-standing member')
+  const rows = await server.ctx.db.selectFrom('chats').select('id').where('id', '=', alone).execute()
+  assert.equal(rows.length, 0, 'a group of one ends with it')
+  // positive control: a group it did not own is unchanged (its owner stays)
+  assert.equal((await info(plain, notMine)).owner_id, plain.id)
+})

@@ -10,6 +10,8 @@
 import type { AppContext } from '../../context.js'
 import { conflict, notFound } from '../../http/errors.js'
 import { CLOSE } from '../../realtime/close-codes.js'
+import * as bots from '../bots/service.js'
+import * as communities from '../communities/service.js'
 import * as sessions from '../sessions/service.js'
 import * as stories from '../stories/service.js'
 import * as users from '../users/service.js'
@@ -27,12 +29,16 @@ export async function deleteAccount(ctx: AppContext, userId: number, proof: { pa
   for (const story of await stories.feed(ctx, user)) {
     if (story.user_id === user.id) await stories.remove(ctx, user, story.story_id)
   }
+  // the groups and channels they own pass to an heir (or end with them, when they were alone)
+  await communities.leaveOwnedChats(ctx, user)
   const now = ctx.clock.now()
   const graceMs = ctx.config.accountUsernameGraceDays * 86_400_000
   await ctx.db.transaction().execute(async (trx) => {
     if (!(await users.eraseAccount(trx, user, now, graceMs > 0 ? now + graceMs : null))) throw notFound('User not found')
     await sessions.revokeAllSessions(trx, user.id)
     await repo.deleteAccountRows(trx, user.id)
+    // a bot with nobody to answer for it stops
+    await bots.retireBotsOf(trx, user.id)
   })
   sessions.closeSockets(ctx, user.id, undefined, CLOSE.sessionRevoked)
   return { deleted: true }

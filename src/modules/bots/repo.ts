@@ -40,6 +40,14 @@ export function listByOwner(db: Db, ownerId: number) {
     .execute()
 }
 
+/** Deactivates every bot of an owner (their accounts and webhooks); answers how many bots. */
+export async function deactivateAllOfOwner(db: Db, ownerId: number): Promise<number> {
+  const bots = db.selectFrom('bot_apps').select('bot_id').where('owner_id', '=', ownerId)
+  const result = await db.updateTable('users').set({ is_active: 0 }).where('id', 'in', bots).where('is_active', '=', 1).executeTakeFirst()
+  await db.updateTable('bot_webhooks').set({ is_active: 0 }).where('bot_id', 'in', bots).execute()
+  return Number(result.numUpdatedRows)
+}
+
 export async function countByOwner(db: Db, ownerId: number): Promise<number> {
   const row = await db.selectFrom('bot_apps').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow()
   return Number(row.n)

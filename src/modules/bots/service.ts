@@ -5,6 +5,7 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { AppContext } from '../../context.js'
+import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { fromJson } from '../../db/json.js'
 import type { BotAppRow, BotCommandRow, UserRow } from '../../db/tables.js'
@@ -119,6 +120,12 @@ export async function authenticateToken(ctx: AppContext, token: string): Promise
   const stored = Buffer.from(app.token_hash, 'hex')
   return given.length === stored.length && timingSafeEqual(given, stored) ? app : null
 }
+
+/**
+ * An owner's account is deleted: their bots stop, inside the caller's transaction. Their tokens
+ * no longer authenticate and their webhooks are paused; what they sent stays in its chats.
+ */
+export const retireBotsOf = (db: Db, ownerId: number) => repo.deactivateAllOfOwner(db, ownerId)
 
 /** setMyCommands: the bot's whole command list replaced. */
 export async function replaceCommands(ctx: AppContext, botId: number, commands: { command: string; description: string }[]) {

@@ -53,6 +53,17 @@ export async function insertChat(
 }
 
 /** Serializes membership changes of one chat (a row lock in PostgreSQL; SQLite has one writer). */
+/** The groups and channels a user owns. */
+export function ownedBy(db: Db, userId: number) {
+  return db
+    .selectFrom('chats')
+    .select(['id', 'chat_type'])
+    .where('owner_id', '=', userId)
+    .where('chat_type', 'in', ['group', 'channel'])
+    .orderBy('id')
+    .execute()
+}
+
 export async function lockChat(db: Db, chatId: number) {
   await db.updateTable('chats').set({ join_seq: sql`join_seq` }).where('id', '=', chatId).execute()
 }

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import type { ChatRow, InviteLinkRow, UserRow } from '../../db/tables.js'
-import { conflict, forbidden, notFound, validationError } from '../../http/errors.js'
+import { AppError, conflict, forbidden, notFound, validationError } from '../../http/errors.js'
 import { iso, parseInstant } from '../../lib/time.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
 import * as admin from '../admin/service.js'
@@ -240,6 +240,25 @@ export async function leave(ctx: AppContext, me: UserRow, chatId: number, type: 
     return false
   })
   return { chat_id: chatId, left: true, dissolved }
+}
+
+/**
+ * The owner's account is going: they leave each group and channel they own, which hands it to
+ * the longest-standing admin (in a group, else the longest-standing member) or dissolves it when
+ * they were alone. A channel with subscribers but no admin to inherit it stays theirs, read-only
+ * under "Deleted account". Answers how many were handed over or dissolved.
+ */
+export async function leaveOwnedChats(ctx: AppContext, me: UserRow): Promise<number> {
+  let left = 0
+  for (const chat of await repo.ownedBy(ctx.db, me.id)) {
+    try {
+      await leave(ctx, me, chat.id, chat.chat_type as CommunityType)
+      left++
+    } catch (error) {
+      if (!(error instanceof AppError && error.code === 'conflict')) throw error
+    }
+  }
+  return left
 }
 
 /** Joins a public chat, or any chat through one of its invite links (one use, taken atomically). */
