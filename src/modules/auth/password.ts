@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import { AppError, validationError } from '../../http/errors.js'
+import { clientKey } from '../../lib/client-key.js'
 import { windowCounts } from '../../lib/window-counts.js'
 import { CLOSE } from '../../realtime/close-codes.js'
 import { sendMail } from '../mail/service.js'
@@ -49,7 +50,7 @@ export async function changePassword(
  */
 export async function forgotPassword(ctx: AppContext, email: string, clientIp: string): Promise<{ sent: true; expires_in: number }> {
   const key = emailKey(email)
-  const ipWait = await windowCounts(ctx, 'password-reset-ip').take(hashed(clientIp), ctx.config.passwordResetRateLimit)
+  const ipWait = await windowCounts(ctx, 'password-reset-ip').take(hashed(clientKey(clientIp)), ctx.config.passwordResetRateLimit)
   if (ipWait !== null) throw tooMany(ipWait)
   const addressWait = await windowCounts(ctx, 'password-reset-address').take(hashed(key), ctx.config.passwordResetEmailRateLimit)
   if (addressWait !== null) throw tooMany(addressWait)
