@@ -51,7 +51,7 @@ export async function issueCode(
 }
 
 /** Drops a code that could not be mailed. */
-export const withdrawCode = (ctx: AppContext, issued: IssuedCode) => repo.deleteAccountCode(ctx.db, issued.id, issued.hash)
+export const withdrawCode = (ctx: AppContext, issued: IssuedCode) => repo.deleteCode(ctx.db, 'account_codes', issued.id, issued.hash)
 
 /** When the subject's current code was made, or undefined. */
 export async function codeMadeAt(ctx: AppContext, purpose: AccountCodePurpose, subject: string): Promise<number | undefined> {
@@ -68,11 +68,11 @@ export async function redeemCode(ctx: AppContext, purpose: AccountCodePurpose, s
   const now = ctx.clock.now()
   const row = await repo.findAccountCode(ctx.db, purpose, subject)
   if (!row || row.used_at !== null || row.expires_at <= now) return { ok: false, lastTry: false }
-  const attempts = await repo.reserveAccountCodeAttempt(ctx.db, row.id, now, MAX_CODE_ATTEMPTS)
+  const attempts = await repo.reserveCodeAttempt(ctx.db, 'account_codes', row.id, now, MAX_CODE_ATTEMPTS)
   if (attempts === undefined) return { ok: false, lastTry: true }
   const trimmed = typeof code === 'string' ? code.trim() : ''
   const matches = /^\d{6}$/.test(trimmed) && timingSafeEqual(Buffer.from(codeHash(ctx, purpose, subject, trimmed)), Buffer.from(row.code_hash))
   if (!matches || row.user_id === null) return { ok: false, lastTry: attempts >= MAX_CODE_ATTEMPTS }
-  if (!(await repo.claimAccountCode(ctx.db, row.id, row.code_hash, now))) return { ok: false, lastTry: false }
+  if (!(await repo.claimCode(ctx.db, 'account_codes', row.id, row.code_hash, now))) return { ok: false, lastTry: false }
   return { ok: true, userId: row.user_id }
 }

@@ -75,7 +75,7 @@ const sendCode: Step = async (ctx, body) => {
       await sendMail(ctx, { to: user.email!, kind: 'login_code', data: { code, minutes: String(CODE_LIFETIME_MS / 60_000) } })
     } catch (error) {
       // not sent: not a code, and no reason to make the user wait for the next one
-      await repo.deleteLoginCode(ctx.db, stored.id, hash)
+      await repo.deleteCode(ctx.db, 'login_codes', stored.id, hash)
       throw error
     }
   }
@@ -88,14 +88,14 @@ const verifyCode: Step = async (ctx, body, client) => {
   const now = ctx.clock.now()
   const row = await repo.findLoginCode(ctx.db, key)
   if (!row || row.used_at !== null || row.expires_at <= now) throw wrongCode()
-  const attempts = await repo.reserveLoginCodeAttempt(ctx.db, row.id, now, MAX_CODE_ATTEMPTS)
+  const attempts = await repo.reserveCodeAttempt(ctx.db, 'login_codes', row.id, now, MAX_CODE_ATTEMPTS)
   if (attempts === undefined) throw unauthorized('Too many wrong codes: this code no longer works; ask for a new one')
   const matches = /^\d{6}$/.test(code) && timingSafeEqual(Buffer.from(codeHash(ctx, key, code)), Buffer.from(row.code_hash))
   if (!matches || row.user_id === null) {
     if (attempts >= MAX_CODE_ATTEMPTS) throw unauthorized('Wrong code, and that was the last try: ask for a new one')
     throw wrongCode()
   }
-  if (!(await repo.claimLoginCode(ctx.db, row.id, row.code_hash, now))) throw wrongCode()
+  if (!(await repo.claimCode(ctx.db, 'login_codes', row.id, row.code_hash, now))) throw wrongCode()
   const user = await users.findById(ctx, row.user_id)
   if (!user || user.deleted_at !== null || user.email === null || user.email.toLowerCase() !== key) throw wrongCode()
   // the code reached this address: it is the user's

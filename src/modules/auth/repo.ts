@@ -88,15 +88,21 @@ export function findLoginCode(db: Db, emailKey: string): Promise<LoginCodeRow | 
   return db.selectFrom('login_codes').selectAll().where('email_key', '=', emailKey).executeTakeFirst()
 }
 
+/**
+ * The two tables of mailed codes (sign-in codes, account-step codes) share their columns: the
+ * three steps of using one are written once for both. (Typed as login_codes: the same columns.)
+ */
+export type CodeTable = 'login_codes' | 'account_codes'
+
 /** Drops a code that could not be mailed (only that one: a newer code stays). */
-export async function deleteLoginCode(db: Db, id: number, codeHash: string) {
-  await db.deleteFrom('login_codes').where('id', '=', id).where('code_hash', '=', codeHash).execute()
+export async function deleteCode(db: Db, table: CodeTable, id: number, codeHash: string) {
+  await db.deleteFrom(table as 'login_codes').where('id', '=', id).where('code_hash', '=', codeHash).execute()
 }
 
 /** Counts one more try at a code before it is compared; the attempts so far, or undefined when it is used, expired or out of tries. */
-export async function reserveLoginCodeAttempt(db: Db, id: number, now: number, maxAttempts: number): Promise<number | undefined> {
+export async function reserveCodeAttempt(db: Db, table: CodeTable, id: number, now: number, maxAttempts: number): Promise<number | undefined> {
   const row = await db
-    .updateTable('login_codes')
+    .updateTable(table as 'login_codes')
     .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
     .where('id', '=', id)
     .where('attempts', '<', maxAttempts)
@@ -108,9 +114,9 @@ export async function reserveLoginCodeAttempt(db: Db, id: number, now: number, m
 }
 
 /** Uses a code up; false when it was used already (or replaced meanwhile). */
-export async function claimLoginCode(db: Db, id: number, codeHash: string, now: number): Promise<boolean> {
+export async function claimCode(db: Db, table: CodeTable, id: number, codeHash: string, now: number): Promise<boolean> {
   const result = await db
-    .updateTable('login_codes')
+    .updateTable(table as 'login_codes')
     .set({ used_at: now })
     .where('id', '=', id)
     .where('code_hash', '=', codeHash)
@@ -261,36 +267,6 @@ export async function deleteOldAccountCodes(db: Db, before: number) {
 
 export function findAccountCode(db: Db, purpose: AccountCodePurpose, subject: string): Promise<AccountCodeRow | undefined> {
   return db.selectFrom('account_codes').selectAll().where('purpose', '=', purpose).where('subject', '=', subject).executeTakeFirst()
-}
-
-export async function deleteAccountCode(db: Db, id: number, codeHash: string) {
-  await db.deleteFrom('account_codes').where('id', '=', id).where('code_hash', '=', codeHash).execute()
-}
-
-/** Counts one more try at a code before it is compared; the tries so far, or undefined when it is used, expired or out of tries. */
-export async function reserveAccountCodeAttempt(db: Db, id: number, now: number, maxAttempts: number): Promise<number | undefined> {
-  const row = await db
-    .updateTable('account_codes')
-    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
-    .where('id', '=', id)
-    .where('attempts', '<', maxAttempts)
-    .where('used_at', 'is', null)
-    .where('expires_at', '>', now)
-    .returning('attempts')
-    .executeTakeFirst()
-  return row?.attempts
-}
-
-/** Uses a code up; false when it was used already (or replaced meanwhile). */
-export async function claimAccountCode(db: Db, id: number, codeHash: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('account_codes')
-    .set({ used_at: now })
-    .where('id', '=', id)
-    .where('code_hash', '=', codeHash)
-    .where('used_at', 'is', null)
-    .executeTakeFirst()
-  return Number(result.numUpdatedRows) > 0
 }
 
 /** Everything of the auth module's that names a deleted account: codes, links, tickets, identity-provider links. */
