@@ -7,20 +7,15 @@
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import test, { after } from 'node:test'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import test from 'node:test'
+import { type Browser, type Page } from 'playwright-core'
+import { launchChromium } from './with-chromium.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { openWatched } from './watched-page.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const V2 = '/api.v2/api'
 const server = await startTestServer()
-const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-})
-after(() => browser.close())
+const browser: Browser = await launchChromium()
 
 /** Signs in through /login and opens the settings screen. */
 async function signedInSettings(user: TestUser) {

@@ -7,24 +7,18 @@
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import test, { after } from 'node:test'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import test from 'node:test'
+import { type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { launchChromium } from './with-chromium.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
 import { openWatched } from './watched-page.js'
 
-/** loaded by admin.browser.test.ts only when Chromium is there */
-const CHROMIUM = '/usr/bin/chromium'
 const ARTIFACTS = 'test-artifacts'
 const V2 = '/api.v2/api'
 
 const server = await startTestServer()
-const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-})
-after(() => browser.close())
+const browser: Browser = await launchChromium()
 fs.mkdirSync(ARTIFACTS, { recursive: true })
 
 interface Watched {

@@ -8,13 +8,12 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { after } from 'node:test'
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
+import { launchChromium } from './with-chromium.js'
 import { startTestServer, uniqueName, type TestUser } from '../harness/server.js'
 import { startTestVideo, TEST_VIDEO_SECRET } from '../harness/signal.js'
 import { openWatched } from './watched-page.js'
 
-export const CHROMIUM = '/usr/bin/chromium'
 export const ARTIFACTS = 'test-artifacts'
 export const V2 = '/api.v2/api'
 export const PASSWORD = 'correct horse battery'
@@ -23,13 +22,8 @@ export const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-c
 /** the video service in-process, so the call page (opened from the app) can signal */
 const video = await startTestVideo()
 export const server = await startTestServer({ env: { VIDEO_URL: video.url, VIDEO_SECRET: TEST_VIDEO_SECRET } })
-export const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  // fake camera and microphone, allowed without asking: the call page's media
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'],
-})
-after(() => browser.close())
+// fake camera and microphone, allowed without asking: the call page's media
+export const browser: Browser = await launchChromium(['--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'])
 fs.mkdirSync(ARTIFACTS, { recursive: true })
 
 export interface Person {

@@ -5,20 +5,15 @@
  * page's Join button joins and opens the chat. Loaded by login.browser.test.ts.
  */
 import assert from 'node:assert/strict'
-import test, { after } from 'node:test'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import test from 'node:test'
+import { type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { launchChromium } from './with-chromium.js'
 import { startTestServer } from '../harness/server.js'
 import { openWatched } from './watched-page.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const V2 = '/api.v2/api'
 const server = await startTestServer()
-const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-})
-after(() => browser.close())
+const browser: Browser = await launchChromium()
 
 async function open(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   return openWatched(browser, { baseURL: server.url })

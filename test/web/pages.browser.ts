@@ -5,25 +5,19 @@
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import test, { after } from 'node:test'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import test from 'node:test'
+import { type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { launchChromium } from './with-chromium.js'
 import { startTestServer } from '../harness/server.js'
 import { openWatched } from './watched-page.js'
 
-/** loaded by pages.browser.test.ts only when Chromium is there */
-const CHROMIUM = '/usr/bin/chromium'
 
 const server = await startTestServer()
 /** A non-loopback host name for the same server: browsers treat loopback specially (secure context, no upgrades). */
 const LAN_HOST = 'tern.test'
 const port = new URL(server.url).port
 
-const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', `--host-resolver-rules=MAP ${LAN_HOST} 127.0.0.1`],
-})
-after(() => browser.close())
+const browser: Browser = await launchChromium([`--host-resolver-rules=MAP ${LAN_HOST} 127.0.0.1`])
 
 /**
  * Chromium's notice that Cross-Origin-Opener-Policy is ignored on an untrustworthy (plain-http,
