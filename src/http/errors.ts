@@ -56,10 +56,12 @@ export const upgradeRequired = (message = 'This endpoint speaks WebSocket: send 
 export const paymentsUnavailable = (message = 'Premium cannot be bought on this server: no payment provider is configured (PAYMENT_PROVIDER)') =>
   new AppError(503, 'payments_unavailable', message)
 export const mailUnavailable = (message = 'Mail cannot be sent right now; try again later') => new AppError(503, 'mail_unavailable', message)
-export const rateLimited = (retryAfterSeconds: number) =>
-  new AppError(429, 'rate_limited', `Too many requests; retry in ${retryAfterSeconds} s`, {
+export const rateLimited = (retryAfterSeconds: number, what = 'Too many requests') =>
+  new AppError(429, 'rate_limited', `${what}; retry in ${retryAfterSeconds} s`, {
     'retry-after': String(retryAfterSeconds),
   })
+/** rateLimited for a wait in milliseconds (at least a second is said) */
+export const rateLimitedFor = (waitMs: number, what?: string) => rateLimited(Math.max(1, Math.ceil(waitMs / 1000)), what)
 
 export function errorBody(code: ErrorCode, message: string) {
   return { success: false as const, error: { code, message } }

@@ -9,7 +9,7 @@ import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import type { RateLimit } from '../config.js'
 import type { AppContext } from '../context.js'
 import { clientKey } from '../lib/client-key.js'
-import { rateLimited } from './errors.js'
+import { rateLimitedFor } from './errors.js'
 
 export interface RateLimiters {
   register: onRequestHookHandler
@@ -25,7 +25,7 @@ export async function registerRateLimits(app: FastifyInstance, ctx: AppContext):
   await app.register(rateLimit, {
     global: false,
     ...(ctx.redis ? { redis: ctx.redis, nameSpace: `${ctx.config.redisPrefix}rate:` } : {}),
-    errorResponseBuilder: (_request, context) => rateLimited(Math.max(1, Math.ceil(context.ttl / 1000))),
+    errorResponseBuilder: (_request, context) => rateLimitedFor(context.ttl),
   })
   const limiter = (name: string, limit: RateLimit) =>
     app.rateLimit({

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { AppContext } from '../../context.js'
-import { AppError } from '../../http/errors.js'
+import { rateLimitedFor } from '../../http/errors.js'
 import { windowCounts } from '../../lib/window-counts.js'
 
 export const passwordKey = (login: string) => `password:${login.trim().toLowerCase()}`
@@ -24,10 +24,7 @@ export const secondFactorKey = (userId: number) => `second-factor:${userId}`
 
 const hashed = (key: string) => createHash('sha256').update(key).digest('base64url')
 
-const locked = (retryMs: number) => {
-  const seconds = Math.max(1, Math.ceil(retryMs / 1000))
-  return new AppError(429, 'rate_limited', `Too many failed sign-in attempts for this account; retry in ${seconds} s`, { 'retry-after': String(seconds) })
-}
+const locked = (retryMs: number) => rateLimitedFor(retryMs, 'Too many failed sign-in attempts for this account')
 
 /** Counts one try; a 429 when the window's tries are used up. */
 async function reserve(ctx: AppContext, key: string): Promise<void> {

@@ -14,7 +14,7 @@
 import type { AppContext } from '../../context.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { EmailVerificationRow, UserRow } from '../../db/tables.js'
-import { conflict, forbidden, rateLimited, validationError } from '../../http/errors.js'
+import { conflict, forbidden, rateLimitedFor, validationError } from '../../http/errors.js'
 import { hashToken, newToken } from '../../lib/tokens.js'
 import { sendMail } from '../mail/service.js'
 import * as users from '../users/service.js'
@@ -70,7 +70,7 @@ export async function resendVerification(ctx: AppContext, userId: number): Promi
   if (user.email_verified === 1) throw conflict('The email address is confirmed already')
   const now = ctx.clock.now()
   const last = await repo.lastEmailVerificationAt(ctx.db, user.id)
-  if (last !== undefined && last + RESEND_MS > now) throw rateLimited(Math.max(1, Math.ceil((last + RESEND_MS - now) / 1000)))
+  if (last !== undefined && last + RESEND_MS > now) throw rateLimitedFor(last + RESEND_MS - now)
   await sendVerification(ctx, user)
   return { sent: true, email: user.email }
 }

@@ -13,7 +13,7 @@
 import { randomInt, timingSafeEqual } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
-import { rateLimited, unauthorized, validationError } from '../../http/errors.js'
+import { rateLimitedFor, unauthorized, validationError } from '../../http/errors.js'
 import { sendMail } from '../mail/service.js'
 import * as users from '../users/service.js'
 import { guarded, passwordKey } from './account-limits.js'
@@ -68,7 +68,7 @@ const sendCode: Step = async (ctx, body) => {
   }, now - resendMs)
   if (!stored) {
     const previous = await repo.findLoginCode(ctx.db, key)
-    throw rateLimited(Math.max(1, Math.ceil(((previous?.created_at ?? now) + resendMs - now) / 1000)))
+    throw rateLimitedFor((previous?.created_at ?? now) + resendMs - now)
   }
   if (user) {
     try {

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { AppContext } from '../../context.js'
-import { AppError, validationError } from '../../http/errors.js'
+import { rateLimitedFor, validationError } from '../../http/errors.js'
 import { clientKey } from '../../lib/client-key.js'
 import { windowCounts } from '../../lib/window-counts.js'
 import { CLOSE } from '../../realtime/close-codes.js'
@@ -20,10 +20,7 @@ import { proveOwner } from './proof.js'
 const emailKey = (email: string) => email.trim().toLowerCase()
 const hashed = (key: string) => createHash('sha256').update(key).digest('base64url')
 
-const tooMany = (retryMs: number) => {
-  const seconds = Math.max(1, Math.ceil(retryMs / 1000))
-  return new AppError(429, 'rate_limited', `Too many password reset requests; retry in ${seconds} s`, { 'retry-after': String(seconds) })
-}
+const tooMany = (retryMs: number) => rateLimitedFor(retryMs, 'Too many password reset requests')
 
 /** Changes my password; the other sessions end (with their push subscriptions and sockets). */
 export async function changePassword(

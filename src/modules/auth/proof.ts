@@ -8,7 +8,7 @@
  */
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
-import { conflict, forbidden, rateLimited, validationError } from '../../http/errors.js'
+import { conflict, forbidden, rateLimitedFor, validationError } from '../../http/errors.js'
 import { sendMail } from '../mail/service.js'
 import * as users from '../users/service.js'
 import { MAX_CODE_ATTEMPTS, codeMadeAt, issueCode, lifetimeMs, redeemCode, withdrawCode } from './account-codes.js'
@@ -48,7 +48,7 @@ export async function requestStepCode(ctx: AppContext, userId: number, purpose: 
   const issued = await issueCode(ctx, purpose, subjectOf(user.id), user.id, now - resendMs)
   if (!issued) {
     const made = (await codeMadeAt(ctx, purpose, subjectOf(user.id))) ?? now
-    throw rateLimited(Math.max(1, Math.ceil((made + resendMs - now) / 1000)))
+    throw rateLimitedFor(made + resendMs - now)
   }
   try {
     await sendMail(ctx, {

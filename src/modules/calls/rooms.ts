@@ -12,7 +12,7 @@ import type { Db } from '../../db/database.js'
 import { isPostgres } from '../../db/dialect.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { CallType, RtcSettingsRow, UserRow, VideoCallRow } from '../../db/tables.js'
-import { conflict, forbidden, notFound, rateLimited } from '../../http/errors.js'
+import { conflict, forbidden, notFound, rateLimitedFor } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import { windowCounts } from '../../lib/window-counts.js'
 import { iceConfig, type IceConfig, type IceServer } from '../../video/ice.js'
@@ -133,7 +133,7 @@ export interface TicketRequest {
 /** Counts a ticket asked for by the user against VIDEO_TICKET_RATE_LIMIT (shared through Redis with REDIS_URL); 429 over it. */
 async function countTicket(ctx: AppContext, userId: number): Promise<void> {
   const wait = await windowCounts(ctx, 'video-tickets').take(String(userId), ctx.config.videoTicketRateLimit)
-  if (wait !== null) throw rateLimited(Math.max(1, Math.ceil(wait / 1000)))
+  if (wait !== null) throw rateLimitedFor(wait)
 }
 
 /** Records the user in the room and issues the ticket for its signaling. */
@@ -282,7 +282,7 @@ async function sessionActive(ctx: AppContext, userId: number, sessionId: number)
 export async function reportFromVideo(ctx: AppContext, report: VideoReport): Promise<{ applied: boolean }> {
   if (report.event === 'media') {
     const wait = await windowCounts(ctx, 'video-media-reports').take(`${report.room_id}:${report.user_id}`, ctx.config.videoMediaReportRateLimit)
-    if (wait !== null) throw rateLimited(Math.max(1, Math.ceil(wait / 1000)))
+    if (wait !== null) throw rateLimitedFor(wait)
   }
   if (report.event !== 'leave' && report.session_id !== undefined && !(await sessionActive(ctx, report.user_id, report.session_id))) {
     throw forbidden('The session this socket was opened with has ended')
