@@ -111,7 +111,7 @@ export function storiesPage(db: Db, userId: number, afterId: number, limit: numb
 export function ordersPage(db: Db, userId: number, afterId: number, limit: number) {
   return db
     .selectFrom('premium_orders')
-    .select(['id', 'plan', 'kind', 'months', 'amount', 'currency', 'status', 'provider', 'payment_method', 'premium_until', 'created_at', 'paid_at'])
+    .selectAll()
     .where('user_id', '=', userId)
     .where('id', '>', afterId)
     .orderBy('id')

@@ -9,11 +9,12 @@
 import { Readable } from 'node:stream'
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
-import { AppError } from '../../http/errors.js'
+import { rateLimitedFor } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import { windowCounts } from '../../lib/window-counts.js'
 import { avatarUrl } from '../users/avatars.js'
 import { isPremium } from '../users/present.js'
+import { presentOrder } from '../premium/service.js'
 import * as sessions from '../sessions/service.js'
 import * as settings from '../settings/service.js'
 import * as users from '../users/service.js'
@@ -26,9 +27,7 @@ export const EXPORT_FORMAT = 'tern-export-1'
 /** Counts this export against the user's allowance; 429 with Retry-After past it. */
 async function takeAllowance(ctx: AppContext, userId: number) {
   const wait = await windowCounts(ctx, 'account-export').take(String(userId), ctx.config.accountExportRateLimit)
-  if (wait === null) return
-  const seconds = Math.max(1, Math.ceil(wait / 1000))
-  throw new AppError(429, 'rate_limited', `One data export at a time: retry in ${seconds} s`, { 'retry-after': String(seconds) })
+  if (wait !== null) throw rateLimitedFor(wait, 'One data export at a time')
 }
 
 function profileOf(user: UserRow, now: number) {
@@ -170,20 +169,8 @@ async function* document(ctx: AppContext, user: UserRow, currentSessionId: numbe
     expires_at: iso(r.expires_at),
   }))
   yield ',"premium_orders":'
-  yield* arrayOf((after: number) => rows.ordersPage(db, id, after, PAGE), (r) => r.id, 0, (r) => ({
-    order_id: r.id,
-    plan: r.plan,
-    kind: r.kind,
-    months: r.months,
-    amount: r.amount,
-    currency: r.currency,
-    status: r.status,
-    provider: r.provider,
-    payment_method: r.payment_method,
-    premium_until: isoOrNull(r.premium_until),
-    created_at: iso(r.created_at),
-    paid_at: isoOrNull(r.paid_at),
-  }))
+  // as GET /premium/orders shows them, with the months each bought
+  yield* arrayOf((after: number) => rows.ordersPage(db, id, after, PAGE), (r) => r.id, 0, (r) => ({ ...presentOrder(r), months: r.months }))
   yield '}}'
 }
 

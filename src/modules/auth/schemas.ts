@@ -321,6 +321,7 @@ export const AccountExport = Type.Object({
     kind: Type.String(),
     months: Type.Integer(),
     amount: Type.Integer({ description: 'kopecks' }),
+    amount_rub: Type.Number(),
     currency: Type.String(),
     status: Type.String(),
     provider: Type.String(),
