@@ -6631,6 +6631,7 @@ export interface operations {
                                 months: number;
                                 /** @description kopecks */
                                 amount: number;
+                                amount_rub: number;
                                 currency: string;
                                 status: string;
                                 provider: string;
@@ -24715,6 +24716,7 @@ export interface operations {
                                 months: number;
                                 /** @description kopecks */
                                 amount: number;
+                                amount_rub: number;
                                 currency: string;
                                 status: string;
                                 provider: string;
