@@ -33,6 +33,26 @@ for (const [name, value] of [
   })
 }
 
+test('PAYMENT_PROVIDER=test is refused at start-up with NODE_ENV=production, one line naming it', async () => {
+  const { code, output } = await runFailingStart({ DATA_DIR: dataDir, PAYMENT_PROVIDER: 'test', NODE_ENV: 'production' })
+  assert.equal(code, 1)
+  assert.match(output.trim(), /^tern: invalid configuration: PAYMENT_PROVIDER: test pays every order at once/)
+})
+
+test('the payment provider is announced at start-up: test warns that it takes no money, none warns that nothing can be bought', async () => {
+  for (const [env, said] of [[{ PAYMENT_PROVIDER: 'test' }, /PAYMENT_PROVIDER=test: every premium order is paid at once/], [{}, /PAYMENT_PROVIDER is not set: premium cannot be bought/]] as const) {
+    const tern = await startTern({ DATA_DIR: dataDir, DATABASE_URL: database.url, ...env })
+    tern.child.kill('SIGTERM')
+    assert.equal(await tern.exited, 0)
+    assert.match(tern.output(), said)
+  }
+  // positive control: a chosen real provider is not warned about
+  const manual = await startTern({ DATA_DIR: dataDir, DATABASE_URL: database.url, PAYMENT_PROVIDER: 'manual' })
+  manual.child.kill('SIGTERM')
+  assert.equal(await manual.exited, 0)
+  assert.doesNotMatch(manual.output(), /PAYMENT_PROVIDER/)
+})
+
 test('every bad variable is reported, one line each', async () => {
   const { code, output } = await runFailingStart({ DATA_DIR: dataDir, PORT: '99999', DATABASE_URL: 'mysql://x' })
   assert.equal(code, 1)
