@@ -87,11 +87,11 @@ test('changing the password: the current one is checked, other sessions end (the
   const res = await user.api.post(`${V2}/auth/password`, { current_password: user.password, new_password: 'a new password 1' })
   assert.equal(res.status, 200, res.text)
   assert.deepEqual(res.body.data, { changed: true, sessions_ended: 2 })
-  assert.equal(await signedIn(user), 200, 'this session stays')
+  assert.equal(await signedIn(user), 200, 'the signed-in session that changed it stays')
   assert.equal(await signedIn(other), 401)
   assert.equal(await signedIn(third), 401)
   assert.equal((await socket.closing()).code, 4001)
-  // this session's socket stays open and is served
+  // the changing session's socket stays open and is served
   assert.equal(mine.closed, null)
   mine.send({ type: 'ping' })
   await mine.next('pong')
