@@ -13,6 +13,7 @@ import type { UserRow } from '../db/tables.js'
 import { authenticate, type Authenticated } from '../modules/sessions/service.js'
 import { CSRF_HEADER, csrfTokenMatches } from './csrf.js'
 import { forbidden, rateLimited, unauthorized } from './errors.js'
+import { isPlatformAdmin } from '../policies/accounts.js'
 
 export const SESSION_COOKIE = 'tern_session'
 
@@ -127,7 +128,7 @@ export function requireAdmin(ctx: AppContext) {
   const user = requireUser(ctx)
   return async (request: FastifyRequest, reply: FastifyReply) => {
     await user(request, reply)
-    if (request.user.is_admin !== 1) throw forbidden('Administrators only')
+    if (!isPlatformAdmin(request.user)) throw forbidden('Administrators only')
     if (ctx.config.adminRequire2fa && !request.twoFactorVerified) {
       throw forbidden('Two-factor authentication is required for administrators: turn on 2FA, then sign in again with a code')
     }

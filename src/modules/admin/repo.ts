@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js'
+import { platformAdmin } from '../../policies/accounts.js'
 
 export function insertModLog(
   db: Db,
@@ -39,7 +40,7 @@ export async function listModLogs(db: Db, page: number, perPage: number, filter:
 
 /** Locks the active admins' rows (PostgreSQL) so concurrent demotions see each other. */
 export async function lockActiveAdmins(db: Db) {
-  await db.selectFrom('users').select('id').where('is_admin', '=', 1).where('is_active', '=', 1).forUpdate().execute()
+  await db.selectFrom('users').select('id').where(platformAdmin('users')).forUpdate().execute()
 }
 
 /** The reports naming a user: how many in all and how many wait (reports_reported_user). */

@@ -17,10 +17,11 @@ import * as sessions from '../sessions/service.js'
 import { isPremium, presentAdminUser } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
+import { isPlatformAdmin } from '../../policies/accounts.js'
 
 /** 403 unless `user` is a platform admin (an active account: a banned one has no session to get here). */
 export function assertAdmin(user: UserRow) {
-  if (user.is_admin !== 1 || user.is_active !== 1) throw forbidden('Admin access required')
+  if (!isPlatformAdmin(user)) throw forbidden('Admin access required')
 }
 
 /** Writes a ModLog row inside the caller's transaction (every moderation action, in any module, records itself here). */

@@ -17,11 +17,12 @@ import * as stories from '../stories/service.js'
 import * as users from '../users/service.js'
 import { proveOwner } from './proof.js'
 import * as repo from './repo.js'
+import { isPlatformAdmin } from '../../policies/accounts.js'
 
 export async function deleteAccount(ctx: AppContext, userId: number, proof: { password?: string; code?: string }): Promise<{ deleted: true }> {
   const user = await users.getUser(ctx, userId)
   if (user.is_system === 1) throw conflict('The platform account cannot be deleted')
-  if (user.is_admin === 1 && user.is_active === 1 && (await users.countActiveAdmins(ctx.db)) <= 1) {
+  if (isPlatformAdmin(user) && (await users.countActiveAdmins(ctx.db)) <= 1) {
     throw conflict('The last administrator cannot delete the account: make someone else an administrator first')
   }
   await proveOwner(ctx, user, proof, 'delete_account')

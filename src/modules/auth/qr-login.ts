@@ -34,6 +34,7 @@ import * as users from '../users/service.js'
 import * as repo from './repo.js'
 import type { AuthResult } from './schemas.js'
 import { openSession, type ClientInfo } from './service.js'
+import { isUsable } from '../../policies/accounts.js'
 
 export const QR_LIFETIME_MS = 2 * 60_000
 export const QR_MAX_WAIT_SECONDS = 25
@@ -270,7 +271,7 @@ export async function login(ctx: AppContext, token: string, secret: string, clie
   if (!used) refuseState(statusOf((await repo.findQrToken(ctx.db, row.token_hash)) ?? row, ctx.clock.now()))
   wake(ctx, row.token_hash)
   const user = used.user_id === null ? undefined : await users.findById(ctx, used.user_id)
-  if (!user || user.is_active !== 1 || user.deleted_at !== null) throw unauthorized('This account is suspended')
+  if (!user || !isUsable(user)) throw unauthorized('This account is suspended')
   return openSession(ctx, user, client, { device: used.device, method: 'qr', twoFactorVerified: used.two_factor_verified === 1 })
 }
 

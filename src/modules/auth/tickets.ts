@@ -12,6 +12,7 @@ import * as users from '../users/service.js'
 import { guarded, secondFactorKey } from './account-limits.js'
 import * as repo from './repo.js'
 import { isTwoFactorEnabled, useSecondFactor } from './two-factor.js'
+import { isUsable } from '../../policies/accounts.js'
 
 export const TICKET_LIFETIME_MS = 5 * 60_000
 const MAX_CODES_PER_TICKET = 5
@@ -54,7 +55,7 @@ export async function redeemTicket(ctx: AppContext, ticket: string, code: string
     }
     const found = await users.findById(ctx, row.user_id)
     // 2FA turned off meanwhile (an admin's reset): the ticket is void, not a way around the password
-    if (!found || found.is_active !== 1 || found.deleted_at !== null || !isTwoFactorEnabled(found)) throw deadTicket()
+    if (!found || !isUsable(found) || !isTwoFactorEnabled(found)) throw deadTicket()
     user = found
     return ctx.db.transaction().execute(async (trx) => {
       if (!(await useSecondFactor(trx, ctx.config, found, code, now))) return false

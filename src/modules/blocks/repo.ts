@@ -12,27 +12,6 @@ export async function unblock(db: Db, userId: number, blockedId: number) {
   await db.deleteFrom('blocked_users').where('user_id', '=', userId).where('blocked_user_id', '=', blockedId).execute()
 }
 
-/** Whether `userId` has blocked `otherId` (a primary-key lookup). */
-export async function hasBlocked(db: Db, userId: number, otherId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('blocked_users')
-    .select('user_id')
-    .where('user_id', '=', userId)
-    .where('blocked_user_id', '=', otherId)
-    .executeTakeFirst()
-  return row !== undefined
-}
-
-/** Everyone `userId` blocked or was blocked by (both directions are indexed). */
-export async function blockedEitherWay(db: Db, userId: number): Promise<Set<number>> {
-  const rows = await db
-    .selectFrom('blocked_users')
-    .select(['user_id', 'blocked_user_id'])
-    .where((eb) => eb.or([eb('user_id', '=', userId), eb('blocked_user_id', '=', userId)]))
-    .execute()
-  return new Set(rows.map((r) => (r.user_id === userId ? r.blocked_user_id : r.user_id)))
-}
-
 export async function listBlocked(db: Db, userId: number, page: number, perPage: number) {
   const [rows, count] = await Promise.all([
     db

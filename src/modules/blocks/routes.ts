@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
 import { Id, PageQuery, Peer } from '../../http/schemas.js'
-import * as blocks from './actions.js'
+import * as blocks from './service.js'
 
 const secured = { tags: ['blocking'], security: [{ bearer: [] }] }
 

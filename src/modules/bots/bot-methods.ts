@@ -16,6 +16,7 @@ import { WEBHOOK_METHODS } from './webhook-methods.js'
 import { asBotApiError, botUser, checkExternalId, sendAsBot, targetChat } from './bot-send.js'
 import { CHAT_METHODS } from './chat-methods.js'
 import { replyMarkup, replyTarget } from './bot-markup.js'
+import { isReplyTarget } from '../../policies/chats.js'
 
 export interface Call {
   ctx: AppContext
@@ -70,8 +71,7 @@ const sendMessage: Method = async ({ ctx, bot, params }) => {
   let replyToId = reply?.messageId
   if (reply) {
     const original = await messages.moderatedMessage(ctx.db, reply.messageId)
-    const usable = original !== null && original.row.chat_id === chatId && original.row.deleted_for_all !== 1
-    if (!usable) {
+    if (!isReplyTarget(original?.row, chatId)) {
       if (!reply.lenient) throw badRequest('message to be replied not found')
       replyToId = undefined
     }

@@ -20,6 +20,7 @@ import { asBotApiError, botUser, checkExternalId, sendAsBot, targetChat } from '
 import * as repo from './repo.js'
 import type { AuthBot } from './service.js'
 import { factsOfRow, fileUniqueId, tgMessage, uploadOf } from './tg-messages.js'
+import { isReplyTarget } from '../../policies/chats.js'
 
 interface Call {
   ctx: AppContext
@@ -160,7 +161,7 @@ function sendFileMethod(kind: 'photo' | 'document'): Method {
     let replyToId = reply?.messageId
     if (reply) {
       const original = await messages.messageRow(ctx, reply.messageId)
-      if (!original || original.chat_id !== target.chatId || original.deleted_for_all === 1) {
+      if (!isReplyTarget(original ?? undefined, target.chatId)) {
         if (!reply.lenient) throw badRequest('message to be replied not found')
         replyToId = undefined
       }

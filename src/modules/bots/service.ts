@@ -15,6 +15,7 @@ import { iso } from '../../lib/time.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
 import type { BotView, CommandBody, CommandView, RegisterBotBody } from './schemas.js'
+import { isUsable } from '../../policies/accounts.js'
 
 /** How many bots one user may own. */
 export const MAX_BOTS_PER_OWNER = 20
@@ -115,7 +116,7 @@ export async function authenticateToken(ctx: AppContext, token: string): Promise
   const botId = Number(match[1])
   if (!Number.isSafeInteger(botId)) return null
   const app = await repo.findAppWithUser(ctx.db, botId)
-  if (!app || app.is_active !== 1 || app.deleted_at !== null) return null
+  if (!app || !isUsable(app)) return null
   const given = Buffer.from(hashToken(token), 'hex')
   const stored = Buffer.from(app.token_hash, 'hex')
   return given.length === stored.length && timingSafeEqual(given, stored) ? app : null

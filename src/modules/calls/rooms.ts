@@ -22,6 +22,7 @@ import * as users from '../users/service.js'
 import * as callRepo from './repo.js'
 import type { ParticipantView, RoomView, TicketView, VideoReport } from './rooms-schemas.js'
 import { dropFromRoom, signalingUrl } from './video-client.js'
+import { usableAccount } from '../../policies/accounts.js'
 
 const IDLE_BATCH = 200
 const seconds = (ms: number) => Math.max(0, Math.round(ms / 1000))
@@ -266,8 +267,7 @@ async function sessionActive(ctx: AppContext, userId: number, sessionId: number)
     .where('s.user_id', '=', userId)
     .where('s.is_active', '=', 1)
     .where('s.last_activity', '>', ctx.clock.now() - ctx.config.sessionTtlDays * 86_400_000)
-    .where('u.is_active', '=', 1)
-    .where('u.deleted_at', 'is', null)
+    .where(usableAccount('u'))
     .executeTakeFirst()
   return found !== undefined
 }

@@ -11,12 +11,13 @@ import type { CallRow, CallStatus, CallType, UserRow } from '../../db/tables.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
 import { AppError, conflict, notFound, validationError } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
-import * as blocks from '../blocks/service.js'
+import * as blocks from '../../policies/blocks.js'
 import { presentPeer } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
 import * as rooms from './rooms.js'
 import type { CallHistoryItem, CallView } from './schemas.js'
+import { isUsable } from '../../policies/accounts.js'
 
 /** an answered call still going this long is ended by the job: its devices are surely gone */
 const MAX_CALL_MS = 12 * 3600_000
@@ -68,7 +69,7 @@ async function myCall(ctx: AppContext, me: UserRow, id: number): Promise<CallRow
 export async function start(ctx: AppContext, me: UserRow, receiverId: number, callType: CallType = 'audio'): Promise<CallView> {
   if (receiverId === me.id) throw validationError('You cannot call yourself')
   const receiver = await users.findById(ctx, receiverId)
-  if (!receiver || receiver.is_active !== 1 || receiver.deleted_at !== null) throw notFound('User not found')
+  if (!receiver || !isUsable(receiver)) throw notFound('User not found')
   if (receiver.is_bot === 1) throw validationError('Bots cannot take calls')
   if (await blocks.hasBlocked(ctx.db, receiverId, me.id)) throw new AppError(403, 'blocked', 'This user does not accept your calls')
   const view = await inTransaction(ctx, async (trx, events) => {

@@ -1,7 +1,8 @@
 /** Chat rows → the interface's chat list item shapes. Pure. */
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
-import { presentPeer, uploadUrl, type Sight } from '../users/present.js'
+import { type Sight } from '../../policies/sight.js'
+import { presentPeer, uploadUrl } from '../users/present.js'
 import type { GroupItemRow, PersonalItemRow } from './repo.js'
 import type { ChatListItem as ChatListItemSchema } from './schemas.js'
 
@@ -13,7 +14,7 @@ export const SAVED_MESSAGES = { username: 'saved_messages', display_name: 'Saved
 const unread = (row: { message_seq: number; my_read_seq: number; deleted_unread: unknown }) =>
   Math.max(0, row.message_seq - row.my_read_seq - Number(row.deleted_unread))
 
-/** `sight`: what I may see of the peer (contacts/sight.ts: their privacy, blocks either way). */
+/** `sight`: what I may see of the peer (policies/sight.ts: their privacy, blocks either way). */
 export function presentChatListItem(row: PersonalItemRow, meId: number, now: number, sight: Sight): ChatListItem {
   const isSaved = row.id === meId
   const peer = presentPeer(row, now, sight)

@@ -4,11 +4,12 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, UserRow } from '../../db/tables.js'
 import { forbidden, notFound, validationError } from '../../http/errors.js'
-import * as blocks from '../blocks/service.js'
-import { seer, type Seer } from '../contacts/sight.js'
+import * as blocks from '../../policies/blocks.js'
+import { seer, type Seer } from '../../policies/sight.js'
 import * as users from '../users/service.js'
 import { presentChatListItem, presentGroupListItem, type ChatListItem } from './present.js'
 import * as repo from './repo.js'
+import { isUsable } from '../../policies/accounts.js'
 
 export type MemberChat = ChatRow & { role: string; read_seq: number; read_at: number | null }
 /** A chat the user may read: as a member, or (role null) a public group or channel they are not in. */
@@ -52,7 +53,7 @@ export async function personalPeer(ctx: AppContext, chatId: number, me: number):
 export async function getOrCreatePersonal(ctx: AppContext, me: UserRow, otherId: number): Promise<ChatRow> {
   if (otherId !== me.id) {
     const other = await users.findById(ctx, otherId)
-    if (!other || other.is_active !== 1 || other.deleted_at !== null) throw notFound('User not found')
+    if (!other || !isUsable(other)) throw notFound('User not found')
   }
   const [peer1, peer2] = me.id < otherId ? [me.id, otherId] : [otherId, me.id]
   const existing = await repo.findPersonal(ctx.db, peer1, peer2)
@@ -140,7 +141,7 @@ export async function createPersonal(ctx: AppContext, me: UserRow, otherId: numb
   const chat = await getOrCreatePersonal(ctx, me, otherId)
   const item = await repo.findPersonalItem(ctx.db, me.id, chat.id)
   if (!item) throw notFound('Chat not found')
-  const see = await seer(ctx.db, me.id, [item], await blocks.blockedEitherWay(ctx.db, me.id))
+  const see = await seer(ctx.db, me.id, [item], await blocks.blockedAround(ctx.db, me.id))
   return presentChatListItem(item, me.id, ctx.clock.now(), see(item))
 }
 
@@ -156,7 +157,7 @@ export async function list(ctx: AppContext, me: UserRow, page: number, perPage: 
   const upTo = page * perPage
   const now = ctx.clock.now()
   // what I see of each peer: their privacy settings, and no presence across a block either way
-  const blocked = await blocks.blockedEitherWay(ctx.db, me.id)
+  const blocked = await blocks.blockedAround(ctx.db, me.id)
   const seePeers = (rows: repo.PersonalItemRow[]) => seer(ctx.db, me.id, rows, blocked)
   const pinned = view === 'main' ? await pinnedEntries(ctx, me, seePeers, now) : []
   const rest = Math.max(0, upTo - pinned.length)

@@ -16,14 +16,15 @@ import { AppError, conflict, forbidden, notFound, validationError } from '../../
 import { iso, parseInstant } from '../../lib/time.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
 import * as admin from '../admin/service.js'
-import * as blocks from '../blocks/service.js'
-import { seer } from '../contacts/sight.js'
+import * as blocks from '../../policies/blocks.js'
+import { seer } from '../../policies/sight.js'
 import { presentPeer } from '../users/present.js'
 import * as users from '../users/service.js'
 import { resolveAvatar } from './avatar.js'
-import { can, memberRole, type Action } from '../chats/permissions.js'
+import { can, memberRole, type Action } from '../../policies/chats.js'
 import * as members from './members-repo.js'
 import * as repo from './repo.js'
+import { isPlatformAdmin, isUsable } from '../../policies/accounts.js'
 
 export type CommunityType = 'group' | 'channel'
 
@@ -57,7 +58,7 @@ export async function view(ctx: AppContext, me: UserRow, chatId: number, type: C
  * with role and join time.
  */
 export async function memberPage(ctx: AppContext, chat: { id: number; member_count: number }, viewerId: number, page: number, perPage: number) {
-  const [rows, blocked] = await Promise.all([members.page(ctx.db, chat.id, page, perPage), blocks.blockedEitherWay(ctx.db, viewerId)])
+  const [rows, blocked] = await Promise.all([members.page(ctx.db, chat.id, page, perPage), blocks.blockedAround(ctx.db, viewerId)])
   const now = ctx.clock.now()
   const see = await seer(ctx.db, viewerId, rows, blocked)
   return {
@@ -106,7 +107,7 @@ async function membershipEvent(
 
 async function requireActiveUser(ctx: AppContext, userId: number, db: Db = ctx.db) {
   const user = await users.findByIdIn(db, userId)
-  if (!user || user.is_active !== 1 || user.deleted_at !== null) throw notFound('User not found')
+  if (!user || !isUsable(user)) throw notFound('User not found')
   return user
 }
 
@@ -178,7 +179,7 @@ export async function removeMember(ctx: AppContext, me: UserRow, chatId: number,
 export async function setAdmin(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType, admin: boolean) {
   const role = await inTransaction(ctx, async (trx, events) => {
     const chat = await authorize(ctx, trx, me, chatId, type, null)
-    if (chat.my_role !== 'owner') throw forbidden('Only the owner can promote or demote')
+    if (!can(chat, chat.my_role, admin ? 'promote' : 'demote', admin ? memberRole(chat) : 'admin')) throw forbidden('Only the owner can promote or demote')
     const target = await members.roleOf(trx, chat.id, userId)
     if (target === null) throw notFound('Not a member')
     if (admin && target !== memberRole(chat)) throw conflict(`Already ${target === 'owner' ? 'the owner' : 'an admin'}`)
@@ -386,7 +387,7 @@ export const roleOf = (db: Db, chatId: number, userId: number) => members.roleOf
 
 /** A platform admin marks a channel verified; the ModLog row is written in the same transaction. */
 export async function markVerified(ctx: AppContext, me: UserRow, channelId: number) {
-  if (me.is_admin !== 1) throw forbidden('Only platform admins verify channels')
+  if (!isPlatformAdmin(me)) throw forbidden('Only platform admins verify channels')
   await inTransaction(ctx, async (trx, events) => {
     const chat = await repo.findView(trx, channelId, me.id)
     if (!chat || chat.chat_type !== 'channel') throw notFound('Channel not found')

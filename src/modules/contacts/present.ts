@@ -1,13 +1,14 @@
 /** Contact rows → the interface's Contact list item. Pure. */
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
-import { presentPeer, type Sight } from '../users/present.js'
+import { type Sight } from '../../policies/sight.js'
+import { presentPeer } from '../users/present.js'
 import type { ContactWithUser } from './repo.js'
 import type { ContactView } from './schemas.js'
 
-/** `sight`: what the owner may see of the contact (contacts/sight.ts). */
+/** `sight`: what the owner may see of the contact (policies/sight.ts). */
 export function presentContact(row: ContactWithUser, now: number, sight: Sight): Static<typeof ContactView> {
-  const blockedByMe = row.blocked_by_me !== null
+  const blockedByMe = Boolean(row.blocked_by_me)
   const peer = presentPeer(row, now, sight)
   return {
     user_id: peer.user_id,

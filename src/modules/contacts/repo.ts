@@ -1,4 +1,6 @@
 import type { Db } from '../../db/database.js'
+import { blockedBy } from '../../policies/blocks.js'
+import { col } from '../../policies/sql.js'
 
 /** Adds the contact; a second add of the same contact fails on the unique index (409). */
 export async function insert(db: Db, ownerId: number, contactId: number, displayName: string | null, now: number) {
@@ -41,10 +43,13 @@ function withUser(db: Db) {
   return db
     .selectFrom('contacts as c')
     .innerJoin('users as u', 'u.id', 'c.contact_user_id')
-    .leftJoin('blocked_users as mine', (join) => join.onRef('mine.user_id', '=', 'c.owner_id').onRef('mine.blocked_user_id', '=', 'c.contact_user_id'))
-    .leftJoin('blocked_users as theirs', (join) => join.onRef('theirs.user_id', '=', 'c.contact_user_id').onRef('theirs.blocked_user_id', '=', 'c.owner_id'))
     .selectAll('u')
-    .select(['c.display_name as custom_name', 'c.created_at as added_at', 'mine.user_id as blocked_by_me', 'theirs.user_id as blocked_by_them'])
+    .select([
+      'c.display_name as custom_name',
+      'c.created_at as added_at',
+      blockedBy(col('c.owner_id'), col('c.contact_user_id')).as('blocked_by_me'),
+      blockedBy(col('c.contact_user_id'), col('c.owner_id')).as('blocked_by_them'),
+    ])
 }
 export type ContactWithUser = NonNullable<Awaited<ReturnType<typeof find>>>
 
@@ -89,21 +94,3 @@ export async function counts(db: Db, userId: number) {
   ])
   return { following: Number(following.n), followers: Number(followers.n) }
 }
-
-/** Which of `ownerIds` have `contactId` among their contacts (the owner-contact unique index). */
-export async function ownersKeeping(db: Db, ownerIds: readonly number[], contactId: number): Promise<Set<number>> {
-  const owners = new Set<number>()
-  for (let i = 0; i < ownerIds.length; i += OWNER_CHUNK) {
-    const rows = await db
-      .selectFrom('contacts')
-      .select('owner_id')
-      .where('contact_user_id', '=', contactId)
-      .where('owner_id', 'in', ownerIds.slice(i, i + OWNER_CHUNK))
-      .execute()
-    for (const row of rows) owners.add(row.owner_id)
-  }
-  return owners
-}
-
-/** owner ids per query (well under either dialect's bound-parameter limit) */
-const OWNER_CHUNK = 500

@@ -10,18 +10,17 @@ import type { UserRow } from '../../db/tables.js'
 import { inTransaction } from '../../events/outbox.js'
 import { conflict, notFound, validationError } from '../../http/errors.js'
 import { toE164 } from '../../lib/phone.js'
-import * as blocks from '../blocks/service.js'
+import * as blocks from '../../policies/blocks.js'
 import * as users from '../users/service.js'
 import { presentContact } from './present.js'
 import * as repo from './repo.js'
 import type { ContactWithUser } from './repo.js'
-import { seer, sightOf } from './sight.js'
+import { isUsable } from '../../policies/accounts.js'
+import { ownersKeeping, seer, sightOf } from '../../policies/sight.js'
 
 export const isContactOf = (db: Db, ownerId: number, userId: number) => repo.has(db, ownerId, userId)
 /** The people `userId` has as contacts. */
 export const contactIds = repo.contactIds
-/** Which of `ownerIds` keep `contactId` among their contacts. */
-export const ownersKeeping = repo.ownersKeeping
 export const ownersOf = repo.ownersOf
 export const counts = repo.counts
 
@@ -69,10 +68,10 @@ export async function importPhones(ctx: AppContext, me: UserRow, phones: readonl
     if (number === null) notFound.push(phone)
     else wanted.set(number, [...(wanted.get(number) ?? []), phone])
   }
-  const [owners, blocked] = await Promise.all([users.findByPhones(ctx.db, [...wanted.keys()]), blocks.blockedEitherWay(ctx.db, me.id)])
-  const keepMe = await repo.ownersKeeping(ctx.db, owners.filter((user) => user.privacy_phone === 'contacts').map((user) => user.id), me.id)
+  const [owners, blocked] = await Promise.all([users.findByPhones(ctx.db, [...wanted.keys()]), blocks.blockedAround(ctx.db, me.id)])
+  const keepMe = await ownersKeeping(ctx.db, owners.filter((user) => user.privacy_phone === 'contacts').map((user) => user.id), me.id)
   const found = owners.filter(
-    (user) => user.id !== me.id && user.is_active === 1 && user.deleted_at === null && !blocked.has(user.id) && sightOf(user, keepMe.has(user.id), false).phone,
+    (user) => user.id !== me.id && isUsable(user) && !blocked.has(user.id) && sightOf(user, keepMe.has(user.id), false).phone,
   )
   const foundPhones = new Set(found.map((user) => user.phone))
   for (const [number, inputs] of wanted) if (!foundPhones.has(number)) notFound.push(...inputs)
@@ -88,7 +87,7 @@ export async function importPhones(ctx: AppContext, me: UserRow, phones: readonl
 
 /** Contacts as their owner sees them: each contact's privacy, and no presence across a block. */
 async function presentContacts(ctx: AppContext, me: UserRow, rows: ContactWithUser[], db: Db = ctx.db) {
-  const blocked = new Set(rows.filter((row) => row.blocked_by_me !== null || row.blocked_by_them !== null).map((row) => row.id))
+  const blocked = new Set(rows.filter((row) => Boolean(row.blocked_by_me) || Boolean(row.blocked_by_them)).map((row) => row.id))
   const see = await seer(db, me.id, rows, blocked)
   const now = ctx.clock.now()
   return rows.map((row) => presentContact(row, now, see(row)))

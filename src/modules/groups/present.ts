@@ -3,11 +3,12 @@ import { iso } from '../../lib/time.js'
 import { uploadUrl } from '../users/present.js'
 import type { ChatView } from '../communities/service.js'
 import type { Group } from './schemas.js'
+import { can } from '../../policies/chats.js'
 
 /** The invite link is public in a public chat; in a private one only its owner and admins see it. */
 export function visibleInvite(chat: ChatView, link: (code: string) => string): string | null {
   if (!chat.invite_code) return null
-  return chat.is_public === 1 || chat.my_role === 'owner' || chat.my_role === 'admin' ? link(chat.invite_code) : null
+  return chat.is_public === 1 || can(chat, chat.my_role, 'invite_links') ? link(chat.invite_code) : null
 }
 
 export function presentGroup(chat: ChatView, link: (code: string) => string): Group {

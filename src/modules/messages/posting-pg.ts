@@ -28,7 +28,11 @@ import type { MessageRow, ScheduledMessageRow, UserRow } from '../../db/tables.j
 import type { Turn } from '../../lib/lane.js'
 import { prunes, type Recorded } from '../../realtime/updates.js'
 import { messageValues, type Draft } from './draft.js'
-import { isReplyTarget, type FirstSend } from './posting.js'
+import { usableAccount } from '../../policies/accounts.js'
+import { blockedBy } from '../../policies/blocks.js'
+import { isReplyTarget, otherPeer } from '../../policies/chats.js'
+import { col } from '../../policies/sql.js'
+import type { FirstSend } from './posting.js'
 import type { FastPath, FastSend } from './posting-sqlite.js'
 import { presentMessage } from './present.js'
 
@@ -219,11 +223,10 @@ async function readBatch(db: Db, jobs: Job[]): Promise<BatchRead> {
       from r
       join chats c on c.id = coalesce(r.chat_id, (select p.id from chats p where p.peer1_id = r.p1 and p.peer2_id = r.p2))
       join chat_members m on m.chat_id = c.id and m.user_id = r.me
-      join chat_members peer on peer.chat_id = c.id and peer.user_id = case when c.peer1_id = r.me then c.peer2_id else c.peer1_id end
+      join chat_members peer on peer.chat_id = c.id and peer.user_id = ${otherPeer('c', col('r.me'))}
       where c.chat_type = 'personal'
-        and not exists (select 1 from blocked_users b where b.blocked_user_id = r.me and b.user_id = peer.user_id)
-        and (r.chat_id is not null or exists (
-          select 1 from users u where u.id = peer.user_id and u.is_active = 1 and u.deleted_at is null))
+        and not ${blockedBy(col('peer.user_id'), col('r.me'))}
+        and (r.chat_id is not null or exists (select 1 from users u where u.id = peer.user_id and ${usableAccount('u')}))
       order by c.id
       for update of c, m, peer
     )

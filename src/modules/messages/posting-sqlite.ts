@@ -16,7 +16,11 @@ import { batched, statement, type SharedPass } from '../../db/sqlite-hot.js'
 import type { Turn } from '../../lib/lane.js'
 import { prunes, recentWritten, runColumn, type Recorded } from '../../realtime/updates.js'
 import { messageRow, messageValues, type Draft, type MessageValues } from './draft.js'
-import { isReplyTarget, type FirstSend } from './posting.js'
+import { usableAccount } from '../../policies/accounts.js'
+import { blockedBy } from '../../policies/blocks.js'
+import { isReplyTarget, otherPeer } from '../../policies/chats.js'
+import { col, placeholder, sqlText } from '../../policies/sql.js'
+import type { FirstSend } from './posting.js'
 import { presentMessage } from './present.js'
 import type { MessageView } from './schemas.js'
 
@@ -42,11 +46,7 @@ const PEER_SEQS = `
 const MEMBER_CHAT = `
   select c.peer1_id, c.peer2_id, c.message_seq, ${PEER_SEQS}, m.read_seq
   from chats c join chat_members m on m.chat_id = c.id and m.user_id = ?
-  where c.id = ? and c.chat_type = 'personal' and not exists (
-    select 1 from blocked_users b
-    where b.blocked_user_id = m.user_id
-      and b.user_id = case when c.peer1_id = m.user_id then c.peer2_id else c.peer1_id end
-  )`
+  where c.id = ? and c.chat_type = 'personal' and not ${sqlText(blockedBy(otherPeer('c', col('m.user_id')), col('m.user_id')))}`
 
 /**
  * The personal chat of a pair (parameters: me, other, peer1, peer2, me) if the other user is
@@ -55,10 +55,8 @@ const MEMBER_CHAT = `
 const PAIR_CHAT = `
   select c.peer1_id, c.peer2_id, c.message_seq, ${PEER_SEQS},
     (select read_seq from chat_members where chat_id = c.id and user_id = ?), c.id
-  from chats c join users o on o.id = ? and o.is_active = 1 and o.deleted_at is null
-  where c.peer1_id = ? and c.peer2_id = ? and not exists (
-    select 1 from blocked_users b where b.user_id = o.id and b.blocked_user_id = ?
-  )`
+  from chats c join users o on o.id = ? and ${sqlText(usableAccount('o'))}
+  where c.peer1_id = ? and c.peer2_id = ? and not ${sqlText(blockedBy(col('o.id'), placeholder))}`
 
 /** twins: repo.ts findByClientId, then scheduled-repo.ts findByClientId (posting.ts findFirstSend) */
 const FIND_BY_CLIENT_ID = 'select * from messages where sender_id = ? and client_message_id = ?'

@@ -1,5 +1,5 @@
 /**
- * The rules of posting a message, written once: who may post where, what a reply may point at,
+ * Posting a message by the rules of policies/ (who may post where, what a reply may point at) and
  * how a retried send is recognised, and `writeMessage`, the one place a message row is written.
  * Send, forward and scheduled delivery use them; the SQLite fast path (posting-sqlite.ts) uses the
  * same pure checks and the same row builder, and leaves every refusal to these.
@@ -11,8 +11,8 @@ import { blocked, forbidden, validationError } from '../../http/errors.js'
 import { share } from '../../lib/shared-json.js'
 import { iso } from '../../lib/time.js'
 import { personalMembers } from '../../realtime/chat-ref.js'
-import * as blocks from '../blocks/service.js'
-import { can } from '../chats/permissions.js'
+import { hasBlocked } from '../../policies/blocks.js'
+import { isReplyTarget, mayPost } from '../../policies/chats.js'
 import * as chats from '../chats/service.js'
 import { messageValues, type Draft, type Origin } from './draft.js'
 import { messageJson, presentMessage } from './present.js'
@@ -20,14 +20,10 @@ import * as repo from './repo.js'
 import * as scheduledRepo from './scheduled-repo.js'
 import type { MessageView } from './schemas.js'
 
-/** Whether this role may post in the chat: anyone in a personal chat or a group, the owner and admins in a channel. */
-export const mayPost = (chat: Pick<ChatRow, 'chat_type'>, role: string | null | undefined) =>
-  chat.chat_type === 'personal' || can(chat, role ?? '', 'post')
-
 /** Whether the other member of this personal chat of mine has blocked me (never so in a group, a channel or Saved Messages). */
 export async function blockedByPeer(db: Db, chat: ChatRow, meId: number): Promise<boolean> {
   const other = chats.otherMember(chat, meId)
-  return other !== null && other !== meId && (await blocks.hasBlocked(db, other, meId))
+  return other !== null && other !== meId && (await hasBlocked(db, other, meId))
 }
 
 /** 403 `blocked` when the peer of this personal chat blocked me: I may not write, edit, react or delete for both of us. */
@@ -40,10 +36,6 @@ export async function assertMaySend(db: Db, chat: ChatRow & { role?: string | nu
   if (!mayPost(chat, chat.role)) throw forbidden('Only the owner or an admin can post in this channel')
   await assertNotBlockedByPeer(db, chat, meId)
 }
-
-/** Whether a message can be replied to from this chat: one of its own, not deleted for everyone. */
-export const isReplyTarget = (original: Pick<MessageRow, 'chat_id' | 'deleted_for_all'> | undefined, chatId: number) =>
-  original !== undefined && original.chat_id === chatId && original.deleted_for_all !== 1
 
 export async function assertReplyTarget(db: Db, chatId: number, replyToId: number) {
   if (!isReplyTarget(await repo.findById(db, replyToId), chatId)) throw validationError('reply_to_id must be a message of this chat')

@@ -14,6 +14,7 @@ import * as chats from '../chats/service.js'
 import * as messages from '../messages/service.js'
 import * as repo from './repo.js'
 import { VOTERS_SHOWN } from './schemas.js'
+import { can } from '../../policies/chats.js'
 
 export interface NewPoll {
   question: string
@@ -117,8 +118,7 @@ export async function vote(ctx: AppContext, me: UserRow, id: number, body: { opt
 /** Closes the poll: its creator, or an owner or admin of its group or channel. */
 export async function close(ctx: AppContext, me: UserRow, id: number) {
   const { poll, chat } = await access(ctx, me, id)
-  const admin = chat.chat_type !== 'personal' && (chat.role === 'owner' || chat.role === 'admin')
-  if (poll.creator_id !== me.id && !admin) throw forbidden('Only its creator or a chat admin can close a poll')
+  if (poll.creator_id !== me.id && !can(chat, chat.role, 'close_others_poll')) throw forbidden('Only its creator or a chat admin can close a poll')
   return inTransaction(ctx, async (trx, events) => {
     await repo.lock(trx, poll.id)
     const wasOpen = (await repo.find(trx, poll.id))!.closed_at === null

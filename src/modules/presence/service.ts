@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import { iso } from '../../lib/time.js'
 import type { Frame } from '../../realtime/fanout.js'
-import * as blocks from '../blocks/service.js'
+import * as blocks from '../../policies/blocks.js'
+import { allows, ownersKeeping } from '../../policies/sight.js'
 import * as chats from '../chats/service.js'
 import * as contacts from '../contacts/service.js'
 import * as users from '../users/service.js'
@@ -192,12 +193,10 @@ export class Presence {
     const user = await users.updateUser(this.ctx.db, userId, isOnline ? { is_online: 1 } : { is_online: 0, last_seen: now })
     if (user.privacy_last_seen === 'nobody') return
     const frame = presenceFrame(userId, isOnline, user.last_seen)
-    let peers = await this.visiblePeers(userId)
-    if (user.privacy_last_seen === 'contacts') {
-      const kept = new Set(await contacts.contactIds(this.ctx.db, userId))
-      peers = peers.filter((peer) => kept.has(peer))
-    }
-    this.ctx.fanout.publish(peers.map((peer) => ({ userId: peer, frame })))
+    const peers = await this.visiblePeers(userId)
+    const kept = user.privacy_last_seen === 'contacts' ? new Set(await contacts.contactIds(this.ctx.db, userId)) : EMPTY
+    const seeing = peers.filter((peer) => allows(user.privacy_last_seen, kept.has(peer)))
+    this.ctx.fanout.publish(seeing.map((peer) => ({ userId: peer, frame })))
   }
 
   /**
@@ -210,15 +209,14 @@ export class Presence {
     if (!user) return
     // a contact coming or going changes what anyone sees only under "contacts"
     if (viewers && user.privacy_last_seen !== 'contacts') return
-    const [blocked, peers] = await Promise.all([blocks.blockedEitherWay(this.ctx.db, userId), chats.personalPeers(this.ctx.db, userId)])
+    const [blocked, peers] = await Promise.all([blocks.blockedAround(this.ctx.db, userId), chats.personalPeers(this.ctx.db, userId)])
     const only = viewers ? new Set(viewers) : null
     const targets = peers.filter((id) => !blocked.has(id) && (only === null || only.has(id)))
     if (targets.length === 0) return
-    const kept = user.privacy_last_seen === 'contacts' ? new Set(await contacts.contactIds(this.ctx.db, userId)) : null
+    const kept = user.privacy_last_seen === 'contacts' ? new Set(await contacts.contactIds(this.ctx.db, userId)) : EMPTY
     const shown = presenceFrame(userId, user.is_online === 1, user.last_seen)
     const hidden = presenceFrame(userId, false, null)
-    const sees = (viewer: number) => user.privacy_last_seen === 'everyone' || (kept !== null && kept.has(viewer))
-    this.ctx.fanout.publish(targets.map((viewer) => ({ userId: viewer, frame: sees(viewer) ? shown : hidden })))
+    this.ctx.fanout.publish(targets.map((viewer) => ({ userId: viewer, frame: allows(user.privacy_last_seen, kept.has(viewer)) ? shown : hidden })))
   }
 
   /**
@@ -233,9 +231,9 @@ export class Presence {
     for (let i = 0; i < peers.length; i += PEER_CHUNK) {
       const rows = await users.presenceOf(this.ctx.db, peers.slice(i, i + PEER_CHUNK))
       const asking = rows.filter((row) => row.privacy_last_seen === 'contacts').map((row) => row.id)
-      const keepMe = asking.length ? await contacts.ownersKeeping(this.ctx.db, asking, userId) : null
+      const keepMe = asking.length ? await ownersKeeping(this.ctx.db, asking, userId) : EMPTY
       for (const row of rows) {
-        const sees = row.privacy_last_seen === 'everyone' || (keepMe !== null && keepMe.has(row.id))
+        const sees = allows(row.privacy_last_seen, keepMe.has(row.id))
         frames.push(sees ? presenceFrame(row.id, row.is_online === 1, row.last_seen) : presenceFrame(row.id, false, null))
       }
     }
@@ -244,10 +242,12 @@ export class Presence {
 
   /** The user's personal-chat peers, but those on either side of a block. */
   private async visiblePeers(userId: number): Promise<number[]> {
-    const [peers, hidden] = await Promise.all([chats.personalPeers(this.ctx.db, userId), blocks.blockedEitherWay(this.ctx.db, userId)])
+    const [peers, hidden] = await Promise.all([chats.personalPeers(this.ctx.db, userId), blocks.blockedAround(this.ctx.db, userId)])
     return peers.filter((id) => !hidden.has(id))
   }
 }
+
+const EMPTY: ReadonlySet<number> = new Set()
 
 /** user ids per query when reading peers' presence (well under either dialect's bound-parameter limit) */
 const PEER_CHUNK = 500

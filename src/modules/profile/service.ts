@@ -9,9 +9,9 @@ import { isUniqueViolation } from '../../db/errors.js'
 import type { Audience, UserRow, UserUpdate } from '../../db/tables.js'
 import { conflict, invalidFile, notFound, premiumRequired, validationError } from '../../http/errors.js'
 import { toE164 } from '../../lib/phone.js'
-import * as blocks from '../blocks/service.js'
+import * as blocks from '../../policies/blocks.js'
 import * as contacts from '../contacts/service.js'
-import { sightFor } from '../contacts/sight.js'
+import { sightFor } from '../../policies/sight.js'
 import { requireUploaded } from '../files/service.js'
 import { presenceOf } from '../presence/service.js'
 import { findPreloaded, preloadedAvatarValue, preloadedUrl, PRELOADED_AVATARS } from '../users/avatars.js'
@@ -19,6 +19,7 @@ import { countersFor } from '../users/counters.js'
 import { isPremium, presentFullPeer } from '../users/present.js'
 import * as users from '../users/service.js'
 import { BIO_MAX, BIO_MAX_PREMIUM } from './schemas.js'
+import { isUsable } from '../../policies/accounts.js'
 
 export interface ProfileChanges {
   display_name?: string
@@ -39,14 +40,14 @@ export interface PrivacyChanges {
 /** A profile by username (case-insensitive), as I see it; 404 for unknown and closed accounts. */
 export async function view(ctx: AppContext, me: UserRow, username: string) {
   const user = await users.findByUsername(ctx, username)
-  if (!user || user.deleted_at !== null || user.is_active !== 1) throw notFound('User not found')
+  if (!user || !isUsable(user)) throw notFound('User not found')
   return present(ctx, me, user)
 }
 
 async function present(ctx: AppContext, me: UserRow, user: UserRow) {
   const self = user.id === me.id
   const [blocked, isContact, counters] = await Promise.all([
-    self ? false : blocks.blockedEitherWay(ctx.db, me.id).then((set) => set.has(user.id)),
+    self ? false : blocks.blockedAround(ctx.db, me.id).then((set) => set.has(user.id)),
     self ? false : contacts.isContactOf(ctx.db, me.id, user.id),
     countersFor(ctx, user.id),
   ])

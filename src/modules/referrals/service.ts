@@ -16,6 +16,7 @@ import { conflict, forbidden, notFound, validationError } from '../../http/error
 import * as premium from '../premium/service.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
+import { isUsable } from '../../policies/accounts.js'
 
 export const REFERRAL_THRESHOLD = 10
 export const REWARD_DAYS = 30
@@ -36,7 +37,7 @@ export async function mine(ctx: AppContext, me: UserRow) {
 export async function invitedBy(ctx: AppContext, me: UserRow, input: { ref?: string; user_id?: number }) {
   if ((input.ref === undefined) === (input.user_id === undefined)) throw validationError('Name who invited you: ref (their username) or user_id')
   const inviter = input.ref !== undefined ? await users.findByLogin(ctx, input.ref) : await users.findById(ctx, input.user_id!)
-  if (!inviter || inviter.deleted_at !== null || inviter.is_active !== 1 || (input.ref !== undefined && inviter.username.toLowerCase() !== input.ref.toLowerCase())) {
+  if (!inviter || !isUsable(inviter) || (input.ref !== undefined && inviter.username.toLowerCase() !== input.ref.toLowerCase())) {
     throw notFound('No such user to have invited you')
   }
   if (inviter.id === me.id) throw validationError('You cannot invite yourself')

@@ -2,6 +2,9 @@ import { sql } from 'kysely'
 import type { Dialect } from '../../config.js'
 import type { Db } from '../../db/database.js'
 import { userNameMatches } from '../../db/dialect.js'
+import { usableAccount } from '../../policies/accounts.js'
+import { blockedEitherWay } from '../../policies/blocks.js'
+import { col } from '../../policies/sql.js'
 
 /** How a match ranks: the exact username, a username prefix, a display-name prefix, anything else. */
 const rank = (q: string) => sql<number>`case
@@ -18,15 +21,9 @@ export async function searchUsers(db: Db, dialect: Dialect, me: number, q: strin
   const matches = db
     .selectFrom('users as u')
     .where(userNameMatches(dialect, q))
-    .where('u.is_active', '=', 1)
-    .where('u.deleted_at', 'is', null)
+    .where(usableAccount('u'))
     .where('u.id', '!=', me)
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('blocked_users as b').select('b.user_id').where('b.user_id', '=', me).whereRef('b.blocked_user_id', '=', 'u.id'))),
-    )
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('blocked_users as b').select('b.user_id').whereRef('b.user_id', '=', 'u.id').where('b.blocked_user_id', '=', me))),
-    )
+    .where(({ not }) => not(blockedEitherWay(col('u.id'), me)))
   const [rows, count] = await Promise.all([
     matches
       .leftJoin('contacts as k', (join) => join.on('k.owner_id', '=', me).onRef('k.contact_user_id', '=', 'u.id'))

@@ -14,6 +14,7 @@ import { endVideoSessions } from '../calls/video-client.js'
 import * as push from '../push/subscriptions.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
+import { isUsable } from '../../policies/accounts.js'
 
 const TOUCH_INTERVAL_MS = 60_000
 
@@ -69,7 +70,7 @@ export async function authenticateHash(ctx: AppContext, hash: string): Promise<A
   const found = ctx.authCache ? ctx.authCache.find(hash) : await ctx.tokenLookups!.find(hash)
   if (!found) return null
   let { user } = found
-  if (found.sessionIsActive !== 1 || user.is_active !== 1 || user.deleted_at !== null) return null
+  if (found.sessionIsActive !== 1 || !isUsable(user)) return null
   const now = ctx.clock.now()
   if (found.sessionLastActivity + ttlMs(ctx) <= now) return null
   if (now - found.sessionLastActivity >= TOUCH_INTERVAL_MS) {

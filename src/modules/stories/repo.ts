@@ -2,6 +2,7 @@
 import { sql, type Insertable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import type { StoriesTable, StoryRow } from '../../db/tables.js'
+import { storyVisibleTo } from '../../policies/stories.js'
 
 export function insert(db: Db, row: Insertable<StoriesTable>): Promise<StoryRow> {
   return db.insertInto('stories').values(row).returningAll().executeTakeFirstOrThrow()
@@ -14,11 +15,6 @@ export async function insertAllowed(db: Db, storyId: number, userIds: readonly n
 
 export function find(db: Db, id: number): Promise<StoryRow | undefined> {
   return db.selectFrom('stories').selectAll().where('id', '=', id).executeTakeFirst()
-}
-
-export async function isAllowed(db: Db, storyId: number, userId: number): Promise<boolean> {
-  const row = await db.selectFrom('story_allowed_users').select('story_id').where('story_id', '=', storyId).where('user_id', '=', userId).executeTakeFirst()
-  return row !== undefined
 }
 
 export async function allowedIds(db: Db, storyId: number): Promise<number[]> {
@@ -69,27 +65,15 @@ export function feedOf(db: Db, viewerId: number, now: number) {
     .where('s.user_id', 'in', followed)
     .where('s.user_id', '!=', viewerId)
     .where('s.expires_at', '>', now)
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('blocked_users as b').select('b.user_id').where('b.user_id', '=', viewerId).whereRef('b.blocked_user_id', '=', 's.user_id'))),
-    )
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('blocked_users as b').select('b.user_id').whereRef('b.user_id', '=', 's.user_id').where('b.blocked_user_id', '=', viewerId))),
-    )
-    .where(({ or, and, eb, exists, selectFrom }) =>
-      or([
-        eb('s.privacy_type', '=', 'everyone'),
-        and([
-          eb('s.privacy_type', '=', 'contacts'),
-          exists(selectFrom('contacts as k').select('k.id').whereRef('k.owner_id', '=', 's.user_id').where('k.contact_user_id', '=', viewerId)),
-        ]),
-        and([
-          eb('s.privacy_type', '=', 'selected'),
-          exists(selectFrom('story_allowed_users as a').select('a.story_id').whereRef('a.story_id', '=', 's.id').where('a.user_id', '=', viewerId)),
-        ]),
-      ]),
-    )
+    .where(storyVisibleTo('s', viewerId))
     .orderBy('s.id')
     .execute()
+}
+
+/** Whether `viewerId` may see the story (its expiry aside). */
+export async function isVisibleTo(db: Db, storyId: number, viewerId: number): Promise<boolean> {
+  const row = await db.selectFrom('stories as s').select(storyVisibleTo('s', viewerId).as('visible')).where('s.id', '=', storyId).executeTakeFirst()
+  return Boolean(row?.visible)
 }
 
 /** Counts a view once per viewer; whether this one counted. */

@@ -12,13 +12,14 @@ import { inTransaction, type Outbox } from '../../events/outbox.js'
 import { forbidden, notFound, premiumRequired, validationError } from '../../http/errors.js'
 import { isSingleEmoji } from '../../lib/emoji.js'
 import { iso } from '../../lib/time.js'
-import * as blocks from '../blocks/service.js'
+import * as blocks from '../../policies/blocks.js'
 import * as chats from '../chats/service.js'
 import * as contacts from '../contacts/service.js'
 import { releaseUploads } from '../files/collect.js'
 import * as files from '../files/service.js'
-import { FULL_SIGHT, isPremium, presentPeer, type PeerView } from '../users/present.js'
-import { seer, sightFor } from '../contacts/sight.js'
+import { isPremium, presentPeer, type PeerView } from '../users/present.js'
+import { FULL_SIGHT, seer, sightFor } from '../../policies/sight.js'
+import { privacyAdmits } from '../../policies/stories.js'
 import * as users from '../users/service.js'
 import { presentFeedStory, presentV1, type FeedStoryShape, type StoryV1Shape } from './present.js'
 import * as repo from './repo.js'
@@ -97,19 +98,18 @@ async function audienceOf(db: Db, story: StoryRow, allowed?: readonly number[]):
   const author = story.user_id
   const followers = new Set([...(await contacts.ownersOf(db, author)), ...(await chats.personalPeers(db, author))])
   followers.delete(author)
-  for (const id of await blocks.blockedEitherWay(db, author)) followers.delete(id)
-  if (story.privacy_type === 'everyone') return [...followers]
-  const admitted = new Set(story.privacy_type === 'contacts' ? await contacts.contactIds(db, author) : (allowed ?? (await repo.allowedIds(db, story.id))))
-  return [...followers].filter((id) => admitted.has(id))
+  for (const id of await blocks.blockedAround(db, author)) followers.delete(id)
+  const privacy = story.privacy_type
+  const kept = privacy === 'contacts' ? new Set(await contacts.contactIds(db, author)) : EMPTY
+  const selected = privacy === 'selected' ? new Set(allowed ?? (await repo.allowedIds(db, story.id))) : EMPTY
+  return [...followers].filter((id) => privacyAdmits(privacy, { isContact: kept.has(id), isSelected: selected.has(id) }))
 }
+
+const EMPTY: ReadonlySet<number> = new Set()
 
 /** Whether `viewerId` may see the story (its expiry aside). */
 async function maySee(db: Db, story: StoryRow, viewerId: number): Promise<boolean> {
-  if (story.user_id === viewerId) return true
-  if ((await blocks.hasBlocked(db, story.user_id, viewerId)) || (await blocks.hasBlocked(db, viewerId, story.user_id))) return false
-  if (story.privacy_type === 'everyone') return true
-  if (story.privacy_type === 'contacts') return contacts.isContactOf(db, story.user_id, viewerId)
-  return repo.isAllowed(db, story.id, viewerId)
+  return story.user_id === viewerId || repo.isVisibleTo(db, story.id, viewerId)
 }
 
 const STORY_NOT_FOUND = 'Story not found'
@@ -233,7 +233,7 @@ export async function viewers(ctx: AppContext, me: UserRow, id: number, page: nu
   const now = ctx.clock.now()
   if (!isPremium(me, now)) throw premiumRequired("A story's viewer list is a Tern Premium feature")
   const rows = await repo.viewers(ctx.db, id, perPage, (page - 1) * perPage)
-  const see = await seer(ctx.db, me.id, rows, await blocks.blockedEitherWay(ctx.db, me.id))
+  const see = await seer(ctx.db, me.id, rows, await blocks.blockedAround(ctx.db, me.id))
   return {
     items: rows.map((viewer) => ({ user: presentPeer(viewer, now, see(viewer)), viewed_at: iso(viewer.viewed_at), reaction: viewer.reaction })),
     total: row.view_count,
@@ -255,7 +255,7 @@ export async function getV1(ctx: AppContext, me: UserRow, id: number): Promise<S
 async function toV1(ctx: AppContext, me: UserRow, story: FeedStoryShape): Promise<StoryV1Shape> {
   const now = ctx.clock.now()
   const viewerRows = story.user_id === me.id && isPremium(me, now) ? await repo.viewers(ctx.db, story.story_id, V1_VIEWERS, 0) : []
-  const see = await seer(ctx.db, me.id, viewerRows, viewerRows.length ? await blocks.blockedEitherWay(ctx.db, me.id) : undefined)
+  const see = await seer(ctx.db, me.id, viewerRows, viewerRows.length ? await blocks.blockedAround(ctx.db, me.id) : undefined)
   return presentV1(story, viewerRows.map((viewer) => presentPeer(viewer, now, see(viewer))))
 }
 

@@ -3,6 +3,7 @@ import type { Static } from 'typebox'
 import type { UserRow } from '../../db/tables.js'
 import type { AdminUser, FullPeer, Me, Peer } from '../../http/schemas.js'
 import { iso, isoOrNull } from '../../lib/time.js'
+import { FULL_SIGHT, publicSight, type Sight } from '../../policies/sight.js'
 import { avatarUrl } from './avatars.js'
 
 export type PeerView = Static<typeof Peer>
@@ -16,29 +17,9 @@ export const uploadUrl = (path: string | null): string | null => (path ? `/uploa
 /** Whether the user's premium runs at `now`. */
 export const isPremium = (user: Pick<UserRow, 'premium_expires_at'>, now: number) => user.premium_expires_at !== null && user.premium_expires_at > now
 
-/** The part of a user row that decides what others see of it. */
-export type SightSubject = Pick<UserRow, 'id' | 'privacy_last_seen' | 'privacy_avatar' | 'privacy_phone'>
-
-/** What one viewer may see of a user (contacts/sight.ts works it out from privacy and blocks). */
-export interface Sight {
-  /** online state and last seen */
-  presence: boolean
-  avatar: boolean
-  phone: boolean
-}
-
-export const FULL_SIGHT: Sight = { presence: true, avatar: true, phone: true }
-
-/** What a user shows to anyone at all: the parts whose audience is everyone. */
-export const publicSight = (user: SightSubject): Sight => ({
-  presence: user.privacy_last_seen === 'everyone',
-  avatar: user.privacy_avatar === 'everyone',
-  phone: user.privacy_phone === 'everyone',
-})
-
 /**
  * The Peer shape as one viewer sees it. Without a sight, only what the user shows everyone: a
- * caller that knows the viewer passes what contacts/sight.ts worked out for them.
+ * caller that knows the viewer passes what policies/sight.ts worked out for them.
  */
 export function presentPeer(user: UserRow, now: number, sight: Sight = publicSight(user)): PeerView {
   if (user.deleted_at !== null) return presentDeleted(user)

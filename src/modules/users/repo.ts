@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
 import type { NewUserRow, UserRow, UserUpdate } from '../../db/tables.js'
 import { bump } from '../stats/counters.js'
+import { platformAdmin } from '../../policies/accounts.js'
 
 export function findById(db: Db, id: number): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
@@ -147,9 +148,7 @@ export async function countActiveAdmins(db: Db): Promise<number> {
   const row = await db
     .selectFrom('users')
     .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('is_admin', '=', 1)
-    .where('is_active', '=', 1)
-    .where('deleted_at', 'is', null)
+    .where(platformAdmin('users'))
     .executeTakeFirstOrThrow()
   return Number(row.n)
 }

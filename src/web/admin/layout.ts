@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { UserRow } from '../../db/tables.js'
 import { html, type Markup } from './markup.js'
+import { isPlatformAdmin } from '../../policies/accounts.js'
 
 export const PANEL = '/admin'
 
@@ -13,7 +14,7 @@ export interface View {
 
 /** The page's view: the admin signed in (once the guard has run) and a CSRF token for its forms. */
 export function viewOf(request: FastifyRequest, reply: FastifyReply): View {
-  const admin = request.user && request.user.is_admin === 1 ? request.user : null
+  const admin = request.user && isPlatformAdmin(request.user) ? request.user : null
   return { admin, csrf: reply.generateCsrf() }
 }
 

@@ -26,6 +26,7 @@ import { promoPages } from './promos.js'
 import { reportPages } from './reports.js'
 import { loginRoutes, logoutRoute } from './session.js'
 import { userPages } from './users.js'
+import { isPlatformAdmin } from '../../policies/accounts.js'
 
 export interface PanelOptions {
   ctx: AppContext
@@ -55,7 +56,7 @@ function requirePanelAdmin(ctx: AppContext) {
     }
     request.user = found.user
     request.sessionId = found.sessionId
-    if (found.user.is_admin !== 1) throw forbidden('Administrators only. This account is not a platform administrator.')
+    if (!isPlatformAdmin(found.user)) throw forbidden('Administrators only. This account is not a platform administrator.')
     if (ctx.config.adminRequire2fa && !found.twoFactorVerified) {
       throw forbidden('Two-factor authentication is required for administrators: sign in again with a code.')
     }

@@ -15,6 +15,7 @@ import * as users from '../../modules/users/service.js'
 import { ADMIN_COOKIE, CSRF_COOKIE, panelCookie } from './cookies.js'
 import { adminPage, csrfField, notice, PANEL, sendPage, viewOf, type View } from './layout.js'
 import { html, type Markup } from './markup.js'
+import { isPlatformAdmin } from '../../policies/accounts.js'
 
 const LoginForm = Type.Object(
   { login: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 256 }) },
@@ -71,7 +72,7 @@ export const loginRoutes: FastifyPluginAsync<{ ctx: AppContext; limiters: RateLi
   app.get('/login', { schema: { hide: true } }, async (request, reply) => {
     const token = request.cookies[ADMIN_COOKIE]
     const found = token ? await sessions.authenticate(ctx, token) : null
-    if (found?.user.is_admin === 1) return reply.redirect(PANEL, 303)
+    if (found && isPlatformAdmin(found.user)) return reply.redirect(PANEL, 303)
     const signedOut = notice((request.query as { notice?: string }).notice, { signed_out: 'You are signed out.' })
     return sendPage(reply, loginPage(viewOf(request, reply), { notice: signedOut }))
   })
@@ -93,7 +94,7 @@ export const loginRoutes: FastifyPluginAsync<{ ctx: AppContext; limiters: RateLi
     if ('next' in result) {
       // the password was right: whether the account is an admin is no secret from its owner
       const user = await users.findByLogin(ctx, login.trim())
-      if (user?.is_admin !== 1) return sendPage(reply, loginPage(view, { error: NOT_ADMIN }), 403)
+      if (!user || !isPlatformAdmin(user)) return sendPage(reply, loginPage(view, { error: NOT_ADMIN }), 403)
       return sendPage(reply, totpPage(view, result.ticket))
     }
     return finish(ctx, request, reply, result, false)
