@@ -1,7 +1,8 @@
 /**
  * `npm run bench [scenario…]`: runs the named scenarios (all by default), each against its own
  * server and data directory, and prints one table: the median of BENCH_RUNS runs per figure, with
- * min, max, target and verdict, and the machine it ran on. Progress goes to stderr.
+ * min, max, target and verdict, and the machine it ran on. Progress goes to stderr. The same
+ * figures are written as data to bench/results/<YYYY-MM-DD>-<short commit>.json (bench/lib/results.ts).
  *
  *   BENCH_RUNS=3        measured runs per figure
  *   BENCH_DURATION=8    seconds per measured load window
@@ -15,6 +16,7 @@ import { ForeignLoad } from './lib/foreign-load.js'
 import { codeRevision, describeMachine, machineLine } from './lib/machine.js'
 import { ROOT } from './lib/processes.js'
 import { renderTable, type Row } from './lib/report.js'
+import { resultFigure, writeResults } from './lib/results.js'
 import type { BenchContext } from './lib/scenario.js'
 import { NODE_FLAGS, TERN_LOG_LEVEL } from './lib/server.js'
 import { scenarios } from './scenarios/index.js'
@@ -44,6 +46,7 @@ async function main() {
   const chosen = names.length ? scenarios.filter((s) => names.includes(s.name)) : scenarios
   if (!fs.existsSync(path.join(ROOT, 'dist/src/main.js'))) throw new Error('dist/ is missing: run `npm run build` (npm run bench does)')
 
+  const startedAt = new Date()
   const machine = describeMachine()
   const revision = codeRevision(ROOT)
   const ctx: BenchContext = {
@@ -59,7 +62,9 @@ async function main() {
 
   const rows: Row[] = []
   const failed: string[] = []
+  const ran: string[] = []
   for (const scenario of chosen) {
+    ran.push(scenario.name)
     const started = Date.now()
     const others = new ForeignLoad()
     ctx.log(`\n${scenario.name}: ${scenario.summary}`)
@@ -84,6 +89,20 @@ async function main() {
   const busy = foreignShare > 0.05 || Math.max(0, ...steal) > 0.05 ? ': figures are low and noisy, run again on a quiet machine' : ''
   console.log(`other processes used ${percent(foreignShare)} of the machine's CPU during the run${stealNote(steal)}${busy}\n`)
   if (rows.length) console.log(renderTable(rows))
+  const file = writeResults(path.join(ROOT, 'bench/results'), {
+    date: startedAt.toISOString().slice(0, 10),
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    commit: revision?.split(' ')[0] ?? null,
+    code: revision,
+    machine,
+    settings: { runs: ctx.runs, durationSeconds: ctx.durationMs / 1000, warmupSeconds: ctx.warmupMs / 1000, ternLogLevel: TERN_LOG_LEVEL, nodeFlags: NODE_FLAGS },
+    otherProcessesShare: foreignShare,
+    steal,
+    scenarios: { ran, failed },
+    figures: rows.map(resultFigure),
+  })
+  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`)
   if (failed.length) {
     console.log(`\nfailed scenarios: ${failed.join(', ')} (see above)`)
     process.exitCode = 1

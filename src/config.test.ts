@@ -3,7 +3,7 @@ import path from 'node:path'
 import test from 'node:test'
 import { ConfigError, loadConfig } from './config.js'
 
-test('defaults follow the README’s configuration table', () => {
+test('defaults follow the variables table (docs/configuration.md)', () => {
   const c = loadConfig({})
   assert.equal(c.port, 3000)
   assert.equal(c.host, '127.0.0.1')

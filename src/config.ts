@@ -1,5 +1,9 @@
 /**
- * Configuration: the only reader of environment variables (the README's configuration table).
+ * Configuration: the only reader of environment variables.
+ *
+ * Every variable is declared once, in SECTIONS below: its name, its type, its default, a one-line
+ * description and how it is parsed and checked. `loadConfig` runs that table; tools/config-doc.ts
+ * renders it as docs/configuration.md (`npm run docs:config`), so the two cannot disagree.
  *
  * Every variable is optional. `loadConfig` parses them all, collects every problem and throws one
  * `ConfigError` listing each bad variable on its own line, so start-up fails with a clear message
@@ -18,207 +22,207 @@ export interface RateLimit {
   windowMs: number
 }
 
+/** The parsed configuration. Each field names the variable it comes from; SECTIONS says what it means. */
 export interface Config {
-  /** main listener port */
+  /** PORT */
   port: number
-  /** main listener address */
+  /** HOST */
   host: string
-  /** a bearer token /metrics asks for on the main listener (METRICS_TOKEN); null: not served there unless… */
+  /** METRICS_TOKEN */
   metricsToken: string | null
-  /** …a listener of its own serves /metrics (METRICS_PORT, on METRICS_HOST, default 127.0.0.1); null: none */
+  /** METRICS_PORT; null: no listener of its own */
   metricsPort: number | null
+  /** METRICS_HOST */
   metricsHost: string
-  /** writes (non-GET requests) per window per client IP, and per signed-in user (http/write-limit.ts) */
+  /** WRITE_RATE_LIMIT_IP */
   writeRateLimitIp: RateLimit
+  /** WRITE_RATE_LIMIT_USER */
   writeRateLimitUser: RateLimit
-  /** frames per window one gateway socket may send; past twice that the socket is closed */
+  /** WS_FRAME_RATE_LIMIT */
   wsFrameRateLimit: RateLimit
-  /** a request slower than this many milliseconds is logged (and counted) */
+  /** SLOW_REQUEST_MS */
   slowRequestMs: number
-  /** a database query slower than this many milliseconds is logged (and counted) */
+  /** SLOW_QUERY_MS */
   slowQueryMs: number
-  /** `{base_url}` in links (invite links, QR, referral, file URLs); no trailing slash */
+  /** PUBLIC_BASE_URL, without a trailing slash */
   publicBaseUrl: string
-  /** directory of the SQLite file and uploads */
+  /** DATA_DIR, absolute */
   dataDir: string
-  /** `sqlite:<path>` or `postgres://…` */
+  /** DATABASE_URL */
   databaseUrl: string
+  /** from DATABASE_URL */
   dialect: Dialect
-  /** enables Redis fan-out, shared rate limits and presence */
+  /** REDIS_URL */
   redisUrl: string | null
-  /** prefix of every Redis key and channel, so several deployments (or test runs) can share a Redis */
+  /** REDIS_PREFIX */
   redisPrefix: string
-  /** sliding session lifetime in days */
+  /** SESSION_TTL_DAYS */
   sessionTtlDays: number
-  /**
-   * whom to believe about the client's address in X-Forwarded-For: false (nobody: the socket's
-   * peer is the client), the number of proxies in front of Tern, or their addresses
-   */
+  /** TRUST_PROXY */
   trustProxy: TrustProxy
+  /** ADMIN_USERNAME */
   adminUsername: string | null
+  /** ADMIN_PASSWORD */
   adminPassword: string | null
-  /** upload cap in bytes for everyone */
+  /** MAX_UPLOAD_BYTES */
   maxUploadBytes: number
-  /** upload cap in bytes for premium users */
+  /** PREMIUM_MAX_UPLOAD_BYTES */
   premiumMaxUploadBytes: number
-  /** directory of uploaded files (`<DATA_DIR>/uploads`) */
+  /** `<DATA_DIR>/uploads`: where uploaded files are kept */
   uploadDir: string
-  /** seconds an unfinished chunked or tus upload is kept (chunked: since its last chunk; tus: since it began) */
+  /** UPLOAD_SESSION_TTL_SECONDS */
   uploadSessionTtlSeconds: number
-  /** seconds between sweeps that remove expired unfinished uploads */
+  /** UPLOAD_SWEEP_INTERVAL_SECONDS */
   uploadSweepIntervalSeconds: number
-  /** how long a story lives, in seconds */
+  /** STORY_LIFETIME_SECONDS */
   storyLifetimeSeconds: number
-  /** seconds between runs of the job that removes expired stories with their media */
+  /** STORY_CLEANUP_INTERVAL_SECONDS */
   storyCleanupIntervalSeconds: number
-  /** a call nobody answers ends as missed after this long */
+  /** CALL_RING_TIMEOUT_SECONDS */
   callRingTimeoutSeconds: number
-  /** the premium plans on sale (PREMIUM_PLANS), prices in kopecks */
+  /** PREMIUM_PLANS, prices in kopecks */
   premiumPlans: readonly PremiumPlan[]
-  /** who takes premium payments: `test` pays at once, `manual` waits for an admin to mark the order paid */
-  /** null: premium purchases answer 503 payments_unavailable */
+  /** PAYMENT_PROVIDER; null: premium purchases answer 503 payments_unavailable */
   paymentProvider: 'test' | 'manual' | null
-  /** the secret payment providers sign their webhooks with (null: webhooks off) */
+  /** PAYMENT_WEBHOOK_SECRET */
   paymentWebhookSecret: string | null
-  /** how long before premium ends the renewal job asks for the renewal payment */
+  /** PREMIUM_RENEW_BEFORE_SECONDS */
   premiumRenewBeforeSeconds: number
-  /** seconds between runs of the premium renewal job */
+  /** PREMIUM_RENEWAL_INTERVAL_SECONDS */
   premiumRenewalIntervalSeconds: number
-  /** an account names its inviter within this many days of being created (REFERRAL_WINDOW_DAYS) */
+  /** REFERRAL_WINDOW_DAYS */
   referralWindowDays: number
-  /** referrals one inviter may have in 30 days (REFERRAL_MONTHLY_CAP) */
+  /** REFERRAL_MONTHLY_CAP */
   referralMonthlyCap: number
-  /** the region (ISO 3166 alpha-2) of phone numbers written without a country code */
+  /** PHONE_DEFAULT_REGION */
   phoneDefaultRegion: CountryCode
-  /** contact imports (phone lookups) per window per client IP */
+  /** CONTACT_IMPORT_RATE_LIMIT */
   contactImportRateLimit: RateLimit
-  /** registrations per window per client IP */
+  /** REGISTER_RATE_LIMIT */
   registerRateLimit: RateLimit
-  /** password logins per window per client IP */
+  /** LOGIN_RATE_LIMIT */
   loginRateLimit: RateLimit
-  /** updates kept per user in the update log; a resume from further back gets a `reset` */
+  /** UPDATE_LOG_KEEP */
   updateLogKeep: number
-  /** SQLite only: common sends take the prepared-statement fast path (messages/posting-sqlite.ts); off forces the general path */
+  /** SEND_FAST_PATH */
   sendFastPath: boolean
-  /** seconds between WebSocket pings: a socket that has not answered the previous one is dropped */
+  /** WS_HEARTBEAT_SECONDS */
   wsHeartbeatSeconds: number
-  /** open WebSockets one user may hold on one instance; the next is closed with 4029 */
+  /** WS_MAX_SOCKETS_PER_USER */
   wsMaxSocketsPerUser: number
-  /** seconds for a request's headers and ordinary body to arrive, and that an upload body may pause (http/timeouts.ts); else 408 */
+  /** HTTP_REQUEST_TIMEOUT_SECONDS */
   httpRequestTimeoutSeconds: number
+  /** LOG_LEVEL */
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
-  /** LOG_FILE: the log is appended to this file (created 0600) instead of stdout */
+  /** LOG_FILE, absolute; null: stdout */
   logFile: string | null
-  /** allowed CORS origins; `*` allows any origin (without credentials) */
+  /** CORS_ORIGINS */
   corsOrigins: string[]
-  /** the SMTP server mail goes through (`smtp://` or `smtps://`, credentials in the URL); null: mails are written to the log */
+  /** SMTP_URL; null: mails are written to the log */
   smtpUrl: string | null
-  /** the From of every mail */
+  /** MAIL_FROM */
   mailFrom: string
-  /** seconds one mail may take to hand to the SMTP server (connect, greeting, each reply); then 503 mail_unavailable */
+  /** MAIL_TIMEOUT_SECONDS */
   mailTimeoutSeconds: number
-  /**
-   * the server secret two-factor secrets are encrypted with (AES-256-GCM) and short codes are
-   * hashed with (HMAC); null: a random one kept in `<DATA_DIR>/secret.key`
-   */
+  /** SECRET_KEY; null: a random one kept in `<DATA_DIR>/secret.key` */
   secretKey: string | null
-  /** admins must have signed in with a second factor to use admin endpoints (else 403) */
+  /** ADMIN_REQUIRE_2FA */
   adminRequire2fa: boolean
-  /** login_v3 `email` steps (does this email have an account?) per window per client IP */
+  /** LOGIN_LOOKUP_RATE_LIMIT */
   loginLookupRateLimit: RateLimit
-  /** seconds before another sign-in code may be mailed to the same address */
+  /** LOGIN_CODE_RESEND_SECONDS */
   loginCodeResendSeconds: number
-  /** QR login codes generated per window per client IP */
+  /** QR_GENERATE_RATE_LIMIT */
   qrGenerateRateLimit: RateLimit
-  /** OpenID Connect providers users may sign in with (OAUTH_PROVIDERS), by id */
+  /** OAUTH_PROVIDERS */
   oauthProviders: readonly OAuthProvider[]
-  /** wrong passwords per sign-in name, and wrong second-factor codes per account, per window, from any IP */
+  /** LOGIN_ACCOUNT_RATE_LIMIT */
   loginAccountRateLimit: RateLimit
-  /** allow outgoing deliveries (webhooks, Web Push endpoints) to private, loopback and link-local addresses (tests) */
+  /** WEBHOOK_ALLOW_PRIVATE */
   webhookAllowPrivate: boolean
-  /** Bot API: messages one bot may send per window, over all chats (BOT_RATE_LIMIT, Telegram's ~30/s) */
+  /** BOT_RATE_LIMIT */
   botRateLimit: RateLimit
-  /** Bot API: messages one bot may send into one personal chat per window (BOT_CHAT_RATE_LIMIT: about 1/s, in bursts) */
+  /** BOT_CHAT_RATE_LIMIT */
   botChatRateLimit: RateLimit
-  /** Bot API: messages one bot may send into one group or channel per window (BOT_GROUP_RATE_LIMIT, Telegram's 20/min) */
+  /** BOT_GROUP_RATE_LIMIT */
   botGroupRateLimit: RateLimit
-  /** bot webhook URLs must be https (WEBHOOK_REQUIRE_HTTPS; on by default when NODE_ENV=production) */
+  /** WEBHOOK_REQUIRE_HTTPS */
   webhookRequireHttps: boolean
-  /** the first retry of a failed bot webhook delivery waits about this long, doubling per attempt */
+  /** WEBHOOK_RETRY_BASE_MS */
   webhookRetryBaseMs: number
-  /** how long a failing bot webhook delivery is retried before it is marked failed */
+  /** WEBHOOK_RETRY_FOR_SECONDS */
   webhookRetryForSeconds: number
-  /** milliseconds between runs of the webhook-delivery job */
+  /** WEBHOOK_DELIVERY_INTERVAL_MS */
   webhookDeliveryIntervalMs: number
-  /** the VAPID key pair (base64url, uncompressed P-256 public key and 32-byte private key); null: generated once into `<DATA_DIR>/vapid.json` */
+  /** VAPID_PUBLIC_KEY; null (with the private key): generated once into `<DATA_DIR>/vapid.json` */
   vapidPublicKey: string | null
+  /** VAPID_PRIVATE_KEY */
   vapidPrivateKey: string | null
-  /** the VAPID `sub` claim: a mailto: or https: contact for push services */
+  /** VAPID_SUBJECT */
   vapidSubject: string
-  /** push subscriptions (Web Push and native tokens) one user may hold; the next registration is refused */
+  /** PUSH_MAX_SUBSCRIPTIONS */
   pushMaxSubscriptions: number
-  /** milliseconds between runs of the push-delivery job (queued notifications go out in batches) */
+  /** PUSH_DELIVERY_INTERVAL_MS */
   pushDeliveryIntervalMs: number
-  /** attempts at a notification a push service keeps failing before it is given up */
+  /** PUSH_MAX_ATTEMPTS */
   pushMaxAttempts: number
-  /** seconds one request to a push service may take */
+  /** PUSH_TIMEOUT_SECONDS */
   pushTimeoutSeconds: number
-  /** a Google service-account JSON file: FCM tokens are sent through FCM's HTTP v1 API with it; null: FCM tokens are kept and skipped */
+  /** FCM_SERVICE_ACCOUNT_FILE, absolute; null: FCM tokens are kept and skipped */
   fcmServiceAccountFile: string | null
-  /** FCM's API origin (tests point it at a local stand-in) */
+  /** FCM_API_URL */
   fcmApiUrl: string
-  /** APNs token-based auth: the .p8 key file, its key id, the team id and the app's bundle id (topic); all four or none */
+  /** APNS_KEY_FILE (absolute), APNS_KEY_ID, APNS_TEAM_ID and APNS_TOPIC; null: none of them set */
   apns: { keyFile: string; keyId: string; teamId: string; topic: string } | null
-  /** APNs' origin: production, or `https://api.sandbox.push.apple.com` for development builds */
+  /** APNS_URL */
   apnsUrl: string
-  /** the video signaling service's listener port (VIDEO_PORT; `npm start` runs it in-process unless VIDEO_URL is set) */
+  /** VIDEO_PORT */
   videoPort: number
-  /** the video service's listener address (VIDEO_HOST, default HOST) */
+  /** VIDEO_HOST */
   videoHost: string
-  /** where the main service reaches the video service (VIDEO_URL); null: the in-process one `npm start` starts */
+  /** VIDEO_URL; null: the in-process video service `npm start` starts */
   videoUrl: string | null
-  /** the signaling WebSocket URL handed to clients (VIDEO_PUBLIC_URL); null: derived from the video service's address */
+  /** VIDEO_PUBLIC_URL; null: derived from the video service's address */
   videoPublicUrl: string | null
-  /** where the video service reports joins, leaves and media state (VIDEO_CALLBACK_URL); null: this server's own listener */
+  /** VIDEO_CALLBACK_URL; null: this server's own listener */
   videoCallbackUrl: string | null
-  /** the secret room tickets and video-service callbacks are signed with (VIDEO_SECRET); null: a random one kept in `<DATA_DIR>/video.secret` */
+  /** VIDEO_SECRET; null: a random one kept in `<DATA_DIR>/video.secret` */
   videoSecret: string | null
-  /** milliseconds one request from the main service to the video service may take; then 504 upstream_timeout */
+  /** VIDEO_TIMEOUT_MS */
   videoTimeoutMs: number
-  /** seconds a room ticket is good for (it must be presented on the signaling socket within that time) */
+  /** VIDEO_TICKET_TTL_SECONDS */
   videoTicketTtlSeconds: number
-  /** a room nobody is in ends after this many seconds */
+  /** VIDEO_ROOM_IDLE_SECONDS */
   videoRoomIdleSeconds: number
-  // per-user caps of the video service and its reports
-  /** joined signaling sockets one user may hold in one room on one video service (VIDEO_MAX_SOCKETS_PER_ROOM); the next is closed with 4029 */
+  /** VIDEO_MAX_SOCKETS_PER_ROOM */
   videoMaxSocketsPerRoom: number
-  /** joined signaling sockets one user may hold in all rooms on one video service (VIDEO_MAX_SOCKETS_PER_USER); the next is closed with 4029 */
+  /** VIDEO_MAX_SOCKETS_PER_USER */
   videoMaxSocketsPerUser: number
-  /** room tickets issued per user (VIDEO_TICKET_RATE_LIMIT, `<tickets>/<seconds>`); over it 429 rate_limited */
+  /** VIDEO_TICKET_RATE_LIMIT */
   videoTicketRateLimit: RateLimit
-  /** `media` frames per signaling socket (VIDEO_MEDIA_RATE_LIMIT); over it an error frame `rate_limited` and the frame is dropped */
+  /** VIDEO_MEDIA_RATE_LIMIT */
   videoMediaRateLimit: RateLimit
-  /** media reports the main service records per participant of a room (VIDEO_MEDIA_REPORT_RATE_LIMIT); over it the report is answered 429 and not written */
+  /** VIDEO_MEDIA_REPORT_RATE_LIMIT */
   videoMediaReportRateLimit: RateLimit
-  /** STUN servers in the ICE configuration (STUN_URLS, comma-separated `stun:` URLs) */
+  /** STUN_URLS */
   stunUrls: string[]
-  /** TURN servers in the ICE configuration (TURN_URLS, comma-separated `turn:`/`turns:` URLs); empty: no TURN */
+  /** TURN_URLS */
   turnUrls: string[]
-  /** the TURN REST API shared secret (coturn's static-auth-secret); null: TURN servers are not offered */
+  /** TURN_SECRET; null: TURN servers are not offered */
   turnSecret: string | null
-  /** seconds TURN credentials are good for */
+  /** TURN_CREDENTIAL_TTL_SECONDS */
   turnCredentialTtlSeconds: number
-  /** account lifecycle (auth/account.ts, auth/password.ts): password reset mails per window per client IP */
+  /** PASSWORD_RESET_RATE_LIMIT */
   passwordResetRateLimit: RateLimit
-  /** …and per address (the same for addresses with and without an account) */
+  /** PASSWORD_RESET_EMAIL_RATE_LIMIT */
   passwordResetEmailRateLimit: RateLimit
-  /** minutes a mailed password-reset (or account) code works */
+  /** PASSWORD_RESET_CODE_MINUTES */
   passwordResetCodeMinutes: number
-  /** days a deleted account's username stays unavailable to others */
+  /** ACCOUNT_USERNAME_GRACE_DAYS */
   accountUsernameGraceDays: number
-  /** days an unconfirmed email address holds its place; then another account may take it */
+  /** UNCONFIRMED_EMAIL_TTL_DAYS */
   unconfirmedEmailTtlDays: number
-  /** data exports per window per user */
+  /** ACCOUNT_EXPORT_RATE_LIMIT */
   accountExportRateLimit: RateLimit
 }
 
@@ -278,8 +282,8 @@ export interface OAuthProvider {
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
 /**
- * OAUTH_PROVIDERS: a JSON list `[{id, issuer, client_id, client_secret}]` (or DESIGN §8's object
- * `{"<id>": {issuer, client_id, client_secret}}`). Answers the providers, or what is wrong — never
+ * OAUTH_PROVIDERS: a JSON list `[{id, issuer, client_id, client_secret}]`, or an object
+ * keyed by id `{"<id>": {issuer, client_id, client_secret}}`. Answers the providers, or what is wrong — never
  * echoing a secret. The issuer must be https (http only on a loopback address, for tests). Pure.
  */
 export function parseOAuthProviders(raw: string): OAuthProvider[] | string {
@@ -325,8 +329,6 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>
-
 export type TrustProxy = false | number | string[]
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -341,40 +343,183 @@ function defaultBaseUrl(host: string, port: number): string {
   return `http://${isIP(name) === 6 ? `[${name}]` : name}:${port}`
 }
 
-/** Parses and validates the environment; throws ConfigError naming every bad variable. */
-export function loadConfig(env: Env = process.env): Readonly<Config> {
-  const problems: string[] = []
-  const read = (name: string): string | undefined => {
-    const value = env[name]
-    return value === undefined || value.trim() === '' ? undefined : value.trim()
-  }
-  const fail = (name: string, why: string): undefined => {
-    problems.push(`${name}: ${why} (got ${JSON.stringify(env[name])})`)
-    return undefined
-  }
+// ---------------------------------------------------------------------------------------------
+// The table's machinery
 
-  const int = (name: string, fallback: number, min: number, max: number): number => {
-    const raw = read(name)
-    if (raw === undefined) return fallback
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      fail(name, `must be an integer from ${min} to ${max}`)
-      return fallback
-    }
-    return Number(raw)
-  }
-  const bool = (name: string, fallback: boolean): boolean => {
-    const raw = read(name)?.toLowerCase()
-    if (raw === undefined) return fallback
-    if (['true', '1', 'yes', 'on'].includes(raw)) return true
-    if (['false', '0', 'no', 'off'].includes(raw)) return false
-    fail(name, 'must be true or false')
+/** What a variable's parser is given while `loadConfig` runs the table. */
+export interface Reading {
+  /** this variable, trimmed; undefined when unset or blank */
+  raw: string | undefined
+  /** this variable exactly as given (secrets are taken untrimmed) */
+  given: string | undefined
+  /** another variable, trimmed; undefined when unset or blank */
+  read(name: string): string | undefined
+  /** another variable exactly as given */
+  env(name: string): string | undefined
+  /** the value of a variable above this one in the table */
+  value<K extends keyof Config>(key: K): Config[K]
+  /** this variable is bad: `NAME: why (got "value")` */
+  fail(why: string): void
+  /** this variable is bad, and its value a secret that is never echoed: `NAME: why` */
+  refuse(why: string): void
+  /** a problem between several variables, said in full */
+  report(problem: string): void
+}
+
+/** A kind of value: how it reads in the documentation, and how it is parsed. */
+interface Kind<T> {
+  type: string
+  default: string
+  parse: (reading: Reading) => T
+}
+
+/** One environment variable. */
+export interface Variable<K extends keyof Config | null = keyof Config | null> {
+  name: string
+  /** the Config field it sets; null: another variable's parser reads it */
+  key: K
+  /** its type, as the documentation shows it */
+  type: string
+  /** its default, as the documentation shows it (Markdown) */
+  default: string
+  /** what it does, in one line (Markdown) */
+  description: string
+  parse: (reading: Reading) => K extends keyof Config ? Config[K] : void
+}
+
+export interface Section {
+  title: string
+  variables: readonly Variable[]
+}
+
+const code = (text: string | number) => `\`${text}\``
+
+function variable<K extends keyof Config>(name: string, key: K, kind: Kind<Config[K]>, description: string): Variable<K> {
+  return { name, key, type: kind.type, default: kind.default, description, parse: kind.parse as Variable<K>['parse'] }
+}
+
+function parseInteger(reading: Reading, min: number, max: number, fallback: number): number {
+  const raw = reading.raw
+  if (raw === undefined) return fallback
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    reading.fail(`must be an integer from ${min} to ${max}`)
     return fallback
   }
-  /** false, a hop count, or the trusted proxies' addresses / CIDR ranges (never "trust everyone") */
-  const proxies = (name: string): TrustProxy => {
-    const raw = read(name)
+  return Number(raw)
+}
+
+const integerType = (min: number, max: number) => (max === Number.MAX_SAFE_INTEGER ? `integer ≥ ${min}` : `integer ${min}–${max}`)
+
+const integer = (min: number, max: number, fallback: number): Kind<number> => ({
+  type: integerType(min, max),
+  default: code(fallback),
+  parse: (reading) => parseInteger(reading, min, max, fallback),
+})
+
+const optionalInteger = (min: number, max: number): Kind<number | null> => ({
+  type: integerType(min, max),
+  default: 'unset',
+  parse: (reading) => (reading.raw === undefined ? null : parseInteger(reading, min, max, min)),
+})
+
+function parseFlag(reading: Reading, fallback: boolean): boolean {
+  const raw = reading.raw?.toLowerCase()
+  if (raw === undefined) return fallback
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true
+  if (['false', '0', 'no', 'off'].includes(raw)) return false
+  reading.fail('must be true or false')
+  return fallback
+}
+
+const FLAG_TYPE = 'boolean'
+
+const flag = (fallback: boolean): Kind<boolean> => ({ type: FLAG_TYPE, default: code(String(fallback)), parse: (reading) => parseFlag(reading, fallback) })
+
+const rate = (fallback: string): Kind<RateLimit> => ({
+  type: '`<requests>/<seconds>`',
+  default: code(fallback),
+  parse: (reading) => {
+    const raw = reading.raw ?? fallback
+    const match = /^(\d+)\s*\/\s*(\d+)$/.exec(raw)
+    if (!match || Number(match[1]) < 1 || Number(match[2]) < 1) {
+      reading.fail('must look like <requests>/<seconds>, e.g. 5/300')
+      return { max: 5, windowMs: 300_000 }
+    }
+    return { max: Number(match[1]), windowMs: Number(match[2]) * 1000 }
+  },
+})
+
+const text = (fallback: string): Kind<string> => ({ type: 'text', default: code(fallback), parse: (reading) => reading.raw ?? fallback })
+
+const optionalText = (type = 'text'): Kind<string | null> => ({ type, default: 'unset', parse: (reading) => reading.raw ?? null })
+
+const optionalPath: Kind<string | null> = { type: 'path', default: 'unset', parse: (reading) => (reading.raw === undefined ? null : path.resolve(reading.raw)) }
+
+const urlType = (protocols: string[]) => `URL (${protocols.map((p) => p.replace(':', '')).join(', ')})`
+
+/** A URL of one of the protocols (the default too is checked), without trailing slashes. */
+function parseUrl(reading: Reading, fallback: string, protocols: string[]): string {
+  const raw = reading.raw ?? fallback
+  try {
+    const parsed = new URL(raw)
+    if (!protocols.includes(parsed.protocol)) {
+      reading.fail(`must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`)
+    }
+  } catch {
+    reading.fail('must be a URL')
+  }
+  return raw.replace(/\/+$/, '')
+}
+
+const url = (protocols: string[], fallback: string): Kind<string> => ({
+  type: urlType(protocols),
+  default: code(fallback),
+  parse: (reading) => parseUrl(reading, fallback, protocols),
+})
+
+const optionalUrl = (protocols: string[]): Kind<string | null> => ({
+  type: urlType(protocols),
+  default: 'unset',
+  parse: (reading) => (reading.raw === undefined ? null : parseUrl(reading, '', protocols)),
+})
+
+function parseOneOf<T extends string>(reading: Reading, allowed: readonly T[], fallback: T): T {
+  const raw = reading.raw
+  if (raw === undefined) return fallback
+  if ((allowed as readonly string[]).includes(raw)) return raw as T
+  reading.fail(`must be one of ${allowed.join(', ')}`)
+  return fallback
+}
+
+const oneOfType = (allowed: readonly string[]) => `one of ${allowed.map(code).join(', ')}`
+
+const oneOf = <T extends string>(allowed: readonly T[], fallback: T): Kind<T> => ({
+  type: oneOfType(allowed),
+  default: code(fallback),
+  parse: (reading) => parseOneOf(reading, allowed, fallback),
+})
+
+/** A secret of at least 32 characters, taken as given and never echoed; unset or empty: null. */
+const longSecret: Kind<string | null> = {
+  type: 'secret, ≥ 32 characters',
+  default: 'unset',
+  parse: (reading) => {
+    const raw = reading.given
+    if (raw === undefined || raw === '') return null
+    // the value itself is a secret: never echoed
+    if (raw.length < 32) reading.refuse('must be at least 32 characters (e.g. `openssl rand -base64 48`)')
+    return raw
+  },
+}
+
+/** false, a hop count, or the trusted proxies' addresses / CIDR ranges (never "trust everyone") */
+const trustedProxies: Kind<TrustProxy> = {
+  type: 'hop count or addresses',
+  default: code('false'),
+  parse: (reading) => {
+    const raw = reading.raw
     if (raw === undefined || ['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return false
-    if (/^\d+$/.test(raw)) return Number(raw) <= 32 ? Number(raw) : (fail(name, 'a hop count must be from 0 to 32'), false)
+    if (/^\d+$/.test(raw)) return Number(raw) <= 32 ? Number(raw) : (reading.fail('a hop count must be from 0 to 32'), false)
     const list = raw.split(',').map((item) => item.trim()).filter(Boolean)
     const isAddress = (item: string) => {
       const [address, prefix, ...rest] = item.split('/')
@@ -383,269 +528,553 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
     }
     if (list.length === 0 || !list.every(isAddress)) {
-      fail(name, 'must be the number of proxies in front of Tern (e.g. 1) or their addresses and CIDR ranges (e.g. 10.0.0.1,10.1.0.0/16); "true" would let any client pick its own address through X-Forwarded-For')
+      reading.fail('must be the number of proxies in front of Tern (e.g. 1) or their addresses and CIDR ranges (e.g. 10.0.0.1,10.1.0.0/16); "true" would let any client pick its own address through X-Forwarded-For')
       return false
     }
     return list
-  }
-  const url = (name: string, fallback: string, protocols: string[]): string => {
-    const raw = read(name) ?? fallback
-    try {
-      const parsed = new URL(raw)
-      if (!protocols.includes(parsed.protocol)) {
-        fail(name, `must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`)
-      }
-    } catch {
-      fail(name, 'must be a URL')
-    }
-    return raw.replace(/\/+$/, '')
-  }
-  const optionalUrl = (name: string, protocols: string[]): string | null =>
-    read(name) === undefined ? null : url(name, '', protocols)
-  const rate = (name: string, fallback: string): RateLimit => {
-    const raw = read(name) ?? fallback
-    const match = /^(\d+)\s*\/\s*(\d+)$/.exec(raw)
-    if (!match || Number(match[1]) < 1 || Number(match[2]) < 1) {
-      fail(name, 'must look like <requests>/<seconds>, e.g. 5/300')
-      return { max: 5, windowMs: 300_000 }
-    }
-    return { max: Number(match[1]), windowMs: Number(match[2]) * 1000 }
-  }
-  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
-    const raw = read(name)
-    if (raw === undefined) return fallback
-    if ((allowed as readonly string[]).includes(raw)) return raw as T
-    fail(name, `must be one of ${allowed.join(', ')}`)
-    return fallback
-  }
-  const plans = (name: string): PremiumPlan[] => {
-    const raw = read(name)
-    if (raw === undefined) return DEFAULT_PREMIUM_PLANS
-    const parsed = parsePremiumPlans(raw)
-    if (typeof parsed === 'string') {
-      fail(name, parsed)
-      return DEFAULT_PREMIUM_PLANS
-    }
-    return parsed
-  }
-  const region = (name: string, fallback: CountryCode): CountryCode => {
-    const raw = (read(name) ?? fallback).toUpperCase()
-    if (isSupportedCountry(raw)) return raw
-    fail(name, 'must be a two-letter region code, e.g. RU, US or DE')
-    return fallback
-  }
-  const secretKey = (): string | null => {
-    const raw = env.SECRET_KEY
-    if (raw === undefined || raw === '') return null
-    if (raw.length < 32) {
-      // the value itself is a secret: never echoed
-      problems.push('SECRET_KEY: must be at least 32 characters (e.g. `openssl rand -base64 48`)')
-      return null
-    }
-    return raw
-  }
-  /** both VAPID keys or neither; the private key is never echoed */
-  const vapidKeys = (): Pick<Config, 'vapidPublicKey' | 'vapidPrivateKey'> => {
-    const publicKey = read('VAPID_PUBLIC_KEY')
-    const privateKey = env.VAPID_PRIVATE_KEY?.trim() || undefined
-    if (publicKey === undefined && privateKey === undefined) return { vapidPublicKey: null, vapidPrivateKey: null }
-    if (publicKey === undefined || privateKey === undefined) {
-      problems.push('VAPID_PUBLIC_KEY/VAPID_PRIVATE_KEY: set both or neither')
-    } else if (!/^[A-Za-z0-9_-]+$/.test(publicKey) || Buffer.from(publicKey, 'base64url').length !== 65 || Buffer.from(publicKey, 'base64url')[0] !== 4) {
-      fail('VAPID_PUBLIC_KEY', 'must be an uncompressed P-256 public key, base64url (65 bytes)')
-    } else if (!/^[A-Za-z0-9_-]+$/.test(privateKey) || Buffer.from(privateKey, 'base64url').length !== 32) {
-      problems.push('VAPID_PRIVATE_KEY: must be a P-256 private key, base64url (32 bytes)')
-    } else return { vapidPublicKey: publicKey, vapidPrivateKey: privateKey }
-    return { vapidPublicKey: null, vapidPrivateKey: null }
-  }
-  const vapidSubject = (): string => {
-    const raw = read('VAPID_SUBJECT')
-    if (raw === undefined) {
-      let host = 'localhost'
-      try {
-        host = new URL(read('PUBLIC_BASE_URL') ?? 'http://localhost').hostname.replace(/^\[|\]$/g, '') || 'localhost'
-      } catch {
-        // PUBLIC_BASE_URL's own check reports it
-      }
-      return `mailto:admin@${host}`
-    }
-    if (!/^mailto:[^\s@]+@[^\s@]+$/.test(raw) && !/^https:\/\/[^\s]+$/.test(raw)) fail('VAPID_SUBJECT', 'must be a mailto: address or an https: URL')
-    return raw
-  }
-  const oauthProviders = (): OAuthProvider[] => {
-    const raw = read('OAUTH_PROVIDERS')
-    if (raw === undefined) return []
-    const parsed = parseOAuthProviders(raw)
-    if (typeof parsed === 'string') {
-      // the value holds client secrets: never echoed
-      problems.push(`OAUTH_PROVIDERS: ${parsed}`)
-      return []
-    }
-    return parsed
-  }
-  const apnsConfig = (): Config['apns'] => {
-    const [keyFile, keyId, teamId, topic] = ['APNS_KEY_FILE', 'APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_TOPIC'].map(read)
-    const given = [keyFile, keyId, teamId, topic].filter((v) => v !== undefined).length
-    if (given === 0) return null
-    if (given < 4) {
-      problems.push('APNS_KEY_FILE/APNS_KEY_ID/APNS_TEAM_ID/APNS_TOPIC: set all four or none')
-      return null
-    }
-    return { keyFile: path.resolve(keyFile!), keyId: keyId!, teamId: teamId!, topic: topic! }
-  }
-  const videoSecret = (): string | null => {
-    const raw = env.VIDEO_SECRET
-    if (raw === undefined || raw === '') return null
-    // the value itself is a secret: never echoed
-    if (raw.length < 32) problems.push('VIDEO_SECRET: must be at least 32 characters (e.g. `openssl rand -base64 48`)')
-    return raw
-  }
-  /** comma-separated ICE server URLs of the given schemes (`stun:host:port`, `turn:host:port?transport=udp`) */
-  const iceUrls = (name: string, schemes: string[], fallback: string): string[] => {
-    const list = (read(name) ?? fallback).split(',').map((item) => item.trim()).filter(Boolean)
+  },
+}
+
+/** comma-separated ICE server URLs of the given schemes (`stun:host:port`, `turn:host:port?transport=udp`) */
+const iceUrls = (schemes: string[], fallback: string): Kind<string[]> => ({
+  type: `list of ${schemes.map(code).join('/')} URLs`,
+  default: fallback === '' ? 'none' : code(fallback),
+  parse: (reading) => {
+    const list = (reading.raw ?? fallback).split(',').map((item) => item.trim()).filter(Boolean)
     if (list.length > 20 || !list.every((item) => item.length <= 256 && schemes.some((s) => item.startsWith(s)) && /^[a-z]+:[A-Za-z0-9.\-[\]:]+(\?transport=(udp|tcp))?$/.test(item))) {
-      fail(name, `must be a comma-separated list of ${schemes.join(' or ')} URLs, e.g. ${schemes[0]}host:3478`)
+      reading.fail(`must be a comma-separated list of ${schemes.join(' or ')} URLs, e.g. ${schemes[0]}host:3478`)
       return []
     }
     return list
-  }
-  const dataDir = path.resolve(read('DATA_DIR') ?? './data')
-  const databaseUrl = read('DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'tern.db')}`
-  let dialect: Dialect = 'sqlite'
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) dialect = 'postgres'
-  else if (!databaseUrl.startsWith('sqlite:') || databaseUrl.length === 'sqlite:'.length) {
-    fail('DATABASE_URL', 'must be sqlite:<path> or postgres://…')
-  }
+  },
+})
 
-  const logLevel = (read('LOG_LEVEL') ?? 'info') as Config['logLevel']
-  if (!LOG_LEVELS.includes(logLevel)) fail('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+/** ADMIN_USERNAME and ADMIN_PASSWORD are both set or both unset (an empty password counts as unset). */
+const adminPaired = (username: string | undefined, password: string | undefined) => (username === undefined) === (password === undefined || password === '')
 
-  // no provider unless one is chosen: `test` pays every order at once, so never in production
-  const paymentProvider = read('PAYMENT_PROVIDER') === undefined ? null : oneOf('PAYMENT_PROVIDER', ['test', 'manual'] as const, 'manual')
-  if (paymentProvider === 'test' && read('NODE_ENV') === 'production') {
-    problems.push('PAYMENT_PROVIDER: test pays every order at once without taking money, and is refused with NODE_ENV=production')
-  }
+const isVapidPublicKey = (key: string) => /^[A-Za-z0-9_-]+$/.test(key) && Buffer.from(key, 'base64url').length === 65 && Buffer.from(key, 'base64url')[0] === 4
+const isVapidPrivateKey = (key: string) => /^[A-Za-z0-9_-]+$/.test(key) && Buffer.from(key, 'base64url').length === 32
 
-  const adminUsername = read('ADMIN_USERNAME') ?? null
-  const adminPassword = env.ADMIN_PASSWORD ?? null
-  if ((adminUsername === null) !== (adminPassword === null || adminPassword === '')) {
-    problems.push('ADMIN_USERNAME/ADMIN_PASSWORD: set both or neither')
-  } else if (adminPassword !== null && adminPassword.length < 8) {
-    problems.push('ADMIN_PASSWORD: must be at least 8 characters')
-  }
-  if (adminUsername !== null && !/^[A-Za-z0-9_]{3,32}$/.test(adminUsername)) {
-    fail('ADMIN_USERNAME', 'must be 3 to 32 characters: letters, digits and underscores')
-  }
+const APNS_VARIABLES = ['APNS_KEY_FILE', 'APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_TOPIC'] as const
 
-  const port = int('PORT', 3000, 0, 65535)
-  const host = read('HOST') ?? '127.0.0.1'
-  const config: Config = {
-    port,
-    host,
-    metricsToken: read('METRICS_TOKEN') ?? null,
-    metricsPort: read('METRICS_PORT') === undefined ? null : int('METRICS_PORT', 9464, 0, 65535),
-    metricsHost: read('METRICS_HOST') ?? '127.0.0.1',
-    slowRequestMs: int('SLOW_REQUEST_MS', 1000, 1, 3_600_000),
-    writeRateLimitIp: rate('WRITE_RATE_LIMIT_IP', '3000/60'),
-    writeRateLimitUser: rate('WRITE_RATE_LIMIT_USER', '600/60'),
-    wsFrameRateLimit: rate('WS_FRAME_RATE_LIMIT', '50/1'),
-    slowQueryMs: int('SLOW_QUERY_MS', 250, 1, 3_600_000),
-    publicBaseUrl: url('PUBLIC_BASE_URL', defaultBaseUrl(host, port), ['http:', 'https:']),
-    dataDir,
-    databaseUrl,
-    dialect,
-    redisUrl: optionalUrl('REDIS_URL', ['redis:', 'rediss:']),
-    redisPrefix: read('REDIS_PREFIX') ?? 'tern:',
-    sessionTtlDays: int('SESSION_TTL_DAYS', 30, 1, 3650),
-    trustProxy: proxies('TRUST_PROXY'),
-    adminUsername,
-    adminPassword: adminPassword || null,
-    maxUploadBytes: int('MAX_UPLOAD_BYTES', 52_428_800, 1, Number.MAX_SAFE_INTEGER),
-    premiumMaxUploadBytes: int('PREMIUM_MAX_UPLOAD_BYTES', 2_147_483_648, 1, Number.MAX_SAFE_INTEGER),
-    uploadDir: path.join(dataDir, 'uploads'),
-    uploadSessionTtlSeconds: int('UPLOAD_SESSION_TTL_SECONDS', 86_400, 1, 30 * 86_400),
-    uploadSweepIntervalSeconds: int('UPLOAD_SWEEP_INTERVAL_SECONDS', 600, 1, 86_400),
-    storyLifetimeSeconds: int('STORY_LIFETIME_SECONDS', 86_400, 1, 30 * 86_400),
-    storyCleanupIntervalSeconds: int('STORY_CLEANUP_INTERVAL_SECONDS', 1800, 1, 86_400),
-    callRingTimeoutSeconds: int('CALL_RING_TIMEOUT_SECONDS', 60, 5, 600),
-    premiumPlans: plans('PREMIUM_PLANS'),
-    paymentProvider,
-    paymentWebhookSecret: read('PAYMENT_WEBHOOK_SECRET') ?? null,
-    premiumRenewBeforeSeconds: int('PREMIUM_RENEW_BEFORE_SECONDS', 86_400, 0, 30 * 86_400),
-    premiumRenewalIntervalSeconds: int('PREMIUM_RENEWAL_INTERVAL_SECONDS', 3600, 1, 86_400),
-    referralWindowDays: int('REFERRAL_WINDOW_DAYS', 7, 1, 365),
-    referralMonthlyCap: int('REFERRAL_MONTHLY_CAP', 20, 0, 100_000),
-    phoneDefaultRegion: region('PHONE_DEFAULT_REGION', 'RU'),
-    contactImportRateLimit: rate('CONTACT_IMPORT_RATE_LIMIT', '30/3600'),
-    registerRateLimit: rate('REGISTER_RATE_LIMIT', '5/300'),
-    loginRateLimit: rate('LOGIN_RATE_LIMIT', '30/60'),
-    updateLogKeep: int('UPDATE_LOG_KEEP', 10_000, 10, 100_000_000),
-    sendFastPath: bool('SEND_FAST_PATH', true),
-    wsHeartbeatSeconds: int('WS_HEARTBEAT_SECONDS', 30, 1, 3600),
-    wsMaxSocketsPerUser: int('WS_MAX_SOCKETS_PER_USER', 100, 1, 10_000),
-    httpRequestTimeoutSeconds: int('HTTP_REQUEST_TIMEOUT_SECONDS', 30, 1, 86_400),
-    logLevel,
-    logFile: read('LOG_FILE') === undefined ? null : path.resolve(read('LOG_FILE')!),
-    corsOrigins: (read('CORS_ORIGINS') ?? '')
-      .split(',')
-      .map((origin) => origin.trim())
-      .filter(Boolean),
-    smtpUrl: optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
-    mailFrom: read('MAIL_FROM') ?? 'Tern <no-reply@localhost>',
-    mailTimeoutSeconds: int('MAIL_TIMEOUT_SECONDS', 5, 1, 60),
-    secretKey: secretKey(),
-    adminRequire2fa: bool('ADMIN_REQUIRE_2FA', false),
-    loginLookupRateLimit: rate('LOGIN_LOOKUP_RATE_LIMIT', '10/60'),
-    loginCodeResendSeconds: int('LOGIN_CODE_RESEND_SECONDS', 60, 1, 3600),
-    qrGenerateRateLimit: rate('QR_GENERATE_RATE_LIMIT', '10/60'),
-    oauthProviders: oauthProviders(),
-    loginAccountRateLimit: rate('LOGIN_ACCOUNT_RATE_LIMIT', '10/900'),
-    webhookAllowPrivate: bool('WEBHOOK_ALLOW_PRIVATE', false),
-    botRateLimit: rate('BOT_RATE_LIMIT', '30/1'),
-    botChatRateLimit: rate('BOT_CHAT_RATE_LIMIT', '5/5'),
-    botGroupRateLimit: rate('BOT_GROUP_RATE_LIMIT', '20/60'),
-    webhookRequireHttps: bool('WEBHOOK_REQUIRE_HTTPS', read('NODE_ENV') === 'production'),
-    webhookRetryBaseMs: int('WEBHOOK_RETRY_BASE_MS', 5000, 1, 3_600_000),
-    webhookRetryForSeconds: int('WEBHOOK_RETRY_FOR_SECONDS', 86_400, 1, 30 * 86_400),
-    webhookDeliveryIntervalMs: int('WEBHOOK_DELIVERY_INTERVAL_MS', 250, 10, 3_600_000),
-    ...vapidKeys(),
-    vapidSubject: vapidSubject(),
-    pushMaxSubscriptions: int('PUSH_MAX_SUBSCRIPTIONS', 20, 1, 1000),
-    pushDeliveryIntervalMs: int('PUSH_DELIVERY_INTERVAL_MS', 1000, 50, 3_600_000),
-    pushMaxAttempts: int('PUSH_MAX_ATTEMPTS', 5, 1, 50),
-    pushTimeoutSeconds: int('PUSH_TIMEOUT_SECONDS', 5, 1, 60),
-    fcmServiceAccountFile: read('FCM_SERVICE_ACCOUNT_FILE') ? path.resolve(read('FCM_SERVICE_ACCOUNT_FILE')!) : null,
-    fcmApiUrl: url('FCM_API_URL', 'https://fcm.googleapis.com', ['https:', 'http:']),
-    apns: apnsConfig(),
-    apnsUrl: url('APNS_URL', 'https://api.push.apple.com', ['https:', 'http:']),
-    videoPort: int('VIDEO_PORT', 5001, 0, 65535),
-    videoHost: read('VIDEO_HOST') ?? host,
-    videoUrl: optionalUrl('VIDEO_URL', ['http:', 'https:']),
-    videoPublicUrl: optionalUrl('VIDEO_PUBLIC_URL', ['ws:', 'wss:']),
-    videoCallbackUrl: optionalUrl('VIDEO_CALLBACK_URL', ['http:', 'https:']),
-    videoSecret: videoSecret(),
-    videoTimeoutMs: int('VIDEO_TIMEOUT_MS', 5000, 10, 60_000),
-    videoTicketTtlSeconds: int('VIDEO_TICKET_TTL_SECONDS', 60, 5, 3600),
-    videoRoomIdleSeconds: int('VIDEO_ROOM_IDLE_SECONDS', 600, 5, 7 * 86_400),
-    videoMaxSocketsPerRoom: int('VIDEO_MAX_SOCKETS_PER_ROOM', 4, 1, 1000),
-    videoMaxSocketsPerUser: int('VIDEO_MAX_SOCKETS_PER_USER', 16, 1, 10_000),
-    videoTicketRateLimit: rate('VIDEO_TICKET_RATE_LIMIT', '30/60'),
-    videoMediaRateLimit: rate('VIDEO_MEDIA_RATE_LIMIT', '10/1'),
-    videoMediaReportRateLimit: rate('VIDEO_MEDIA_REPORT_RATE_LIMIT', '5/1'),
-    stunUrls: iceUrls('STUN_URLS', ['stun:'], 'stun:stun.l.google.com:19302'),
-    turnUrls: iceUrls('TURN_URLS', ['turn:', 'turns:'], ''),
-    turnSecret: env.TURN_SECRET?.trim() || null,
-    turnCredentialTtlSeconds: int('TURN_CREDENTIAL_TTL_SECONDS', 86_400, 60, 7 * 86_400),
-    passwordResetRateLimit: rate('PASSWORD_RESET_RATE_LIMIT', '5/900'),
-    passwordResetEmailRateLimit: rate('PASSWORD_RESET_EMAIL_RATE_LIMIT', '3/3600'),
-    passwordResetCodeMinutes: int('PASSWORD_RESET_CODE_MINUTES', 15, 1, 1440),
-    accountUsernameGraceDays: int('ACCOUNT_USERNAME_GRACE_DAYS', 30, 0, 3650),
-    unconfirmedEmailTtlDays: int('UNCONFIRMED_EMAIL_TTL_DAYS', 7, 1, 3650),
-    accountExportRateLimit: rate('ACCOUNT_EXPORT_RATE_LIMIT', '1/60'),
+/** A variable read by another variable's parser: a member of a pair or group checked there, or NODE_ENV. */
+function readByOthers(name: string, type: string, fallback: string, description: string): Variable<null> {
+  return { name, key: null, type, default: fallback, description, parse: () => undefined }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The variables. `loadConfig` parses them in this order: a default may use a value above it.
+
+export const SECTIONS = [
+  {
+    title: 'Listener and addresses',
+    variables: [
+      variable('PORT', 'port', integer(0, 65535, 3000), "the main listener's port (`0`: any free port)"),
+      variable('HOST', 'host', text('127.0.0.1'), "the main listener's address (`0.0.0.0` or `::`: every interface)"),
+      variable(
+        'PUBLIC_BASE_URL',
+        'publicBaseUrl',
+        {
+          type: urlType(['http:', 'https:']),
+          default: '`http://<HOST>:<PORT>` (a wildcard `HOST` as `localhost`)',
+          parse: (reading) => parseUrl(reading, defaultBaseUrl(reading.value('host'), reading.value('port')), ['http:', 'https:']),
+        },
+        'where clients reach Tern: `{base_url}` in links (invites, QR, referrals, files), and `https://` makes cookies `Secure`; set it behind a proxy or with `PORT=0`',
+      ),
+      variable(
+        'TRUST_PROXY',
+        'trustProxy',
+        trustedProxies,
+        'whom to believe in `X-Forwarded-For` (rate limits, session IPs): the number of proxies in front of Tern (`1`), or their addresses and CIDR ranges (`10.0.0.1,10.1.0.0/16`); `true` is refused',
+      ),
+      variable(
+        'HTTP_REQUEST_TIMEOUT_SECONDS',
+        'httpRequestTimeoutSeconds',
+        integer(1, 86_400, 30),
+        "a request's headers and an ordinary body must arrive within this time, and an upload body may not pause this long; else 408 `request_timeout` (WebSockets are not affected)",
+      ),
+      variable(
+        'CORS_ORIGINS',
+        'corsOrigins',
+        {
+          type: 'comma-separated origins',
+          default: 'unset (no cross-origin access)',
+          parse: (reading) =>
+            (reading.raw ?? '')
+              .split(',')
+              .map((origin) => origin.trim())
+              .filter(Boolean),
+        },
+        'origins allowed cross-origin access, or `*` for any origin (without credentials)',
+      ),
+      readByOthers('NODE_ENV', 'text', 'unset', '`production` refuses `PAYMENT_PROVIDER=test` and turns `WEBHOOK_REQUIRE_HTTPS` on by default'),
+    ],
+  },
+  {
+    title: 'Data',
+    variables: [
+      variable(
+        'DATA_DIR',
+        'dataDir',
+        { type: 'path', default: '`./data`', parse: (reading) => path.resolve(reading.raw ?? './data') },
+        'the SQLite database, uploaded files (`<DATA_DIR>/uploads`) and the keys Tern generates for itself',
+      ),
+      variable(
+        'DATABASE_URL',
+        'databaseUrl',
+        {
+          type: '`sqlite:<path>` or `postgres://…`',
+          default: '`sqlite:<DATA_DIR>/tern.db`',
+          parse: (reading) => {
+            const databaseUrl = reading.raw ?? `sqlite:${path.join(reading.value('dataDir'), 'tern.db')}`
+            if (!/^postgres(ql)?:\/\//.test(databaseUrl) && (!databaseUrl.startsWith('sqlite:') || databaseUrl.length === 'sqlite:'.length)) {
+              reading.fail('must be sqlite:<path> or postgres://…')
+            }
+            return databaseUrl
+          },
+        },
+        "the database; on SQLite, message search's index is a second file beside it (`tern.search.db`)",
+      ),
+      variable('REDIS_URL', 'redisUrl', optionalUrl(['redis:', 'rediss:']), 'Redis, for several instances: fan-out between them, presence and shared rate limits'),
+      variable('REDIS_PREFIX', 'redisPrefix', text('tern:'), 'prefix of every Redis key and channel, so several deployments can share one Redis'),
+    ],
+  },
+  {
+    title: 'Logs and metrics',
+    variables: [
+      variable(
+        'LOG_LEVEL',
+        'logLevel',
+        oneOf(LOG_LEVELS, 'info'),
+        'JSON lines (pino), one per request, written in batches of 32 KiB or every second and flushed at exit, also after a crash',
+      ),
+      variable('LOG_FILE', 'logFile', optionalPath, 'append the log to this file (created readable by the server\'s user only, 0600) instead of stdout'),
+      variable('METRICS_TOKEN', 'metricsToken', optionalText('secret'), '`/metrics` (Prometheus) is served on the main listener to `Authorization: Bearer <METRICS_TOKEN>`'),
+      variable('METRICS_PORT', 'metricsPort', optionalInteger(0, 65535), '`/metrics` is served on a listener of its own instead, on this port'),
+      variable('METRICS_HOST', 'metricsHost', text('127.0.0.1'), "that listener's address"),
+      variable('SLOW_REQUEST_MS', 'slowRequestMs', integer(1, 3_600_000, 1000), 'a request slower than this is logged and counted'),
+      variable('SLOW_QUERY_MS', 'slowQueryMs', integer(1, 3_600_000, 250), 'a database query slower than this is logged and counted'),
+    ],
+  },
+  {
+    title: 'Accounts and sign-in',
+    variables: [
+      variable('SESSION_TTL_DAYS', 'sessionTtlDays', integer(1, 3650, 30), 'sliding session lifetime'),
+      variable(
+        'ADMIN_USERNAME',
+        'adminUsername',
+        {
+          type: 'username',
+          default: 'unset',
+          parse: (reading) => {
+            const username = reading.raw
+            if (!adminPaired(username, reading.env('ADMIN_PASSWORD'))) reading.report('ADMIN_USERNAME/ADMIN_PASSWORD: set both or neither')
+            if (username !== undefined && !/^[A-Za-z0-9_]{3,32}$/.test(username)) reading.fail('must be 3 to 32 characters: letters, digits and underscores')
+            return username ?? null
+          },
+        },
+        'an admin account with this name and `ADMIN_PASSWORD` is ensured at start (both or neither)',
+      ),
+      variable(
+        'ADMIN_PASSWORD',
+        'adminPassword',
+        {
+          type: 'secret, ≥ 8 characters',
+          default: 'unset',
+          parse: (reading) => {
+            const password = reading.given
+            if (adminPaired(reading.read('ADMIN_USERNAME'), password) && password !== undefined && password.length < 8) reading.refuse('must be at least 8 characters')
+            return password || null
+          },
+        },
+        "that admin account's password",
+      ),
+      variable('ADMIN_REQUIRE_2FA', 'adminRequire2fa', flag(false), 'admin endpoints need a session that finished sign-in with a second factor (else 403)'),
+      variable(
+        'SECRET_KEY',
+        'secretKey',
+        { ...longSecret, default: 'a random key kept in `<DATA_DIR>/secret.key`' },
+        'encrypts two-factor secrets and hashes mailed codes; give every instance the same one',
+      ),
+      variable(
+        'OAUTH_PROVIDERS',
+        'oauthProviders',
+        {
+          type: 'JSON',
+          default: 'none',
+          parse: (reading) => {
+            if (reading.raw === undefined) return []
+            const parsed = parseOAuthProviders(reading.raw)
+            if (typeof parsed === 'string') {
+              // the value holds client secrets: never echoed
+              reading.refuse(parsed)
+              return []
+            }
+            return parsed
+          },
+        },
+        'OpenID Connect providers to sign in with: `[{"id", "issuer", "client_id", "client_secret"}]` ([auth.md](auth.md))',
+      ),
+      variable('LOGIN_CODE_RESEND_SECONDS', 'loginCodeResendSeconds', integer(1, 3600, 60), 'the wait before another sign-in code is mailed to the same address'),
+      variable(
+        'PASSWORD_RESET_CODE_MINUTES',
+        'passwordResetCodeMinutes',
+        integer(1, 1440, 15),
+        'how long a mailed password-reset code (or a code for a step of an account without a password) works',
+      ),
+      variable('ACCOUNT_USERNAME_GRACE_DAYS', 'accountUsernameGraceDays', integer(0, 3650, 30), "a deleted account's username stays unavailable this long (`0`: free at once)"),
+      variable('UNCONFIRMED_EMAIL_TTL_DAYS', 'unconfirmedEmailTtlDays', integer(1, 3650, 7), 'an email address nobody confirmed lapses after this long, and another account may take it'),
+      variable(
+        'PHONE_DEFAULT_REGION',
+        'phoneDefaultRegion',
+        {
+          type: 'two-letter region code',
+          default: code('RU'),
+          parse: (reading) => {
+            const raw = (reading.raw ?? 'RU').toUpperCase()
+            if (isSupportedCountry(raw)) return raw
+            reading.fail('must be a two-letter region code, e.g. RU, US or DE')
+            return 'RU'
+          },
+        },
+        'the region of phone numbers written without a country code',
+      ),
+    ],
+  },
+  {
+    title: 'Mail',
+    variables: [
+      variable(
+        'SMTP_URL',
+        'smtpUrl',
+        optionalUrl(['smtp:', 'smtps:']),
+        'the SMTP server mail goes through, credentials in the URL (`smtp://user:pass@host:587`); unset: each mail is written to the log instead',
+      ),
+      variable('MAIL_FROM', 'mailFrom', text('Tern <no-reply@localhost>'), 'the From of every mail'),
+      variable('MAIL_TIMEOUT_SECONDS', 'mailTimeoutSeconds', integer(1, 60, 5), 'how long connecting and each SMTP reply may take; a mail that cannot be sent answers 503 `mail_unavailable`'),
+    ],
+  },
+  {
+    title: 'Rate limits',
+    variables: [
+      variable('WRITE_RATE_LIMIT_IP', 'writeRateLimitIp', rate('3000/60'), 'writes (requests other than GET) per client IP; past it, 429 `rate_limited` with `Retry-After`'),
+      variable('WRITE_RATE_LIMIT_USER', 'writeRateLimitUser', rate('600/60'), 'writes per signed-in user'),
+      variable('WS_FRAME_RATE_LIMIT', 'wsFrameRateLimit', rate('50/1'), 'frames per gateway socket; past twice that, the socket is closed'),
+      variable('REGISTER_RATE_LIMIT', 'registerRateLimit', rate('5/300'), 'registrations per client IP'),
+      variable('LOGIN_RATE_LIMIT', 'loginRateLimit', rate('30/60'), 'password logins per client IP'),
+      variable('LOGIN_LOOKUP_RATE_LIMIT', 'loginLookupRateLimit', rate('10/60'), 'login_v3 `email` steps (does this address have an account?) per client IP'),
+      variable(
+        'LOGIN_ACCOUNT_RATE_LIMIT',
+        'loginAccountRateLimit',
+        rate('10/900'),
+        'wrong passwords per sign-in name, and wrong second-factor codes per account, from any IP (then 429 until the window ends)',
+      ),
+      variable('QR_GENERATE_RATE_LIMIT', 'qrGenerateRateLimit', rate('10/60'), 'QR login codes generated per client IP'),
+      variable('CONTACT_IMPORT_RATE_LIMIT', 'contactImportRateLimit', rate('30/3600'), 'contact imports (phone lookups) per client IP'),
+      variable('PASSWORD_RESET_RATE_LIMIT', 'passwordResetRateLimit', rate('5/900'), '`auth/password/forgot` requests per client IP'),
+      variable('PASSWORD_RESET_EMAIL_RATE_LIMIT', 'passwordResetEmailRateLimit', rate('3/3600'), '`auth/password/forgot` requests per address, whether or not an account has it'),
+      variable('ACCOUNT_EXPORT_RATE_LIMIT', 'accountExportRateLimit', rate('1/60'), 'data exports (`auth/export`) per user'),
+    ],
+  },
+  {
+    title: 'Messaging and real time',
+    variables: [
+      variable('UPDATE_LOG_KEEP', 'updateLogKeep', integer(10, 100_000_000, 10_000), 'updates kept per user in the update log; a resume from further back is told to `reset`'),
+      variable(
+        'SEND_FAST_PATH',
+        'sendFastPath',
+        flag(true),
+        "common sends (text in a personal chat) take the database's fast path: prepared statements on SQLite, group-committed batches on PostgreSQL; `false`: every send takes the general path (same results, slower)",
+      ),
+      variable(
+        'WS_HEARTBEAT_SECONDS',
+        'wsHeartbeatSeconds',
+        integer(1, 3600, 30),
+        'how often each WebSocket is pinged; one that answered neither the previous ping nor sent anything is dropped, and its user may turn offline',
+      ),
+      variable('WS_MAX_SOCKETS_PER_USER', 'wsMaxSocketsPerUser', integer(1, 10_000, 100), 'open WebSockets one user may hold on one instance; the next is closed with 4029'),
+    ],
+  },
+  {
+    title: 'Files and stories',
+    variables: [
+      variable('MAX_UPLOAD_BYTES', 'maxUploadBytes', integer(1, Number.MAX_SAFE_INTEGER, 52_428_800), 'upload cap in bytes'),
+      variable('PREMIUM_MAX_UPLOAD_BYTES', 'premiumMaxUploadBytes', integer(1, Number.MAX_SAFE_INTEGER, 2_147_483_648), 'upload cap in bytes for premium users'),
+      variable(
+        'UPLOAD_SESSION_TTL_SECONDS',
+        'uploadSessionTtlSeconds',
+        integer(1, 30 * 86_400, 86_400),
+        'an unfinished chunked upload expires this long after its last chunk (a tus upload: after it began)',
+      ),
+      variable('UPLOAD_SWEEP_INTERVAL_SECONDS', 'uploadSweepIntervalSeconds', integer(1, 86_400, 600), 'how often expired unfinished uploads and their bytes are removed'),
+      variable('STORY_LIFETIME_SECONDS', 'storyLifetimeSeconds', integer(1, 30 * 86_400, 86_400), 'how long a story lives'),
+      variable(
+        'STORY_CLEANUP_INTERVAL_SECONDS',
+        'storyCleanupIntervalSeconds',
+        integer(1, 86_400, 1800),
+        'how often expired stories are removed with their media (once across instances; also at start)',
+      ),
+    ],
+  },
+  {
+    title: 'Premium and referrals',
+    variables: [
+      variable(
+        'PREMIUM_PLANS',
+        'premiumPlans',
+        {
+          type: 'JSON',
+          default: 'monthly 300 RUB, yearly 2990 RUB',
+          parse: (reading) => {
+            if (reading.raw === undefined) return DEFAULT_PREMIUM_PLANS
+            const parsed = parsePremiumPlans(reading.raw)
+            if (typeof parsed === 'string') {
+              reading.fail(parsed)
+              return DEFAULT_PREMIUM_PLANS
+            }
+            return parsed
+          },
+        },
+        'the plans on sale: `[{"id", "title", "months", "price_rub"}]`, prices in roubles',
+      ),
+      variable(
+        'PAYMENT_PROVIDER',
+        'paymentProvider',
+        {
+          type: oneOfType(['test', 'manual']),
+          default: 'unset',
+          parse: (reading) => {
+            // no provider unless one is chosen: `test` pays every order at once, so never in production
+            const provider = reading.raw === undefined ? null : parseOneOf(reading, ['test', 'manual'] as const, 'manual')
+            if (provider === 'test' && reading.read('NODE_ENV') === 'production') {
+              reading.report('PAYMENT_PROVIDER: test pays every order at once without taking money, and is refused with NODE_ENV=production')
+            }
+            return provider
+          },
+        },
+        '`manual`: orders wait for an admin to mark them paid; `test` (development only, announced at start, refused with `NODE_ENV=production`): every order is paid at once without taking money; unset: premium cannot be bought (503 `payments_unavailable`)',
+      ),
+      variable('PAYMENT_WEBHOOK_SECRET', 'paymentWebhookSecret', optionalText('secret'), 'the secret payment providers sign `POST /premium/webhook/{provider}` with; unset: no webhook'),
+      variable('PREMIUM_RENEW_BEFORE_SECONDS', 'premiumRenewBeforeSeconds', integer(0, 30 * 86_400, 86_400), 'how long before premium ends the renewal job asks for the next payment'),
+      variable('PREMIUM_RENEWAL_INTERVAL_SECONDS', 'premiumRenewalIntervalSeconds', integer(1, 86_400, 3600), 'how often the renewal job runs (once across instances; also at start)'),
+      variable('REFERRAL_WINDOW_DAYS', 'referralWindowDays', integer(1, 365, 7), 'a new account may name its inviter within this many days of being created'),
+      variable('REFERRAL_MONTHLY_CAP', 'referralMonthlyCap', integer(0, 100_000, 20), 'referrals one inviter may have in 30 days (then 409)'),
+    ],
+  },
+  {
+    title: 'Bots and webhooks',
+    variables: [
+      variable('BOT_RATE_LIMIT', 'botRateLimit', rate('30/1'), 'messages one bot may send over all its chats; past it, 429 with `retry_after`'),
+      variable('BOT_CHAT_RATE_LIMIT', 'botChatRateLimit', rate('5/5'), 'messages one bot may send into one personal chat'),
+      variable('BOT_GROUP_RATE_LIMIT', 'botGroupRateLimit', rate('20/60'), 'messages one bot may send into one group or channel'),
+      variable(
+        'WEBHOOK_REQUIRE_HTTPS',
+        'webhookRequireHttps',
+        {
+          type: FLAG_TYPE,
+          default: '`true` with `NODE_ENV=production`, else `false`',
+          parse: (reading) => parseFlag(reading, reading.read('NODE_ENV') === 'production'),
+        },
+        'bot webhook URLs must be https',
+      ),
+      variable(
+        'WEBHOOK_ALLOW_PRIVATE',
+        'webhookAllowPrivate',
+        flag(false),
+        'allow outgoing deliveries (webhooks, Web Push) to loopback, private and link-local addresses, and plain http to loopback (tests only)',
+      ),
+      variable(
+        'WEBHOOK_RETRY_BASE_MS',
+        'webhookRetryBaseMs',
+        integer(1, 3_600_000, 5000),
+        'the first retry of a failed bot webhook delivery waits about this long, doubling per attempt (at most an hour)',
+      ),
+      variable('WEBHOOK_RETRY_FOR_SECONDS', 'webhookRetryForSeconds', integer(1, 30 * 86_400, 86_400), 'how long a failing delivery is retried before it is marked failed'),
+      variable('WEBHOOK_DELIVERY_INTERVAL_MS', 'webhookDeliveryIntervalMs', integer(10, 3_600_000, 250), 'how often the delivery job looks for due deliveries'),
+    ],
+  },
+  {
+    title: 'Push notifications',
+    variables: [
+      variable(
+        'VAPID_PUBLIC_KEY',
+        'vapidPublicKey',
+        {
+          type: 'base64url P-256 public key',
+          default: 'generated once into `<DATA_DIR>/vapid.json`',
+          parse: (reading) => {
+            const publicKey = reading.raw
+            const privateKey = reading.read('VAPID_PRIVATE_KEY')
+            if (publicKey === undefined && privateKey === undefined) return null
+            if (publicKey === undefined || privateKey === undefined) {
+              reading.report('VAPID_PUBLIC_KEY/VAPID_PRIVATE_KEY: set both or neither')
+              return null
+            }
+            if (!isVapidPublicKey(publicKey)) {
+              reading.fail('must be an uncompressed P-256 public key, base64url (65 bytes)')
+              return null
+            }
+            return isVapidPrivateKey(privateKey) ? publicKey : null
+          },
+        },
+        'the Web Push key pair, with `VAPID_PRIVATE_KEY` (both or neither); every instance needs the same pair ([push.md](push.md))',
+      ),
+      variable(
+        'VAPID_PRIVATE_KEY',
+        'vapidPrivateKey',
+        {
+          type: 'base64url P-256 private key',
+          default: 'generated with the public key',
+          parse: (reading) => {
+            const publicKey = reading.read('VAPID_PUBLIC_KEY')
+            const privateKey = reading.raw
+            // a missing partner or a bad public key is reported with VAPID_PUBLIC_KEY
+            if (publicKey === undefined || privateKey === undefined || !isVapidPublicKey(publicKey)) return null
+            if (!isVapidPrivateKey(privateKey)) {
+              // the value itself is a secret: never echoed
+              reading.refuse('must be a P-256 private key, base64url (32 bytes)')
+              return null
+            }
+            return privateKey
+          },
+        },
+        "the key pair's private half",
+      ),
+      variable(
+        'VAPID_SUBJECT',
+        'vapidSubject',
+        {
+          type: '`mailto:` or `https:` URL',
+          default: '`mailto:admin@<host of PUBLIC_BASE_URL>` (`localhost` when that is unset)',
+          parse: (reading) => {
+            const raw = reading.raw
+            if (raw === undefined) {
+              let host = 'localhost'
+              try {
+                host = new URL(reading.read('PUBLIC_BASE_URL') ?? 'http://localhost').hostname.replace(/^\[|\]$/g, '') || 'localhost'
+              } catch {
+                // PUBLIC_BASE_URL's own check reports it
+              }
+              return `mailto:admin@${host}`
+            }
+            if (!/^mailto:[^\s@]+@[^\s@]+$/.test(raw) && !/^https:\/\/[^\s]+$/.test(raw)) reading.fail('must be a mailto: address or an https: URL')
+            return raw
+          },
+        },
+        'the contact push services see',
+      ),
+      variable('PUSH_MAX_SUBSCRIPTIONS', 'pushMaxSubscriptions', integer(1, 1000, 20), 'push subscriptions (devices) one user may register; the next is 409'),
+      variable('PUSH_DELIVERY_INTERVAL_MS', 'pushDeliveryIntervalMs', integer(50, 3_600_000, 1000), 'how often queued notifications are sent (once across instances)'),
+      variable('PUSH_MAX_ATTEMPTS', 'pushMaxAttempts', integer(1, 50, 5), 'attempts at a notification a push service keeps failing before it is dropped'),
+      variable('PUSH_TIMEOUT_SECONDS', 'pushTimeoutSeconds', integer(1, 60, 5), 'how long one request to a push service may take'),
+      variable(
+        'FCM_SERVICE_ACCOUNT_FILE',
+        'fcmServiceAccountFile',
+        optionalPath,
+        "a Google service-account JSON file: FCM tokens are sent through FCM's HTTP v1 API; unset: they are kept and skipped with a log line",
+      ),
+      variable('FCM_API_URL', 'fcmApiUrl', url(['https:', 'http:'], 'https://fcm.googleapis.com'), "FCM's API origin"),
+      variable(
+        'APNS_KEY_FILE',
+        'apns',
+        {
+          type: 'path',
+          default: 'unset',
+          parse: (reading) => {
+            const [keyFile, keyId, teamId, topic] = APNS_VARIABLES.map((name) => reading.read(name))
+            const given = [keyFile, keyId, teamId, topic].filter((v) => v !== undefined).length
+            if (given === 0) return null
+            if (given < 4) {
+              reading.report(`${APNS_VARIABLES.join('/')}: set all four or none`)
+              return null
+            }
+            return { keyFile: path.resolve(keyFile!), keyId: keyId!, teamId: teamId!, topic: topic! }
+          },
+        },
+        "APNs token auth: the `.p8` key file, with the three below (all four or none); unset: APNs tokens are kept and skipped with a log line",
+      ),
+      readByOthers('APNS_KEY_ID', 'text', 'unset', "the key's id"),
+      readByOthers('APNS_TEAM_ID', 'text', 'unset', 'the team id'),
+      readByOthers('APNS_TOPIC', 'text', 'unset', "the app's bundle id"),
+      variable('APNS_URL', 'apnsUrl', url(['https:', 'http:'], 'https://api.push.apple.com'), "APNs' origin (`https://api.sandbox.push.apple.com` for development builds)"),
+    ],
+  },
+  {
+    title: 'Calls and video',
+    variables: [
+      variable('CALL_RING_TIMEOUT_SECONDS', 'callRingTimeoutSeconds', integer(5, 600, 60), 'a call nobody answers ends as `missed` after this long'),
+      variable('VIDEO_PORT', 'videoPort', integer(0, 65535, 5001), "the video signaling service's port"),
+      variable('VIDEO_HOST', 'videoHost', { type: 'text', default: '`HOST`', parse: (reading) => reading.raw ?? reading.value('host') }, "the video service's address"),
+      variable('VIDEO_URL', 'videoUrl', optionalUrl(['http:', 'https:']), 'where the main service reaches the video service; unset: `npm start` runs it in-process'),
+      variable('VIDEO_PUBLIC_URL', 'videoPublicUrl', optionalUrl(['ws:', 'wss:']), "the signaling URL handed to clients (e.g. behind a proxy); unset: derived from the video service's address"),
+      variable('VIDEO_CALLBACK_URL', 'videoCallbackUrl', optionalUrl(['http:', 'https:']), "where the video service sends its reports; unset: this server's own listener"),
+      variable(
+        'VIDEO_SECRET',
+        'videoSecret',
+        { ...longSecret, default: 'a random one kept in `<DATA_DIR>/video.secret`' },
+        "signs room tickets and the video service's reports; every service needs the same one",
+      ),
+      variable('VIDEO_TIMEOUT_MS', 'videoTimeoutMs', integer(10, 60_000, 5000), 'limit on each request from the main service to the video service; past it, 504 `upstream_timeout`'),
+      variable('VIDEO_TICKET_TTL_SECONDS', 'videoTicketTtlSeconds', integer(5, 3600, 60), 'how long a room ticket is good for'),
+      variable('VIDEO_ROOM_IDLE_SECONDS', 'videoRoomIdleSeconds', integer(5, 7 * 86_400, 600), 'a room nobody is connected to ends after this long'),
+      variable(
+        'VIDEO_MAX_SOCKETS_PER_ROOM',
+        'videoMaxSocketsPerRoom',
+        integer(1, 1000, 4),
+        'joined signaling sockets one user may hold in one room on one video service; the next is closed with 4029',
+      ),
+      variable('VIDEO_MAX_SOCKETS_PER_USER', 'videoMaxSocketsPerUser', integer(1, 10_000, 16), 'joined signaling sockets one user may hold in all rooms on one video service'),
+      variable('VIDEO_TICKET_RATE_LIMIT', 'videoTicketRateLimit', rate('30/60'), 'room tickets per user; past it, 429 `rate_limited`'),
+      variable('VIDEO_MEDIA_RATE_LIMIT', 'videoMediaRateLimit', rate('10/1'), '`media` frames per signaling socket; past it, an `error` frame `rate_limited` and the frame is dropped'),
+      variable('VIDEO_MEDIA_REPORT_RATE_LIMIT', 'videoMediaReportRateLimit', rate('5/1'), 'media reports the main service writes per participant of a room; past it, 429'),
+      variable('STUN_URLS', 'stunUrls', iceUrls(['stun:'], 'stun:stun.l.google.com:19302'), 'STUN servers offered to clients'),
+      variable('TURN_URLS', 'turnUrls', iceUrls(['turn:', 'turns:'], ''), 'TURN servers offered to clients, with credentials, when `TURN_SECRET` is set'),
+      variable('TURN_SECRET', 'turnSecret', optionalText('secret'), "the TURN REST API shared secret (coturn's `static-auth-secret`); unset: no TURN server is offered"),
+      variable('TURN_CREDENTIAL_TTL_SECONDS', 'turnCredentialTtlSeconds', integer(60, 7 * 86_400, 86_400), 'how long TURN credentials are good for'),
+    ],
+  },
+] as const satisfies readonly Section[]
+
+/** Compile-time check: every Config field is set by a variable's parser, or derived in loadConfig. */
+type Unset = Exclude<keyof Config, (typeof SECTIONS)[number]['variables'][number]['key'] | 'dialect' | 'uploadDir'>
+export type EveryFieldIsSet = [Unset] extends [never] ? true : { unset: Unset }
+export const everyFieldIsSet: EveryFieldIsSet = true
+
+/** Every variable, in the order `loadConfig` parses them. */
+export const VARIABLES: readonly Variable[] = (SECTIONS as readonly Section[]).flatMap((section) => section.variables)
+
+type Env = Record<string, string | undefined>
+
+/** Parses and validates the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const problems: string[] = []
+  const values = new Map<keyof Config, unknown>()
+  const read = (name: string): string | undefined => {
+    const value = env[name]
+    return value === undefined || value.trim() === '' ? undefined : value.trim()
   }
+  for (const { name, key, parse } of VARIABLES) {
+    const value = parse({
+      raw: read(name),
+      given: env[name],
+      read,
+      env: (other) => env[other],
+      value: <K extends keyof Config>(wanted: K): Config[K] => {
+        if (!values.has(wanted)) throw new Error(`config: ${name} reads ${wanted}, which is parsed after it`)
+        return values.get(wanted) as Config[K]
+      },
+      fail: (why) => problems.push(`${name}: ${why} (got ${JSON.stringify(env[name])})`),
+      refuse: (why) => problems.push(`${name}: ${why}`),
+      report: (problem) => problems.push(problem),
+    })
+    if (key !== null) values.set(key, value)
+  }
+  const databaseUrl = values.get('databaseUrl') as string
+  values.set('dialect', /^postgres(ql)?:\/\//.test(databaseUrl) ? 'postgres' : 'sqlite')
+  values.set('uploadDir', path.join(values.get('dataDir') as string, 'uploads'))
 
   if (problems.length > 0) throw new ConfigError(problems)
-  return Object.freeze(config)
+  return Object.freeze(Object.fromEntries(values) as unknown as Config)
 }
 
 /** The SQLite file path of a `sqlite:` URL. */

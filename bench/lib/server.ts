@@ -27,7 +27,7 @@ const ENTRY: Record<ServerKind, string[]> = {
   // tsx only compiles it at start (measured on a busy machine: CPU per request within 2 % of the
   // esbuild-compiled file's under plain node)
   'bare-insert': ['--import', 'tsx', 'bench/servers/bare-insert.ts'],
-  // the same route with npm start's flags (and BENCH_NODE_FLAGS): the ceiling the bench used until issue 32
+  // the same route with npm start's flags (and BENCH_NODE_FLAGS): the ceiling the bench once used
   'bare-insert-flags': [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/bare-insert.ts'],
   'bare-ws': [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/bare-ws.ts'],
   // the plain PostgreSQL ceiling (send-pg): Node's default flags, neither npm start's nor BENCH_NODE_FLAGS

@@ -1,5 +1,5 @@
 /**
- * bot-polling: a bot on long polling while users send it 500 messages/s (issue 27). The figure is
+ * bot-polling: a bot on long polling while users send it 500 messages/s. The figure is
  * the time from a user's send (POST V2/messages/send starting) to the bot's getUpdates answer
  * carrying that message: the send, the update written after the commit, the waiting poll woken,
  * and its answer. The bot acknowledges each batch with the next offset, as grammY does; the

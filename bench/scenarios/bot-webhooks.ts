@@ -1,5 +1,5 @@
 /**
- * bot-webhooks: bot webhook deliveries sustained per second to a local receiver (issue 27).
+ * bot-webhooks: bot webhook deliveries sustained per second to a local receiver.
  *
  * The bot's webhook is paused while DELIVERIES webhook/send calls queue (spread over CHATS chats,
  * so up to CHATS go out side by side, each chat's in order); the figure is the time from resuming

@@ -1,4 +1,4 @@
-/** Every scenario, in the order `npm run bench` runs them. Later issues append theirs. */
+/** Every scenario, in the order `npm run bench` runs them. A new scenario is appended. */
 import type { Scenario } from '../lib/scenario.js'
 import { broadcast, broadcastPg } from './broadcast.js'
 import { botWebhooks } from './bot-webhooks.js'

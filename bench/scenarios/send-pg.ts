@@ -1,5 +1,5 @@
 /**
- * send-pg: sends on PostgreSQL (issue 32's group commit) against the plain PostgreSQL ceiling, on
+ * send-pg: sends on PostgreSQL (group commit) against the plain PostgreSQL ceiling, on
  * one core shared by Node and PostgreSQL. Tern's POST V2/messages/send on a fresh PostgreSQL
  * database (100 sender → receiver pairs, each in its own personal chat, by `chat_id`) and a bare
  * Fastify route doing one insert per request (bench/servers/bare-pg-insert.ts, its own fresh
@@ -35,13 +35,13 @@ import type { HttpLoadSpec } from '../load/http.js'
 import type { SocketSendsSpec } from '../load/socket-sends.js'
 import type { PairLoadResult } from '../lib/pair-load.js'
 
-/** sender → receiver pairs, each in its own personal chat (the issue's load shape) */
+/** sender → receiver pairs, each in its own personal chat (the send benches' load shape) */
 const PAIRS = 100
-/** closed-loop connections: the issue's HTTP figure is at 100 connections, one per pair's sender */
+/** closed-loop connections: the HTTP figure is at 100 connections, one per pair's sender */
 const CONNECTIONS = 100
 /** open-loop connection pool: far more than half-load ever needs in flight */
 const POOL = 256
-/** the issue's target: Tern's sends at least this many times the one-insert-per-request ceiling */
+/** the target: Tern's sends at least this many times the one-insert-per-request ceiling */
 const RATIO_TARGET = 5
 /** socket sends, closed loop: messages each pair keeps in flight (socket-sends' default, BENCH_SOCKET_WINDOW) */
 const WINDOW = Number(process.env.BENCH_SOCKET_WINDOW || 4)

@@ -4,7 +4,7 @@
  * Tern's latency under an open-loop load of half its own maximum.
  *
  * The ceiling is the plain route (Node's default flags); the same route with npm start's flags
- * runs beside it for reference (until issue 32 it was the ceiling). Each max window's log line
+ * runs beside it for reference (it once was the ceiling). Each max window's log line
  * gives each server's CPU time per request and the share of its core it used: on a busy machine
  * the rates move with the other processes, the bare route's CPU per request hardly does (Tern's
  * rises when it is starved: fewer sends share each commit).
@@ -24,11 +24,11 @@ import { startServer, type Server } from '../lib/server.js'
 import { median } from '../lib/stats.js'
 import type { HttpLoadSpec } from '../load/http.js'
 
-/** sender → receiver pairs, each in its own personal chat (BENCH_SEND_PAIRS; 16 until issue 32) */
+/** sender → receiver pairs, each in its own personal chat (BENCH_SEND_PAIRS; formerly 16) */
 const PAIRS = Number(process.env.BENCH_SEND_PAIRS || 100)
 /**
- * closed-loop connections (BENCH_SEND_CONNECTIONS; 32 until issue 32, the issue's HTTP target is
- * at 100). At 32 the bare route was not kept busy: it used 47–59 % of its core at its "maximum"
+ * closed-loop connections (BENCH_SEND_CONNECTIONS; formerly 32; the HTTP target is at
+ * 100). At 32 the bare route was not kept busy: it used 47–59 % of its core at its "maximum"
  * while Tern, twice as slow per request, used 87–92 %, so the ratio overstated Tern.
  */
 const CONNECTIONS = Number(process.env.BENCH_SEND_CONNECTIONS || 100)
@@ -36,9 +36,9 @@ const CONNECTIONS = Number(process.env.BENCH_SEND_CONNECTIONS || 100)
 const SATURATED = 0.9
 /** open-loop connection pool: far more than half-load ever needs in flight */
 const POOL = 64
-/** the issue's target for Tern's p99 at half load */
+/** the target for Tern's p99 at half load */
 const P99_TARGET_MS = 10
-/** issue 32: with group commit, at least 0.9x the plain ceiling, and p99 at half load within 2x of the bare route's */
+/** the target: with group commit, at least 0.9x the plain ceiling, and p99 at half load within 2x of the bare route's */
 const RATIO_TARGET = 0.9
 const P99_RATIO_TARGET = 2
 

@@ -7,7 +7,7 @@
  *  - maximum: closed loop, WINDOW messages in flight per pair; a message is done when its receiver
  *    has it (Tern: and its sender has the ack, so it is stored). Tern and ejabberd alternate run by
  *    run, so drift on the machine hits both alike.
- *  - latency: open loop at the issue's two rates, 16,000 msg/s and half of it (8,000), each when
+ *  - latency: open loop at the two target rates, 16,000 msg/s and half of it (8,000), each when
  *    Tern's maximum reaches it, and at half of Tern's own maximum for reference (where a send shares
  *    its commit with fewer others than at the maximum, so it costs more); ejabberd at the same rates
  *    for reference where its own maximum reaches them.
@@ -20,8 +20,8 @@
  *    Tern and ejabberd: with one SQLite insert per message, group-committed and acked after it
  *    (the socket twin of send-throughput's plain ceiling), and storing nothing. What a Node server
  *    can do here with no rules, no update log and no events: set beside Tern's and ejabberd's CPU
- *    per message, it tells Node's share of the gap from Tern's own. Both also run at the issue's
- *    two rates, after Tern in each run: their p99 there is what a Node server with nothing but
+ *    per message, it tells Node's share of the gap from Tern's own. Both also run at the two
+ *    target rates, after Tern in each run: their p99 there is what a Node server with nothing but
  *    the relay reaches on this machine, the floor under Tern's p99 targets.
  *  - floor: once Tern has stopped, its messages service's send runs in process on the same data
  *    (bench/servers/send-alone.ts), with the closed loop's sends in flight: the CPU per message of
@@ -46,8 +46,8 @@ const PAIRS = 100
 /** closed loop: messages each pair keeps in flight (BENCH_SOCKET_WINDOW) */
 const WINDOW = Number(process.env.BENCH_SOCKET_WINDOW || 4)
 /**
- * The issue's targets: this rate at least, "with send → peer receipt p99 under 50 ms at that rate
- * and under 10 ms at half of it" (8,000 msg/s)
+ * The targets: this rate at least, with send → peer receipt p99 under 50 ms at that rate and
+ * under 10 ms at half of it (8,000 msg/s)
  */
 const TARGET_RATE = 16_000
 const HALF_TARGET_RATE = TARGET_RATE / 2
@@ -172,7 +172,7 @@ export const socketSends: Scenario = {
         ctx.log(`  run ${run}, closed loop (${WINDOW} in flight per pair): ${line.join('; ')}`)
       }
 
-      // Latency at half of Tern's maximum (reference), and at the issue's two rates once Tern's maximum reaches them.
+      // Latency at half of Tern's maximum (reference), and at the two target rates once Tern's maximum reaches them.
       const half = Math.round(median(ternMax) / 2)
       const atRate = async (rate: number, withCeilings = false) => {
         const p50: number[] = []

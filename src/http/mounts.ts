@@ -1,4 +1,4 @@
-/** The interface's mount table, in code (docs/api.md). */
+/** The API's mount table, in code (docs/api.md). */
 import type { FastifyInstance } from 'fastify'
 import type { AppContext } from '../context.js'
 import type { RateLimiters } from './rate-limit.js'

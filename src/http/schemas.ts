@@ -26,7 +26,7 @@ export const Username = Type.String({
   errorMessage: 'Username must be 3 to 32 characters: letters, digits and underscores',
 })
 
-/** The interface's Peer/User shape (chat list and embedded peers). */
+/** The API's Peer/User shape (chat list and embedded peers). */
 export const Peer = Type.Object({
   user_id: Type.Integer(),
   username: Type.String(),

@@ -1,7 +1,7 @@
 /**
  * Where a chat's events go. A personal chat's events go to each of its two members' update logs
  * (their `seq`); a group's or channel's go once into the chat's own log, and reach members through
- * their sockets' subscription to the chat, whatever the member count (docs/realtime.md, §6).
+ * their sockets' subscription to the chat, whatever the member count (docs/realtime.md).
  *
  * `logChat` runs inside the change's transaction and returns the deliveries to publish after it
  * commits. Modules log through the typed outbox (events/outbox.ts), which calls these.

@@ -1,5 +1,5 @@
 /**
- * The per-user update log: the truth behind `resume` and GET V2/updates (docs/realtime.md, CONVENTIONS §7).
+ * The per-user update log: the truth behind `resume` and GET V2/updates (docs/realtime.md).
  *
  * `record` runs inside the change's own transaction: it gives each recipient the next value of
  * their `seq` (see `nextSeqs`) and writes one row per recipient. A client that has seen seq N asks
@@ -20,9 +20,8 @@
  * rows in `updates` sit in a leaf of their own, so a commit of a few hundred sends dirtied a leaf
  * per recipient (about 200) for a few dozen bytes each. In write order a commit's rows share the
  * recent log's last page or two, and each user's leaf in `updates` is written once per round of
- * slices instead of once per commit. (Keyed by user, as it was until the fourteenth session, a
- * quarter second of the recent log still spanned about a page per user at high rates:
- * docs/performance-issue-32.md.) A read of it by user (a replay, the oldest seq, a prune that
+ * slices instead of once per commit. (Keyed by user, as it once was, a quarter second of the
+ * recent log still spanned about a page per user at high rates: docs/decisions/recent-updates-log.md.) A read of it by user (a replay, the oldest seq, a prune that
  * reaches past the main log: see `record`) scans it, a quarter second of rows; a send does not.
  * Readers see one log: every row of a user in `recent_updates` is newer than their rows in
  * `updates` (a user's rows move oldest first), so a replay merges the two by seq. PostgreSQL logs
@@ -137,7 +136,7 @@ export async function currentSeq(ctx: Pick<AppContext, 'db'>, userId: number): P
  * `updates` is written once per round, about MOVE_TICK_MS × MOVE_SLICES = 250 ms), but no commit
  * carries the whole log: moving a quarter second of rows at 8,000 sends/s (about 4,000 rows) in
  * one statement held every send behind it for 10-20 ms, four times a second, and those sends were
- * the p99 of socket-sends at half load (docs/performance-issue-32.md, the ninth session).
+ * the p99 of socket-sends at half load (docs/decisions/recent-updates-log.md).
  */
 const MOVE_TICK_MS = 25
 const MOVE_SLICES = 10

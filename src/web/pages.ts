@@ -1,5 +1,5 @@
 /**
- * The V1 pages of the web client (issue 29, point 1): the landing page, sign-in and registration
+ * The V1 pages of the web client: the landing page, sign-in and registration
  * forms, /join?ref=, the invite previews (web/invites.ts) and the bot web-app placeholder. They
  * live in one encapsulated scope with their own CSP (nothing inline), HTML error pages and a CSRF
  * token on every form (@fastify/csrf-protection, its secret in the HttpOnly `tern_csrf` cookie),

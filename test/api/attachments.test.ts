@@ -1,4 +1,4 @@
-/** Uploaded files in messages and as group/channel avatars (#5 wired into #3 and #4). */
+/** Uploaded files in messages and as group/channel avatars. */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import sharp from 'sharp'

@@ -1,7 +1,7 @@
 /**
- * The authorization matrix (issue 31), generated from the OpenAPI document. Every operation is
+ * The authorization matrix, generated from the OpenAPI document. Every operation is
  * walked, with the ids of the victim's resources in the path, the query and the body, in the six
- * roles the issue names:
+ * roles:
  * - anonymous (no session);
  * - a stranger: registered, in no chat at all when the walk begins (it walks the reads first and
  *   the writes that give it chats of its own last; the test counts its cells while it still

@@ -1,5 +1,5 @@
 /**
- * Blocking beyond send and typing (README "Blocking"): when alice blocks bob, bob's edits,
+ * Blocking beyond send and typing: when alice blocks bob, bob's edits,
  * deletes for everyone and reactions in their personal chat answer 403 `blocked`; his
  * delete-for-me still works for him but reaches nobody; his reads are the chat's state, which
  * alice sees; presence is hidden both ways; a message he scheduled before the block is dropped.
@@ -190,7 +190,7 @@ test('blocked: bob\'s read works for him and is the chat\'s state: both members\
   assert.deepEqual((await bobSocket.next('message.read')).data, event)
   assert.equal((await chatListItem(bob, chatId)).unread_count, 0)
 
-  // README: read receipts stay the chat's state, so what alice sees live is what she sees on reload
+  // read receipts stay the chat's state, so what alice sees live is what she sees on reload
   for (const socket of aliceSockets) assert.deepEqual((await socket.next('message.read')).data, event)
   assertNothingElse(aliceSockets, 'after bob read')
   const log = await logOf(alice)

@@ -1,5 +1,5 @@
 /**
- * The Telegram-compatible Bot API (issue 27, parts 3 and 4): a user's message to a bot becomes an
+ * The Telegram-compatible Bot API: a user's message to a bot becomes an
  * update (commands only when allowed or defined), getUpdates with offsets and long polling,
  * sendMessage through the one write path, commands and webhook info, in Telegram's envelope.
  */

@@ -1,5 +1,5 @@
 /**
- * Real bot frameworks answering a button press (issue 27): a grammY bot and a Telegraf bot on long
+ * Real bot frameworks answering a button press: a grammY bot and a Telegraf bot on long
  * polling, unchanged except their API root, send an inline keyboard on /start; a Tern user presses
  * a button (POST messages/{id}/callback); the bot answers the callback query (answerCallbackQuery)
  * and edits its message (editMessageText). The user gets the answer as the bot.callback_answer

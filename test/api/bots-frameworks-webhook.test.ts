@@ -1,5 +1,5 @@
 /**
- * Real bot frameworks in webhook mode (issue 27, point 6): a grammY bot (webhookCallback) and a
+ * Real bot frameworks in webhook mode: a grammY bot (webhookCallback) and a
  * Telegraf bot (webhookCallback, which answers with a webhook reply by default) behind local HTTP
  * servers, their webhooks set through Tern's Bot API with a secret_token, answer /start and a
  * button press from a Tern user. WEBHOOK_ALLOW_PRIVATE=true lets Tern post to loopback.

@@ -1,5 +1,5 @@
 /**
- * Real bot frameworks against Tern, unchanged except their API root (issue 27, part 5): a grammY
+ * Real bot frameworks against Tern, unchanged except their API root: a grammY
  * bot and a Telegraf bot in long-polling mode answer /start from a Tern user who sends it over
  * Tern's API, and the user gets the answer in the chat's history and over the WebSocket.
  */

@@ -1,5 +1,5 @@
 /**
- * The rest of the bot platform (issue 27): bots in groups, inline keyboard callbacks
+ * The rest of the bot platform: bots in groups, inline keyboard callbacks
  * (POST messages/{id}/callback, answerCallbackQuery), editMessageText, deleteMessage,
  * sendChatAction, sendPhoto/sendDocument, getChat, getFile and downloads, bridged messages
  * (external_message_id), the shared receive endpoint POST /api/bots/webhook, and bad input.

@@ -1,5 +1,5 @@
 /**
- * Outgoing bot webhooks (issue 27, point 3 and the webhook half of point 6): signed deliveries a
+ * Outgoing bot webhooks: signed deliveries a
  * receiver verifies with the `standardwebhooks` package, retries against a receiver that fails or
  * is down and then recovers (every delivery, in order, once; the log shows the attempts), the
  * refusal of private addresses, redeliver, webhook/send, owners only, and the Bot API's

@@ -1,5 +1,5 @@
 /**
- * Bot apps (issue 27, part 1 and 2): registering a bot (its account, its token once), replacing the
+ * Bot apps: registering a bot (its account, its token once), replacing the
  * token, listing my bots, the cap per owner, and commands; every refusal beside its positive control.
  */
 import assert from 'node:assert/strict'

@@ -1,4 +1,4 @@
-/** Contacts, black-box: add (once), list (the interface's shape, paginated), remove, import by phone, events, refusals. */
+/** Contacts, black-box: add (once), list (the API's shape, paginated), remove, import by phone, events, refusals. */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { assertError } from '../harness/assert.js'

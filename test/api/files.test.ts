@@ -1,5 +1,5 @@
 /**
- * Files (interface "Files"; docs/api.md, §7): POST /files/upload, GET /files/{id}, GET /uploads/{path}:
+ * Files (docs/api.md): POST /files/upload, GET /files/{id}, GET /uploads/{path}:
  * type detection, dedupe, thumbnails, caps stopped mid-stream, Range/ETag, safe serving, traversal.
  */
 import assert from 'node:assert/strict'

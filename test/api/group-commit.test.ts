@@ -1,5 +1,5 @@
 /**
- * Group commit (issue 32): sends that arrive together are written in one transaction (SQLite's
+ * Group commit (docs/decisions/group-commit.md): sends that arrive together are written in one transaction (SQLite's
  * fast path, PostgreSQL's batches). A send that fails inside a batch fails alone; the rest of its
  * batch commits; acknowledged sends are stored; every chat's seqs stay gap-free and each
  * sender's order per chat is kept, on one instance and on two sharing PostgreSQL.

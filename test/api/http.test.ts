@@ -1,5 +1,5 @@
 /**
- * The HTTP contract (docs/api.md, §7): the error envelope everywhere, body parsing and validation,
+ * The HTTP contract (docs/api.md): the error envelope everywhere, body parsing and validation,
  * security headers, CORS, OpenAPI, rate limits and credential-free request logs.
  */
 import assert from 'node:assert/strict'

@@ -1,5 +1,5 @@
 /**
- * tern_fanout_lag_seconds (lib/metrics.ts, issue 31 observability): the time from a publish on one
+ * tern_fanout_lag_seconds (lib/metrics.ts, docs/operations.md): the time from a publish on one
  * instance to its arrival on another over Redis. It is exported on every instance; it moves on the
  * instance that receives another one's events, by one observation per published batch, and not on
  * the instance that published them (which delivers its own at once, no lag to measure) nor on a

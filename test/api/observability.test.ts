@@ -1,5 +1,5 @@
 /**
- * What an operator watches (issue 31, observability): /metrics (Prometheus, protected), /ready,
+ * What an operator watches (docs/operations.md): /metrics (Prometheus, protected), /ready,
  * request ids in answers and log lines, slow requests and slow queries logged with their timings.
  */
 import assert from 'node:assert/strict'

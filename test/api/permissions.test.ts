@@ -1,5 +1,5 @@
 /**
- * The README's permission table for groups and channels, tested cell by cell.
+ * The permission table for groups and channels (docs/permissions.md), tested cell by cell.
  *
  * Every cell is one `test()` named after it (`group: admin removes an admin → 403`), with a fresh
  * chat built for it: owner, two admins, two plain members (channel: subscribers), and an outsider

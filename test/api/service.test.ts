@@ -1,5 +1,5 @@
 /**
- * Service helpers (interface "Service helpers"; docs/api.md, §7): /health, /stats, the V1 cookie
+ * Service helpers (docs/api.md): /health, /stats, the V1 cookie
  * session (/api/auth/login, /api/get_user_id, /logout) and the landing page (/; the admin panel at
  * /admin is tested in test/web/admin-panel.test.ts).
  */

@@ -40,7 +40,7 @@ const addContact = async (owner: TestUser, contact: TestUser) => {
   assert.equal(res.status, 200, res.text)
 }
 const makePremium = (user: TestUser) =>
-  // Premium has no purchase flow yet (issue #26); a user's premium is the premium_expires_at column.
+  // a user's premium is the premium_expires_at column: set it directly rather than buy a plan
   server.ctx.db.updateTable('users').set({ premium_expires_at: clock.now() + 30 * 86_400_000 }).where('id', '=', user.id).execute()
 
 // ---------------------------------------------------------------- create

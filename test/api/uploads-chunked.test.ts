@@ -1,5 +1,5 @@
 /**
- * Chunked, resumable uploads (interface "Files"; docs/api.md): POST /uploads/multipart (start and
+ * Chunked, resumable uploads (docs/api.md): POST /uploads/multipart (start and
  * chunks), GET /uploads/multipart/{session_id}, POST /uploads/complete, and the expiry sweep.
  */
 import assert from 'node:assert/strict'

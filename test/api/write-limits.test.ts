@@ -1,5 +1,5 @@
 /**
- * Rate limits on writes (issue 31): per user and per client IP on every non-GET request, shared
+ * Rate limits on writes: per user and per client IP on every non-GET request, shared
  * by instances through Redis; and frames per second per gateway socket, with an error frame and
  * then a close for a client that keeps on.
  */

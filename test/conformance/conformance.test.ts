@@ -1,5 +1,5 @@
 /**
- * Sync conformance, the CI form (issue 31; the full run is `npm run conformance`): 20 clients and
+ * Sync conformance, the CI form (the full run is `npm run conformance`): 20 clients and
  * 1,000 messages with drops, half-open sockets, resumes and one SIGKILL mid-run. On SQLite one
  * instance (killed and restarted under its clients); with TEST_DATABASE_URL and TEST_REDIS_URL two
  * instances on PostgreSQL + Redis, one of them killed while the other serves. Every client must

@@ -1,5 +1,5 @@
 /**
- * Found by the conformance run (issue 31) on PostgreSQL: deleting a personal chat's last message for
+ * Found by the conformance run on PostgreSQL: deleting a personal chat's last message for
  * everyone while a message is being sent in that chat answered 500. The delete logged its event
  * (locking both members' update_seqs rows) and then moved the chat's last message (locking the
  * chat's row), while a send locks the chat's row first (its message seq) and the update_seqs rows

@@ -1,5 +1,5 @@
 /**
- * Found by reading what the conformance run compares (issue 31): a `reaction.updated` event
+ * Found by reading what the conformance run compares: a `reaction.updated` event
  * carries the message's whole reactions map, read inside the reacting transaction. On PostgreSQL
  * two members reacting to one message at once each read the map without the other's reaction, and
  * the event logged last could say less than the message holds: a client that applies its events

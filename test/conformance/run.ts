@@ -1,5 +1,5 @@
 /**
- * Sync conformance (issue 31, docs/operations.md): N clients exchange M messages in personal chats,
+ * Sync conformance (docs/operations.md): N clients exchange M messages in personal chats,
  * groups and a channel, with edits, deletes, reactions and reads, while their sockets drop at random
  * (closed, terminated, half-open until the server's heartbeat finds them) and resume, on the other
  * instance when there are two, and one instance is killed with SIGKILL and restarted mid-run. At

@@ -1,6 +1,6 @@
 /**
  * `npm run cli -- backup <file>` while the server writes, and `restore <file>` with the server
- * stopped (issue 31, backups). On PostgreSQL both refuse and point at pg_dump.
+ * stopped (docs/operations.md, backups). On PostgreSQL both refuse and point at pg_dump.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs'

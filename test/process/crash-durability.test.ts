@@ -1,5 +1,5 @@
 /**
- * Crash durability (issue 31): under a sending load (over HTTP, and over the socket, issue 32) the
+ * Crash durability: under a sending load (over HTTP, and over the socket) the
  * server is killed with SIGKILL, three times, and restarted on the same data. After each restart
  * every acknowledged send (a 2xx, or a socket ack) is stored
  * with its id, chat and content; nothing stored is half-written (each stored message is one that

@@ -1,5 +1,5 @@
 /**
- * The issue's "done when", as one conversation: two users, each with devices on two instances
+ * Personal messaging end to end, as one conversation: two users, each with devices on two instances
  * (PostgreSQL + Redis; on SQLite both "instances" are the one server), go through every personal
  * messaging endpoint. Every device gets every logged event of its user exactly once, in seq order,
  * the same as the update log says, and a device that drops out and comes back on the other

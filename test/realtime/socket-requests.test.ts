@@ -1,5 +1,5 @@
 /**
- * Requests over the socket (issue 32): send, edit, delete, react and read as `{type, id, data}`
+ * Requests over the socket (docs/realtime.md): send, edit, delete, react and read as `{type, id, data}`
  * frames, answered by an ack once committed or an error with the code and message their HTTP twin
  * gives, with the same events; ordered per socket and chat; idempotent across a reconnect.
  */

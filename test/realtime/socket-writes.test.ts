@@ -1,5 +1,5 @@
 /**
- * A socket's frames of one burst leave in one write (realtime/connection.ts, issue 32): the frames
+ * A socket's frames of one burst leave in one write (realtime/connection.ts): the frames
  * a group commit hands one socket (its acks, each in place of the sender's own message.new) are
  * held until the burst ends and written together. Counted by the server (tern_ws_writes_total against
  * tern_ws_frames_sent_total), and seen by the client below ws, off its TCP socket, with the

@@ -1,5 +1,5 @@
 /**
- * What users expect of calls beyond the interface (issue 25 point 6) and the room leftovers, with a
+ * What users expect of calls beyond the API and the room leftovers, with a
  * real video service and a real Web Push service: the busy signal (409 `conflict` saying busy, and the busy
  * callee gets a missed call), a ringing call pushed to an offline callee and not to an online one,
  * answering or declining on one device stops the ringing on the callee's others, an HTTP leave

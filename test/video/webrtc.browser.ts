@@ -1,5 +1,5 @@
 /**
- * WebRTC proof in real browsers (issue 25 point 5), loaded by webrtc.browser.test.ts when Chromium
+ * WebRTC proof in real browsers, loaded by webrtc.browser.test.ts when Chromium
  * is there. Headless Chromium pages with fake camera and microphone open Tern's call page (/call)
  * signed in with the cookie session (one through the login API, the others with their
  * registration's session as the cookie): one user calls another (V2/calls/start), the other answers on

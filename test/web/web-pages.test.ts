@@ -1,5 +1,5 @@
 /**
- * The web client's server side (issue 29, point 1) over HTTP, as a browser uses it: the sign-in
+ * The web client's server side over HTTP, as a browser uses it: the sign-in
  * and registration forms (CSRF refused without or with a wrong token, nothing changed, beside a
  * positive control), the cookie's flags, two-factor, GET /api/web/session, the cookie on the JSON
  * API with and without X-CSRF-Token, the gateway's Origin check, /join?ref=, invite previews and

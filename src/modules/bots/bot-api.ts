@@ -1,5 +1,5 @@
 /**
- * The Telegram-compatible Bot API at `/bot<token>/<method>` (DESIGN §5), outside Tern's envelope:
+ * The Telegram-compatible Bot API at `/bot<token>/<method>`, outside Tern's envelope:
  * Telegram's `{ok: true, result}` and `{ok: false, error_code, description}`. Bodies may be JSON,
  * urlencoded or multipart (their fields; files arrive with sendPhoto/sendDocument), with query
  * parameters beside them. The token is in the path: the request log masks it (http/request-log.ts).

@@ -1,5 +1,5 @@
 /**
- * Bot apps (issue 27): a bot is a user (is_bot, no password) owned by the user who registered it;
+ * Bot apps: a bot is a user (is_bot, no password) owned by the user who registered it;
  * its token `<bot_id>:<secret>` is shown once and stored as SHA-256. Commands it answers are
  * defined here (and by the Bot API's setMyCommands).
  */

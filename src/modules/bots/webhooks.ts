@@ -1,5 +1,5 @@
 /**
- * Outgoing bot webhooks (issue 27, point 3; DESIGN §5).
+ * Outgoing bot webhooks (docs/bots.md).
  *
  * A bot has at most one webhook: a URL, a Standard Webhooks signing secret (`whsec_<base64>`) and
  * optionally Telegram's secret_token. What goes to it is a row of `bot_webhook_deliveries`, the

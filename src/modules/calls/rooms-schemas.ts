@@ -7,7 +7,7 @@ export const RoomIdParams = Type.Object({ room_id: Type.String({ pattern: '^[A-Z
 export const CreateRoomBody = Type.Object({ call_type: Type.Optional(CallType) }, { additionalProperties: false })
 export const JoinRoomBody = Type.Object({ audio_only: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
 
-/** The interface's VideoCall. */
+/** The API's VideoCall. */
 export const RoomView = Type.Object({
   id: Type.Integer(),
   room_id: Type.String(),
@@ -22,7 +22,7 @@ export const RoomView = Type.Object({
 })
 export type RoomView = Static<typeof RoomView>
 
-/** The interface's VideoCallParticipant, with the username. */
+/** The API's VideoCallParticipant, with the username. */
 export const ParticipantView = Type.Object({
   user_id: Type.Integer(),
   username: Type.String(),

@@ -29,7 +29,7 @@ export const CallView = Type.Object({
 })
 export type CallView = Static<typeof CallView>
 
-/** The interface's Call history item. */
+/** The API's call history item. */
 export const CallHistoryItem = Type.Object({
   call_id: Type.Integer(),
   call_type: CallType,

@@ -27,8 +27,8 @@ const TIMEOUT_BATCH = 200
 const seconds = (ms: number) => Math.max(0, Math.floor(ms / 1000))
 
 /**
- * The busy signal: the callee is in another call. 409 `conflict`, as the interface's error table
- * has it (DESIGN §3); a client that is not in a call itself knows that a 409 to its call means
+ * The busy signal: the callee is in another call. 409 `conflict`, as the error table in
+ * docs/api.md has it; a client that is not in a call itself knows that a 409 to its call means
  * the other side is busy, and plays the busy tone.
  */
 const busy = (message: string) => conflict(message)

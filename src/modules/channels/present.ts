@@ -1,4 +1,4 @@
-/** Channel rows → the interface's Channel shape. Pure. */
+/** Channel rows → the API's Channel shape. Pure. */
 import { iso } from '../../lib/time.js'
 import { visibleInvite } from '../groups/present.js'
 import type { ChatView } from '../communities/service.js'

@@ -41,7 +41,7 @@ export const ChannelInviteBody = Type.Object(
 export const ChannelRevokeBody = Type.Object({ channel_id: Id, code: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false })
 export const BindBody = Type.Object({ channel_id: Id, group_id: Id }, { additionalProperties: false })
 
-/** The interface's Channel shape (GET V2/channels/{id}), plus verification, discussion group and event position. */
+/** The API's Channel shape (GET V2/channels/{id}), plus verification, discussion group and event position. */
 export const Channel = Type.Object({
   channel_id: Type.Integer(),
   name: Type.String(),

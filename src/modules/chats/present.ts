@@ -1,4 +1,4 @@
-/** Chat rows → the interface's chat list item shapes. Pure. */
+/** Chat rows → the API's chat list item shapes. Pure. */
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
 import { type Sight } from '../../policies/sight.js'

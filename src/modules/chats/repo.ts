@@ -82,7 +82,7 @@ export async function refreshLastMessage(db: Db, chatId: number): Promise<number
 /**
  * After a message: every member's chat moves to the top of their list, and the sender has read up
  * to it. One statement over the chat's member rows, so only for chats with a handful of members
- * (personal chats); large groups need a list order that does not write per member (#4).
+ * (personal chats); large groups need a list order that does not write per member.
  */
 export async function touchMembers(db: Db, chatId: number, senderId: number, seq: number, now: number) {
   const advances = sql<boolean>`user_id = ${senderId} and read_seq < ${seq}`

@@ -21,7 +21,7 @@ const ChannelSummary = Type.Object({
 })
 
 /**
- * The interface's chat list item: personal items carry `peer` (and `is_saved`), group items a
+ * The API's chat list item: personal items carry `peer` (and `is_saved`), group items a
  * `group` and channel items a `channel` object. Group and channel items add `my_role` and
  * `chat_seq`, the chat's event log position to resume from (docs/realtime.md).
  */

@@ -1,4 +1,4 @@
-/** Chats and their members: personal chats (this module), groups and channels (#4). */
+/** Chats and their members: personal chats (this module), groups and channels (modules/groups, modules/channels). */
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'

@@ -1,4 +1,4 @@
-/** Contact rows → the interface's Contact list item. Pure. */
+/** Contact rows → the API's Contact list item. Pure. */
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
 import { type Sight } from '../../policies/sight.js'

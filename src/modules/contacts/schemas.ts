@@ -5,7 +5,7 @@ import { PHONE_INPUT_MAX } from '../../lib/phone.js'
 /** phone numbers per import */
 export const IMPORT_MAX = 1000
 
-/** The interface's Contact list item (plus is_blocked: I blocked them). */
+/** The API's Contact list item (plus is_blocked: I blocked them). */
 export const ContactView = Type.Object({
   user_id: Type.Integer(),
   username: Type.String(),

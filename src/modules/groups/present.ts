@@ -1,4 +1,4 @@
-/** Group and channel rows → the interface's Group and Channel shapes. Pure. */
+/** Group and channel rows → the API's Group and Channel shapes. Pure. */
 import { iso } from '../../lib/time.js'
 import { uploadUrl } from '../users/present.js'
 import type { ChatView } from '../communities/service.js'

@@ -78,7 +78,7 @@ export const GroupLastMessage = Type.Object({
   timestamp: Timestamp,
 })
 
-/** The interface's Group shape, plus forum mode and the chat's event position (`chat_seq`). */
+/** The API's Group shape, plus forum mode and the chat's event position (`chat_seq`). */
 export const Group = Type.Object({
   group_id: Type.Integer(),
   name: Type.String(),

@@ -1,4 +1,4 @@
-/** Message rows → the interface's message shapes (V2 and the richer helper variant). Pure. */
+/** Message rows → the API's message shapes (V2 and the richer helper variant). Pure. */
 import type { Audience, MessageRow, ScheduledMessageRow } from '../../db/tables.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import { emojiUrl } from '../stickers/catalogue.js'

@@ -30,7 +30,7 @@ export const SendHeaders = Type.Object({
   'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
 })
 
-/** The interface's Message (V2) shape, plus chat_id and the opaque encryption fields. */
+/** The API's Message (V2) shape, plus chat_id and the opaque encryption fields. */
 export const MessageView = Type.Object({
   /** null while the message is pending (scheduled): it gets its id when it is sent */
   message_id: Nullable(Type.Integer()),

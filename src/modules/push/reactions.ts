@@ -2,7 +2,7 @@
  * What push hears: a call ringing for an offline callee (queueForCall); after a new message has committed, each member of the chat (not the sender)
  * who has a push subscription and no live socket anywhere gets a row in the push queue — one per
  * user and chat, so a burst collapses — which the push-delivery job sends (delivery.ts). Channel
- * posts push nothing (DESIGN §6: a post is one write whatever the subscriber count; subscribers
+ * posts push nothing (a post is one write whatever the subscriber count; subscribers
  * read it when they come online). Registered by one line in http/mounts.ts beside the gateway.
  */
 import type { AppContext } from '../../context.js'

@@ -131,7 +131,7 @@ async function count(query: Promise<{ n: number | string | bigint } | undefined>
 }
 
 /**
- * The read-only server status (the interface's "terminal"): version, uptime, database and Redis
+ * The read-only server status (the admin panel's status page): version, uptime, database and Redis
  * health, the job runner's jobs and the queues' lengths. It runs nothing and changes nothing.
  */
 export async function serverStatus(ctx: AppContext, admin: UserRow) {

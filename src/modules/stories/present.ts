@@ -1,4 +1,4 @@
-/** Story rows → the interface's Story shapes (V2 and V1). Pure. */
+/** Story rows → the API's Story shapes (V2 and V1). Pure. */
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
 import { uploadUrl, type PeerView } from '../users/present.js'

@@ -26,7 +26,7 @@ export const CreateStory = Type.Object(
 /** `reaction`: one emoji sets mine; null or "" clears it. */
 export const ReactionBody = Type.Object({ reaction: Nullable(Type.String({ maxLength: 64 })) }, { additionalProperties: false })
 
-/** The interface's Story shape (V2), as the caller sees it. */
+/** The API's Story shape (V2), as the caller sees it. */
 export const StoryView = Type.Object({
   story_id: Type.Integer(),
   user_id: Type.Integer(),

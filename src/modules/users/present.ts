@@ -1,4 +1,4 @@
-/** users rows → the interface's Peer/User shapes. Pure. */
+/** users rows → the API's Peer/User shapes. Pure. */
 import type { Static } from 'typebox'
 import type { UserRow } from '../../db/tables.js'
 import type { AdminUser, FullPeer, Me, Peer } from '../../http/schemas.js'
