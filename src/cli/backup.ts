@@ -19,7 +19,7 @@ import type { AppContext } from '../context.js'
 import { searchFileFor } from '../modules/search/message-index.js'
 import { UsageError } from './usage-error.js'
 
-const PG_ADVICE = 'On PostgreSQL use pg_dump / pg_restore (see the README: Backups)'
+const PG_ADVICE = 'On PostgreSQL use pg_dump / pg_restore (see docs/operations.md, Backups)'
 
 function target(args: string[], verb: string): { file: string; force: boolean } {
   const force = args.includes('--force')

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import { dialectOf, flag, id, json, ref, timestamp } from './columns.js'
 
 /**
- * Groups and channels (#4). Nothing here is written once per member on a message:
+ * Groups and channels. Nothing here is written once per member on a message:
  * - a group or channel keeps its own event log (`chat_events`, sequenced by `chats.event_seq`)
  *   that members catch up on per chat, instead of one update row per member;
  * - its place in a member's chat list comes from the chat row (`last_message_at`), not from the

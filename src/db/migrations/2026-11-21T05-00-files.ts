@@ -24,7 +24,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', timestamp, (c) => c.notNull())
     .execute()
 
-  // One row per upload (the interface's FileUpload and File): its own random path, its uploader.
+  // One row per upload (the FileUpload and File shapes): its own random path, its uploader.
   await id(db.schema.createTable('file_uploads'), d)
     .addColumn('owner_id', ref(d), (c) => c.notNull().references('users.id').onDelete('cascade'))
     .addColumn('hash', 'text', (c) => c.notNull().references('file_objects.hash'))

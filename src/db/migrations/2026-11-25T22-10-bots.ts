@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { dialectOf, json, ref, timestamp } from './columns.js'
 
 /**
- * Bots (issue 27): the bot app (one per bot user, the bot's id is its user id, as in Telegram),
+ * Bots: the bot app (one per bot user, the bot's id is its user id, as in Telegram),
  * the commands it answers, and the updates waiting for it (long polling reads and acknowledges
  * them; an update id grows per bot).
  */

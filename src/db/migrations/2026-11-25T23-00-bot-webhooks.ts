@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { dialectOf, flag, id, json, ref, timestamp } from './columns.js'
 
 /**
- * Bot webhooks (issue 27, point 3): one webhook per bot (its URL, the Standard Webhooks signing
+ * Bot webhooks: one webhook per bot (its URL, the Standard Webhooks signing
  * secret, the Telegram secret_token) and the delivery log, which is also the delivery queue: the
  * webhook-delivery job sends the due rows (each chat's in order) and keeps what happened.
  */

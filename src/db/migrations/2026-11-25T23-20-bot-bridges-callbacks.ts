@@ -2,9 +2,9 @@ import { sql, type Kysely } from 'kysely'
 import { dialectOf, flag, ref, timestamp } from './columns.js'
 
 /**
- * Bots, second part (issue 27): bridged messages and inline keyboard callbacks.
+ * Bots, second part: bridged messages and inline keyboard callbacks.
  *
- * - messages.is_from_external / external_message_id (the interface's Message fields): a message a
+ * - messages.is_from_external / external_message_id (fields of the Message shape): a message a
  *   bot relays from another messenger, with that messenger's id. Unique per sender (the bot) and
  *   chat, so a bridge's retry finds the first message instead of writing a second.
  * - bot_callback_queries: a button press on a bot's inline keyboard, kept until the bot answers it

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { dialectOf, flag, id, ref, timestamp } from './columns.js'
 
 /**
- * Video rooms (the interface's VideoCall and VideoCallParticipant) and per-user RTC settings
+ * Video rooms (the VideoCall and VideoCallParticipant shapes) and per-user RTC settings
  * (RTCSettings). A 1:1 call's room is a room with call_id set. The main service is the record of
  * who is in which room; the video service reports joins, leaves and media state to it.
  */

@@ -7,7 +7,7 @@ import { dialectOf } from './columns.js'
  *
  * Keyed by (user_id, seq), a quarter second of the recent log at a high send rate spanned about a
  * page per user, so a commit wrote a page to the WAL for every user it logged for (3.2 WAL frames a
- * send against 1.4 without the log: docs/performance-issue-32.md, the thirteenth session). In write
+ * send against 1.4 without the log; docs/decisions/recent-updates-log.md). In write
  * order a commit's rows share the table's last page. The latest seq can no longer be read off the
  * log's key, hence the counter: one small row per user, a few hundred users to a page.
  *
