@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js'
 import type { RateLimiters } from './rate-limit.js'
 import { usePageHeaders } from './security-headers.js'
 import { adminRoutes } from '../modules/admin/routes.js'
+import { reportsAdminRoutes } from '../modules/reports/admin-routes.js'
 import { authRoutes } from '../modules/auth/routes.js'
 import { blockRoutes } from '../modules/blocks/routes.js'
 import { botApiRoutes } from '../modules/bots/bot-api.js'
@@ -80,6 +81,7 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
   await app.register(storyV1Routes, { ctx })
   await app.register(pushRoutes, { ctx, prefix: '/api' })
   await app.register(adminRoutes, { ctx, prefix: '/api/admin' })
+  await app.register(reportsAdminRoutes, { ctx, prefix: '/api/admin' })
   await app.register(premiumAdminRoutes, { ctx, prefix: '/api/admin' })
   await app.register(premiumRoutes, { ctx, prefix: '/premium' })
   await app.register(botRoutes, { ctx, prefix: '/api/bots' })

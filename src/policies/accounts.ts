@@ -6,6 +6,7 @@
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely'
 import type { UserRow } from '../db/tables.js'
+import { forbidden } from '../http/errors.js'
 import { col } from './sql.js'
 
 export type AccountState = Pick<UserRow, 'is_active' | 'deleted_at'>
@@ -20,3 +21,8 @@ export const isPlatformAdmin = (user: AccountState & Pick<UserRow, 'is_admin'>):
 
 /** `isPlatformAdmin` for queries. */
 export const platformAdmin = (alias: string): RawBuilder<SqlBool> => sql<SqlBool>`(${col(`${alias}.is_admin`)} = 1 and ${usableAccount(alias)})`
+
+/** 403 unless `user` is a platform admin. */
+export function assertPlatformAdmin(user: AccountState & Pick<UserRow, 'is_admin'>) {
+  if (!isPlatformAdmin(user)) throw forbidden('Admin access required')
+}

@@ -6,9 +6,9 @@ import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
 import { AdminUser, Id, IdParams, Nullable, PageQuery, Timestamp } from '../../http/schemas.js'
 import { emptyBodyAsObject } from '../../http/validation.js'
 import * as broadcasts from '../broadcasts/service.js'
-import * as moderation from '../reports/moderation.js'
 import * as stats from '../stats/service.js'
 import * as admin from './service.js'
+import * as modlog from '../modlog/index.js'
 
 const UsersQuery = Type.Object(
   {
@@ -29,15 +29,6 @@ const AdminUserDetail = Type.Object({
   premium: Type.Object({ is_premium: Type.Boolean(), expires_at: Nullable(Timestamp) }),
   two_factor_enabled: Type.Boolean(),
 })
-const ActionBody = Type.Object(
-  {
-    action: Type.Union([Type.Literal('ban_user'), Type.Literal('delete_message'), Type.Literal('warn_user')], {
-      errorMessage: 'action must be ban_user, delete_message or warn_user',
-    }),
-    note: Type.Optional(Type.String({ maxLength: 1000 })),
-  },
-  { additionalProperties: false },
-)
 const MailTestBody = Type.Object(
   { to: Type.String({ format: 'email', maxLength: 254, errorMessage: 'to must be a valid email address' }) },
   { additionalProperties: false },
@@ -110,36 +101,6 @@ const ModLogQuery = Type.Object(
   },
   { additionalProperties: false },
 )
-const ReportStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('resolved'), Type.Literal('dismissed')], { errorMessage: 'must be pending, resolved or dismissed' })
-const ReportsQuery = Type.Object({ ...PageQuery.properties, status: Type.Optional(ReportStatusSchema) }, { additionalProperties: false })
-const ResolveBody = Type.Object(
-  {
-    status: Type.Union([Type.Literal('resolved'), Type.Literal('dismissed')], { errorMessage: 'status must be resolved or dismissed' }),
-    note: Type.Optional(Type.String({ maxLength: 1000 })),
-  },
-  { additionalProperties: false },
-)
-const AdminReport = Type.Object({
-  report_id: Type.Integer(),
-  status: Type.String(),
-  reason: Type.String(),
-  created_at: Timestamp,
-  reporter: Type.Object({ user_id: Type.Integer(), username: Type.String() }),
-  reported_user: Nullable(Type.Object({ user_id: Type.Integer(), username: Type.String(), is_active: Type.Boolean() })),
-  message: Nullable(
-    Type.Object({
-      message_id: Type.Integer(),
-      chat_id: Nullable(Type.Integer()),
-      content: Nullable(Type.String()),
-      deleted_for_all: Type.Boolean(),
-      created_at: Nullable(Timestamp),
-    }),
-  ),
-  resolved_at: Nullable(Timestamp),
-  resolved_by: Nullable(Type.Integer()),
-  note: Nullable(Type.String()),
-})
-
 const secured = { tags: ['admin'], security: [{ bearer: [] }] }
 
 export const adminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
@@ -188,31 +149,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async
     schema: { summary: 'The moderation log, newest first; by admin, action or target (admin)', ...secured, querystring: ModLogQuery, response: { 200: okPageSchema(ModLogItem) } },
   }, async (request) => {
     const { page, per_page: perPage, admin_id: adminId, action, target_id: targetId } = request.query
-    const { items, total } = await admin.listModLog(ctx, request.user, page, perPage, { adminId, action, targetId })
+    const { items, total } = await modlog.listModLog(ctx, request.user, page, perPage, { adminId, action, targetId })
     return okPage(items, { page, perPage, total })
   })
-
-  app.get('/reports', {
-    schema: { summary: 'The reports queue, newest first (admin)', ...secured, querystring: ReportsQuery, response: { 200: okPageSchema(AdminReport) } },
-  }, async (request) => {
-    const { status, page, per_page: perPage } = request.query
-    const { items, total } = await moderation.queue(ctx, request.user, status, page, perPage)
-    return okPage(items, { page, perPage, total })
-  })
-
-  app.post('/reports/:id/resolve', {
-    schema: { summary: 'Close a report as resolved or dismissed, with a note (admin)', ...secured, params: IdParams, body: ResolveBody, response: { 200: okSchema(AdminReport) } },
-  }, async (request) => ok(await moderation.close(ctx, request.user, request.params.id, request.body.status, request.body.note)))
-
-  app.post('/reports/:id/action', {
-    schema: {
-      summary: 'Act on a report and resolve it: ban the user, delete the message for everyone, or warn the user (admin)',
-      ...secured,
-      params: IdParams,
-      body: ActionBody,
-      response: { 200: okSchema(AdminReport) },
-    },
-  }, async (request) => ok(await moderation.act(ctx, request.user, request.params.id, request.body.action, request.body.note)))
 
   app.post('/broadcast', {
     schema: {

@@ -6,10 +6,9 @@
  */
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
-import { fromJson } from '../../db/json.js'
 import type { UserRow } from '../../db/tables.js'
-import { conflict, forbidden, notFound } from '../../http/errors.js'
-import { iso, isoOrNull } from '../../lib/time.js'
+import { conflict, notFound } from '../../http/errors.js'
+import { isoOrNull } from '../../lib/time.js'
 import { CLOSE } from '../../realtime/close-codes.js'
 import * as twoFactor from '../auth/two-factor.js'
 import { sendMail } from '../mail/service.js'
@@ -17,18 +16,9 @@ import * as sessions from '../sessions/service.js'
 import { isPremium, presentAdminUser } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as repo from './repo.js'
-import { isPlatformAdmin } from '../../policies/accounts.js'
+import { assertPlatformAdmin as assertAdmin } from '../../policies/accounts.js'
+import { recordModeration } from '../modlog/index.js'
 
-/** 403 unless `user` is a platform admin (an active account: a banned one has no session to get here). */
-export function assertAdmin(user: UserRow) {
-  if (!isPlatformAdmin(user)) throw forbidden('Admin access required')
-}
-
-/** Writes a ModLog row inside the caller's transaction (every moderation action, in any module, records itself here). */
-export async function recordModeration(db: Db, admin: UserRow, action: string, targetId: number | null, details: unknown, now: number) {
-  assertAdmin(admin)
-  await repo.insertModLog(db, { admin_id: admin.id, action, target_id: targetId, details, created_at: now })
-}
 
 export async function listUsers(ctx: AppContext, admin: UserRow, filter: users.UserFilter, page: number, perPage: number) {
   assertAdmin(admin)
@@ -157,17 +147,3 @@ export async function sendTestMail(ctx: AppContext, admin: UserRow, to: string) 
   return { sent: true, message_id: messageId, transport: ctx.config.smtpUrl ? ('smtp' as const) : ('log' as const) }
 }
 
-export async function listModLog(ctx: AppContext, admin: UserRow, page: number, perPage: number, filter: repo.ModLogFilter = {}) {
-  assertAdmin(admin)
-  const { rows, total } = await repo.listModLogs(ctx.db, page, perPage, filter)
-  const items = rows.map((r) => ({
-    id: r.id,
-    admin_id: r.admin_id,
-    admin_username: r.admin_username,
-    action: r.action,
-    target_id: r.target_id,
-    details: fromJson<Record<string, unknown>>(r.details),
-    created_at: iso(r.created_at),
-  }))
-  return { items, total }
-}

@@ -2,7 +2,7 @@
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { conflict, unauthorized } from '../../http/errors.js'
-import { countersFor } from '../users/counters.js'
+import { countersFor } from '../profile/counters.js'
 import { presentMe } from '../users/present.js'
 import * as users from '../users/service.js'
 import * as sessions from '../sessions/service.js'

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
-import { bump } from '../stats/counters.js'
+import { bump } from '../../db/counters.js'
 
 /** A group or channel with what its shapes show: the viewer's role, last message, owner, discussion group. */
 export function findView(db: Db, chatId: number, viewerId: number) {

@@ -15,7 +15,7 @@ import type { ChatRow, InviteLinkRow, UserRow } from '../../db/tables.js'
 import { AppError, conflict, forbidden, notFound, validationError } from '../../http/errors.js'
 import { iso, parseInstant } from '../../lib/time.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
-import * as admin from '../admin/service.js'
+import { recordModeration } from '../modlog/index.js'
 import * as blocks from '../../policies/blocks.js'
 import { seer } from '../../policies/sight.js'
 import { presentPeer } from '../users/present.js'
@@ -392,7 +392,7 @@ export async function markVerified(ctx: AppContext, me: UserRow, channelId: numb
     const chat = await repo.findView(trx, channelId, me.id)
     if (!chat || chat.chat_type !== 'channel') throw notFound('Channel not found')
     await repo.updateChat(trx, chat.id, { is_verified: 1 })
-    await admin.recordModeration(trx, me, 'channel.verify', chat.id, { title: chat.title }, events.now)
+    await recordModeration(trx, me, 'channel.verify', chat.id, { title: chat.title }, events.now)
     await events.toChat(chat, 'chat.updated', { chat_id: chat.id, is_verified: true })
   })
 }

@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/database.js'
 import type { Database } from '../../db/tables.js'
 import { isForeignKeyViolation } from '../../db/errors.js'
-import { bump } from '../stats/counters.js'
+import { bump } from '../../db/counters.js'
 
 type Referrer = { [T in keyof Database]: { table: T; column: keyof Database[T] & string } }[keyof Database]
 

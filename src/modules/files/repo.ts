@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js'
 import type { FileObjectRow, FileUploadsTable, UploadSessionRow } from '../../db/tables.js'
 import type { Insertable } from 'kysely'
-import { bump } from '../stats/counters.js'
+import { bump } from '../../db/counters.js'
 
 export function findObject(db: Db, hash: string): Promise<FileObjectRow | undefined> {
   return db.selectFrom('file_objects').selectAll().where('hash', '=', hash).executeTakeFirst()

@@ -12,9 +12,9 @@ import type { UserRow } from '../../db/tables.js'
 import * as jobs from '../../jobs/repo.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import { VERSION } from '../../version.js'
-import { assertAdmin } from '../admin/service.js'
+import { assertPlatformAdmin as assertAdmin } from '../../policies/accounts.js'
 import * as users from '../users/service.js'
-import { dailyValues, dayOf, dayStart, platformCounters } from './counters.js'
+import { dailyValues, dayOf, dayStart, platformCounters } from '../../db/counters.js'
 
 const DAY_MS = 86_400_000
 /** the admin stats' window */

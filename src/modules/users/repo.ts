@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
 import type { NewUserRow, UserRow, UserUpdate } from '../../db/tables.js'
-import { bump } from '../stats/counters.js'
+import { bump } from '../../db/counters.js'
 import { platformAdmin } from '../../policies/accounts.js'
 
 export function findById(db: Db, id: number): Promise<UserRow | undefined> {

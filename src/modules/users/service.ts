@@ -7,7 +7,7 @@ import type { UserRow } from '../../db/tables.js'
 import { conflict, notFound } from '../../http/errors.js'
 import { DELETED_DISPLAY_NAME, deletedUsername } from './present.js'
 import * as repo from './repo.js'
-import { bumpDaily, dayOf, dayStart } from '../stats/counters.js'
+import { bumpDaily, dayOf, dayStart } from '../../db/counters.js'
 import { SYSTEM_USERNAME } from './system.js'
 
 /** Usernames that would be confused with built-in peers or the platform's own account. */

@@ -2,9 +2,9 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { Type, type Static } from 'typebox'
 import type { AppContext } from '../../context.js'
-import * as admin from '../../modules/admin/service.js'
 import { adminPage, pager, PANEL, sendPage, table, userLink, viewOf, when } from './layout.js'
 import { html, type Markup } from './markup.js'
+import * as modlog from '../../modules/modlog/index.js'
 
 const PER_PAGE = 50
 
@@ -28,7 +28,7 @@ const ModLogQuery = Type.Object(
 )
 type ModLogQuery = Static<typeof ModLogQuery>
 
-type Entry = Awaited<ReturnType<typeof admin.listModLog>>['items'][number]
+type Entry = Awaited<ReturnType<typeof modlog.listModLog>>['items'][number]
 
 const details = (value: Entry['details']) => (value && Object.keys(value).length ? JSON.stringify(value) : '')
 
@@ -44,7 +44,7 @@ export const modLogPages: FastifyPluginAsync<{ ctx: AppContext }> = async (app, 
   app.get<{ Querystring: ModLogQuery }>('/modlog', { schema: { hide: true, querystring: ModLogQuery } }, async (request, reply) => {
     const query = request.query
     const filter = { adminId: id(query.admin_id), action: query.action?.trim() || undefined, targetId: id(query.target_id) }
-    const { items, total } = await admin.listModLog(ctx, request.user, query.page, PER_PAGE, filter)
+    const { items, total } = await modlog.listModLog(ctx, request.user, query.page, PER_PAGE, filter)
     const { page: _page, ...kept } = query
     const body = html`<form method="get" action="${PANEL}/modlog" class="filters" role="search">
 <label for="admin_id">Admin (user id)<input id="admin_id" name="admin_id" type="text" inputmode="numeric" pattern="[0-9]*" value="${query.admin_id ?? ''}"></label>

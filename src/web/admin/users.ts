@@ -8,6 +8,7 @@ import type { AdminUserView } from '../../modules/users/present.js'
 import { actionForm, adminPage, csrfField, notice, pager, PANEL, sendPage, stateBadge, table, userLink, viewOf, when, type View } from './layout.js'
 import { html, type Markup } from './markup.js'
 import { modLogTable } from './modlog.js'
+import * as modlog from '../../modules/modlog/index.js'
 
 const PER_PAGE = 25
 
@@ -94,7 +95,7 @@ ${pager(`${PANEL}/users`, kept, query.page, pages)}`
   app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof NoticeQuery> }>('/users/:id', { schema: { hide: true, params: IdParams, querystring: NoticeQuery } }, async (request, reply) => {
     const view = viewOf(request, reply)
     const user = await admin.userDetail(ctx, request.user, request.params.id)
-    const log = await admin.listModLog(ctx, request.user, 1, 10, { targetId: user.user_id })
+    const log = await modlog.listModLog(ctx, request.user, 1, 10, { targetId: user.user_id })
     const body = html`${notice(request.query.notice, NOTICES)}
 <dl class="facts">
 <dt>id</dt><dd>${user.user_id}</dd>

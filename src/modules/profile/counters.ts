@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js'
 import * as chats from '../chats/service.js'
 import * as contacts from '../contacts/service.js'
 import * as stories from '../stories/service.js'
-import type { PeerCounters } from './present.js'
+import type { PeerCounters } from '../users/present.js'
 
 /**
  * has_story: an active story; following: my contacts; followers: who has me as a contact;

@@ -4,7 +4,7 @@
  * what it counts, in that write's transaction; the admin-area migration seeded them from the data.
  */
 import { sql } from 'kysely'
-import type { Db } from '../../db/database.js'
+import type { Db } from './database.js'
 
 export type PlatformCounter = 'users' | 'channels' | 'files_bytes'
 export type DailyMetric = 'active_users'
