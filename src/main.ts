@@ -3,7 +3,7 @@ import { ConfigError, loadConfig, type Config } from './config.js'
 import { buildApp } from './app.js'
 import { createContext, createLogger } from './context.js'
 import { migrateToLatest } from './db/migrate.js'
-import { ensureAdmin } from './modules/users/service.js'
+import { ensureAdmin } from './modules/users/index.js'
 import { startVideoService, type VideoService } from './video/server.js'
 
 function readConfig(): Readonly<Config> {

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { AppError } from '../http/errors.js'
-import { ensureAdmin } from '../modules/users/service.js'
+import { ensureAdmin } from '../modules/users/index.js'
 import { readPassword } from './password.js'
 import { UsageError } from './usage-error.js'
 

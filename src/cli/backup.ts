@@ -16,7 +16,7 @@ import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { sqlitePath, type Config } from '../config.js'
 import type { AppContext } from '../context.js'
-import { searchFileFor } from '../modules/search/message-index.js'
+import { searchFileFor } from '../modules/search/index.js'
 import { UsageError } from './usage-error.js'
 
 const PG_ADVICE = 'On PostgreSQL use pg_dump / pg_restore (see docs/operations.md, Backups)'

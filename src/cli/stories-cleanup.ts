@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js'
 import { migrateToLatest } from '../db/migrate.js'
-import { cleanupExpiredStories } from '../modules/stories/cleanup.js'
+import { cleanupExpiredStories } from '../modules/stories/index.js'
 
 /** `stories:cleanup`: the story cleanup job, run once by hand. */
 export async function storiesCleanup(ctx: AppContext): Promise<void> {

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { iso } from '../lib/time.js'
-import * as users from '../modules/users/service.js'
+import * as users from '../modules/users/index.js'
 import { printTable } from './table.js'
 
 export async function userList(ctx: AppContext, [search]: string[]): Promise<void> {

@@ -9,7 +9,7 @@
  */
 import { timingSafeEqual } from 'node:crypto'
 import type { AppContext } from '../context.js'
-import { keyedHash } from '../modules/auth/secret-box.js'
+import { keyedHash } from '../modules/auth/index.js'
 
 export const CSRF_HEADER = 'x-csrf-token'
 

@@ -8,7 +8,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import type { AppContext } from '../context.js'
-import { signalingUrl } from '../modules/calls/video-client.js'
+import { signalingUrl } from '../modules/calls/index.js'
 import { html } from './admin/markup.js'
 import { CALL_JS } from './call-script.js'
 import { cookieUser, loginTo, sendPage, siteHeaders, sitePage } from './site.js'

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
 import { escapeHtml } from '../lib/html.js'
-import { codePage } from '../modules/auth/qr-login.js'
+import { codePage } from '../modules/auth/index.js'
 import { page } from './layout.js'
 
 export const qrLoginPage: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {

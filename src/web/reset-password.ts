@@ -9,7 +9,7 @@ import { Type, type Static } from 'typebox'
 import type { AppContext } from '../context.js'
 import { AppError } from '../http/errors.js'
 import type { RateLimiters } from '../http/rate-limit.js'
-import { forgotPassword, readResetLinkToken, resetPassword } from '../modules/auth/password.js'
+import { forgotPassword, readResetLinkToken, resetPassword } from '../modules/auth/index.js'
 import { html, type Markup } from './admin/markup.js'
 import { formToken, sendPage, sitePage } from './site.js'
 

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../context.js'
 import { cookieToken } from '../http/auth.js'
 import { pageHeaders } from '../http/security-headers.js'
-import * as sessions from '../modules/sessions/service.js'
+import * as sessions from '../modules/sessions/index.js'
 import { html, type Markup } from './admin/markup.js'
 
 export const APP_PATH = '/app'

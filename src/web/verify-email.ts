@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
 import { AppError } from '../http/errors.js'
 import { escapeHtml } from '../lib/html.js'
-import { verifyEmail, wasConfirmedBy } from '../modules/auth/email-verification.js'
+import { verifyEmail, wasConfirmedBy } from '../modules/auth/index.js'
 import { page } from './layout.js'
 
 export const verifyEmailPage: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {

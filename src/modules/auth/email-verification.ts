@@ -16,8 +16,8 @@ import { isUniqueViolation } from '../../db/errors.js'
 import type { EmailVerificationRow, UserRow } from '../../db/tables.js'
 import { conflict, forbidden, rateLimitedFor, validationError } from '../../http/errors.js'
 import { hashToken, newToken } from '../../lib/tokens.js'
-import { sendMail } from '../mail/service.js'
-import * as users from '../users/service.js'
+import { sendMail } from '../mail/index.js'
+import * as users from '../users/index.js'
 import * as repo from './repo.js'
 
 const LINK_LIFETIME_MS = 24 * 3_600_000

@@ -6,10 +6,10 @@ import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { notFound, validationError } from '../../http/errors.js'
 import { inTransaction } from '../../events/outbox.js'
-import * as chats from '../chats/service.js'
-import * as users from '../users/service.js'
+import * as chats from '../chats/index.js'
+import * as users from '../users/index.js'
 import { seer } from '../../policies/sight.js'
-import { presentPeer } from '../users/present.js'
+import { presentPeer } from '../users/index.js'
 import * as repo from './repo.js'
 
 export async function setBlocked(ctx: AppContext, me: UserRow, otherId: number, isBlocked: boolean, reason?: string) {

@@ -11,8 +11,8 @@ import { METHODS } from './bot-methods.js'
 import { badRequest, BotApiError, InputFile, Params } from './bot-params.js'
 import { authenticateToken } from './service.js'
 import { downloadable } from './chat-methods.js'
-import { sendFile } from '../files/serve.js'
-import * as files from '../files/service.js'
+import { sendFile } from '../files/index.js'
+import * as files from '../files/index.js'
 import { listenForBotUpdates, stopPolling } from './updates.js'
 
 const MAX_FIELDS = 64

@@ -4,8 +4,8 @@
  * path, with the bot as its sender) and answers the Telegram object.
  */
 import type { AppContext } from '../../context.js'
-import * as messages from '../messages/service.js'
-import { MAX_CONTENT } from '../messages/schemas.js'
+import * as messages from '../messages/index.js'
+import { MAX_CONTENT } from '../messages/index.js'
 import { badRequest, field, storableText, type Params } from './bot-params.js'
 import * as repo from './repo.js'
 import { COMMAND_PATTERN } from './schemas.js'

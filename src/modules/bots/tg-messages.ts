@@ -5,11 +5,11 @@
 import type { AppContext } from '../../context.js'
 import type { ChatRow, MessageRow } from '../../db/tables.js'
 import { fromJson } from '../../db/json.js'
-import * as users from '../users/service.js'
+import * as users from '../users/index.js'
 import * as repo from './repo.js'
 import { commandEntities, tgGroupChat, tgPrivateChat, tgUser, unixSeconds, type TgChat, type TgDocument, type TgMessage, type TgPhotoSize } from './telegram.js'
-import * as files from '../files/service.js'
-import * as messages from '../messages/service.js'
+import * as files from '../files/index.js'
+import * as messages from '../messages/index.js'
 
 /** The upload behind a file_id (an upload path), if it exists. */
 export const uploadOf = (ctx: AppContext, fileId: string) => files.uploadByServedPath(ctx, fileId, false)

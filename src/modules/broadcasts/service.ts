@@ -14,9 +14,9 @@ import { notFound, validationError } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import { assertPlatformAdmin as assertAdmin } from '../../policies/accounts.js'
 import { recordModeration } from '../modlog/index.js'
-import * as chats from '../chats/service.js'
-import { postFromPlatform, textDraft } from '../messages/service.js'
-import { systemAccount } from '../users/system.js'
+import * as chats from '../chats/index.js'
+import { postFromPlatform, textDraft } from '../messages/index.js'
+import { systemAccount } from '../users/index.js'
 import * as repo from './repo.js'
 
 /** recipients read per batch query */

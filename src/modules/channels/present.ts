@@ -1,8 +1,8 @@
 /** Channel rows → the API's Channel shape. Pure. */
 import { iso } from '../../lib/time.js'
-import { visibleInvite } from '../groups/present.js'
-import type { ChatView } from '../communities/service.js'
-import { uploadUrl } from '../users/present.js'
+import { visibleInvite } from '../groups/index.js'
+import type { ChatView } from '../communities/index.js'
+import { uploadUrl } from '../users/index.js'
 import type { Channel } from './schemas.js'
 
 /** An owner or admin, as communities' staff() reads them. */

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okItems, okItemsSchema, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
-import { InviteLink, MemberChange } from '../groups/schemas.js'
+import { InviteLink, MemberChange } from '../groups/index.js'
 import {
   BindBody,
   Channel,

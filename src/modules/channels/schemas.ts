@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Id, Nullable, Peer, Timestamp } from '../../http/schemas.js'
-import { AvatarPath, Description, Title } from '../groups/schemas.js'
+import { AvatarPath, Description, Title } from '../groups/index.js'
 
 export const CreateChannelBody = Type.Object(
   {

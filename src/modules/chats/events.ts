@@ -2,7 +2,7 @@
 import { Type } from 'typebox'
 import { defineEvents } from '../../events/define.js'
 import { Nullable } from '../../http/schemas.js'
-import { Topic } from '../groups/schemas.js'
+import { Topic } from './schemas.js'
 
 /** Only the fields that changed are present, with `chat_id` always. */
 export const ChatUpdated = Type.Object({

@@ -2,7 +2,7 @@
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
 import { type Sight } from '../../policies/sight.js'
-import { presentPeer, uploadUrl } from '../users/present.js'
+import { presentPeer, uploadUrl } from '../users/index.js'
 import type { GroupItemRow, PersonalItemRow } from './repo.js'
 import type { ChatListItem as ChatListItemSchema } from './schemas.js'
 

@@ -54,3 +54,12 @@ export const PlacementBody = Type.Object({ chat_type: ChatType, chat_id: Id }, {
 export const PlacementOptions = Type.Object({ chat_type: Type.Optional(ChatType), chat_id: Type.Optional(Id) }, { additionalProperties: false })
 export const PinView = Type.Object({ chat_type: ChatType, chat_id: Type.Integer(), pinned_at: Timestamp })
 export const ArchiveView = Type.Object({ chat_type: ChatType, chat_id: Type.Integer(), is_archived: Type.Boolean() })
+
+/** A forum topic of a group. */
+export const Topic = Type.Object({
+  topic_id: Type.Integer(),
+  chat_id: Type.Integer(),
+  title: Type.String(),
+  icon_emoji_id: Nullable(Type.String()),
+  created_at: Timestamp,
+})

@@ -2,7 +2,7 @@
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
 import { type Sight } from '../../policies/sight.js'
-import { presentPeer } from '../users/present.js'
+import { presentPeer } from '../users/index.js'
 import type { ContactWithUser } from './repo.js'
 import type { ContactView } from './schemas.js'
 

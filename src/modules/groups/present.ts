@@ -1,7 +1,7 @@
 /** Group and channel rows → the API's Group and Channel shapes. Pure. */
 import { iso } from '../../lib/time.js'
-import { uploadUrl } from '../users/present.js'
-import type { ChatView } from '../communities/service.js'
+import { uploadUrl } from '../users/index.js'
+import type { ChatView } from '../communities/index.js'
 import type { Group } from './schemas.js'
 import { can } from '../../policies/chats.js'
 

@@ -21,9 +21,9 @@ import {
   MembersQuery,
   RevokeInviteBody,
   TitleBody,
-  Topic,
 } from './schemas.js'
 import * as groups from './service.js'
+import { Topic } from '../chats/index.js'
 
 const secured = { tags: ['groups'], security: [{ bearer: [] }] }
 const GroupResponse = { 200: okSchema(Group) }

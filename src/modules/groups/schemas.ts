@@ -62,13 +62,6 @@ export const CreateTopicBody = Type.Object(
   { chat_id: Id, title: Title, icon_emoji_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) },
   { additionalProperties: false },
 )
-export const Topic = Type.Object({
-  topic_id: Type.Integer(),
-  chat_id: Type.Integer(),
-  title: Type.String(),
-  icon_emoji_id: Nullable(Type.String()),
-  created_at: Timestamp,
-})
 
 export const GroupLastMessage = Type.Object({
   message_id: Type.Integer(),

@@ -2,7 +2,7 @@
 import { validationError } from '../../http/errors.js'
 import type { MessageRow, NewMessageRow } from '../../db/tables.js'
 import type { SendMessageBody } from './schemas.js'
-import type { Attachment } from '../files/service.js'
+import type { Attachment } from '../files/index.js'
 
 export interface Draft {
   content: string

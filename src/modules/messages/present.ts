@@ -1,9 +1,9 @@
 /** Message rows → the API's message shapes (V2 and the richer helper variant). Pure. */
 import type { Audience, MessageRow, ScheduledMessageRow } from '../../db/tables.js'
 import { iso, isoOrNull } from '../../lib/time.js'
-import { emojiUrl } from '../stickers/catalogue.js'
-import { avatarUrl } from '../users/avatars.js'
-import { uploadUrl } from '../users/present.js'
+import { emojiUrl } from '../stickers/index.js'
+import { avatarUrl } from '../users/index.js'
+import { uploadUrl } from '../users/index.js'
 import type { Draft } from './draft.js'
 import { shapeJson } from '../../lib/shared-json.js'
 import { MessageView, type RichMessageView } from './schemas.js'

@@ -1,3 +1,2 @@
-/** The moderation log's public surface. */
+/** The modlog module's public surface: what other modules may use. */
 export { listModLog, recordModeration } from './service.js'
-export type { ModLogFilter } from './repo.js'

@@ -8,9 +8,9 @@ import { isUniqueViolation } from '../../db/errors.js'
 import type { UserMusicRow, UserRow } from '../../db/tables.js'
 import { conflict, invalidFile, notFound, validationError } from '../../http/errors.js'
 import { iso } from '../../lib/time.js'
-import * as files from '../files/service.js'
-import * as messages from '../messages/service.js'
-import { uploadUrl } from '../users/present.js'
+import * as files from '../files/index.js'
+import * as messages from '../messages/index.js'
+import { uploadUrl } from '../users/index.js'
 import * as repo from './repo.js'
 
 export interface NewTrack {

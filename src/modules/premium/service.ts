@@ -18,8 +18,8 @@ import { conflict, notFound, paymentsUnavailable, unauthorized, validationError 
 import { iso, isoOrNull } from '../../lib/time.js'
 import { assertPlatformAdmin as assertAdmin } from '../../policies/accounts.js'
 import { recordModeration } from '../modlog/index.js'
-import { isPremium } from '../users/present.js'
-import * as users from '../users/service.js'
+import { isPremium } from '../users/index.js'
+import * as users from '../users/index.js'
 import { providerNamed, WebhookRefused, type PaymentProvider, type PaymentResult } from './providers.js'
 import * as repo from './repo.js'
 

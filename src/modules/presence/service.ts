@@ -16,9 +16,9 @@ import { iso } from '../../lib/time.js'
 import type { Frame } from '../../realtime/fanout.js'
 import * as blocks from '../../policies/blocks.js'
 import { allows, ownersKeeping } from '../../policies/sight.js'
-import * as chats from '../chats/service.js'
-import * as contacts from '../contacts/service.js'
-import * as users from '../users/service.js'
+import * as chats from '../chats/index.js'
+import * as contacts from '../contacts/index.js'
+import * as users from '../users/index.js'
 
 /** an instance's hold on a user lapses after this many missed heartbeats (a crashed instance) */
 const PRESENCE_TTL_HEARTBEATS = 3

@@ -1,9 +1,9 @@
 /** The counters of the fuller Peer shape, each from the module that owns it. */
 import type { AppContext } from '../../context.js'
-import * as chats from '../chats/service.js'
-import * as contacts from '../contacts/service.js'
-import * as stories from '../stories/service.js'
-import type { PeerCounters } from '../users/present.js'
+import * as chats from '../chats/index.js'
+import * as contacts from '../contacts/index.js'
+import * as stories from '../stories/index.js'
+import type { PeerCounters } from '../users/index.js'
 
 /**
  * has_story: an active story; following: my contacts; followers: who has me as a contact;

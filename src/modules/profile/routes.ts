@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okSchema } from '../../http/envelope.js'
 import { notFound } from '../../http/errors.js'
-import { findPreloaded } from '../users/avatars.js'
+import { findPreloaded } from '../users/index.js'
 import { PreloadedAvatarView, PrivacyUpdate, PrivacyView, ProfileParams, ProfileUpdate, ProfileView } from './schemas.js'
 import * as profile from './service.js'
 

@@ -7,9 +7,9 @@
  */
 import type { AppContext } from '../../context.js'
 import type { PushNotificationKind } from '../../db/tables.js'
-import type { CallView } from '../calls/schemas.js'
-import type { MessageView } from '../messages/schemas.js'
-import { presenceOf } from '../presence/service.js'
+import type { CallView } from '../calls/index.js'
+import type { MessageView } from '../messages/index.js'
+import { presenceOf } from '../presence/index.js'
 import * as repo from './repo.js'
 import { nativeSenders } from './senders.js'
 import { unsubscribed, type Unsubscribed } from './unsubscribed.js'

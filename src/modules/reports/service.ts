@@ -6,8 +6,8 @@ import type { AppContext } from '../../context.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/tables.js'
 import { notFound, validationError } from '../../http/errors.js'
-import * as messages from '../messages/service.js'
-import * as users from '../users/service.js'
+import * as messages from '../messages/index.js'
+import * as users from '../users/index.js'
 import * as repo from './repo.js'
 
 export interface NewReport {

@@ -6,7 +6,7 @@ import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
 import { validationError } from '../../http/errors.js'
 import { Id, PageQuery, Timestamp } from '../../http/schemas.js'
 import { emptyBodyAsObject } from '../../http/validation.js'
-import { MessageView } from '../messages/schemas.js'
+import { MessageView } from '../messages/index.js'
 import * as saved from './service.js'
 
 const secured = { tags: ['saved'], security: [{ bearer: [] }] }

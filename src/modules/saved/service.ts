@@ -2,8 +2,8 @@
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { iso } from '../../lib/time.js'
-import * as messages from '../messages/service.js'
-import { presentRows } from '../messages/views.js'
+import * as messages from '../messages/index.js'
+import { presentRows } from '../messages/index.js'
 import * as repo from './repo.js'
 
 export async function add(ctx: AppContext, me: UserRow, messageId: number) {

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okItems, okItemsSchema, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
 import { Id, Peer, Timestamp } from '../../http/schemas.js'
-import { MessageView } from '../messages/schemas.js'
+import { MessageView } from '../messages/index.js'
 import * as search from './service.js'
 
 const secured = { tags: ['search'], security: [{ bearer: [] }] }

@@ -13,7 +13,7 @@ import * as jobs from '../../jobs/repo.js'
 import { iso, isoOrNull } from '../../lib/time.js'
 import { VERSION } from '../../version.js'
 import { assertPlatformAdmin as assertAdmin } from '../../policies/accounts.js'
-import * as users from '../users/service.js'
+import * as users from '../users/index.js'
 import { dailyValues, dayOf, dayStart, platformCounters } from '../../db/counters.js'
 
 const DAY_MS = 86_400_000

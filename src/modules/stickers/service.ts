@@ -5,7 +5,7 @@
 import type { AppContext } from '../../context.js'
 import type { UserRow } from '../../db/tables.js'
 import { invalidFile, premiumRequired } from '../../http/errors.js'
-import { isPremium } from '../users/present.js'
+import { isPremium } from '../users/index.js'
 import { findSticker, STICKER_PACKS, stickerPath } from './catalogue.js'
 
 export function packs(ctx: AppContext, me: UserRow) {

@@ -5,7 +5,7 @@
  */
 import { setImmediate as yieldToRequests } from 'node:timers/promises'
 import type { AppContext } from '../../context.js'
-import { releaseUploads } from '../files/collect.js'
+import { releaseUploads } from '../files/index.js'
 import * as repo from './repo.js'
 
 /** stories per batch: one DELETE with its cascades, then their files */

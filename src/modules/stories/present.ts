@@ -1,7 +1,7 @@
 /** Story rows → the API's Story shapes (V2 and V1). Pure. */
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
-import { uploadUrl, type PeerView } from '../users/present.js'
+import { uploadUrl, type PeerView } from '../users/index.js'
 import type { StoryWithState } from './repo.js'
 import type { FeedStory, StoryV1, StoryView } from './schemas.js'
 

@@ -12,11 +12,11 @@ import { hashToken } from '../../lib/tokens.js'
 import { registerGateway } from '../../realtime/gateway.js'
 import type { SocketRequests } from '../../realtime/hooks.js'
 import type { RequestSpec } from '../../realtime/protocol.js'
-import { DeliveryMarks } from '../messages/delivered.js'
-import { MESSAGE_REQUESTS, type Caller } from '../messages/socket.js'
-import { presentByIds } from '../messages/views.js'
-import { presenceOf } from '../presence/service.js'
-import { authenticate, authenticateHash } from '../sessions/service.js'
+import { DeliveryMarks } from '../messages/index.js'
+import { MESSAGE_REQUESTS, type Caller } from '../messages/index.js'
+import { presentByIds } from '../messages/index.js'
+import { presenceOf } from '../presence/index.js'
+import { authenticate, authenticateHash } from '../sessions/index.js'
 
 export async function mountGateway(app: FastifyInstance, ctx: AppContext, prefixes: readonly string[]) {
   const presence = presenceOf(ctx)

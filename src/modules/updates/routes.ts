@@ -7,8 +7,8 @@ import { ok, okSchema } from '../../http/envelope.js'
 import { Id } from '../../http/schemas.js'
 import * as chatLog from '../../realtime/chat-log.js'
 import * as updates from '../../realtime/updates.js'
-import { requireReader } from '../chats/service.js'
-import { presentByIds } from '../messages/views.js'
+import { requireReader } from '../chats/index.js'
+import { presentByIds } from '../messages/index.js'
 
 const UpdatesQuery = Type.Object(
   {

@@ -8,7 +8,7 @@ import { Type, type Static } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { AppError } from '../../http/errors.js'
 import { IdParams } from '../../http/schemas.js'
-import * as broadcasts from '../../modules/broadcasts/service.js'
+import * as broadcasts from '../../modules/broadcasts/index.js'
 import { adminPage, csrfField, PANEL, sendPage, table, viewOf, when, type View } from './layout.js'
 import { html } from './markup.js'
 

@@ -1,9 +1,9 @@
 /** The overview, the statistics with their charts, and the read-only server status. */
 import type { FastifyPluginAsync } from 'fastify'
 import type { AppContext } from '../../context.js'
-import { formatSize } from '../../modules/messages/present.js'
-import * as moderation from '../../modules/reports/moderation.js'
-import * as stats from '../../modules/stats/service.js'
+import { formatSize } from '../../modules/messages/index.js'
+import * as moderation from '../../modules/reports/index.js'
+import * as stats from '../../modules/stats/index.js'
 import { lineChart, type DayCount } from './chart.js'
 import { adminPage, PANEL, sendPage, table, viewOf, when } from './layout.js'
 import { html, trusted, type Markup } from './markup.js'

@@ -4,7 +4,7 @@ import { Type, type Static } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { AppError, validationError } from '../../http/errors.js'
 import { IdParams } from '../../http/schemas.js'
-import * as premium from '../../modules/premium/service.js'
+import * as premium from '../../modules/premium/index.js'
 import { actionForm, adminPage, csrfField, notice, pager, PANEL, sendPage, table, viewOf, when, type View } from './layout.js'
 import { html } from './markup.js'
 

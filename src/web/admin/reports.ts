@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { Type, type Static } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { IdParams } from '../../http/schemas.js'
-import * as moderation from '../../modules/reports/moderation.js'
+import * as moderation from '../../modules/reports/index.js'
 import { adminPage, csrfField, notice, pager, PANEL, sendPage, stateBadge, userLink, viewOf, when, type View } from './layout.js'
 import { html, type Markup } from './markup.js'
 

@@ -1,0 +1,2 @@
+/** The blocks module's public surface: what other modules may use. */
+export {}

@@ -1,0 +1,2 @@
+/** The bots module's public surface: what other modules may use. */
+export { retireBotsOf } from './service.js'

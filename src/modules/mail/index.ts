@@ -1,0 +1,2 @@
+/** The mail module's public surface: what other modules may use. */
+export { sendMail } from './service.js'

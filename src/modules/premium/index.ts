@@ -1,0 +1,3 @@
+/** The premium module's public surface: what other modules may use. */
+export { createPromo, deactivatePromo, grantPremium, listPromos, presentOrder } from './service.js'
+export type { NewPromo } from './service.js'

@@ -1,0 +1,2 @@
+/** The presence module's public surface: what other modules may use. */
+export { presenceOf } from './service.js'

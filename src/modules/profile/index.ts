@@ -1,0 +1,2 @@
+/** The profile module's public surface: what other modules may use. */
+export { countersFor } from './counters.js'

@@ -1,0 +1,2 @@
+/** The updates module's public surface: what other modules may use. */
+export {}
