@@ -53,8 +53,10 @@ class PerfMap {
     let found = -1
     while (low <= high) {
       const middle = (low + high) >> 1
-      if (this.starts[middle] <= address) (found = middle), (low = middle + 1)
-      else high = middle - 1
+      if (this.starts[middle] <= address) {
+        found = middle
+        low = middle + 1
+      } else high = middle - 1
     }
     return found >= 0 && address < this.ends[found] ? this.names[found] : undefined
   }

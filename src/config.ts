@@ -519,7 +519,11 @@ const trustedProxies: Kind<TrustProxy> = {
   parse: (reading) => {
     const raw = reading.raw
     if (raw === undefined || ['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return false
-    if (/^\d+$/.test(raw)) return Number(raw) <= 32 ? Number(raw) : (reading.fail('a hop count must be from 0 to 32'), false)
+    if (/^\d+$/.test(raw)) {
+      if (Number(raw) <= 32) return Number(raw)
+      reading.fail('a hop count must be from 0 to 32')
+      return false
+    }
     const list = raw.split(',').map((item) => item.trim()).filter(Boolean)
     const isAddress = (item: string) => {
       const [address, prefix, ...rest] = item.split('/')

@@ -113,9 +113,17 @@ function socketSendMany(pairs: SocketPair[], window: number, first: number, coun
         for (const socket of [pair.sender, pair.receiver]) socket.off('close', onClose)
       }
     })
-    const stop = () => listeners.forEach((off) => off())
-    const finish = () => (stop(), resolve())
-    const fail = (error: Error) => (stop(), reject(error))
+    const stop = () => {
+      for (const off of listeners) off()
+    }
+    const finish = () => {
+      stop()
+      resolve()
+    }
+    const fail = (error: Error) => {
+      stop()
+      reject(error)
+    }
     pairs.forEach((_, pair) => {
       for (let i = 0; i < window; i++) sendNext(pair)
     })

@@ -5,7 +5,7 @@
  * the commit: stored) and the receiver's socket its `message.new` (delivered). The load shape
  * (closed loop with a window per pair, or open loop at a rate) is bench/lib/pair-load.ts's.
  */
-import WebSocket from 'ws'
+import type WebSocket from 'ws'
 import { MESSAGE_TEXT, openSocket } from '../lib/api.js'
 import { PairLoad, type PairLoadResult, type PairLoadSpec } from '../lib/pair-load.js'
 import { serve } from './ipc.js'

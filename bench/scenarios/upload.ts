@@ -86,7 +86,7 @@ export const upload: Scenario = {
         stamp(source, label)
         flush()
         await sleep(500)
-        const idle = median([server.rss(), (await sleep(100), server.rss()), (await sleep(100), server.rss())])
+        const idle = median([server.rss(), await sleep(100).then(() => server.rss()), await sleep(100).then(() => server.rss())])
         const { result, peak } = await withPeakRss(server, () => runLoad<UploadResult>(ctx.machine, 'upload', spec(mode)))
         if (result.size !== SIZE) throw new Error(`${mode}: the server stored ${result.size} bytes, not ${SIZE}`)
         const mbps = SIZE / MiB / (result.ms / 1000)

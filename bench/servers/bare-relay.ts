@@ -88,7 +88,7 @@ function commit() {
   sqlite!.transaction(() => {
     for (const p of batch) ids.push(Number(insert!.run(p.chatId, p.senderId, p.content, p.at).lastInsertRowid))
   })()
-  batch.forEach((p, i) => deliver(p, ids[i]))
+  for (const [i, p] of batch.entries()) deliver(p, ids[i])
 }
 
 let nextId = 1

@@ -69,7 +69,7 @@ async function main() {
     process.stdout.write(`usage: npm run cli -- ${command.usage}\n  ${command.summary}\n`)
     return
   }
-  let config
+  let config: Config
   try {
     config = loadConfig()
   } catch (error) {

@@ -64,6 +64,7 @@ export class StatementNames {
 export function namingClient(names: StatementNames): typeof pg.Client {
   return class NamingClient extends pg.Client {
     // pg's query has a dozen overloads; this one forwards the call as it came, renamed or not
+    // biome-ignore lint/suspicious/noExplicitAny: one signature standing for all of pg's overloads, forwarded unchanged
     override query(config: any, values?: any, callback?: any): any {
       if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
         const name = names.nameFor(config, values.length)

@@ -62,7 +62,12 @@ test('a request logger becomes a pino child only when used, and then carries the
   const { childLoggerFactory } = requestLogging(logger)
   let children = 0
   const counting = Object.create(logger, {
-    child: { value: (...args: Parameters<typeof logger.child>) => (children++, logger.child(...args)) },
+    child: {
+      value: (...args: Parameters<typeof logger.child>) => {
+        children++
+        return logger.child(...args)
+      },
+    },
   })
   // Fastify types the factory's result as its base logger; the lazy child also has pino's isLevelEnabled
   const child = (...args: Parameters<typeof childLoggerFactory>) => childLoggerFactory(...args) as unknown as pino.Logger

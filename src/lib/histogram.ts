@@ -79,7 +79,7 @@ export class LeanHistogram<L extends string> {
     let child = this.children.get(key)
     if (!child) {
       const labels: Record<string, string> = {}
-      this.labelNames.forEach((name, i) => (labels[name] = values[i]))
+      for (const [i, name] of this.labelNames.entries()) labels[name] = values[i]
       this.children.set(key, (child = new Child(this.bounds, labels)))
     }
     return child

@@ -8,7 +8,10 @@ function sink() {
   const chunks: string[] = []
   let syncs = 0
   const target: LineSink = {
-    write: (chunk) => (chunks.push(chunk), true),
+    write: (chunk) => {
+      chunks.push(chunk)
+      return true
+    },
     flushSync: () => void syncs++,
   }
   return { target, chunks, syncs: () => syncs }

@@ -11,5 +11,5 @@ export const PHONE_INPUT_MAX = 32
 export function toE164(input: string, region: CountryCode): string | null {
   if (input.length > PHONE_INPUT_MAX) return null
   const parsed = parsePhoneNumberFromString(input, { defaultCountry: region, extract: false })
-  return parsed && parsed.isValid() ? parsed.number : null
+  return parsed?.isValid() ? parsed.number : null
 }

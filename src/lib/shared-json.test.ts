@@ -105,7 +105,10 @@ test('a shared object with its shape serializer: the frames embed that text, mad
   let calls = 0
   const json = shapeJson<Shape>(['id', 'text'])
   const message: Shape = { id: 1, text: 'hi "there"' }
-  share(message, (value) => (calls++, json(value)))
+  share(message, (value) => {
+    calls++
+    return json(value)
+  })
   for (const frame of [{ type: 'ack', id: 2, data: message }, { type: 'message.new', data: { message } }]) {
     assert.equal(stringifyShared(frame), JSON.stringify(frame))
   }

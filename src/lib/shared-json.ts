@@ -79,6 +79,7 @@ export function stringifyShared(value: unknown, depth = 2): string {
 }
 
 /** A string's JSON text needs escapes if it holds a control character, a quote, a backslash or a surrogate (paired or not). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
 const NEEDS_ESCAPES = /[\u0000-\u001f"\\\ud800-\udfff]/
 
 /** Skeletons kept per shape; past this many sets of null fields, a new set's is made each time. */

@@ -1,12 +1,12 @@
 /** `npm run start:video`: the video signaling service on its own (no database). */
-import { ConfigError, loadConfig } from '../config.js'
+import { ConfigError, loadConfig, type Config } from '../config.js'
 import { createLogger } from '../context.js'
 import { startVideoService } from './server.js'
 
 async function main() {
   // what it creates (backups, the log file) is the server user's alone
   process.umask(0o077)
-  let config
+  let config: Config
   try {
     config = loadConfig()
   } catch (error) {

@@ -13,7 +13,7 @@ import { AppError } from '../http/errors.js'
 import * as channels from '../modules/channels/index.js'
 import * as communities from '../modules/communities/index.js'
 import * as groups from '../modules/groups/index.js'
-import { html } from './admin/markup.js'
+import { html, type Markup } from './admin/markup.js'
 import { APP_PATH, cookieUser, formToken, loginTo, sendPage, sitePage } from './site.js'
 
 const CodeParams = Type.Object({ code: Type.String({ minLength: 1, maxLength: 128 }) })
@@ -57,7 +57,7 @@ export const invitePages: FastifyPluginAsync<{ ctx: AppContext }> = async (app, 
     const noun = channel ? 'channel' : 'group'
     const counted = channel ? (chat.member_count === 1 ? 'subscriber' : 'subscribers') : chat.member_count === 1 ? 'member' : 'members'
     const problem = refusal(invite, ctx.clock.now())
-    let action
+    let action: Markup
     if (me && chat.my_role !== null) action = html`<p>You are already in this ${noun}. <a class="button" href="${chatPath(chat.id)}">Open it</a></p>`
     else if (problem) action = html`<p class="error" role="alert">${problem}</p>`
     else if (me) {

@@ -43,7 +43,7 @@ export const staleCookie = (request: FastifyRequest, found: sessions.Authenticat
  */
 export function safeNext(next: unknown): string {
   if (typeof next !== 'string' || next.length > 512 || !next.startsWith('/') || next.startsWith('//')) return APP_PATH
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   if (/[\\\u0000-\u001f\u007f]/.test(next)) return APP_PATH
   return next
 }

@@ -239,8 +239,8 @@ test('a session of an account marked deleted is refused everywhere, even one tha
 test("a deleted account's bots stop: their tokens no longer work; another owner's bot goes on", async () => {
   const owner = await member()
   const other = await member()
-  const mine = await owner.api.post('/api/bots/register', { name: 'Helper', username: uniqueName('h').slice(0, 24) + '_bot' })
-  const theirs = await other.api.post('/api/bots/register', { name: 'Other', username: uniqueName('o').slice(0, 24) + '_bot' })
+  const mine = await owner.api.post('/api/bots/register', { name: 'Helper', username: `${uniqueName('h').slice(0, 24)}_bot` })
+  const theirs = await other.api.post('/api/bots/register', { name: 'Other', username: `${uniqueName('o').slice(0, 24)}_bot` })
   assert.equal(mine.status, 200, mine.text)
   assert.equal(theirs.status, 200, theirs.text)
   const getMe = (token: string) => fetch(`${server.url}/bot${token}/getMe`).then((res) => res.status)

@@ -426,7 +426,7 @@ function parseUserList(stdout: string): Record<string, string>[] {
   for (const line of lines.slice(1)) {
     if (/^\d+ of \d+ users$/.test(line)) continue
     const row: Record<string, string> = {}
-    names.forEach((name, i) => (row[name] = line.slice(starts[i], starts[i + 1]).trim()))
+    for (const [i, name] of names.entries()) row[name] = line.slice(starts[i], starts[i + 1]).trim()
     rows.push(row)
   }
   return rows

@@ -41,7 +41,9 @@ const V2 = '/api.v2/api'
  * Keys are `METHOD path` with the V2/V3 mounts folded into `V2` and `/api/auth|push` into `V2`.
  */
 const ACCESS = new Map<string, 'public' | 'user' | 'admin' | 'bot' | 'signed'>()
-const allow = (access: 'public' | 'user' | 'admin' | 'bot' | 'signed', ...keys: string[]) => keys.forEach((key) => ACCESS.set(key, access))
+const allow = (access: 'public' | 'user' | 'admin' | 'bot' | 'signed', ...keys: string[]) => {
+  for (const key of keys) ACCESS.set(key, access)
+}
 allow('public',
   'POST V2/auth/register', 'POST V2/auth/login', 'POST V2/auth/qr', 'POST V2/auth/login/totp', 'POST V2/auth/login_v3', 'POST V2/auth/qr/generate',
   'POST V2/auth/qr/request', 'POST V2/auth/qr/status', 'POST V2/auth/qr/login', 'POST V2/auth/qr/decline', 'POST V2/auth/oauth/{provider}', 'POST V2/auth/verify-email',

@@ -375,9 +375,9 @@ test('the envelope: a bad token is 401 Unauthorized, an unknown method 404 Not F
   // what fails before the Bot API's routes (another HTTP method, a bad escape) is Telegram's envelope too
   const put = await call(bot.token, 'getMe', {}, { http: 'PUT' })
   assert.deepEqual([put.status, put.body], [404, { ok: false, error_code: 404, description: 'Not Found' }])
-  const escape = await call(bot.token, '%ED%A0%80', {})
-  assert.equal(escape.status, 400)
-  assert.deepEqual([escape.body.ok, escape.body.error_code], [false, 400])
+  const badEscape = await call(bot.token, '%ED%A0%80', {})
+  assert.equal(badEscape.status, 400)
+  assert.deepEqual([badEscape.body.ok, badEscape.body.error_code], [false, 400])
   assert.equal((await ok(bot.token, 'GETME', {})).id, bot.bot_id)
   assert.equal((await ok(bot.token, 'getme')).id, bot.bot_id)
   const viaGet = await call(bot.token, 'getMe', undefined, { http: 'GET', raw: undefined })

@@ -307,7 +307,7 @@ test('ETag and If-None-Match answer 304; Cache-Control differs by route', async 
   assert.equal(again.status, 304)
   assert.equal(await again.text(), '')
   assert.equal(again.headers.get('etag'), etag)
-  assert.equal((await get(null, file.url, { 'if-none-match': '"other", ' + etag })).status, 304, 'a list of tags')
+  assert.equal((await get(null, file.url, { 'if-none-match': `"other", ${etag}` })).status, 304, 'a list of tags')
   assert.equal((await get(null, file.url, { 'if-none-match': '"other"' })).status, 200)
   const byId = await get(alice, `/files/${file.id}`, { 'if-none-match': etag! })
   assert.equal(byId.status, 304)

@@ -45,7 +45,7 @@ test('a send that fails inside a batch fails alone: the rest of the batch is sto
     const socket = await TestSocket.connect(server.url, alice.token)
     // one burst, sent without waiting: the sends of one moment share a batch
     const burst = Array.from({ length: 40 }, (_, i) => ({ chat_id: chats[i % chats.length], content: i === 17 ? poison : `burst ${i}` }))
-    burst.forEach((data, i) => socket.send({ type: 'send', id: i, data }))
+    for (const [i, data] of burst.entries()) socket.send({ type: 'send', id: i, data })
     const answers = await Promise.all(burst.map((_, i) => socket.answer(i, 15_000)))
     assert.equal(answers[17].type, 'error')
     assert.equal(answers[17].error!.code, 'internal_error')
@@ -69,7 +69,7 @@ test('a send that fails inside a batch fails alone: the rest of the batch is sto
       await assertGapFree(server, chatId, burst.filter((_, i) => i !== 17 && i % chats.length === n).length + 2)
     }
   } finally {
-    await sql.raw('drop trigger refuse_poison' + (server.ctx.dialect === 'postgres' ? ' on messages' : '')).execute(server.ctx.db)
+    await sql.raw(`drop trigger refuse_poison${server.ctx.dialect === 'postgres' ? ' on messages' : ''}`).execute(server.ctx.db)
     if (server.ctx.dialect === 'postgres') await sql.raw('drop function refuse_poison()').execute(server.ctx.db)
   }
 })
@@ -89,7 +89,7 @@ test('concurrent sends over HTTP and the socket, retries among them: every chat 
     sentBy.set(user.id, contents)
     // even senders over the socket (ordered per chat by the server), odd ones over HTTP one at a time
     if (u % 2 === 0) {
-      contents.forEach((content, k) => sockets[u].send({ type: 'send', id: k, data: { chat_id: chatId, content, client_message_id: `c-${user.id}-${k}` } }))
+      for (const [k, content] of contents.entries()) sockets[u].send({ type: 'send', id: k, data: { chat_id: chatId, content, client_message_id: `c-${user.id}-${k}` } })
       work.push(Promise.all(contents.map((_, k) => sockets[u].answer(k, 20_000))).then((answers) => {
         assert.ok(answers.every((a) => a.type === 'ack'), JSON.stringify(answers.find((a) => a.type !== 'ack')))
       }))
@@ -172,7 +172,10 @@ test('PostgreSQL: a socket’s later send to a chat stays out of a second batch 
   const lockWaits = async () =>
     Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(server.ctx.db)).rows[0].n)
   const answered = new Set<string>()
-  const answer = (id: string) => socket.answer(id, 20_000).then((frame) => (answered.add(id), frame))
+  const answer = (id: string) => socket.answer(id, 20_000).then((frame) => {
+    answered.add(id)
+    return frame
+  })
   const wave = Array.from({ length: 40 }, (_, i) => `other ${i}`)
   const { first, second } = await server.ctx.db.connection().execute(async (conn) => {
     // Hold alice's chat row: the batch holding her first send waits for it.

@@ -201,7 +201,7 @@ test('chat_list: personal and Saved Messages items have exactly the documented k
 
 test('rich history: reply_to_content is the first 50 characters (code points) of the original, never half a surrogate pair', async () => {
   const [alice, bob] = await users(2)
-  const astral = 'a'.repeat(49) + '😀😀😀'
+  const astral = `${'a'.repeat(49)}😀😀😀`
   const allEmoji = '😀'.repeat(60)
   const ascii = 'b'.repeat(60)
   const o1 = await send(alice, bob, astral)
@@ -216,7 +216,7 @@ test('rich history: reply_to_content is the first 50 characters (code points) of
   const byId = new Map((res.body.items as any[]).map((m) => [m.id, m]))
   assert.deepEqual(
     [r1, r2, r3].map((r) => byId.get(r.message_id).reply_to_content),
-    ['a'.repeat(49) + '😀', '😀'.repeat(50), 'b'.repeat(50)],
+    [`${'a'.repeat(49)}😀`, '😀'.repeat(50), 'b'.repeat(50)],
   )
   // no lone surrogate on the wire either
   assert.equal(/\\ud83d(?!\\ude00)/i.test(res.text), false, 'the raw JSON holds no lone high surrogate')

@@ -81,7 +81,10 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
         if (left <= 0) throw new Error(`no mail to ${to} within ${timeoutMs} ms`)
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left)
-          waiters.push(() => (clearTimeout(timer), resolve()))
+          waiters.push(() => {
+            clearTimeout(timer)
+            resolve()
+          })
         })
       }
     },

@@ -83,6 +83,7 @@ test('a backup taken while messages are being sent holds every message acknowled
 
   // the copy is whole and holds every message acknowledged before the backup began
   const copy = new SQLite(file, { readonly: true })
+  let lastInBackup = 0
   try {
     assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok')
     const stored = new Map((copy.prepare('select id, content from messages').all() as { id: number; content: string }[]).map((row) => [row.id, row.content]))
@@ -92,7 +93,7 @@ test('a backup taken while messages are being sent holds every message acknowled
     // and nothing half-written: every stored message of the chat is one that was acknowledged
     const known = new Map(acknowledged.map((message) => [message.id, message.content]))
     for (const [id, content] of stored) if (content.startsWith('message ')) assert.equal(known.get(id), content)
-    var lastInBackup = Math.max(...[...stored.keys()])
+    lastInBackup = Math.max(...[...stored.keys()])
   } finally {
     copy.close()
   }
@@ -133,7 +134,7 @@ test('a backup taken while messages are being sent holds every message acknowled
   const contents = history.body.items.map((message: { content: string }) => message.content)
   assert.ok(!contents.includes('after the backup'), 'the message sent after the backup is not in the restored database')
   assert.ok(contents.includes(acknowledged.at(-1)!.content), 'the last acknowledged message before the backup is')
-  assert.ok(lastInBackup! > 0)
+  assert.ok(lastInBackup > 0)
   // message search is indexed again from the restored messages (its old index file was removed)
   const search = async (q: string) => {
     const res = await benApi.get(`${V2}/search/messages`, { query: { q, limit: 50 } })

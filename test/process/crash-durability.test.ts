@@ -177,7 +177,7 @@ test('acknowledged sends, uploads and scheduled messages survive kill -9, three 
       // every user's log: seqs 1..n, no gap, no reuse
       for (const user of users) {
         const seqs = log.filter((row) => row.user_id === user.id).map((row) => row.seq)
-        seqs.forEach((seq, i) => assert.equal(seq, seqs[0] + i, `user ${user.id}: seq ${seqs[0] + i} is missing or reused`))
+        for (const [i, seq] of seqs.entries()) assert.equal(seq, seqs[0] + i, `user ${user.id}: seq ${seqs[0] + i} is missing or reused`)
       }
     } finally {
       await handle.close()

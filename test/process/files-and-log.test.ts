@@ -73,7 +73,7 @@ test('the database, its WAL, the secret key and the log file are created 0600; e
     try {
       return JSON.parse(line)
     } catch {
-      assert.fail(`log line ${i + 1} is not JSON: ${line}`)
+      return assert.fail(`log line ${i + 1} is not JSON: ${line}`)
     }
   })
   // positive controls: the lines this run must have written are there, parsed

@@ -18,7 +18,7 @@ import { SignalClient, startTestVideo, TEST_VIDEO_SECRET } from '../harness/sign
 import { sleep } from '../harness/wait.js'
 
 const video = await startTestVideo()
-const room = () => 'r-' + randomBytes(5).toString('hex')
+const room = () => `r-${randomBytes(5).toString('hex')}`
 const open = (roomId: string, uid: number) => SignalClient.join(video.url, roomId, video.ticket({ room: roomId, uid }))
 const refusedJoin = async (roomId: string, uid: number) => {
   const socket = await SignalClient.open(video.url)

@@ -29,7 +29,7 @@ console.log(`# fuzz-signaling: seed ${FUZZ_SEED}, ${RUNS} frames (FUZZ_SEED, FUZ
 
 const video = await startTestVideo()
 const SDP = 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n'
-const ROOM = 'fuzz-' + randomBytes(4).toString('hex')
+const ROOM = `fuzz-${randomBytes(4).toString('hex')}`
 const ajv = new Ajv({ strict: false })
 const serverFrames = new Map(Object.entries(SERVER_FRAMES).map(([type, doc]) => [type, ajv.compile(doc.frame)]))
 /** more refused frames than this close the socket (video/server.ts MAX_BAD_FRAMES, docs/calls.md) */
@@ -194,7 +194,7 @@ function closeProblem(peer: Peer, out: Outgoing, beforeJoin: boolean): string | 
 
 test(`fuzz-signaling: ${RUNS} malformed frames get error frames or a documented close, and the service still answers`, { timeout: Math.max(300_000, RUNS * 100) }, async () => {
   // another room's pair, who must not notice anything
-  const other = 'other-' + randomBytes(4).toString('hex')
+  const other = `other-${randomBytes(4).toString('hex')}`
   const { client: a, joined: aj } = await SignalClient.join(video.url, other, video.ticket({ room: other, uid: 10 }))
   const { client: b } = await SignalClient.join(video.url, other, video.ticket({ room: other, uid: 11 }))
   await a.next('peer-joined')

@@ -18,7 +18,7 @@ describe('video service', async () => {
   const video = await startTestVideo()
 
   test('a peer without a good ticket is refused before any frame is relayed', async () => {
-    const room = 'r-' + randomBytes(4).toString('hex')
+    const room = `r-${randomBytes(4).toString('hex')}`
     const { client: alice, joined } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 1 }))
     assert.deepEqual(joined.peers, [])
 
@@ -70,7 +70,7 @@ describe('video service', async () => {
   })
 
   test('offer, answer, ICE and media travel between the peers of a room; leaving is told', async () => {
-    const room = 'r-' + randomBytes(4).toString('hex')
+    const room = `r-${randomBytes(4).toString('hex')}`
     const { client: alice, joined: aj } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 1, username: 'alice' }))
     const { client: bob, joined: bj } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 2, username: 'bob', audio_only: true }))
     assert.deepEqual(bj.peers, [{ peer_id: aj.peer_id, user_id: 1, username: 'alice', audio_only: false, media: { audio: true, video: true, screenshare: false } }])
@@ -107,7 +107,7 @@ describe('video service', async () => {
   })
 
   test('bad frames get error frames and change nothing; abuse closes the socket', async () => {
-    const room = 'r-' + randomBytes(4).toString('hex')
+    const room = `r-${randomBytes(4).toString('hex')}`
     const { client: alice, joined: aj } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 1 }))
     const { client: bob } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 2 }))
     await alice.next('peer-joined')
@@ -168,7 +168,7 @@ describe('video service', async () => {
       const schema = document.components.messages[`${prefix}.${frame.type}`].payload
       assert.ok(ajv.validate(schema, frame), `${prefix}.${frame.type}: ${ajv.errorsText()}`)
     }
-    const room = 'r-' + randomBytes(4).toString('hex')
+    const room = `r-${randomBytes(4).toString('hex')}`
     const { client: a, joined: aj } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 1 }))
     const { client: b, joined: bj } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 2 }))
     const sent = [
@@ -198,7 +198,7 @@ describe('two video instances on one Redis', { skip: testRedisUrl ? false : 'set
     const prefix = `tern-test-${randomBytes(6).toString('hex')}:`
     const one = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
     const two = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
-    const room = 'r-' + randomBytes(4).toString('hex')
+    const room = `r-${randomBytes(4).toString('hex')}`
     const { client: alice, joined: aj } = await SignalClient.join(one.url, room, one.ticket({ room, uid: 1, username: 'alice' }))
     const { client: bob, joined: bj } = await SignalClient.join(two.url, room, two.ticket({ room, uid: 2, username: 'bob' }))
     assert.deepEqual(bj.peers.map((p: any) => p.peer_id), [aj.peer_id])
@@ -220,7 +220,7 @@ describe('two video instances on one Redis', { skip: testRedisUrl ? false : 'set
     const prefix = `tern-test-${randomBytes(6).toString('hex')}:`
     const one = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
     const two = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
-    const room = 'r-' + randomBytes(4).toString('hex')
+    const room = `r-${randomBytes(4).toString('hex')}`
     const ticket = one.ticket({ room, uid: 7, username: 'gus' })
     const { client: first } = await SignalClient.join(one.url, room, ticket)
     const copy = await SignalClient.open(two.url)

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import test from 'node:test'
-import { type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { launchChromium } from './with-chromium.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { openWatched } from './watched-page.js'

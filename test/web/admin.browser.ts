@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import test from 'node:test'
-import { type Browser, type BrowserContext, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { launchChromium } from './with-chromium.js'
 import { startTestServer, type TestUser } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'

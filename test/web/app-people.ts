@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { launchChromium } from './with-chromium.js'
 import { startTestServer, uniqueName, type TestUser } from '../harness/server.js'
 import { startTestVideo, TEST_VIDEO_SECRET } from '../harness/signal.js'
@@ -80,7 +80,7 @@ export async function send(p: Person, text: string) {
   assert.equal(await box.inputValue(), '', 'the box is empty after sending')
 }
 
-export async function action(p: Person, message: Locator, name: string) {
+export async function action(_p: Person, message: Locator, name: string) {
   await message.getByRole('button', { name: 'Message actions' }).click()
   await message.getByRole('button', { name, exact: true }).click()
 }

@@ -224,7 +224,7 @@ test('an image upload shows its progress bar, then the image as its thumbnail on
       await img.waitFor()
       await p.page.waitForFunction(() => {
         const el = document.querySelector('ol.messages img.thumb') as HTMLImageElement | null
-        return el !== null && el.complete && el.naturalWidth > 0
+        return el?.complete && el.naturalWidth > 0
       })
       const src = (await img.getAttribute('src')) ?? ''
       const link = (await p.page.locator('ol.messages a.image-link').getAttribute('href')) ?? ''

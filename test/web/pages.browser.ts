@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import test from 'node:test'
-import { type Browser, type BrowserContext, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { launchChromium } from './with-chromium.js'
 import { startTestServer } from '../harness/server.js'
 import { openWatched } from './watched-page.js'

@@ -281,7 +281,7 @@ test('the cookie opens the gateway from this origin or PUBLIC_BASE_URL\'s; a for
   assert.deepEqual(await open({ cookie, origin: s.url }), { status: 101, ready: true })
   assert.deepEqual(await open({ cookie, origin: base }), { status: 101, ready: true })
   assert.deepEqual(await open({ origin: s.url }), { status: 401 })
-  assert.deepEqual(await open({ cookie: 'tern_session=' + 'y'.repeat(43), origin: s.url }), { status: 401 })
+  assert.deepEqual(await open({ cookie: `tern_session=${'y'.repeat(43)}`, origin: s.url }), { status: 401 })
 })
 
 test('/join?ref=<username> remembers the referrer and leads to registration, which records the referral; signed in, to the app', async () => {
@@ -433,7 +433,7 @@ test('an expired or unknown cookie: pages go to /login, the API answers 401; sig
   assert.equal((await unknown.get('/')).location, '/login')
   const join = await unknown.post('/join/whatever', {}, { csrf: 'none' })
   assert.equal(join.status, 403, 'the CSRF check still comes first')
-  const apiRes = await server.api.get(`${V2}/auth/me`, { headers: { cookie: 'tern_session=' + 'k'.repeat(43) } })
+  const apiRes = await server.api.get(`${V2}/auth/me`, { headers: { cookie: `tern_session=${'k'.repeat(43)}` } })
   assert.equal(apiRes.status, 401)
   assert.equal(apiRes.body.error.code, 'unauthorized')
 })

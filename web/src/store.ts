@@ -124,7 +124,7 @@ export function upsert(chatId: number, views: MessageView[], extra?: Partial<Msg
 
 export function removeMessage(chatId: number, messageId: number) {
   const h = histories.get(chatId)
-  if (!h || !h.byId.delete(messageId)) return
+  if (!h?.byId.delete(messageId)) return
   h.items.value = h.items.value.filter((m) => m.id !== messageId)
 }
 

@@ -133,7 +133,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
   })
 
   // QR login (qr-login.ts): six paths, and `qr {step}` as their alias
-  const qrStatus = (request: FastifyRequest, reply: FastifyReply, body: { token?: string; secret?: string; wait?: number; since?: qr.QrStatus }) => {
+  const qrStatus = (_request: FastifyRequest, reply: FastifyReply, body: { token?: string; secret?: string; wait?: number; since?: qr.QrStatus }) => {
     // a long poll ends early when its client goes away
     const gone = new AbortController()
     reply.raw.once('close', () => gone.abort())

@@ -46,7 +46,7 @@ export async function redeemTicket(ctx: AppContext, ticket: string, code: string
   if (typeof ticket !== 'string' || ticket.length < 20 || ticket.length > 128) throw deadTicket()
   const now = ctx.clock.now()
   const row = await repo.findTicket(ctx.db, hashToken(ticket))
-  if (!row || row.stage !== 'totp' || row.used_at !== null || row.expires_at <= now) throw deadTicket()
+  if (row?.stage !== 'totp' || row.used_at !== null || row.expires_at <= now) throw deadTicket()
   let user: UserRow | undefined
   // wrong codes also count per account, across tickets and IPs (account-limits.ts)
   const accepted = await guarded(ctx, secondFactorKey(row.user_id), async () => {

@@ -68,6 +68,7 @@ export async function botUser(ctx: AppContext, bot: AuthBot): Promise<UserRow> {
 
 /** An external message id a bridge names its message by: 1–128 printable characters. */
 export function checkExternalId(value: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   if (value.length === 0 || value.length > 128 || /[\u0000-\u001f\u007f]/.test(value)) throw badRequest('external_message_id must be 1 to 128 printable characters')
   return value
 }

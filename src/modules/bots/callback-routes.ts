@@ -56,7 +56,7 @@ function callbackData(markup: unknown): Set<string> {
 
 /** Telegram's chat_instance: the same for one bot and one chat, telling nothing about either. */
 const chatInstance = (ctx: AppContext, botId: number, chatId: number) =>
-  BigInt.asIntN(64, BigInt('0x' + createHash('sha256').update(`${ctx.config.secretKey}:chat-instance:${botId}:${chatId}`).digest('hex').slice(0, 16))).toString()
+  BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`${ctx.config.secretKey}:chat-instance:${botId}:${chatId}`).digest('hex').slice(0, 16)}`)).toString()
 
 /** A press of a callback button on a message I can see: a callback_query update for the bot that sent it. */
 export async function pressButton(ctx: AppContext, me: UserRow, messageId: number, data: string) {
@@ -70,7 +70,7 @@ export async function pressButton(ctx: AppContext, me: UserRow, messageId: numbe
   const tgChat = full ? await tgChatOf(ctx, full, botId) : null
   const message = tgChat ? await tgMessage(ctx, factsOfRow(row), tgChat, { markup: true }) : null
   if (!message) throw notFound('Message not found')
-  const id = BigInt('0x' + randomBytes(8).toString('hex')).toString()
+  const id = BigInt(`0x${randomBytes(8).toString('hex')}`).toString()
   const now = ctx.clock.now()
   const payload = { callback_query: { id, from: tgUser(me), message, chat_instance: chatInstance(ctx, botId, chat.id), data } }
   await recordUpdate(ctx, botId, 'callback_query', null, payload, async (trx) => {

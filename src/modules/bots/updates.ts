@@ -251,7 +251,7 @@ async function groupMessage(ctx: AppContext, message: MessageView) {
   const botIds = (await repo.botMembersOf(ctx.db, message.chat_id)).filter((id) => id !== message.sender_id)
   if (botIds.length === 0) return
   const chat = await chats.findChat(ctx.db, message.chat_id)
-  if (!chat || chat.chat_type !== 'group') return
+  if (chat?.chat_type !== 'group') return
   const repliedTo = !command && message.reply_to_id !== null ? await messages.messageRow(ctx, message.reply_to_id) : undefined
   for (const botId of botIds) {
     if (!command && repliedTo?.sender_id !== botId) continue

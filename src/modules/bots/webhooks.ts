@@ -120,7 +120,7 @@ export function chatKeyOfUpdate(payload: unknown): string {
   if (payload === null || typeof payload !== 'object') return 'bot'
   for (const kind of UPDATE_KINDS) {
     if (!Object.hasOwn(payload, kind)) continue
-    const inner = (payload as Record<string, unknown>)[kind] as Record<string, any> | null
+    const inner = (payload as Record<string, unknown>)[kind] as { chat?: { id?: unknown }; message?: { chat?: { id?: unknown } }; from?: { id?: unknown } } | null
     const chatId = inner?.chat?.id ?? inner?.message?.chat?.id ?? inner?.from?.id
     if (typeof chatId === 'number' || typeof chatId === 'string') return `chat:${chatId}`
   }

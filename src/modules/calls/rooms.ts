@@ -109,7 +109,7 @@ async function endRoom(db: Db, room: VideoCallRow, now: number): Promise<VideoCa
 
 /** The ICE servers for a user: their own (RTCSettings, when enabled) first, then the service's STUN and TURN. */
 export function withUserServers(config: IceConfig, settings: RtcSettingsRow | undefined): IceConfig {
-  if (!settings || settings.enabled !== 1) return config
+  if (settings?.enabled !== 1) return config
   const own: IceServer[] = []
   const host = (name: string) => (name.includes(':') && !name.startsWith('[') ? `[${name}]` : name)
   if (settings.stun_server) own.push({ urls: [`stun:${host(settings.stun_server)}:${settings.stun_port ?? 3478}`] })
@@ -290,7 +290,7 @@ export async function reportFromVideo(ctx: AppContext, report: VideoReport): Pro
   const now = ctx.clock.now()
   return ctx.db.transaction().execute(async (trx) => {
     const room = await lockRoom(trx, report.room_id)
-    if (!room || room.status !== 'active') return { applied: false }
+    if (room?.status !== 'active') return { applied: false }
     const row = await trx.selectFrom('video_call_participants').selectAll().where('call_id', '=', room.id).where('user_id', '=', report.user_id).executeTakeFirst()
     if (!row) return { applied: false }
     const participant = trx.updateTable('video_call_participants').where('call_id', '=', room.id).where('user_id', '=', report.user_id)

@@ -1,7 +1,7 @@
 /** Chat rows → the API's chat list item shapes. Pure. */
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
-import { type Sight } from '../../policies/sight.js'
+import type { Sight } from '../../policies/sight.js'
 import { presentPeer, uploadUrl } from '../users/index.js'
 import type { GroupItemRow, PersonalItemRow } from './repo.js'
 import type { ChatListItem as ChatListItemSchema } from './schemas.js'

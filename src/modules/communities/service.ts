@@ -390,7 +390,7 @@ export async function markVerified(ctx: AppContext, me: UserRow, channelId: numb
   if (!isPlatformAdmin(me)) throw forbidden('Only platform admins verify channels')
   await inTransaction(ctx, async (trx, events) => {
     const chat = await repo.findView(trx, channelId, me.id)
-    if (!chat || chat.chat_type !== 'channel') throw notFound('Channel not found')
+    if (chat?.chat_type !== 'channel') throw notFound('Channel not found')
     await repo.updateChat(trx, chat.id, { is_verified: 1 })
     await recordModeration(trx, me, 'channel.verify', chat.id, { title: chat.title }, events.now)
     await events.toChat(chat, 'chat.updated', { chat_id: chat.id, is_verified: true })

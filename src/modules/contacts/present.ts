@@ -1,7 +1,7 @@
 /** Contact rows → the API's Contact list item. Pure. */
 import type { Static } from 'typebox'
 import { iso } from '../../lib/time.js'
-import { type Sight } from '../../policies/sight.js'
+import type { Sight } from '../../policies/sight.js'
 import { presentPeer } from '../users/index.js'
 import type { ContactWithUser } from './repo.js'
 import type { ContactView } from './schemas.js'

@@ -33,6 +33,7 @@ export async function referenced(db: Db, paths: readonly string[]): Promise<Set<
     const left = paths.filter((path) => !used.has(path))
     if (left.length === 0) break
     // the union type of referrers is too wide for Kysely to follow; each pair is a real column
+    // biome-ignore lint/suspicious/noExplicitAny: see above
     const rows = await (db as Db & { selectFrom(t: string): any })
       .selectFrom(table)
       .select(`${column} as path`)

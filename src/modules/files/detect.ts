@@ -43,7 +43,7 @@ export async function detectType(head: Buffer): Promise<Detected> {
   const found = await fileTypeFromBuffer(head)
   let mime = found?.mime ?? 'application/octet-stream'
   // one lower-case word, as served paths need ('tar.gz' → 'gz', 'Z' → 'z')
-  let ext = found?.ext.split('.').pop()!.toLowerCase() ?? 'bin'
+  let ext = found ? (found.ext.split('.').pop() ?? found.ext).toLowerCase() : 'bin'
   if ((!found || mime === 'application/xml') && isText(head)) {
     const text = head.toString('utf8').replace(/^\uFEFF/, '').trimStart()
     const markup = MARKUP.find(([pattern]) => pattern.test(text))

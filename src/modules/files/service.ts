@@ -77,6 +77,7 @@ export interface Received {
 /** A client's file name, made safe to store and to put in a Content-Disposition header. */
 export function cleanFileName(name: string | undefined | null): string {
   const base = (name ?? '').split(/[/\\]/).pop() ?? ''
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
   const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255)
   return clean === '' || clean === '.' || clean === '..' ? 'file' : clean
 }

@@ -47,7 +47,7 @@ export const listInvites = (ctx: AppContext, me: UserRow, chatId: number) => com
 export async function joinByInvite(ctx: AppContext, me: UserRow, code: string) {
   const invite = await community.findInvite(ctx, code)
   const chat = await community.findView(ctx.db, invite.chat_id, me.id)
-  if (!chat || chat.chat_type !== 'group') throw notFound('Invite link not found')
+  if (chat?.chat_type !== 'group') throw notFound('Invite link not found')
   return presentGroup(await community.join(ctx, me, chat.id, invite, 'group'), link(ctx))
 }
 

@@ -151,7 +151,7 @@ class Batcher {
       if (outcomes[i].kind === 'general') void job.turn?.defer()
     })
     for (const lane of lanes) this.busy.delete(lane)
-    jobs.forEach((job, i) => job.settle(outcomes[i]))
+    for (const [i, job] of jobs.entries()) job.settle(outcomes[i])
   }
 
   /** The next batch, in queue order: up to MAX_BATCH sends and about MAX_BATCH_BYTES, none of a busy lane. */
@@ -275,7 +275,10 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
     if (job.clientId !== null) {
       const key = `${job.me.id}:${job.clientId}`
       const first = firsts.get(key)
-      if (first) return void (outcomes[i] = { kind: 'retry', first })
+      if (first) {
+        outcomes[i] = { kind: 'retry', first }
+        return
+      }
       // the same client id twice in one batch: the first is written, the retry answered after it
       if (claimed.has(key)) return
       claimed.add(key)
@@ -396,7 +399,7 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
   }
   // each message's entries, with the seqs the statement gave them
   const recordedOf: Recorded[][] = placed.map(() => [])
-  logged.forEach((l, i) => recordedOf[l.n].push({ userId: l.userId, seq: tops.get(l.userId)! - back[i] }))
+  for (const [i, l] of logged.entries()) recordedOf[l.n].push({ userId: l.userId, seq: tops.get(l.userId)! - back[i] })
   placed.forEach((p, n) => {
     const job = jobs[p.job]
     // The row as the database now holds it, built here rather than read back.

@@ -119,7 +119,7 @@ async function writePending(ctx: AppContext, events: Outbox, row: ScheduledMessa
   const trx = events.db
   const sender = await users.findByIdIn(trx, row.sender_id)
   // a banned or deleted sender has no device to tell
-  if (!sender || sender.is_active !== 1) return null
+  if (sender?.is_active !== 1) return null
   const dropped = async (reason: DropReason) => {
     ctx.log.info({ scheduled_message_id: row.id, chat_id: row.chat_id, sender_id: sender.id, reason }, 'scheduled message dropped')
     await events.toUsers([sender.id], 'scheduled.dropped', { chat_id: row.chat_id, scheduled_id: row.id, reason })

@@ -17,6 +17,7 @@ export interface ModLogFilter {
 }
 
 export async function listModLogs(db: Db, page: number, perPage: number, filter: ModLogFilter = {}) {
+  // biome-ignore lint/suspicious/noExplicitAny: one filter for the page's and the count's builders, whose where() types differ
   const filtered = <Q extends { where: (...args: any[]) => Q }>(query: Q) => {
     let q = query
     if (filter.adminId !== undefined) q = q.where('m.admin_id', '=', filter.adminId)

@@ -29,7 +29,7 @@ export async function create(ctx: AppContext, me: UserRow, input: NewPoll) {
   const question = input.question.trim()
   if (question === '') throw validationError('question must not be empty')
   const options = input.options.map((option) => option.trim())
-  const empty = options.findIndex((option) => option === '')
+  const empty = options.indexOf('')
   if (empty >= 0) throw validationError(`options[${empty}] must not be empty`)
   if (new Set(options).size !== options.length) throw validationError('options must differ from each other')
   const chat = await chats.requireMember(ctx, me.id, input.chat_id)

@@ -21,7 +21,15 @@ const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('bas
 
 /** The alert a person sees, from the notification's JSON. */
 function alertOf(payload: string): { title: string; body: string } {
-  const data = JSON.parse(payload) as Record<string, any>
+  const data = JSON.parse(payload) as {
+    type?: string
+    title?: unknown
+    body?: unknown
+    sender?: { display_name?: string; username?: string }
+    call_type?: string
+    chat_title?: string
+    count?: unknown
+  }
   if (data.type === 'admin') return { title: String(data.title ?? ''), body: String(data.body ?? '') }
   const sender = data.sender?.display_name || data.sender?.username || 'Tern'
   if (data.type === 'call') return { title: String(sender), body: data.call_type === 'video' ? 'Incoming video call' : 'Incoming call' }

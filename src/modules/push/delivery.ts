@@ -119,7 +119,7 @@ async function deliverCall(
 ) {
   const callee = await users.findById(ctx, row.user_id)
   const call = callee ? await calls.get(ctx, callee, row.message_id).catch(() => null) : null
-  if (!call || call.status !== 'ringing') return drop()
+  if (call?.status !== 'ringing') return drop()
   const subs = await repo.liveOfUser(ctx.db, row.user_id, ctx.clock.now() - ctx.config.sessionTtlDays * 86_400_000)
   if (subs.length === 0) return drop()
   const payload = JSON.stringify({

@@ -36,6 +36,7 @@ export function findWithTargets(db: Db, id: number) {
 
 /** A page of reports, newest first, optionally of one status (reports_status_id). */
 export async function listWithTargets(db: Db, status: ReportRow['status'] | undefined, page: number, perPage: number) {
+  // biome-ignore lint/suspicious/noExplicitAny: one filter for the page's and the count's builders, whose where() types differ
   const filtered = <Q extends { where: (...args: any[]) => Q }>(query: Q) => (status ? query.where('r.status', '=', status) : query)
   const [rows, count] = await Promise.all([
     filtered(withTargets(db)).orderBy('r.id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),

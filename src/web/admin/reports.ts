@@ -52,7 +52,7 @@ type Report = Awaited<ReturnType<typeof moderation.queue>>['items'][number]
 
 function closeForms(view: View, r: Report): Markup {
   const actions = (Object.keys(ACTION_LABELS) as moderation.ReportAction[]).filter((a) =>
-    a === 'delete_message' ? r.message !== null && !r.message.deleted_for_all : r.reported_user !== null && r.reported_user.is_active)
+    a === 'delete_message' ? r.message !== null && !r.message.deleted_for_all : r.reported_user?.is_active)
   const base = `${PANEL}/reports/${r.report_id}`
   return html`<form method="post" action="${base}/resolve">
 ${csrfField(view)}

@@ -79,7 +79,10 @@ function ChangePassword() {
     <form class="card" aria-labelledby="password-title" onSubmit={submit}>
       <h3 id="password-title">Change password</h3>
       <ProofField id="password-current" step="password" proof={proof.value} value={current.value}
-        onProof={(p) => ((proof.value = p), (current.value = ''))} onValue={(v) => (current.value = v)} />
+        onProof={(p) => {
+          proof.value = p
+          current.value = ''
+        }} onValue={(v) => (current.value = v)} />
       <label for="password-new">New password (at least 8 characters)</label>
       <input id="password-new" type="password" autoComplete="new-password" required minLength={8} maxLength={256} value={next.value}
         onInput={(e) => (next.value = (e.target as HTMLInputElement).value)} />
@@ -128,7 +131,10 @@ function DeleteAccount() {
       <h3 id="delete-title">Delete account</h3>
       <p role="alert">This cannot be undone. Every session of yours is signed out, and your username is free for others after a while.</p>
       <ProofField id="delete-proof" step="delete-account" proof={proof.value} value={secret.value}
-        onProof={(p) => ((proof.value = p), (secret.value = ''))} onValue={(v) => (secret.value = v)} />
+        onProof={(p) => {
+          proof.value = p
+          secret.value = ''
+        }} onValue={(v) => (secret.value = v)} />
       <label class="inline">
         <input type="checkbox" checked={understood.value} onChange={(e) => (understood.value = (e.target as HTMLInputElement).checked)} />
         I understand that my account is deleted for good
@@ -136,7 +142,11 @@ function DeleteAccount() {
       {error.value ? <p role="alert" class="error">{error.value}</p> : null}
       <div class="row-form">
         <button type="submit" class="danger" disabled={busy.value || !understood.value}>Delete my account</button>
-        <button type="button" class="secondary" onClick={() => ((open.value = false), (secret.value = ''), (understood.value = false))}>Cancel</button>
+        <button type="button" class="secondary" onClick={() => {
+          open.value = false
+          secret.value = ''
+          understood.value = false
+        }}>Cancel</button>
       </div>
     </form>
   )

@@ -71,6 +71,8 @@ export function App() {
 
   const listFirst = current.name === 'home'
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: it only delegates clicks on the links inside it, which are the interactive elements
+    // biome-ignore lint/a11y/useKeyWithClickEvents: a link's Enter key fires the same click
     <div class={`shell ${listFirst ? 'show-list' : 'show-main'}`} onClick={onLinkClick}>
       <a class="skip" href="#main">
         Skip to content

@@ -13,6 +13,7 @@ export function BotKeyboard({ messageId }: { messageId: number }) {
   const keyboard = keyboards.value.get(messageId)
   if (!keyboard?.length) return null
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a group of buttons outside any form, not a fieldset
     <div class="keyboard" role="group" aria-label="Bot buttons">
       {keyboard.map((row) => (
         <div class="keyboard-row">

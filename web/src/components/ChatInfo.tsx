@@ -162,7 +162,11 @@ function MemberActions({ kind, chatId, member, myRole, act, reload }: { kind: In
   const canRemove = member.role !== 'owner' && (owner || (myRole === 'admin' && member.role === 'member'))
   if (!owner && !canRemove) return null
   const who = member.display_name || member.username
-  const then = (fn: () => Promise<unknown>) => act(async () => (await fn(), await reload()))
+  const then = (fn: () => Promise<unknown>) =>
+    act(async () => {
+      await fn()
+      await reload()
+    })
   const group = { chat_id: chatId, user_id: member.user_id }
   const channel = { channel_id: chatId, user_id: member.user_id }
   const promote = () => then(() => (kind === 'group' ? ok(api.POST('/api.v2/api/groups/promote', { body: group })) : ok(api.POST('/api.v2/api/channels/add-admin', { body: channel }))))
@@ -180,6 +184,7 @@ function MemberActions({ kind, chatId, member, myRole, act, reload }: { kind: In
     })
   }
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a group of buttons outside any form, not a fieldset
     <span class="member-actions" role="group" aria-label={`Manage ${who}`}>
       {owner && member.role === 'member' ? <button type="button" class="link" onClick={promote} aria-label={`Make ${who} an admin`}>Make admin</button> : null}
       {owner && member.role === 'admin' ? <button type="button" class="link" onClick={demote} aria-label={`Dismiss ${who} as admin`}>Dismiss admin</button> : null}

@@ -68,7 +68,7 @@ function MessageItem({ msg, group, admin, actions }: { msg: Msg; group: boolean;
   useEffect(() => {
     if (open.value) menu.current?.querySelector<HTMLButtonElement>('button')?.focus()
   }, [open.value])
-  const run = (fn: () => Promise<unknown> | void) => {
+  const run = (fn: () => unknown) => {
     open.value = false
     Promise.resolve(fn()).catch((error) => (notice.value = describe(error)))
   }
@@ -125,7 +125,9 @@ function MessageItem({ msg, group, admin, actions }: { msg: Msg; group: boolean;
           <Icon name="more" size={18} />
         </button>
         {open.value ? (
+          // biome-ignore lint/a11y/useSemanticElements: a menu of buttons outside any form, not a fieldset
           <div class="menu" ref={menu} role="group" aria-label="Message actions" onKeyDown={(e) => e.key === 'Escape' && (open.value = false)}>
+            {/* biome-ignore lint/a11y/useSemanticElements: a row of buttons outside any form, not a fieldset */}
             <div class="react-row" role="group" aria-label="React">
               {REACTIONS.map((emoji) => (
                 <button type="button" class="icon" aria-label={`React ${emoji}`} onClick={() => run(() => react(msg.chat_id, msg.id, emoji))}>
@@ -340,8 +342,14 @@ export function ChatView({ chatId }: { chatId: number }) {
   const admin = item?.my_role === 'owner' || item?.my_role === 'admin'
   const canPost = item !== undefined && (item.chat_type !== 'channel' || admin)
   const actions: Actions = {
-    reply: (msg) => ((editing.value = null), (replyTo.value = msg)),
-    edit: (msg) => ((replyTo.value = null), (editing.value = msg)),
+    reply: (msg) => {
+      editing.value = null
+      replyTo.value = msg
+    },
+    edit: (msg) => {
+      replyTo.value = null
+      editing.value = msg
+    },
     forward: (msg) => (forwarding.value = msg),
   }
   return (
@@ -383,6 +391,7 @@ export function ChatView({ chatId }: { chatId: number }) {
           </div>
         ) : null}
       </header>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region is focusable so that the keyboard can scroll it */}
       <ol class="messages" ref={list} onScroll={onScroll} aria-label={`Messages with ${title}`} tabIndex={0}>
         {h.loading.value && h.loaded ? <li class="muted center">Loading older messages…</li> : null}
         {!h.hasMore.value && items.length ? <li class="muted center small">The beginning of the chat</li> : null}
@@ -396,13 +405,19 @@ export function ChatView({ chatId }: { chatId: number }) {
           <span>
             {editing.value ? 'Editing' : `Replying to ${replyTo.value!.sender_username}`}: <q>{(editing.value ?? replyTo.value)!.content || 'Attachment'}</q>
           </span>
-          <button type="button" class="icon" aria-label={editing.value ? 'Cancel editing' : 'Cancel reply'} onClick={() => ((replyTo.value = null), (editing.value = null))}>
+          <button type="button" class="icon" aria-label={editing.value ? 'Cancel editing' : 'Cancel reply'} onClick={() => {
+            replyTo.value = null
+            editing.value = null
+          }}>
             <Icon name="close" size={18} />
           </button>
         </div>
       ) : null}
       {canPost ? (
-        <Composer chat={item!} replyTo={replyTo.value} editing={editing.value} onDone={() => ((replyTo.value = null), (editing.value = null))} />
+        <Composer chat={item!} replyTo={replyTo.value} editing={editing.value} onDone={() => {
+          replyTo.value = null
+          editing.value = null
+        }} />
       ) : item ? (
         <p class="muted center pad">Only the channel's admins post here.</p>
       ) : null}

@@ -18,7 +18,10 @@ export function Profile() {
       .then((s) => (theme.value = String(s.settings.theme ?? 'system')))
       .catch(() => {})
     data(api.GET('/api.v2/api/auth/me'))
-      .then((u) => ((name.value = u.display_name ?? ''), (bio.value = u.bio ?? '')))
+      .then((u) => {
+        name.value = u.display_name ?? ''
+        bio.value = u.bio ?? ''
+      })
       .catch(() => {})
   }, [])
   const save = async (event: Event) => {

@@ -44,6 +44,7 @@ export function Search() {
         <h2 id="search-title">Search</h2>
       </header>
       <div class="page-body">
+        {/* biome-ignore lint/a11y/useSemanticElements: the search landmark on the form itself */}
         <form role="search" onSubmit={run} class="row-form">
           <label for="search-q" class="visually-hidden">Search people and messages</label>
           <input id="search-q" type="search" minLength={2} required placeholder="People and messages" value={q.value} onInput={(e) => (q.value = (e.target as HTMLInputElement).value)} />
