@@ -3188,57 +3188,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/admin/reports": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The reports queue, newest first (admin) */
-        get: operations["getApiAdminReports"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/admin/reports/{id}/resolve": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Close a report as resolved or dismissed, with a note (admin) */
-        post: operations["postApiAdminReportsByIdResolve"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/admin/reports/{id}/action": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Act on a report and resolve it: ban the user, delete the message for everyone, or warn the user (admin) */
-        post: operations["postApiAdminReportsByIdAction"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/admin/broadcast": {
         parameters: {
             query?: never;
@@ -3318,6 +3267,57 @@ export interface paths {
         get: operations["getApiAdminStatus"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The reports queue, newest first (admin) */
+        get: operations["getApiAdminReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/reports/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Close a report as resolved or dismissed, with a note (admin) */
+        post: operations["postApiAdminReportsByIdResolve"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/reports/{id}/action": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Act on a report and resolve it: ban the user, delete the message for everyone, or warn the user (admin) */
+        post: operations["postApiAdminReportsByIdAction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -26631,425 +26631,6 @@ export interface operations {
             };
         };
     };
-    getApiAdminReports: {
-        parameters: {
-            query?: {
-                page?: number;
-                per_page?: number;
-                status?: "pending" | "resolved" | "dismissed";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        items: {
-                            report_id: number;
-                            status: string;
-                            reason: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            reporter: {
-                                user_id: number;
-                                username: string;
-                            };
-                            reported_user: {
-                                user_id: number;
-                                username: string;
-                                is_active: boolean;
-                            } | null;
-                            message: {
-                                message_id: number;
-                                chat_id: number | null;
-                                content: string | null;
-                                deleted_for_all: boolean;
-                                /** Format: date-time */
-                                created_at: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            resolved_at: string | null;
-                            resolved_by: number | null;
-                            note: string | null;
-                        }[];
-                        page: number;
-                        per_page: number;
-                        total: number;
-                        pages: number;
-                    };
-                };
-            };
-            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description No valid session (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description Not allowed (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description Not found, or not visible to the caller (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description Something failed on the server (internal_error); nothing more is said */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    postApiAdminReportsByIdResolve: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    status: "resolved" | "dismissed";
-                    note?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            report_id: number;
-                            status: string;
-                            reason: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            reporter: {
-                                user_id: number;
-                                username: string;
-                            };
-                            reported_user: {
-                                user_id: number;
-                                username: string;
-                                is_active: boolean;
-                            } | null;
-                            message: {
-                                message_id: number;
-                                chat_id: number | null;
-                                content: string | null;
-                                deleted_for_all: boolean;
-                                /** Format: date-time */
-                                created_at: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            resolved_at: string | null;
-                            resolved_by: number | null;
-                            note: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description No valid session (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description Not allowed (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description Not found, or not visible to the caller (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description Something failed on the server (internal_error); nothing more is said */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
-    postApiAdminReportsByIdAction: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    action: "ban_user" | "delete_message" | "warn_user";
-                    note?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: {
-                            report_id: number;
-                            status: string;
-                            reason: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            reporter: {
-                                user_id: number;
-                                username: string;
-                            };
-                            reported_user: {
-                                user_id: number;
-                                username: string;
-                                is_active: boolean;
-                            } | null;
-                            message: {
-                                message_id: number;
-                                chat_id: number | null;
-                                content: string | null;
-                                deleted_for_all: boolean;
-                                /** Format: date-time */
-                                created_at: string | null;
-                            } | null;
-                            /** Format: date-time */
-                            resolved_at: string | null;
-                            resolved_by: number | null;
-                            note: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description No valid session (unauthorized) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description Not allowed (forbidden) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description Not found, or not visible to the caller (not_found) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-            /** @description Something failed on the server (internal_error); nothing more is said */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            code: string;
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
-    };
     postApiAdminBroadcast: {
         parameters: {
             query?: never;
@@ -27566,6 +27147,425 @@ export interface operations {
             };
             /** @description Not allowed (forbidden) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getApiAdminReports: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                status?: "pending" | "resolved" | "dismissed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        items: {
+                            report_id: number;
+                            status: string;
+                            reason: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            reporter: {
+                                user_id: number;
+                                username: string;
+                            };
+                            reported_user: {
+                                user_id: number;
+                                username: string;
+                                is_active: boolean;
+                            } | null;
+                            message: {
+                                message_id: number;
+                                chat_id: number | null;
+                                content: string | null;
+                                deleted_for_all: boolean;
+                                /** Format: date-time */
+                                created_at: string | null;
+                            } | null;
+                            /** Format: date-time */
+                            resolved_at: string | null;
+                            resolved_by: number | null;
+                            note: string | null;
+                        }[];
+                        page: number;
+                        per_page: number;
+                        total: number;
+                        pages: number;
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiAdminReportsByIdResolve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    status: "resolved" | "dismissed";
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            report_id: number;
+                            status: string;
+                            reason: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            reporter: {
+                                user_id: number;
+                                username: string;
+                            };
+                            reported_user: {
+                                user_id: number;
+                                username: string;
+                                is_active: boolean;
+                            } | null;
+                            message: {
+                                message_id: number;
+                                chat_id: number | null;
+                                content: string | null;
+                                deleted_for_all: boolean;
+                                /** Format: date-time */
+                                created_at: string | null;
+                            } | null;
+                            /** Format: date-time */
+                            resolved_at: string | null;
+                            resolved_by: number | null;
+                            note: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Something failed on the server (internal_error); nothing more is said */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postApiAdminReportsByIdAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action: "ban_user" | "delete_message" | "warn_user";
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            report_id: number;
+                            status: string;
+                            reason: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            reporter: {
+                                user_id: number;
+                                username: string;
+                            };
+                            reported_user: {
+                                user_id: number;
+                                username: string;
+                                is_active: boolean;
+                            } | null;
+                            message: {
+                                message_id: number;
+                                chat_id: number | null;
+                                content: string | null;
+                                deleted_for_all: boolean;
+                                /** Format: date-time */
+                                created_at: string | null;
+                            } | null;
+                            /** Format: date-time */
+                            resolved_at: string | null;
+                            resolved_by: number | null;
+                            note: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid (validation_error), or its body is of a type this route does not take (415) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description No valid session (unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not allowed (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            code: string;
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not found, or not visible to the caller (not_found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

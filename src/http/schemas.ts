@@ -13,13 +13,14 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> 
 
 export const IdParams = Type.Object({ id: Id }, { additionalProperties: false })
 
-export const PageQuery = Type.Object(
-  {
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
-    per_page: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-  },
-  { additionalProperties: false },
-)
+/** A page number of a paged list, from 1. */
+export const PageNumber = Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })
+
+/** The page a paged list is asked for: `page` from 1, `per_page` rows of at most `maxPerPage`. */
+export const pageQuery = (maxPerPage = 100) =>
+  Type.Object({ page: PageNumber, per_page: Type.Integer({ minimum: 1, maximum: maxPerPage, default: 20 }) }, { additionalProperties: false })
+
+export const PageQuery = pageQuery()
 
 export const Username = Type.String({
   pattern: '^[A-Za-z0-9_]{3,32}$',

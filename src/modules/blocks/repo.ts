@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js'
+import { paged } from '../../db/page.js'
 
 export async function block(db: Db, userId: number, blockedId: number, reason: string | null, now: number) {
   await db
@@ -21,8 +22,7 @@ export async function listBlocked(db: Db, userId: number, page: number, perPage:
       .where('b.user_id', '=', userId)
       .orderBy('b.created_at', 'desc')
       .orderBy('u.id', 'desc')
-      .limit(perPage)
-      .offset((page - 1) * perPage)
+      .$call(paged(page, perPage))
       .execute(),
     db
       .selectFrom('blocked_users')

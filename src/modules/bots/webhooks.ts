@@ -25,6 +25,7 @@ import { NOT_BY_DEFAULT, UPDATE_KINDS } from './updates.js'
 import { Params } from './bot-params.js'
 import * as botsRepo from './repo.js'
 import * as repo from './webhook-repo.js'
+import { offsetOf } from '../../db/page.js'
 
 /** how long one attempt may take, connection to answer */
 export const DELIVERY_TIMEOUT_MS = 5000
@@ -169,7 +170,7 @@ export const presentDelivery = (row: BotWebhookDeliveryRow) => ({
 
 export async function listDeliveries(ctx: AppContext, me: UserRow, botId: number, page: number, perPage: number) {
   await ownBot(ctx, me, botId)
-  const { items, total } = await repo.pageOfDeliveries(ctx.db, botId, (page - 1) * perPage, perPage)
+  const { items, total } = await repo.pageOfDeliveries(ctx.db, botId, offsetOf(page, perPage), perPage)
   return { items: items.map(presentDelivery), total }
 }
 

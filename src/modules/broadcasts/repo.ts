@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js'
 import type { BroadcastRow } from '../../db/tables.js'
+import { paged } from '../../db/page.js'
 
 /** Who a broadcast reaches: active accounts other than the system one, up to `lastUserId`. */
 function recipients(db: Db, systemId: number, lastUserId: number) {
@@ -42,7 +43,7 @@ export function nextUnfinished(db: Db): Promise<BroadcastRow | undefined> {
 
 export async function list(db: Db, page: number, perPage: number) {
   const [rows, count] = await Promise.all([
-    db.selectFrom('broadcasts').selectAll().orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),
+    db.selectFrom('broadcasts').selectAll().orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
     db.selectFrom('broadcasts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }

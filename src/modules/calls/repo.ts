@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js'
 import type { CallRow, CallStatus, CallType } from '../../db/tables.js'
+import { paged } from '../../db/page.js'
 
 export const LIVE: CallStatus[] = ['ringing', 'answered']
 
@@ -49,7 +50,7 @@ export function answeredSince(db: Db, before: number, limit: number) {
 export async function history(db: Db, userId: number, page: number, perPage: number) {
   const mine = db.selectFrom('calls').where((eb) => eb.or([eb('caller_id', '=', userId), eb('receiver_id', '=', userId)]))
   const [rows, count] = await Promise.all([
-    mine.selectAll().orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),
+    mine.selectAll().orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
     mine.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }

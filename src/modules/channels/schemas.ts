@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Id, Nullable, Peer, Timestamp } from '../../http/schemas.js'
+import { Id, Nullable, PageQuery, Peer, Timestamp } from '../../http/schemas.js'
 import { AvatarPath, Description, Title } from '../groups/index.js'
 
 export const CreateChannelBody = Type.Object(
@@ -20,8 +20,7 @@ export const ChannelIdBody = Type.Object({ channel_id: Id }, { additionalPropert
 export const SubscribersQuery = Type.Object(
   {
     channel_id: Id,
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
-    per_page: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    ...PageQuery.properties,
   },
   { additionalProperties: false },
 )

@@ -1,6 +1,7 @@
 import { sql, type Expression } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { isPostgres } from '../../db/dialect.js'
+import { paged } from '../../db/page.js'
 
 export function findById(db: Db, chatId: number) {
   return db.selectFrom('chats').selectAll().where('id', '=', chatId).executeTakeFirst()
@@ -190,8 +191,7 @@ export async function listPersonal(db: Db, userId: number, page: number, perPage
       // served by chat_members_user_activity: a page costs O(page), however many chats
       .orderBy('me.last_activity_at', 'desc')
       .orderBy('me.chat_id', 'desc')
-      .limit(perPage)
-      .offset((page - 1) * perPage)
+      .$call(paged(page, perPage))
       .execute(),
     db
       .selectFrom('chat_members as me')

@@ -6,6 +6,7 @@
  */
 import { sql } from 'kysely'
 import type { Db } from '../../db/database.js'
+import { offsetOf } from '../../db/page.js'
 
 export const BUCKET = 1024
 
@@ -62,7 +63,7 @@ const memberColumns = ['m.role', 'm.joined_at', 'm.position'] as const
 
 /** Page `page` of a chat's members in join order, with their user rows. */
 export async function page(db: Db, chatId: number, page: number, perPage: number) {
-  let skip = (page - 1) * perPage
+  let skip = offsetOf(page, perPage)
   const buckets = await db.selectFrom('member_buckets').select(['bucket', 'members']).where('chat_id', '=', chatId).orderBy('bucket').execute()
   const start = buckets.find((b) => {
     if (skip < b.members) return true

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js'
 import { blockedBy } from '../../policies/blocks.js'
 import { col } from '../../policies/sql.js'
+import { paged } from '../../db/page.js'
 
 /** Adds the contact; a second add of the same contact fails on the unique index (409). */
 export async function insert(db: Db, ownerId: number, contactId: number, displayName: string | null, now: number) {
@@ -60,8 +61,7 @@ export async function list(db: Db, ownerId: number, page: number, perPage: numbe
       .where('c.owner_id', '=', ownerId)
       .orderBy((eb) => eb.fn.coalesce('c.display_name', 'u.display_name'))
       .orderBy('u.id')
-      .limit(perPage)
-      .offset((page - 1) * perPage)
+      .$call(paged(page, perPage))
       .execute(),
     db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow(),
   ])

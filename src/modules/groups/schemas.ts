@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Id, Nullable, Peer, Timestamp } from '../../http/schemas.js'
+import { Id, Nullable, PageQuery, Peer, Timestamp } from '../../http/schemas.js'
 
 export const Title = Type.String({ minLength: 1, maxLength: 128, pattern: '\\S', errorMessage: 'title must be 1 to 128 characters, not only spaces' })
 export const Description = Type.String({ maxLength: 255 })
@@ -23,8 +23,7 @@ export const ChatIdQuery = Type.Object({ chat_id: Id }, { additionalProperties: 
 export const MembersQuery = Type.Object(
   {
     chat_id: Id,
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
-    per_page: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    ...PageQuery.properties,
   },
   { additionalProperties: false },
 )

@@ -20,6 +20,7 @@ import * as repo from './repo.js'
 import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from './schemas.js'
 import * as scheduled from './scheduled.js'
 import { presentRows } from './views.js'
+import { offsetOf } from '../../db/page.js'
 
 export { textDraft } from './draft.js'
 
@@ -224,7 +225,7 @@ export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery)
   if (query.topic_id !== undefined) {
     // A topic's seqs have holes (the chat's other messages), so its pages use an offset over the
     // topic index; keysets (before_id) stay constant-cost.
-    const rows = await repo.listBySeq(ctx.db, chat.id, me.id, { topicId: query.topic_id, offset: (page - 1) * perPage }, perPage)
+    const rows = await repo.listBySeq(ctx.db, chat.id, me.id, { topicId: query.topic_id, offset: offsetOf(page, perPage) }, perPage)
     return { keyset: false as const, items: await present(rows), page, perPage, total: await repo.countTopic(ctx.db, query.topic_id) }
   }
   const top = chat.message_seq
@@ -232,7 +233,7 @@ export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery)
     ctx.db,
     chat.id,
     me.id,
-    { beforeSeq: top - (page - 1) * perPage + 1, afterSeq: top - page * perPage },
+    { beforeSeq: top - offsetOf(page, perPage) + 1, afterSeq: top - page * perPage },
     perPage,
   )
   return { keyset: false as const, items: await present(rows), page, perPage, total: top }

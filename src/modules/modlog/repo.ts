@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js'
+import { paged } from '../../db/page.js'
 
 export function insertModLog(
   db: Db,
@@ -30,8 +31,7 @@ export async function listModLogs(db: Db, page: number, perPage: number, filter:
       .leftJoin('users as a', 'a.id', 'm.admin_id')
       .select(['m.id', 'm.admin_id', 'a.username as admin_username', 'm.action', 'm.target_id', 'm.details', 'm.created_at'])
       .orderBy('m.id', 'desc')
-      .limit(perPage)
-      .offset((page - 1) * perPage)
+      .$call(paged(page, perPage))
       .execute(),
     filtered(db.selectFrom('mod_logs as m')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])

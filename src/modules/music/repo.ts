@@ -1,6 +1,7 @@
 import type { Insertable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import type { UserMusicRow, UserMusicTable } from '../../db/tables.js'
+import { paged } from '../../db/page.js'
 
 export function insert(db: Db, row: Insertable<UserMusicTable>): Promise<UserMusicRow> {
   return db.insertInto('user_music').values(row).returningAll().executeTakeFirstOrThrow()
@@ -13,7 +14,7 @@ export async function remove(db: Db, userId: number, id: number): Promise<boolea
 
 export async function list(db: Db, userId: number, page: number, perPage: number) {
   const [rows, count] = await Promise.all([
-    db.selectFrom('user_music').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),
+    db.selectFrom('user_music').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
     db.selectFrom('user_music').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }

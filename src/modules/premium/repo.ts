@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import type { PremiumOrdersTable, PremiumPromosTable, PremiumSubscriptionsTable } from '../../db/tables.js'
+import { paged } from '../../db/page.js'
 
 /** The user's premium expiry, with their row locked (PostgreSQL) so grants to one user take turns. */
 export async function lockExpiry(db: Db, userId: number): Promise<number | null> {
@@ -51,7 +52,7 @@ export async function listOrders(db: Db, status: string | undefined, page: numbe
   let query = db.selectFrom('premium_orders')
   if (status) query = query.where('status', '=', status as PremiumOrdersTable['status'])
   const [rows, count] = await Promise.all([
-    query.selectAll().orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),
+    query.selectAll().orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
@@ -107,7 +108,7 @@ export function findPromoByCode(db: Db, code: string) {
 
 export async function listPromos(db: Db, page: number, perPage: number) {
   const [rows, count] = await Promise.all([
-    db.selectFrom('premium_promos').selectAll().orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),
+    db.selectFrom('premium_promos').selectAll().orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
     db.selectFrom('premium_promos').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }

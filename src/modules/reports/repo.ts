@@ -1,6 +1,7 @@
 import type { Insertable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import type { ReportRow, ReportsTable } from '../../db/tables.js'
+import { paged } from '../../db/page.js'
 
 export function findOpen(db: Db, reporterId: number, target: string): Promise<ReportRow | undefined> {
   return db.selectFrom('reports').selectAll().where('reporter_id', '=', reporterId).where('target', '=', target).where('status', '=', 'pending').executeTakeFirst()
@@ -39,7 +40,7 @@ export async function listWithTargets(db: Db, status: ReportRow['status'] | unde
   // biome-ignore lint/suspicious/noExplicitAny: one filter for the page's and the count's builders, whose where() types differ
   const filtered = <Q extends { where: (...args: any[]) => Q }>(query: Q) => (status ? query.where('r.status', '=', status) : query)
   const [rows, count] = await Promise.all([
-    filtered(withTargets(db)).orderBy('r.id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),
+    filtered(withTargets(db)).orderBy('r.id', 'desc').$call(paged(page, perPage)).execute(),
     filtered(db.selectFrom('reports as r')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js'
+import { paged } from '../../db/page.js'
 
 /** Saves (idempotently) and returns the saved row, the first one when it was already saved. */
 export async function save(db: Db, userId: number, messageId: number, now: number) {
@@ -50,8 +51,7 @@ export async function list(db: Db, userId: number, page: number, perPage: number
       .selectAll('m')
       .select(['sv.saved_at', 's.username as sender_username', 's.avatar as sender_avatar', 's.privacy_avatar as sender_privacy_avatar'])
       .orderBy('sv.id', 'desc')
-      .limit(perPage)
-      .offset((page - 1) * perPage)
+      .$call(paged(page, perPage))
       .execute(),
     visibleSaved(db, userId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])

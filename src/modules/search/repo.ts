@@ -5,6 +5,7 @@ import { userNameMatches } from '../../db/dialect.js'
 import { usableAccount } from '../../policies/accounts.js'
 import { blockedEitherWay } from '../../policies/blocks.js'
 import { col } from '../../policies/sql.js'
+import { paged } from '../../db/page.js'
 
 /** How a match ranks: the exact username, a username prefix, a display-name prefix, anything else. */
 const rank = (q: string) => sql<number>`case
@@ -31,8 +32,7 @@ export async function searchUsers(db: Db, dialect: Dialect, me: number, q: strin
       .select('k.id as contact_id')
       .orderBy(rank(q))
       .orderBy(sql`lower(u.username)`)
-      .limit(perPage)
-      .offset((page - 1) * perPage)
+      .$call(paged(page, perPage))
       .execute(),
     matches.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])

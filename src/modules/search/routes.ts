@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okItems, okItemsSchema, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
-import { Id, Peer, Timestamp } from '../../http/schemas.js'
+import { Id, Peer, Timestamp, pageQuery } from '../../http/schemas.js'
 import { MessageView } from '../messages/index.js'
 import * as search from './service.js'
 
@@ -12,8 +12,7 @@ const secured = { tags: ['search'], security: [{ bearer: [] }] }
 const GlobalQuery = Type.Object(
   {
     q: Type.String({ maxLength: 64 }),
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
-    per_page: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
+    ...pageQuery(50).properties,
   },
   { additionalProperties: false },
 )

@@ -3,6 +3,7 @@ import type SQLite from 'better-sqlite3'
 import type { Db } from '../../db/database.js'
 import { statement } from '../../db/sqlite-hot.js'
 import type { UserRow, UserSessionsTable } from '../../db/tables.js'
+import { paged } from '../../db/page.js'
 
 export function insertSession(db: Db, session: Omit<Insertable<UserSessionsTable>, 'last_activity' | 'is_active'>) {
   return db
@@ -96,8 +97,7 @@ export async function listActive(db: Db, userId: number, notBefore: number, page
       .selectAll()
       .orderBy('last_activity', 'desc')
       .orderBy('id', 'desc')
-      .limit(perPage)
-      .offset((page - 1) * perPage)
+      .$call(paged(page, perPage))
       .execute(),
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])

@@ -23,6 +23,7 @@ import { privacyAdmits } from '../../policies/stories.js'
 import * as users from '../users/index.js'
 import { presentFeedStory, presentV1, type FeedStoryShape, type StoryV1Shape } from './present.js'
 import * as repo from './repo.js'
+import { offsetOf } from '../../db/page.js'
 
 export interface NewStory {
   media_path: string
@@ -232,7 +233,7 @@ export async function viewers(ctx: AppContext, me: UserRow, id: number, page: nu
   if (row.user_id !== me.id) throw forbidden("Only its author sees a story's viewers")
   const now = ctx.clock.now()
   if (!isPremium(me, now)) throw premiumRequired("A story's viewer list is a Tern Premium feature")
-  const rows = await repo.viewers(ctx.db, id, perPage, (page - 1) * perPage)
+  const rows = await repo.viewers(ctx.db, id, perPage, offsetOf(page, perPage))
   const see = await seer(ctx.db, me.id, rows, await blocks.blockedAround(ctx.db, me.id))
   return {
     items: rows.map((viewer) => ({ user: presentPeer(viewer, now, see(viewer)), viewed_at: iso(viewer.viewed_at), reaction: viewer.reaction })),

@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js'
 import type { NewUserRow, UserRow, UserUpdate } from '../../db/tables.js'
 import { bump } from '../../db/counters.js'
 import { platformAdmin } from '../../policies/accounts.js'
+import { paged } from '../../db/page.js'
 
 export function findById(db: Db, id: number): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
@@ -137,7 +138,7 @@ export async function listUsers(db: Db, filter: UserFilter, now: number, page: n
   if (filter.isPremium === true) query = query.where('premium_expires_at', '>', now)
   if (filter.isPremium === false) query = query.where((eb) => eb.or([eb('premium_expires_at', 'is', null), eb('premium_expires_at', '<=', now)]))
   const [rows, count] = await Promise.all([
-    query.selectAll().orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),
+    query.selectAll().orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }

@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.js'
 import { adminPage, pager, PANEL, sendPage, table, userLink, viewOf, when } from './layout.js'
 import { html, type Markup } from './markup.js'
 import * as modlog from '../../modules/modlog/index.js'
+import { PageNumber } from '../../http/schemas.js'
 
 const PER_PAGE = 50
 
@@ -22,7 +23,7 @@ const ModLogQuery = Type.Object(
     admin_id: OptionalId,
     action: Type.Optional(Type.String({ maxLength: 64 })),
     target_id: OptionalId,
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+    page: PageNumber,
   },
   { additionalProperties: false },
 )

@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { Type, type Static } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { AppError, validationError } from '../../http/errors.js'
-import { IdParams } from '../../http/schemas.js'
+import { IdParams, PageNumber } from '../../http/schemas.js'
 import * as premium from '../../modules/premium/index.js'
 import { actionForm, adminPage, csrfField, notice, pager, PANEL, sendPage, table, viewOf, when, type View } from './layout.js'
 import { html } from './markup.js'
@@ -11,7 +11,7 @@ import { html } from './markup.js'
 const PER_PAGE = 25
 
 const PromosQuery = Type.Object(
-  { page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }), notice: Type.Optional(Type.String({ maxLength: 32 })) },
+  { page: PageNumber, notice: Type.Optional(Type.String({ maxLength: 32 })) },
   { additionalProperties: false },
 )
 // form fields arrive as text; ranges are checked in the handler so the form can say what was wrong

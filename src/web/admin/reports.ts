@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { Type, type Static } from 'typebox'
 import type { AppContext } from '../../context.js'
-import { IdParams } from '../../http/schemas.js'
+import { IdParams, PageNumber } from '../../http/schemas.js'
 import * as moderation from '../../modules/reports/index.js'
 import { adminPage, csrfField, notice, pager, PANEL, sendPage, stateBadge, userLink, viewOf, when, type View } from './layout.js'
 import { html, type Markup } from './markup.js'
@@ -12,7 +12,7 @@ const PER_PAGE = 20
 const ReportsQuery = Type.Object(
   {
     status: Type.Union([Type.Literal('pending'), Type.Literal('resolved'), Type.Literal('dismissed'), Type.Literal('all')], { default: 'pending' }),
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+    page: PageNumber,
     notice: Type.Optional(Type.String({ maxLength: 32 })),
   },
   { additionalProperties: false },

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { Type, type Static } from 'typebox'
 import type { AppContext } from '../../context.js'
-import { IdParams } from '../../http/schemas.js'
+import { IdParams, PageNumber } from '../../http/schemas.js'
 import * as admin from '../../modules/admin/index.js'
 import type { AdminUserView } from '../../modules/users/index.js'
 import { actionForm, adminPage, csrfField, notice, pager, PANEL, sendPage, stateBadge, table, userLink, viewOf, when, type View } from './layout.js'
@@ -20,7 +20,7 @@ const UsersQuery = Type.Object(
     state: Choice('active', 'banned'),
     role: Choice('admin', 'member'),
     premium: Choice('yes', 'no'),
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+    page: PageNumber,
     notice: Type.Optional(Type.String({ maxLength: 32 })),
   },
   { additionalProperties: false },
