@@ -98,7 +98,10 @@ test('Idempotency-Key: a retried activation is the first order, also when both a
   assert.ok(racing.every((res) => res.status === 200), racing.map((r) => r.text).join('\n'))
   assert.equal(new Set(racing.map((res) => res.body.data.order_id)).size, 1, 'one order')
   assert.equal((await orders(me)).length, 2, 'buy-1 and buy-2')
-  assertError(await me.api.post('/premium/activate', { plan: 'monthly' }, { headers: { 'idempotency-key': 'x'.repeat(129) } }), 400, 'validation_error', 'long key')
+  assertError(await me.api.post('/premium/activate', { plan: 'monthly' }, { headers: { 'idempotency-key': 'x'.repeat(65) } }), 400, 'validation_error', 'long key')
+  // the same key for another order is refused, and orders nothing (the retries above are the positive control)
+  assertError(await me.api.post('/premium/activate', { plan: 'yearly' }, { headers: { 'idempotency-key': 'buy-1' } }), 409, 'conflict', 'the key of another order')
+  assert.equal((await orders(me)).length, 2, 'still buy-1 and buy-2')
 })
 
 test('cancel turns auto-renew off; premium stays until it expires; a double cancel is 409', async () => {

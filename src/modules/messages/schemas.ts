@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Id, Nullable, Timestamp } from '../../http/schemas.js'
+import { IdempotencyHeaders } from '../../http/idempotency.js'
 
 export const MAX_CONTENT = 4096
 
@@ -26,9 +27,7 @@ export const SendMessageBody = Type.Object(
 )
 export type SendMessageBody = Static<typeof SendMessageBody>
 
-export const SendHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-})
+export const SendHeaders = IdempotencyHeaders
 
 /** The API's Message (V2) shape, plus chat_id and the opaque encryption fields. */
 export const MessageView = Type.Object({

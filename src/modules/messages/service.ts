@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { ChatRow, MessageRow, UserRow } from '../../db/tables.js'
 import { announceRecorded, inTransaction, type Outbox } from '../../events/outbox.js'
-import { AppError, conflict, forbidden, notFound, validationError } from '../../http/errors.js'
+import { AppError, forbidden, notFound, validationError } from '../../http/errors.js'
 import { share } from '../../lib/shared-json.js'
 import type { Turn } from '../../lib/lane.js'
 import { parseInstant } from '../../lib/time.js'
@@ -21,6 +21,7 @@ import type { HistoryQuery, MessageView, RichMessageView, SendMessageBody } from
 import * as scheduled from './scheduled.js'
 import { presentRows } from './views.js'
 import { offsetOf } from '../../db/page.js'
+import { keyReused } from '../../http/idempotency.js'
 
 export { textDraft } from './draft.js'
 
@@ -141,7 +142,7 @@ async function answerRetry(ctx: AppContext, me: UserRow, input: SendMessageBody,
   const { chat_id: chatId } = 'message' in first ? first.message : first.pending
   const sameTarget = input.chat_id !== undefined ? input.chat_id === chatId : (await chats.personalPeer(ctx, chatId, me.id)) === input.receiver_id
   if (!sameTarget || !repeats(input, 'message' in first ? first.message : scheduled.draftOf(first.pending))) {
-    throw conflict('client_message_id (or Idempotency-Key) was already used for a different message')
+    throw keyReused('client_message_id (or Idempotency-Key)', 'message')
   }
   return 'message' in first ? presentOne(ctx.db, first.message, me) : scheduled.presentRow(ctx, me, first.pending)
 }

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireAdmin, requireUser } from '../../http/auth.js'
@@ -9,6 +8,7 @@ import { IdParams, Nullable, PageQuery, Timestamp } from '../../http/schemas.js'
 import { emptyBodyAsObject } from '../../http/validation.js'
 import { parseInstant } from '../../lib/time.js'
 import * as premium from './service.js'
+import { IdempotencyHeaders, idempotencyKeyOf } from '../../http/idempotency.js'
 
 const tags = ['premium']
 const secured = { tags, security: [{ bearer: [] }] }
@@ -55,11 +55,6 @@ const ActivateBody = Type.Object(
   { additionalProperties: false },
 )
 const RedeemBody = Type.Object({ code: Type.String(PROMO_CODE), plan: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false })
-const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]+$', errorMessage: 'Idempotency-Key must be 1 to 128 visible ASCII characters' })),
-})
-
-const idempotencyKey = (request: FastifyRequest) => (request.headers as { 'idempotency-key'?: string })['idempotency-key']
 
 /** /premium/*: plans (public), activate, redeem, status, cancel, orders. */
 export const premiumRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
@@ -89,7 +84,7 @@ export const premiumRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
 
     signedIn.post('/redeem', {
       schema: { summary: 'Redeem a promo code for a plan (the first on sale by default)', ...secured, headers: IdempotencyHeaders, body: RedeemBody, response: { 200: okSchema(Outcome) } },
-    }, async (request) => ok(await premium.redeem(ctx, request.user, request.body as { code: string; plan?: string }, idempotencyKey(request))))
+    }, async (request) => ok(await premium.redeem(ctx, request.user, request.body as { code: string; plan?: string }, idempotencyKeyOf(request))))
 
     signedIn.post('/cancel', {
       schema: { summary: 'Turn auto-renew off (premium runs until it expires)', ...secured, response: { 200: okSchema(Status) } },
@@ -111,7 +106,7 @@ export const purchaseRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; v2?: b
 
   app.post('/activate', {
     schema: { summary: 'Buy a plan through the payment provider (Idempotency-Key: a retry is the same order)', ...id('postPremiumActivate'), ...secured, headers: IdempotencyHeaders, body: ActivateBody, response: { 200: okSchema(Outcome) } },
-  }, async (request) => ok(await premium.activate(ctx, request.user, request.body as premium.Purchase, idempotencyKey(request))))
+  }, async (request) => ok(await premium.activate(ctx, request.user, request.body as premium.Purchase, idempotencyKeyOf(request))))
 }
 
 /** V2/premium/status and V2/premium/activate. */

@@ -22,6 +22,7 @@ import { isPremium } from '../users/index.js'
 import * as users from '../users/index.js'
 import { providerNamed, WebhookRefused, type PaymentProvider, type PaymentResult } from './providers.js'
 import * as repo from './repo.js'
+import { keyReused } from '../../http/idempotency.js'
 
 const DAY_MS = 86_400_000
 export const CURRENCY = 'RUB'
@@ -73,7 +74,7 @@ export async function activate(ctx: AppContext, me: UserRow, input: Purchase, id
   if (provider && method !== null && !provider.methods.includes(method)) throw validationError(`payment_method: the ${provider.name} provider takes ${provider.methods.join(', ')}`)
   if (idempotencyKey !== undefined) {
     const earlier = await repo.findOrderByKey(ctx.db, me.id, idempotencyKey)
-    if (earlier) return outcome(ctx, earlier)
+    if (earlier) return retried(ctx, earlier, plan.id, input)
   }
   const now = ctx.clock.now()
   let order: PremiumOrderRow
@@ -104,7 +105,7 @@ export async function activate(ctx: AppContext, me: UserRow, input: Purchase, id
     if (!isUniqueViolation(error)) throw error
     // a retry raced the first request with the same key, or a second redemption raced the first
     const earlier = idempotencyKey === undefined ? undefined : await repo.findOrderByKey(ctx.db, me.id, idempotencyKey)
-    if (earlier) return outcome(ctx, earlier)
+    if (earlier) return retried(ctx, earlier, plan.id, input)
     throw conflict('You have already redeemed this code')
   }
   const result: PaymentResult = order.amount === 0 || !provider ? { outcome: 'paid', reference: null } : await provider.createPayment(order)
@@ -112,6 +113,14 @@ export async function activate(ctx: AppContext, me: UserRow, input: Purchase, id
 }
 
 /** A promo code: the plan it is for (the first on sale by default) at its discount. */
+/** A retry of an order (the same Idempotency-Key): the first order's outcome, if it asked for the same thing. */
+function retried(ctx: AppContext, earlier: PremiumOrderRow, planId: string, input: Purchase) {
+  const samePromo = (input.promo_code !== undefined) === (earlier.promo_id !== null)
+  const sameMethod = input.payment_method === undefined || earlier.payment_method === null || input.payment_method === earlier.payment_method
+  if (earlier.plan !== planId || !samePromo || !sameMethod) throw keyReused('Idempotency-Key', 'order')
+  return outcome(ctx, earlier)
+}
+
 export function redeem(ctx: AppContext, me: UserRow, input: { code: string; plan?: string }, idempotencyKey?: string) {
   return activate(ctx, me, { plan: input.plan ?? ctx.config.premiumPlans[0].id, promo_code: input.code }, idempotencyKey)
 }
