@@ -1,4 +1,5 @@
 /** The chats module's public surface: what other modules may use. */
 export { Topic } from './schemas.js'
-export { advanceRead, afterMessage, assertTopic, countGroups, findChat, findPersonal, getOrCreatePersonal, lockChat, nextMessageSeq, otherMember, personalIn, personalPeer, personalPeers, readSeqOf, refreshLastMessage, requireMember, requireReader, unreadCount } from './service.js'
+export { afterMessage, assertTopic, findChat, findPersonal, getOrCreatePersonal, otherMember, personalIn, personalPeer, requireMember, requireReader } from './service.js'
 export type { MemberChat } from './service.js'
+export { advanceRead, countGroups, lockChat, nextMessageSeq, personalPeers, readSeqOf, refreshLastMessage, unreadCount } from './repo.js'

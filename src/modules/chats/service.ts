@@ -105,26 +105,11 @@ export async function assertTopic(db: Db, chat: ChatRow, topicId: number) {
   if (!(await repo.topicInChat(db, topicId, chat.id))) throw validationError('topic_id must be a topic of this group')
 }
 
-/** A member's unread count in a chat (deleted-for-all messages excluded). */
-export const unreadCount = repo.unreadCount
 
-/** Everyone the user has a personal chat with: who hears about their presence. */
-export const personalPeers = repo.personalPeers
-export const countGroups = repo.countGroups
 
-/** Moves a member's read position forward (never back); whether it moved. */
-export const advanceRead = repo.advanceRead
-/** A member's read position (0 if not a member). */
-export const readSeqOf = repo.readSeqOf
 
-/** Locks the chat's row for the transaction (PostgreSQL). */
-export const lockChat = repo.lockChat
 
-/** After a delete for everyone: the chat's last message becomes its newest visible one. */
-export const refreshLastMessage = repo.refreshLastMessage
 
-/** Inside a send's transaction: the chat's next message seq, and the chat's new last activity. */
-export const nextMessageSeq = repo.nextMessageSeq
 
 /**
  * Inside a send's transaction: records the new last message; the sender has read up to it. A

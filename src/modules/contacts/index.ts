@@ -1,2 +1,3 @@
 /** The contacts module's public surface: what other modules may use. */
-export { contactIds, counts, isContactOf, ownersOf } from './service.js'
+export { isContactOf } from './service.js'
+export { contactIds, counts, ownersOf } from './repo.js'

@@ -19,10 +19,6 @@ import { isUsable } from '../../policies/accounts.js'
 import { ownersKeeping, seer, sightOf } from '../../policies/sight.js'
 
 export const isContactOf = (db: Db, ownerId: number, userId: number) => repo.has(db, ownerId, userId)
-/** The people `userId` has as contacts. */
-export const contactIds = repo.contactIds
-export const ownersOf = repo.ownersOf
-export const counts = repo.counts
 
 /** Adds a contact, under my own name for them if given; already a contact: 409 (the unique index decides a race). */
 export async function add(ctx: AppContext, me: UserRow, userId: number, displayName: string | null | undefined) {

@@ -81,12 +81,6 @@ export const findByIdIn = (db: Db, id: number) => repo.findById(db, id)
 export type UserFilter = repo.UserFilter
 export const listUsers = (ctx: AppContext, filter: UserFilter, page: number, perPage: number) =>
   repo.listUsers(ctx.db, filter, ctx.clock.now(), page, perPage)
-export const countActiveAdmins = repo.countActiveAdmins
-export const countPremium = repo.countPremium
-export const presenceOf = repo.presenceOf
-export const findByIds = repo.findByIds
-export const findByPhones = repo.findByPhones
-export const clearOnlineFlags = repo.clearOnlineFlags
 
 /** Sets fields on a user inside the caller's transaction; 404 when the user does not exist. */
 export async function updateUser(db: Db, id: number, changes: Parameters<typeof repo.updateUser>[2]) {
@@ -135,12 +129,6 @@ export async function ensureAdmin(ctx: AppContext, username: string, password: s
   })
 }
 
-/** Accepts a TOTP time step for the user once (auth/two-factor.ts); false for a replay. */
-export const claimTwoFactorStep = repo.claimTwoFactorStep
-export const activateTwoFactor = repo.activateTwoFactor
-export const clearTwoFactor = repo.clearTwoFactor
-/** Holds the user's row until the caller's transaction ends: per-user limits (bots per owner) take turns. */
-export const lockUser = repo.lockUser
 
 /**
  * A bot's account inside the caller's transaction (bots/service.ts): is_bot, no password, so
@@ -213,10 +201,6 @@ export async function emailStanding(ctx: AppContext, email: string, exceptUserId
 
 /** Takes an unconfirmed address off whichever account has it, inside the caller's transaction (its owner confirmed it). */
 export const dropUnconfirmedEmail = (db: Db, email: string) => repo.dropUnconfirmedEmail(db, email)
-/** The periodic sweep of lapsed unconfirmed addresses (jobs: account-cleanup). */
-export const dropLapsedEmails = repo.dropLapsedEmails
-/** Gives back deleted accounts' usernames whose grace period is over (jobs: account-cleanup). */
-export const releaseUsernames = repo.releaseUsernames
 
 /**
  * Soft-deletes an account inside the caller's transaction: deleted_at is set, every personal field
