@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireAdmin, requireUser } from '../../http/auth.js'
@@ -78,13 +78,14 @@ export const premiumRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
     })
   })
 
-  await app.register(async (signedIn) => {
+  await app.register(async (scope) => {
+    const signedIn = scope.withTypeProvider<TypeBoxTypeProvider>()
     signedIn.addHook('preValidation', requireUser(ctx))
     await signedIn.register(purchaseRoutes, { ctx })
 
     signedIn.post('/redeem', {
       schema: { summary: 'Redeem a promo code for a plan (the first on sale by default)', ...secured, headers: IdempotencyHeaders, body: RedeemBody, response: { 200: okSchema(Outcome) } },
-    }, async (request) => ok(await premium.redeem(ctx, request.user, request.body as { code: string; plan?: string }, idempotencyKeyOf(request))))
+    }, async (request) => ok(await premium.redeem(ctx, request.user, request.body, idempotencyKeyOf(request))))
 
     signedIn.post('/cancel', {
       schema: { summary: 'Turn auto-renew off (premium runs until it expires)', ...secured, response: { 200: okSchema(Status) } },
@@ -106,7 +107,7 @@ export const purchaseRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext; v2?: b
 
   app.post('/activate', {
     schema: { summary: 'Buy a plan through the payment provider (Idempotency-Key: a retry is the same order)', ...id('postPremiumActivate'), ...secured, headers: IdempotencyHeaders, body: ActivateBody, response: { 200: okSchema(Outcome) } },
-  }, async (request) => ok(await premium.activate(ctx, request.user, request.body as premium.Purchase, idempotencyKeyOf(request))))
+  }, async (request) => ok(await premium.activate(ctx, request.user, request.body, idempotencyKeyOf(request))))
 }
 
 /** V2/premium/status and V2/premium/activate. */

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
@@ -12,7 +12,8 @@ const secured = { tags: ['profile'], security: [{ bearer: [] }] }
 
 /** V2/profile/*, V2/privacy and V2/avatars/preloaded. */
 export const profileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  await app.register(async (signedIn) => {
+  await app.register(async (scope) => {
+    const signedIn = scope.withTypeProvider<TypeBoxTypeProvider>()
     signedIn.addHook('preValidation', requireUser(ctx))
 
     signedIn.get('/avatars/preloaded', {
@@ -21,11 +22,11 @@ export const profileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
 
     signedIn.get('/profile/:username', {
       schema: { summary: "A user's profile, as their privacy lets me see it", ...secured, params: ProfileParams, response: { 200: okSchema(ProfileView) } },
-    }, async (request) => ok(await profile.view(ctx, request.user, (request.params as { username: string }).username)))
+    }, async (request) => ok(await profile.view(ctx, request.user, request.params.username)))
 
     signedIn.post('/profile/update', {
       schema: { summary: 'Change my profile (any of its fields)', ...secured, body: ProfileUpdate, response: { 200: okSchema(ProfileView) } },
-    }, async (request) => ok(await profile.update(ctx, request.user, request.body as profile.ProfileChanges)))
+    }, async (request) => ok(await profile.update(ctx, request.user, request.body)))
 
     signedIn.get('/privacy', {
       schema: { summary: 'Who sees my last seen, phone and avatar', ...secured, response: { 200: okSchema(PrivacyView) } },
@@ -33,7 +34,7 @@ export const profileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = asy
 
     signedIn.post('/privacy/update', {
       schema: { summary: 'Change who sees my last seen, phone or avatar', ...secured, body: PrivacyUpdate, response: { 200: okSchema(PrivacyView) } },
-    }, async (request) => ok(await profile.updatePrivacy(ctx, request.user, request.body as profile.PrivacyChanges)))
+    }, async (request) => ok(await profile.updatePrivacy(ctx, request.user, request.body)))
   })
 }
 
