@@ -10,9 +10,10 @@
 import { timingSafeEqual, createHash } from 'node:crypto'
 import http from 'node:http'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { sql } from 'kysely'
 import { Type } from 'typebox'
 import type { AppContext } from '../context.js'
+import { ping } from '../db/dialect.js'
+import { appliedMigrations, updateLogRows } from '../db/health.js'
 import { migrations } from '../db/migrations/index.js'
 import { bearerToken } from './auth.js'
 import { ErrorResponse } from './envelope.js'
@@ -20,26 +21,10 @@ import { errorBody } from './errors.js'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest()
 
-/** Rows in the update log: counted on SQLite, the planner's estimate on PostgreSQL (a count would scan it). */
-async function updateLogRows(ctx: AppContext): Promise<number> {
-  if (ctx.dialect === 'postgres') {
-    const { rows } = await sql<{ n: number }>`select reltuples::bigint as n from pg_class where relname = 'updates' and relkind = 'r'`.execute(ctx.db)
-    const estimate = Number(rows[0]?.n ?? -1)
-    if (estimate >= 0) return estimate
-  }
-  // on SQLite the newest rows are in the recent log until they move (realtime/updates.ts): both
-  // tables in one statement, so that a move between two counts cannot count its rows twice or not at all
-  const { rows } =
-    ctx.dialect === 'sqlite'
-      ? await sql<{ n: number }>`select (select count(*) from updates) + (select count(*) from recent_updates) as n`.execute(ctx.db)
-      : await sql<{ n: number }>`select count(*) as n from updates`.execute(ctx.db)
-  return Number(rows[0]?.n ?? 0)
-}
-
 type Check = 'ok' | 'off' | 'error'
 
 async function readiness(ctx: AppContext): Promise<{ database: Check; redis: Check; migrations: Check | 'pending' }> {
-  const database = await sql`select 1`.execute(ctx.db).then(
+  const database = await ping(ctx.db).then(
     () => 'ok' as const,
     () => 'error' as const,
   )
@@ -55,8 +40,7 @@ async function readiness(ctx: AppContext): Promise<{ database: Check; redis: Che
   let applied: Check | 'pending' = 'error'
   if (database === 'ok') {
     try {
-      const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(ctx.db)
-      const done = new Set(rows.rows.map((row) => row.name))
+      const done = await appliedMigrations(ctx.db)
       applied = Object.keys(migrations).every((name) => done.has(name)) ? 'ok' : 'pending'
     } catch {
       applied = 'pending'
@@ -79,7 +63,7 @@ const Ready = Type.Object({
 
 export const observabilityRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   const { metrics, config } = ctx
-  metrics.sources.updateLogRows = () => updateLogRows(ctx)
+  metrics.sources.updateLogRows = () => updateLogRows(ctx.db, ctx.dialect)
 
   app.get('/ready', {
     schema: {

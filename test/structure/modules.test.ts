@@ -27,18 +27,13 @@ const WIRING = new Set(['context.ts', 'app.ts', 'http/mounts.ts', 'jobs/index.ts
 /** Files outside repos that still hold SQL. */
 const SQL_OUTSIDE_REPOS = new Set([
   'cli/backup.ts',
-  'http/observability.ts',
   'modules/bots/webhooks.ts',
   'modules/calls/rooms.ts',
-  'modules/files/collect.ts',
   'modules/messages/delivered.ts',
   'modules/messages/posting-pg.ts',
   'modules/messages/posting-sqlite.ts',
   'modules/search/message-index.ts',
   'modules/sessions/auth-cache.ts',
-  'modules/stats/service.ts',
-  'modules/users/service.ts',
-  'modules/users/system.ts',
   'realtime/chat-log.ts',
   'realtime/updates.ts',
 ])

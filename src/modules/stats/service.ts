@@ -15,23 +15,11 @@ import { VERSION } from '../../version.js'
 import { assertPlatformAdmin as assertAdmin } from '../../policies/accounts.js'
 import * as users from '../users/index.js'
 import { dailyValues, dayOf, dayStart, platformCounters } from '../../db/counters.js'
+import * as repo from './repo.js'
 
 const DAY_MS = 86_400_000
 /** the admin stats' window */
 export const STATS_DAYS = 30
-
-async function messageIdRange(db: Db): Promise<{ min: number; max: number } | null> {
-  const row = await db
-    .selectFrom('messages')
-    .select((eb) => [eb.fn.min<number>('id').as('min'), eb.fn.max<number>('id').as('max')])
-    .executeTakeFirst()
-  if (row?.min === null || row?.min === undefined) return null
-  return { min: Number(row.min), max: Number(row.max) }
-}
-
-async function firstAtOrAfter(db: Db, id: number) {
-  return db.selectFrom('messages').select(['id', 'created_at']).where('id', '>=', id).orderBy('id').limit(1).executeTakeFirst()
-}
 
 /** boundaries of days already over do not move: kept per database */
 const boundaryCache = new WeakMap<Db, Map<number, number>>()
@@ -45,19 +33,19 @@ async function firstIdSince(db: Db, range: { min: number; max: number }, at: num
   let hi = range.max + 1
   while (lo < hi) {
     const mid = Math.floor((lo + hi) / 2)
-    const row = await firstAtOrAfter(db, mid)
+    const row = await repo.firstAtOrAfter(db, mid)
     if (row && Number(row.created_at) >= at) hi = mid
     else lo = mid + 1
   }
   if (lo > range.max) return range.max + 1
-  return Number((await firstAtOrAfter(db, lo))?.id ?? range.max + 1)
+  return Number((await repo.firstAtOrAfter(db, lo))?.id ?? range.max + 1)
 }
 
 /** Messages sent per UTC day over the last `days` days, oldest first (today counts so far). */
 export async function messagesPerDay(db: Db, now: number, days: number): Promise<{ day: string; count: number }[]> {
   const today = dayStart(now)
   const starts = Array.from({ length: days }, (_, i) => today - (days - 1 - i) * DAY_MS)
-  const range = await messageIdRange(db)
+  const range = await repo.messageIdRange(db)
   if (!range) return starts.map((start) => ({ day: dayOf(start), count: 0 }))
   let cache = boundaryCache.get(db)
   if (!cache) boundaryCache.set(db, (cache = new Map()))
@@ -88,7 +76,7 @@ async function activeUsersPerDay(db: Db, now: number, days: number) {
 
 /** The public figures: users, messages and channels. */
 export async function publicStats(ctx: AppContext) {
-  const [counters, range] = await Promise.all([platformCounters(ctx.db), messageIdRange(ctx.db)])
+  const [counters, range] = await Promise.all([platformCounters(ctx.db), repo.messageIdRange(ctx.db)])
   return { users: counters.users, messages: range ? range.max : 0, channels: counters.channels }
 }
 
@@ -101,7 +89,7 @@ export async function adminStats(ctx: AppContext, admin: UserRow) {
     users.countPremium(ctx.db, now),
     messagesPerDay(ctx.db, now, STATS_DAYS),
     activeUsersPerDay(ctx.db, now, STATS_DAYS),
-    messageIdRange(ctx.db),
+    repo.messageIdRange(ctx.db),
   ])
   return {
     users: counters.users,
@@ -142,9 +130,9 @@ export async function serverStatus(ctx: AppContext, admin: UserRow) {
     ctx.redis ? timed(() => ctx.redis!.ping()) : Promise.resolve(null),
     jobs.listRuns(db),
     jobs.listLeases(db),
-    count(db.selectFrom('reports').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirst()),
-    count(db.selectFrom('broadcasts').select((eb) => eb.fn.countAll<number>().as('n')).where('status', 'in', ['queued', 'running']).executeTakeFirst()),
-    count(db.selectFrom('scheduled_messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst()),
+    count(repo.pendingReports(db)),
+    count(repo.unfinishedBroadcasts(db)),
+    count(repo.scheduledMessages(db)),
   ])
   const holders = new Map(leases.map((lease) => [lease.name, lease]))
   const now = ctx.clock.now()

@@ -4,6 +4,7 @@ import type { NewUserRow, UserRow, UserUpdate } from '../../db/tables.js'
 import { bump } from '../../db/counters.js'
 import { platformAdmin } from '../../policies/accounts.js'
 import { paged } from '../../db/page.js'
+import { DELETED_DISPLAY_NAME, deletedUsername } from './present.js'
 
 export function findById(db: Db, id: number): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
@@ -228,4 +229,58 @@ export async function clearTwoFactor(db: Db, id: number): Promise<boolean> {
  */
 export async function lockUser(db: Db, id: number) {
   await db.updateTable('users').set({ id: sql`id` }).where('id', '=', id).execute()
+}
+
+/** Counts one more moderator's warning for a user. */
+export async function countWarning(db: Db, userId: number): Promise<void> {
+  await db.updateTable('users').set((eb) => ({ warnings: eb('warnings', '+', 1) })).where('id', '=', userId).execute()
+}
+
+/** Sets the user's last activity if it was before `dayStartedAt` (or never): whether this is their first activity of the day. */
+export async function touchFirstToday(db: Db, userId: number, now: number, dayStartedAt: number): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ last_activity: now })
+    .where('id', '=', userId)
+    .where((eb) => eb.or([eb('last_activity', 'is', null), eb('last_activity', '<', dayStartedAt)]))
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** Erases an account's personal fields (users/service.ts eraseAccount): false when it was deleted already. */
+export async function eraseRow(db: Db, userId: number, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({
+      deleted_at: now,
+      username: deletedUsername(userId),
+      display_name: DELETED_DISPLAY_NAME,
+      email: null,
+      email_verified: 0,
+      email_set_at: null,
+      password_hash: null,
+      avatar: null,
+      bio: '',
+      status: '',
+      status_emoji: '',
+      phone: null,
+      birthday: null,
+      link: null,
+      bot_webapp_url: null,
+      two_factor_secret: null,
+      two_factor_pending_secret: null,
+      two_factor_last_step: null,
+      appearance_settings: null,
+      is_online: 0,
+      last_seen: null,
+    })
+    .where('id', '=', userId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+/** The system account, the first if there were ever two. */
+export function findSystem(db: Db) {
+  return db.selectFrom('users').selectAll().where('is_system', '=', 1).orderBy('id').executeTakeFirst()
 }

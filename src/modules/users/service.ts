@@ -5,7 +5,6 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/tables.js'
 import { conflict, notFound } from '../../http/errors.js'
-import { DELETED_DISPLAY_NAME, deletedUsername } from './present.js'
 import * as repo from './repo.js'
 import { bumpDaily, dayOf, dayStart } from '../../db/counters.js'
 import { SYSTEM_USERNAME } from './system.js'
@@ -96,20 +95,9 @@ export async function updateUser(db: Db, id: number, changes: Parameters<typeof 
  */
 export async function touchActivity(db: Db, userId: number, now: number, previous: number | null): Promise<void> {
   if (previous === null || previous < dayStart(now)) {
-    const firstToday = await db
-      .updateTable('users')
-      .set({ last_activity: now })
-      .where('id', '=', userId)
-      .where((eb) => eb.or([eb('last_activity', 'is', null), eb('last_activity', '<', dayStart(now))]))
-      .executeTakeFirst()
-    if (Number(firstToday.numUpdatedRows) > 0) return bumpDaily(db, dayOf(now), 'active_users')
+    if (await repo.touchFirstToday(db, userId, now, dayStart(now))) return bumpDaily(db, dayOf(now), 'active_users')
   }
   await repo.updateUser(db, userId, { last_activity: now })
-}
-
-/** Counts one more moderator's warning for a user, inside the caller's transaction. */
-export async function countWarning(db: Db, userId: number): Promise<void> {
-  await db.updateTable('users').set((eb) => ({ warnings: eb('warnings', '+', 1) })).where('id', '=', userId).execute()
 }
 
 /** Marks a user offline now (logout). */
@@ -209,35 +197,8 @@ export const dropUnconfirmedEmail = (db: Db, email: string) => repo.dropUnconfir
  * `releaseUsernameAt` (null: released at once). False when it was deleted already.
  */
 export async function eraseAccount(db: Db, user: UserRow, now: number, releaseUsernameAt: number | null): Promise<boolean> {
-  const result = await db
-    .updateTable('users')
-    .set({
-      deleted_at: now,
-      username: deletedUsername(user.id),
-      display_name: DELETED_DISPLAY_NAME,
-      email: null,
-      email_verified: 0,
-      email_set_at: null,
-      password_hash: null,
-      avatar: null,
-      bio: '',
-      status: '',
-      status_emoji: '',
-      phone: null,
-      birthday: null,
-      link: null,
-      bot_webapp_url: null,
-      two_factor_secret: null,
-      two_factor_pending_secret: null,
-      two_factor_last_step: null,
-      appearance_settings: null,
-      is_online: 0,
-      last_seen: null,
-    })
-    .where('id', '=', user.id)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst()
-  if (Number(result.numUpdatedRows) === 0) return false
+  const erased = await repo.eraseRow(db, user.id, now)
+  if (!erased) return false
   if (releaseUsernameAt !== null) await repo.reserveUsername(db, user.username, user.id, releaseUsernameAt)
   return true
 }

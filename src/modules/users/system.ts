@@ -24,7 +24,7 @@ export function systemAccount(ctx: AppContext): Promise<UserRow> {
 }
 
 async function find(ctx: AppContext) {
-  return ctx.db.selectFrom('users').selectAll().where('is_system', '=', 1).orderBy('id').executeTakeFirst()
+  return repo.findSystem(ctx.db)
 }
 
 async function ensure(ctx: AppContext): Promise<UserRow> {
