@@ -122,7 +122,7 @@ export function requireUser(ctx: AppContext) {
 
 /**
  * preValidation: requireUser, then 403 unless the user is a platform admin (and, with
- * ADMIN_REQUIRE_2FA, signed in with a second factor in this session).
+ * ADMIN_REQUIRE_2FA, signed in with a second factor in the current login session).
  */
 export function requireAdmin(ctx: AppContext) {
   const user = requireUser(ctx)

@@ -183,7 +183,7 @@ export async function request(ctx: AppContext, userId: number, token: string): P
   }
 }
 
-/** The user who scanned the code approves it from this session: the new device may now log in. */
+/** The user who scanned the code approves it from their signed-in session: the new device may now log in. */
 export async function authorize(
   ctx: AppContext,
   userId: number,

@@ -36,7 +36,7 @@ async function ownSession(ctx: AppContext, me: UserRow, sessionId: string) {
   return session
 }
 
-/** Runs `work` as the only request of this session on this instance; 409 while another one is. */
+/** Runs `work` as the only request of this upload session on this instance; 409 while another one is. */
 async function exclusively<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
   if (busy.has(sessionId)) throw conflict('Another request of this upload session is in progress')
   busy.add(sessionId)
