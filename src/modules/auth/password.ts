@@ -16,6 +16,7 @@ import * as sessions from '../sessions/index.js'
 import * as users from '../users/index.js'
 import { lifetimeMs, issueCode, redeemCode } from './account-codes.js'
 import { proveOwner } from './proof.js'
+import { isUsable } from '../../policies/accounts.js'
 
 const emailKey = (email: string) => email.trim().toLowerCase()
 const hashed = (key: string) => createHash('sha256').update(key).digest('base64url')
@@ -52,7 +53,7 @@ export async function forgotPassword(ctx: AppContext, email: string, clientIp: s
   const addressWait = await windowCounts(ctx, 'password-reset-address').take(hashed(key), ctx.config.passwordResetEmailRateLimit)
   if (addressWait !== null) throw tooMany(addressWait)
   const found = await users.findByLogin(ctx, key)
-  const user = found && found.email !== null && found.email.toLowerCase() === key && found.is_active === 1 ? found : undefined
+  const user = found && found.email !== null && found.email.toLowerCase() === key && isUsable(found) ? found : undefined
   const issued = await issueCode(ctx, 'password_reset', key, user?.id ?? null, ctx.clock.now())
   if (user && issued) {
     const link = `${ctx.config.publicBaseUrl}/reset-password?reset_token=${resetLinkToken(user.email!, issued.code)}`
