@@ -1,18 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
-import { Id, PageQuery, Peer } from '../../http/schemas.js'
+import { PageQuery, Peer } from '../../http/schemas.js'
 import * as blocks from './service.js'
+import { BlockBody, BlockState } from './schemas.js'
 
 const secured = { tags: ['blocking'], security: [{ bearer: [] }] }
-
-const BlockBody = Type.Object(
-  { user_id: Id, reason: Type.Optional(Type.String({ maxLength: 500 })) },
-  { additionalProperties: false },
-)
-const BlockState = Type.Object({ user_id: Type.Integer(), is_blocked: Type.Boolean() })
 
 export const blockRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))

@@ -6,38 +6,11 @@ import { ok, okItems, okItemsSchema, okPage, okSchema } from '../../http/envelop
 import { IdParams } from '../../http/schemas.js'
 import { emptyBodyAsObject } from '../../http/validation.js'
 import * as actions from './actions.js'
-import {
-  CancelResult,
-  ChatQuery,
-  DeleteOptions,
-  DeleteResult,
-  EditBody,
-  ForwardBody,
-  HistoryQuery,
-  MessageView,
-  ReactionBody,
-  ReactionResult,
-  ReadResult,
-  RichMessageView,
-  ScheduleBody,
-  SendHeaders,
-  SendMessageBody,
-  TypingBody,
-} from './schemas.js'
+import { CancelResult, ChatQuery, DeleteOptions, DeleteResult, EditBody, ForwardBody, HistoryQuery, HistoryResult, MessageView, ReactionBody, ReactionResult, ReadResult, ScheduleBody, SendHeaders, SendMessageBody, TypingBody } from './schemas.js'
 import * as scheduled from './scheduled.js'
 import * as messages from './service.js'
 
 const secured = { tags: ['messages'], security: [{ bearer: [] }] }
-
-/** History answers a page (with page fields) or a keyset slice (items only), in either shape. */
-const HistoryResult = Type.Object({
-  success: Type.Literal(true),
-  items: Type.Array(Type.Union([MessageView, RichMessageView])),
-  page: Type.Optional(Type.Integer()),
-  per_page: Type.Optional(Type.Integer()),
-  total: Type.Optional(Type.Integer()),
-  pages: Type.Optional(Type.Integer()),
-})
 
 export const messageRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))

@@ -156,3 +156,13 @@ export const HistoryQuery = Type.Object(
   { additionalProperties: false },
 )
 export type HistoryQuery = Static<typeof HistoryQuery>
+
+/** History answers a page (with page fields) or a keyset slice (items only), in either shape. */
+export const HistoryResult = Type.Object({
+  success: Type.Literal(true),
+  items: Type.Array(Type.Union([MessageView, RichMessageView])),
+  page: Type.Optional(Type.Integer()),
+  per_page: Type.Optional(Type.Integer()),
+  total: Type.Optional(Type.Integer()),
+  pages: Type.Optional(Type.Integer()),
+})

@@ -4,36 +4,12 @@ import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
 import { validationError } from '../../http/errors.js'
-import { Id, Nullable, PageQuery, Timestamp } from '../../http/schemas.js'
+import { PageQuery, } from '../../http/schemas.js'
 import { emptyBodyAsObject } from '../../http/validation.js'
 import * as music from './service.js'
+import { AddTrack, RemoveTrack, Track } from './schemas.js'
 
 const secured = { tags: ['music'], security: [{ bearer: [] }] }
-
-const Track = Type.Object({
-  id: Type.Integer(),
-  user_id: Type.Integer(),
-  file_url: Type.String(),
-  file_name: Type.String(),
-  artist: Type.String(),
-  title: Type.String(),
-  duration: Nullable(Type.Integer()),
-  source_message_id: Nullable(Type.Integer()),
-  added_at: Timestamp,
-})
-const AddTrack = Type.Object(
-  {
-    file_url: Type.String({ minLength: 1, maxLength: 300 }),
-    artist: Type.String({ minLength: 1, maxLength: 255 }),
-    title: Type.String({ minLength: 1, maxLength: 255 }),
-    file_name: Type.Optional(Type.String({ maxLength: 255 })),
-    /** seconds */
-    duration: Type.Optional(Type.Integer({ minimum: 0, maximum: 86_400 })),
-    source_message_id: Type.Optional(Id),
-  },
-  { additionalProperties: false },
-)
-const RemoveTrack = Type.Object({ id: Type.Optional(Id) }, { additionalProperties: false })
 
 export const musicRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))

@@ -4,57 +4,15 @@ import type { AppContext } from '../../context.js'
 import { requireAdmin, requireUser } from '../../http/auth.js'
 import { ok, okItems, okItemsSchema, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
 import { validationError } from '../../http/errors.js'
-import { IdParams, Nullable, PageQuery, Timestamp } from '../../http/schemas.js'
+import { IdParams, PageQuery, } from '../../http/schemas.js'
 import { emptyBodyAsObject } from '../../http/validation.js'
 import { parseInstant } from '../../lib/time.js'
 import * as premium from './service.js'
 import { IdempotencyHeaders, idempotencyKeyOf } from '../../http/idempotency.js'
+import { ActivateBody, AdminOrder, Order, OrdersQuery, Outcome, Plan, Promo, PromoBody, RedeemBody, Status } from './schemas.js'
 
 const tags = ['premium']
 const secured = { tags, security: [{ bearer: [] }] }
-
-const PROMO_CODE = { pattern: '^[A-Za-z0-9_-]{3,32}$', errorMessage: 'must be 3 to 32 letters, digits, _ or -' }
-
-const Plan = Type.Object({ id: Type.String(), title: Type.String(), months: Type.Integer(), price_rub: Type.Number() })
-const Order = Type.Object({
-  order_id: Type.Integer(),
-  plan: Type.String(),
-  kind: Type.String(),
-  /** kopecks */
-  amount: Type.Integer(),
-  amount_rub: Type.Number(),
-  currency: Type.String(),
-  status: Type.String(),
-  provider: Type.String(),
-  payment_method: Nullable(Type.String()),
-  premium_until: Nullable(Timestamp),
-  created_at: Timestamp,
-  paid_at: Nullable(Timestamp),
-})
-const Outcome = Type.Object({
-  is_premium: Type.Boolean(),
-  plan: Type.String(),
-  premium_expires_at: Nullable(Timestamp),
-  order_id: Type.Integer(),
-  order: Order,
-})
-const Status = Type.Object({
-  is_premium: Type.Boolean(),
-  premium_expires_at: Nullable(Timestamp),
-  plan: Nullable(Type.String()),
-  auto_renew: Type.Boolean(),
-  premium_since: Nullable(Timestamp),
-  payment_method: Nullable(Type.String()),
-})
-const ActivateBody = Type.Object(
-  {
-    plan: Type.String({ maxLength: 32 }),
-    payment_method: Type.Optional(Type.String({ maxLength: 32 })),
-    promo_code: Type.Optional(Type.String(PROMO_CODE)),
-  },
-  { additionalProperties: false },
-)
-const RedeemBody = Type.Object({ code: Type.String(PROMO_CODE), plan: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false })
 
 /** /premium/*: plans (public), activate, redeem, status, cancel, orders. */
 export const premiumRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
@@ -115,32 +73,6 @@ export const premiumV2Routes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = a
   app.addHook('preValidation', requireUser(ctx))
   await app.register(purchaseRoutes, { ctx, v2: true, prefix: '/premium' })
 }
-
-const PromoBody = Type.Object(
-  {
-    code: Type.String(PROMO_CODE),
-    discount_percent: Type.Integer({ minimum: 1, maximum: 100 }),
-    max_uses: Type.Integer({ minimum: 1, maximum: 10_000_000 }),
-    expires_at: Type.Optional(Nullable(Timestamp)),
-    is_active: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-)
-const Promo = Type.Object({
-  id: Type.Integer(),
-  code: Type.String(),
-  discount_percent: Type.Integer(),
-  max_uses: Type.Integer(),
-  used_count: Type.Integer(),
-  expires_at: Nullable(Timestamp),
-  is_active: Type.Boolean(),
-  created_at: Timestamp,
-})
-const OrdersQuery = Type.Object(
-  { ...PageQuery.properties, status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('paid'), Type.Literal('failed'), Type.Literal('refunded')])) },
-  { additionalProperties: false },
-)
-const AdminOrder = Type.Object({ ...Order.properties, user_id: Type.Integer() })
 
 /** /api/admin/orders and /api/admin/promos. */
 export const premiumAdminRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {

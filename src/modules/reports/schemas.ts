@@ -1,6 +1,7 @@
 /** The reports' shapes in the admin area. */
 import { Type } from 'typebox'
 import { PageQuery, Nullable, Timestamp } from '../../http/schemas.js'
+import { Id } from '../../http/schemas.js'
 
 export const ActionBody = Type.Object(
   {
@@ -41,3 +42,14 @@ export const AdminReport = Type.Object({
   resolved_by: Nullable(Type.Integer()),
   note: Nullable(Type.String()),
 })
+
+export const ReportBody = Type.Object(
+  {
+    reported_user_id: Type.Optional(Id),
+    reported_message_id: Type.Optional(Id),
+    reason: Type.String({ minLength: 1, maxLength: 1000 }),
+  },
+  { additionalProperties: false },
+)
+
+export const ReportView = Type.Object({ report_id: Type.Integer(), status: Type.String() })

@@ -4,16 +4,12 @@ import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
 import { validationError } from '../../http/errors.js'
-import { Id, PageQuery, Timestamp } from '../../http/schemas.js'
+import { PageQuery, Timestamp } from '../../http/schemas.js'
 import { emptyBodyAsObject } from '../../http/validation.js'
-import { MessageView } from '../messages/index.js'
 import * as saved from './service.js'
+import { RemoveOptions, SavedBody, SavedMessage } from './schemas.js'
 
 const secured = { tags: ['saved'], security: [{ bearer: [] }] }
-
-const SavedBody = Type.Object({ message_id: Id }, { additionalProperties: false })
-const RemoveOptions = Type.Object({ message_id: Type.Optional(Id) }, { additionalProperties: false })
-const SavedMessage = Type.Object({ ...MessageView.properties, saved_at: Timestamp })
 
 export const savedRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))

@@ -3,31 +3,10 @@ import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okItems, okItemsSchema, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
-import { Id, Peer, Timestamp, pageQuery } from '../../http/schemas.js'
-import { MessageView } from '../messages/index.js'
 import * as search from './service.js'
+import { Found, FoundMessages, GlobalQuery, MessagesQuery, RecentSearch } from './schemas.js'
 
 const secured = { tags: ['search'], security: [{ bearer: [] }] }
-
-const GlobalQuery = Type.Object(
-  {
-    q: Type.String({ maxLength: 64 }),
-    ...pageQuery(50).properties,
-  },
-  { additionalProperties: false },
-)
-const MessagesQuery = Type.Object(
-  {
-    q: Type.String({ maxLength: 256 }),
-    chat_id: Type.Optional(Id),
-    before_id: Type.Optional(Id),
-    limit: Type.Integer({ minimum: 1, maximum: 50, default: 20 }),
-  },
-  { additionalProperties: false },
-)
-const FoundMessages = Type.Object({ items: Type.Array(MessageView), next_before_id: Type.Union([Type.Integer(), Type.Null()]) })
-const Found = Type.Object({ ...Peer.properties, bio: Type.String(), is_contact: Type.Boolean() })
-const RecentSearch = Type.Object({ search_query: Type.String(), search_type: Type.String(), created_at: Timestamp })
 
 export const searchRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))

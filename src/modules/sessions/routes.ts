@@ -3,20 +3,9 @@ import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okPage, okPageSchema, okSchema } from '../../http/envelope.js'
-import { IdParams, Nullable, PageQuery, Timestamp } from '../../http/schemas.js'
+import { IdParams, PageQuery, } from '../../http/schemas.js'
 import * as sessions from './service.js'
-
-const SessionItem = Type.Object({
-  id: Type.Integer(),
-  session_token: Type.String({ description: 'masked: the first 6 characters and an ellipsis' }),
-  device: Nullable(Type.String()),
-  ip_address: Nullable(Type.String()),
-  user_agent: Nullable(Type.String()),
-  method: Type.String({ description: 'how the session was opened: password, otp, qr, oauth:<provider>' }),
-  is_current: Type.Boolean(),
-  last_active: Timestamp,
-  created_at: Timestamp,
-})
+import { SessionItem } from './schemas.js'
 
 export const sessionRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))

@@ -1,21 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { ok, okSchema } from '../../http/envelope.js'
 import * as settings from './service.js'
+import { SettingsView, UpdateBody } from './schemas.js'
 
 const secured = { tags: ['settings'], security: [{ bearer: [] }] }
-
-const SettingsView = Type.Object({ user_id: Type.Integer(), settings: Type.Record(Type.String(), Type.Unknown()) })
-const UpdateBody = Type.Object(
-  {
-    key: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$', errorMessage: 'key must be 1 to 64 letters, digits, _ . or -, starting with a letter' }),
-    /** any JSON value; null resets the key */
-    value: Type.Unknown(),
-  },
-  { additionalProperties: false, required: ['key', 'value'] },
-)
 
 export const settingsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
 import type { AppContext } from '../../context.js'
 import { ping } from '../../db/dialect.js'
 import { errorBody } from '../../http/errors.js'
@@ -7,21 +6,7 @@ import { ok, okSchema } from '../../http/envelope.js'
 import { pageHeaders } from '../../http/security-headers.js'
 import { page } from '../../web/layout.js'
 import * as stats from './service.js'
-
-const Health = Type.Object({
-  success: Type.Literal(true),
-  // Top-level too, for probes that read `status` without knowing the envelope.
-  status: Type.Literal('ok'),
-  data: Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') }),
-})
-
-const Unhealthy = Type.Object({
-  success: Type.Literal(false),
-  status: Type.Literal('error'),
-  error: Type.Object({ code: Type.String(), message: Type.String() }),
-})
-
-const Stats = Type.Object({ users: Type.Integer(), messages: Type.Integer(), channels: Type.Integer() })
+import { Health, Stats, Unhealthy } from './schemas.js'
 
 /** Whether an Accept header asks for HTML before JSON (a browser does; API clients do not). */
 export function prefersHtml(accept: string | undefined): boolean {

@@ -6,9 +6,7 @@ import { okItems, okItemsSchema } from '../../http/envelope.js'
 import { notFound } from '../../http/errors.js'
 import { findSticker } from './catalogue.js'
 import * as stickers from './service.js'
-
-const StickerView = Type.Object({ sticker_id: Type.String(), emoji: Type.String(), emoji_file: Type.String(), url: Type.String() })
-const Pack = Type.Object({ pack_id: Type.String(), title: Type.String(), is_premium: Type.Boolean(), available: Type.Boolean(), stickers: Type.Array(StickerView) })
+import { Pack, } from './schemas.js'
 
 /** V2/stickers: the packs, and whether I may send from each. */
 export const stickerRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {

@@ -4,25 +4,11 @@ import type { AppContext } from '../../context.js'
 import { requireUser } from '../../http/auth.js'
 import { validationError } from '../../http/errors.js'
 import { ok, okSchema } from '../../http/envelope.js'
-import { Id } from '../../http/schemas.js'
 import * as chatLog from '../../realtime/chat-log.js'
 import * as updates from '../../realtime/updates.js'
 import { requireReader } from '../chats/index.js'
 import { presentByIds } from '../messages/index.js'
-
-const UpdatesQuery = Type.Object(
-  {
-    since: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'the last seq the client has seen' }),
-    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  },
-  { additionalProperties: false },
-)
-
-const UpdateItem = Type.Object({
-  type: Type.String(),
-  seq: Type.Integer(),
-  data: Type.Object({}, { additionalProperties: true }),
-})
+import { ChatUpdatesQuery, UpdateItem, UpdatesQuery } from './schemas.js'
 
 const UpdatesResult = okSchema(Type.Object({
   updates: Type.Array(UpdateItem),
@@ -34,15 +20,6 @@ const UpdatesResult = okSchema(Type.Object({
    */
   reset: Type.Boolean(),
 }))
-
-const ChatUpdatesQuery = Type.Object(
-  {
-    chat_id: Id,
-    since: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'the last chat_seq the client has seen in this chat' }),
-    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
-  },
-  { additionalProperties: false },
-)
 
 const ChatUpdatesResult = okSchema(Type.Object({
   updates: Type.Array(Type.Object({ type: Type.String(), chat_id: Type.Integer(), chat_seq: Type.Integer(), data: Type.Object({}, { additionalProperties: true }) })),
