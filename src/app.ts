@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { TrustProxy } from './config.js'
 import type { AppContext } from './context.js'
 import { asyncApiDocument } from './events/asyncapi.js'
+import { registerReactions } from './events/reactions.js'
 import { SOCKET_REQUESTS } from './modules/updates/gateway.js'
 import { createJobs } from './jobs/index.js'
 import { decorateAuth } from './http/auth.js'
@@ -101,6 +102,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const asyncApi = asyncApiDocument({ version: VERSION, publicBaseUrl: ctx.config.publicBaseUrl, path: '/api.v2/api/ws', requests: SOCKET_REQUESTS })
   app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApi)
 
+  // every listener of committed events and of control messages, in one place, before any route
+  registerReactions(ctx)
   await mountRoutes(app, ctx, limiters)
   await app.register(observabilityRoutes, { ctx })
   // the admin panel: its own cookie session, CSRF and CSP, in its own scope (web/admin/plugin.ts)

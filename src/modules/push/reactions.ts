@@ -3,7 +3,7 @@
  * who has a push subscription and no live socket anywhere gets a row in the push queue — one per
  * user and chat, so a burst collapses — which the push-delivery job sends (delivery.ts). Channel
  * posts push nothing (DESIGN §6: a post is one write whatever the subscriber count; subscribers
- * read it when they come online). Registered by one line in http/mounts.ts beside the gateway.
+ * read it when they come online). Its listeners are registered at start-up (events/reactions.ts).
  */
 import type { AppContext } from '../../context.js'
 import type { PushNotificationKind } from '../../db/tables.js'
@@ -15,13 +15,14 @@ import { nativeSenders } from './senders.js'
 import { unsubscribed, type Unsubscribed } from './unsubscribed.js'
 import { vapidOf } from './vapid.js'
 
-export function registerPushReactions(ctx: AppContext) {
-  // generated (or read) at start, so the key exists before the first subscriber asks for it
+/** Reads (or makes) the VAPID key and builds the native senders at start, so the key exists before the first subscriber asks for it and a bad configuration fails the start. */
+export function preparePush(ctx: AppContext) {
   vapidOf(ctx.config)
   nativeSenders(ctx)
-  ctx.events.on('message.new', (event) => lookups(ctx).add(event.payload.message, event.at))
-  ctx.events.on('call.incoming', (event) => queueForCall(ctx, event.payload.call, event.at))
 }
+
+/** A committed new message: its chat's offline members with a subscription get a queued push (looked up with the other messages of the turn). */
+export const queueForNewMessage = (ctx: AppContext, message: MessageView, now: number) => lookups(ctx).add(message, now)
 
 /**
  * A call that starts ringing for a callee with no live socket: one queue row of its own (chat_id
