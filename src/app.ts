@@ -9,7 +9,7 @@ import type { AppContext } from './context.js'
 import { asyncApiDocument } from './events/asyncapi.js'
 import { registerReactions } from './events/reactions.js'
 import { SOCKET_REQUESTS } from './modules/updates/gateway.js'
-import { createJobs } from './jobs/index.js'
+import { createJobs, createQueue } from './jobs/index.js'
 import { decorateAuth } from './http/auth.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, rateLimited, requestTimedOut } from './http/errors.js'
 import { recordMethods } from './http/methods.js'
@@ -109,10 +109,21 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // the admin panel: its own cookie session, CSRF and CSP, in its own scope (web/admin/plugin.ts)
   await app.register(adminPanel, { ctx, limiters, prefix: '/admin' })
 
-  // Periodic work (scheduled messages, upload sweep, presence) runs once the server is ready.
+  // Periodic work (story cleanup, upload sweep, presence…) and the work queue (scheduled messages,
+  // pushes, webhooks, broadcasts) run once the server is ready. The queue sleeps until its next
+  // item falls due, or until new work wakes it here or on another instance (`queue.due`).
   const jobs = createJobs(ctx)
-  ctx.metrics.sources.jobs = () => jobs.figures()
-  app.addHook('onReady', () => jobs.start())
-  app.addHook('onClose', () => jobs.stop())
+  const queue = createQueue(ctx, { instance: jobs.instance })
+  jobs.recordAlso(() => queue.changedRecords())
+  ctx.control.on('queue.due', ({ at }) => queue.wake(at))
+  ctx.metrics.sources.jobs = () => [...jobs.figures(), ...queue.figures()]
+  app.addHook('onReady', async () => {
+    await jobs.start()
+    queue.start()
+  })
+  app.addHook('onClose', async () => {
+    await queue.stop()
+    await jobs.stop()
+  })
   return app
 }

@@ -67,6 +67,8 @@ export class JobRunner {
   private recorder: NodeJS.Timeout | null = null
   private started = false
   private stopping: Promise<void> | null = null
+  /** more records written with this runner's own (the work queue's jobs) */
+  private readonly moreRecords: (() => repo.JobRunRecord[])[] = []
 
   constructor(
     private readonly ctx: AppContext,
@@ -94,6 +96,11 @@ export class JobRunner {
       last_error_at: null,
     }
     this.states.set(job.name, { job, timer: null, running: null, leaseUntil: 0, record, dirty: true })
+  }
+
+  /** Writes the records `source` answers (those changed since it was last asked) with the runner's own. */
+  recordAlso(source: () => repo.JobRunRecord[]) {
+    this.moreRecords.push(source)
   }
 
   get jobs(): Job[] {
@@ -211,6 +218,7 @@ export class JobRunner {
         state.dirty = false
         await repo.saveRun(this.ctx.db, state.record, now)
       }
+      for (const source of this.moreRecords) for (const record of source()) await repo.saveRun(this.ctx.db, record, now)
       await repo.forgetSilent(this.ctx.db, now - FORGET_AFTER_MS)
     } catch (err) {
       this.ctx.log.warn({ err }, 'could not record job runs')

@@ -24,7 +24,8 @@ import * as users from '../users/service.js'
 import { BotApiError } from './bot-params.js'
 import * as repo from './repo.js'
 import { allowedCommandsOf } from './service.js'
-import { hasActiveWebhook } from './webhook-repo.js'
+import { hasActiveWebhook, WEBHOOK_UPDATES_KIND } from './webhook-repo.js'
+import { enqueueIn, queueWake } from '../../jobs/queue.js'
 import { leadingCommand, tgGroupChat, tgPrivateChat } from './telegram.js'
 import { repliedMessage, tgMessage } from './tg-messages.js'
 
@@ -197,12 +198,13 @@ async function recordMessageUpdates(ctx: AppContext, botId: number, batch: Queue
   }
   if (updates.length === 0) return
   const now = ctx.clock.now()
-  await ctx.db.transaction().execute(async (trx) => {
+  const toWebhook = await ctx.db.transaction().execute(async (trx) => {
     const last = await repo.nextUpdateId(trx, botId, updates.length)
     // a message that already made its update (a second attempt) is skipped: its id is left unused
     await repo.insertUpdates(trx, updates.map((u, i) => ({ bot_id: botId, update_id: last - updates.length + 1 + i, kind: 'message', message_id: u.messageId, payload: u.payload, now })))
+    return queueForWebhook(trx, botId, now)
   })
-  ctx.control.publish('bot.update', { botId })
+  announceUpdate(ctx, botId, toWebhook, now)
 }
 
 /**
@@ -212,17 +214,35 @@ async function recordMessageUpdates(ctx: AppContext, botId: number, batch: Queue
  */
 export async function recordUpdate(ctx: AppContext, botId: number, kind: string, messageId: number | null, payload: unknown, alongside?: (trx: Db) => Promise<void>) {
   const now = ctx.clock.now()
+  let toWebhook: boolean
   try {
-    await ctx.db.transaction().execute(async (trx) => {
+    toWebhook = await ctx.db.transaction().execute(async (trx) => {
       const updateId = await repo.nextUpdateId(trx, botId)
       await repo.insertUpdate(trx, { bot_id: botId, update_id: updateId, kind, message_id: messageId, payload, now })
       if (alongside) await alongside(trx)
+      return queueForWebhook(trx, botId, now)
     })
   } catch (error) {
     if (messageId !== null && isUniqueViolation(error)) return // this message already made its update
     throw error
   }
+  announceUpdate(ctx, botId, toWebhook, now)
+}
+
+/**
+ * A bot with an active webhook gets its new updates moved into the webhook's delivery log by the
+ * work queue: the item is written with the updates (bots/webhooks.ts). Whether it was.
+ */
+async function queueForWebhook(trx: Db, botId: number, now: number): Promise<boolean> {
+  if (!(await hasActiveWebhook(trx, botId))) return false
+  await enqueueIn(trx, { kind: WEBHOOK_UPDATES_KIND, key: String(botId), dueAt: now }, now)
+  return true
+}
+
+/** After the commit: long polls anywhere read again; a webhook's move runs. */
+function announceUpdate(ctx: AppContext, botId: number, toWebhook: boolean, now: number) {
   ctx.control.publish('bot.update', { botId })
+  if (toWebhook) queueWake(ctx, now)
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * What push hears: a call ringing for an offline callee (queueForCall); after a new message has committed, each member of the chat (not the sender)
- * who has a push subscription and no live socket anywhere gets a row in the push queue — one per
- * user and chat, so a burst collapses — which the push-delivery job sends (delivery.ts). Channel
+ * who has a push subscription and no live socket anywhere gets an item in the work queue — one per
+ * user and chat, due PUSH_DELIVERY_INTERVAL_MS later, so a burst collapses into it — which the
+ * queue's runner sends (delivery.ts). Channel
  * posts push nothing (DESIGN §6: a post is one write whatever the subscriber count; subscribers
  * read it when they come online). Its listeners are registered at start-up (events/reactions.ts).
  */
@@ -14,6 +15,7 @@ import * as repo from './repo.js'
 import { nativeSenders } from './senders.js'
 import { unsubscribed, type Unsubscribed } from './unsubscribed.js'
 import { vapidOf } from './vapid.js'
+import { queueWake } from '../../jobs/queue.js'
 
 /** Reads (or makes) the VAPID key and builds the native senders at start, so the key exists before the first subscriber asks for it and a bad configuration fails the start. */
 export function preparePush(ctx: AppContext) {
@@ -33,7 +35,9 @@ export async function queueForCall(ctx: AppContext, call: CallView, now: number)
   const callee = call.receiver_id
   if ((await repo.countOfUser(ctx.db, callee)) === 0) return
   if ((await presenceOf(ctx).onlineAmong([callee])).has(callee)) return
-  await repo.enqueue(ctx.db, [{ user_id: callee, chat_id: -call.call_id, message_id: call.call_id, kind: 'call' }], now)
+  // a ringing call is due at once: it rings only so long
+  await repo.enqueue(ctx.db, [{ user_id: callee, chat_id: -call.call_id, message_id: call.call_id, kind: 'call' }], now, now)
+  queueWake(ctx, now)
 }
 
 /** `@username` as a word in the text (case-insensitive). */
@@ -121,5 +125,7 @@ export async function queueForMessage(ctx: AppContext, message: MessageView, mem
     if (!message.is_encrypted && mentions(message.content, member.username)) return 'mention'
     return 'message'
   }
-  await repo.enqueue(ctx.db, offline.map((m) => ({ user_id: m.id, chat_id: message.chat_id, message_id: message.message_id!, kind: kindFor(m) })), now)
+  const dueAt = now + ctx.config.pushDeliveryIntervalMs
+  await repo.enqueue(ctx.db, offline.map((m) => ({ user_id: m.id, chat_id: message.chat_id, message_id: message.message_id!, kind: kindFor(m) })), now, dueAt)
+  queueWake(ctx, dueAt)
 }
