@@ -116,6 +116,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const queue = createQueue(ctx, { instance: jobs.instance })
   jobs.recordAlso(() => queue.changedRecords())
   ctx.control.on('queue.due', ({ at }) => queue.wake(at))
+  ctx.control.on('jobs.due', ({ job, at }) => jobs.wake(job, at))
   ctx.metrics.sources.jobs = () => [...jobs.figures(), ...queue.figures()]
   app.addHook('onReady', async () => {
     await jobs.start()

@@ -19,12 +19,14 @@ export interface ControlMap {
   'bot.poll': { botId: number; id: string; started: number }
   /** work in the queue falls due at `at` (ms since the epoch): the queue's runner looks then */
   'queue.due': { at: number }
+  /** a job that runs when its work is due (jobs/runner.ts nextDueAt) has work due at `at` */
+  'jobs.due': { job: string; at: number }
 }
 
 export type ControlKind = keyof ControlMap
 type Handler<Kind extends ControlKind> = (payload: ControlMap[Kind]) => void
 
-const KINDS: ReadonlySet<string> = new Set<ControlKind>(['sockets.close', 'bot.update', 'bot.poll', 'queue.due'])
+const KINDS: ReadonlySet<string> = new Set<ControlKind>(['sockets.close', 'bot.update', 'bot.poll', 'queue.due', 'jobs.due'])
 
 export class ControlChannel {
   private readonly handlers = new Map<ControlKind, Handler<ControlKind>[]>()
@@ -41,6 +43,11 @@ export class ControlChannel {
   /** Sends a message to every subscriber of its kind, here and on every instance; never waits, never throws. */
   publish<Kind extends ControlKind>(kind: Kind, payload: ControlMap[Kind]) {
     this.transport.publishControl([{ kind, payload }])
+  }
+
+  /** Sends a message to this instance's subscribers only (what concerns this instance alone, such as its own search index). */
+  publishHere<Kind extends ControlKind>(kind: Kind, payload: ControlMap[Kind]) {
+    this.dispatch({ kind, payload })
   }
 
   /** Calls `handler` for each message of this kind; returns a function that removes it. */

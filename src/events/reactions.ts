@@ -11,6 +11,7 @@ import { onMessageForBots, supersedePoll, wakePolls } from '../modules/bots/upda
 import { presenceOf } from '../modules/presence/service.js'
 import { preparePush, queueForCall, queueForNewMessage } from '../modules/push/reactions.js'
 import { closeSocketsHere } from '../realtime/gateway.js'
+import { MESSAGE_INDEX_DELAY_MS } from '../jobs/index.js'
 
 export function registerReactions(ctx: AppContext) {
   // push: a new message or a ringing call queues a notification for members with no live socket
@@ -30,6 +31,16 @@ export function registerReactions(ctx: AppContext) {
   }
   ctx.events.on('contact.added', (event) => reannounceTo(event.to, event.payload.contact.user_id))
   ctx.events.on('contact.removed', (event) => reannounceTo(event.to, event.payload.user_id))
+
+  // jobs that run when due: a call that starts ringing times out; new messages are indexed for search (SQLite)
+  ctx.events.on('call.incoming', (event) => ctx.control.publish('jobs.due', { job: 'call-timeouts', at: event.at + ctx.config.callRingTimeoutSeconds * 1000 }))
+  if (ctx.messageIndex) {
+    // the index is this instance's own: the wake stays here
+    const indexSoon = (event: { at: number }) => ctx.control.publishHere('jobs.due', { job: 'message-search-index', at: event.at + MESSAGE_INDEX_DELAY_MS })
+    ctx.events.on('message.new', indexSoon)
+    ctx.events.on('message.edited', indexSoon)
+    ctx.events.on('message.deleted', indexSoon)
+  }
 
   // sessions: a revoked session or a ban closes the user's sockets on whichever instance holds them
   ctx.control.on('sockets.close', (target) => closeSocketsHere(ctx, target))

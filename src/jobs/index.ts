@@ -7,8 +7,8 @@
 import type { AppContext } from '../context.js'
 import { accountCleanup } from '../modules/auth/account.js'
 import { broadcastKind } from '../modules/broadcasts/service.js'
-import { endTimedOut } from '../modules/calls/service.js'
-import { endIdleRooms } from '../modules/calls/rooms.js'
+import { endTimedOut, nextTimeoutAt } from '../modules/calls/service.js'
+import { endIdleRooms, nextIdleAt } from '../modules/calls/rooms.js'
 import { sweepExpiredUploads } from '../modules/files/sweep.js'
 import { scheduledKind } from '../modules/messages/scheduled.js'
 import { renewDue } from '../modules/premium/service.js'
@@ -19,12 +19,13 @@ import { cleanupExpiredStories } from '../modules/stories/cleanup.js'
 import { WorkQueue, type QueueOptions } from './queue.js'
 import { JobRunner, type RunnerOptions } from './runner.js'
 
-/** how often new messages are indexed for message search on SQLite (a search catches up itself) */
-const MESSAGE_INDEX_EVERY_MS = 2000
-/** how often unanswered calls are looked for: a call is missed within a second of its time-out */
-const CALL_TIMEOUT_TICK_MS = 1000
-/** how often idle video rooms are looked for */
-const VIDEO_ROOM_IDLE_TICK_MS = 5000
+/**
+ * Jobs that run when their work is due (nextDueAt), woken by `jobs.due` when new work appears
+ * (events/reactions.ts), look at the latest this often for work nobody announced.
+ */
+const DUE_LOOK_MS = 60_000
+/** new messages are indexed for message search on SQLite this long after the first of a burst (a search catches up itself) */
+export const MESSAGE_INDEX_DELAY_MS = 2000
 /** how often deleted accounts' usernames and lapsed unconfirmed email addresses are given back */
 const ACCOUNT_CLEANUP_EVERY_MS = 15 * 60_000
 
@@ -51,14 +52,18 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     name: 'call-timeouts',
     summary: 'ends calls nobody answered in time as missed',
     scope: 'cluster',
-    everyMs: CALL_TIMEOUT_TICK_MS,
+    // at the next call's time-out; a call that starts ringing wakes it (events/reactions.ts)
+    everyMs: DUE_LOOK_MS,
+    nextDueAt: () => nextTimeoutAt(ctx),
     run: (signal) => endTimedOut(ctx, signal),
   })
   jobs.define({
     name: 'video-room-idle',
     summary: 'ends video rooms nobody has been connected to for VIDEO_ROOM_IDLE_SECONDS',
     scope: 'cluster',
-    everyMs: VIDEO_ROOM_IDLE_TICK_MS,
+    // when the longest-empty room turns idle; a room emptied since the last look waits at most DUE_LOOK_MS more
+    everyMs: DUE_LOOK_MS,
+    nextDueAt: () => nextIdleAt(ctx),
     run: (signal) => endIdleRooms(ctx, signal),
   })
   jobs.define({
@@ -83,7 +88,9 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
       name: 'message-search-index',
       summary: "adds new messages, edits and deletes to message search's full-text index, in batches, off the event loop (SQLite)",
       scope: 'instance',
-      everyMs: MESSAGE_INDEX_EVERY_MS,
+      // woken by new messages, edits and deletes (events/reactions.ts)
+      everyMs: DUE_LOOK_MS,
+      nextDueAt: async () => null,
       runAtStart: true,
       run: (signal) => messageIndex.catchUp(signal),
     })
