@@ -15,13 +15,11 @@
  * after the restart (at least once at a crash, once otherwise).
  */
 import { createHmac, randomBytes } from 'node:crypto'
-import http from 'node:http'
-import https from 'node:https'
 import type { AppContext } from '../../context.js'
 import { fromJson } from '../../db/json.js'
 import type { BotWebhookDeliveryRow, BotWebhookRow, UserRow } from '../../db/tables.js'
 import { conflict, notFound, validationError } from '../../http/errors.js'
-import { outboundRequest, RefusedDestination, refuseUrl, type OutboundPolicy } from '../../lib/outbound-http.js'
+import { keptAliveAgents, outboundRequest, RefusedDestination, refuseUrl, type OutboundPolicy } from '../../lib/outbound-http.js'
 import { iso } from '../../lib/time.js'
 import { DONE, enqueue, enqueueIn, queueWake, type Outcome, type QueueItem, type QueueKind } from '../../jobs/queue.js'
 import { ownBot } from './service.js'
@@ -230,14 +228,11 @@ interface Attempt {
 /** the most of a receiver's answer that is read (a longer one is no webhook reply) */
 const MAX_REPLY_BYTES = 256 * 1024
 
-const agents = new WeakMap<AppContext, { http: http.Agent; https: https.Agent }>()
+const agents = new WeakMap<AppContext, ReturnType<typeof keptAliveAgents>>()
 function agentsOf(ctx: AppContext) {
   let found = agents.get(ctx)
-  if (!found) {
-    // kept-alive connections: a busy webhook is not a new TCP (and TLS) handshake per delivery
-    found = { http: new http.Agent({ keepAlive: true, maxSockets: 32 }), https: new https.Agent({ keepAlive: true, maxSockets: 32 }) }
-    agents.set(ctx, found)
-  }
+  // kept-alive connections: a busy webhook is not a new TCP (and TLS) handshake per delivery
+  if (!found) agents.set(ctx, (found = keptAliveAgents(32)))
   return found
 }
 
