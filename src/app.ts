@@ -7,8 +7,9 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { TrustProxy } from './config.js'
 import type { AppContext } from './context.js'
 import { asyncApiDocument } from './events/asyncapi.js'
+import { registerReactions } from './events/reactions.js'
 import { SOCKET_REQUESTS } from './modules/updates/gateway.js'
-import { createJobs } from './jobs/index.js'
+import { createJobs, createQueue } from './jobs/index.js'
 import { decorateAuth } from './http/auth.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, rateLimited, requestTimedOut } from './http/errors.js'
 import { recordMethods } from './http/methods.js'
@@ -101,15 +102,29 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const asyncApi = asyncApiDocument({ version: VERSION, publicBaseUrl: ctx.config.publicBaseUrl, path: '/api.v2/api/ws', requests: SOCKET_REQUESTS })
   app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApi)
 
+  // every listener of committed events and of control messages, in one place, before any route
+  registerReactions(ctx)
   await mountRoutes(app, ctx, limiters)
   await app.register(observabilityRoutes, { ctx })
   // the admin panel: its own cookie session, CSRF and CSP, in its own scope (web/admin/plugin.ts)
   await app.register(adminPanel, { ctx, limiters, prefix: '/admin' })
 
-  // Periodic work (scheduled messages, upload sweep, presence) runs once the server is ready.
+  // Periodic work (story cleanup, upload sweep, presence…) and the work queue (scheduled messages,
+  // pushes, webhooks, broadcasts) run once the server is ready. The queue sleeps until its next
+  // item falls due, or until new work wakes it here or on another instance (`queue.due`).
   const jobs = createJobs(ctx)
-  ctx.metrics.sources.jobs = () => jobs.figures()
-  app.addHook('onReady', () => jobs.start())
-  app.addHook('onClose', () => jobs.stop())
+  const queue = createQueue(ctx, { instance: jobs.instance })
+  jobs.recordAlso(() => queue.changedRecords())
+  ctx.control.on('queue.due', ({ at }) => queue.wake(at))
+  ctx.control.on('jobs.due', ({ job, at }) => jobs.wake(job, at))
+  ctx.metrics.sources.jobs = () => [...jobs.figures(), ...queue.figures()]
+  app.addHook('onReady', async () => {
+    await jobs.start()
+    queue.start()
+  })
+  app.addHook('onClose', async () => {
+    await queue.stop()
+    await jobs.stop()
+  })
   return app
 }

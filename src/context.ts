@@ -5,6 +5,7 @@ import { sqlitePath, type Config, type Dialect } from './config.js'
 import { loggedUrl } from './http/request-log.js'
 import { createDatabase, type Db, type DatabaseHandle } from './db/database.js'
 import { EventBus } from './events/bus.js'
+import { ControlChannel } from './events/control.js'
 import { MessageIndex } from './modules/search/message-index.js'
 import { AuthCache } from './modules/sessions/auth-cache.js'
 import { TokenLookups } from './modules/sessions/token-lookups.js'
@@ -35,6 +36,8 @@ export interface AppContext {
   fanout: Fanout
   /** in-process listeners of committed events (events/bus.ts): where bots, push and webhooks hook in */
   events: EventBus
+  /** internal control messages between instances, typed by ControlMap (events/control.ts) */
+  control: ControlChannel
   /** typing indicators with their expiry timers (ephemeral, per instance) */
   typing: TypingTracker
   /** uploaded files (local directory; object storage can be put behind the same interface) */
@@ -122,6 +125,7 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
     redis,
     fanout,
     events: new EventBus(log),
+    control: new ControlChannel(fanout, log),
     typing,
     storage: new LocalStorage(config.uploadDir),
     log,

@@ -8,6 +8,7 @@ import { channels } from './channels.js'
 import { chatList } from './chat-list.js'
 import { contacts } from './contacts.js'
 import { historyDepth } from './history-depth.js'
+import { idle } from './idle.js'
 import { idleWs } from './idle-ws.js'
 import { messageSearch, messageSearchPg } from './message-search.js'
 import { sendCpu } from './send-cpu.js'
@@ -20,4 +21,4 @@ import { upload } from './upload.js'
 import { videoSignaling } from './video-signaling.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, socketSends, sendPg, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg, botWebhooks, botPolling, videoSignaling]
+export const scenarios: Scenario[] = [sendThroughput, socketSends, sendPg, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg, botWebhooks, botPolling, videoSignaling, idle]

@@ -32,6 +32,12 @@ import type SQLite from 'better-sqlite3'
  * index: no copy, no sync.
  */
 const CHECKPOINT_INTERVAL_MS = 25
+/**
+ * While the WAL does not change, the wait between looks doubles up to this: an idle server does
+ * not wake 40 times a second. The first write after a quiet spell is seen within it, so a burst
+ * may grow the WAL for that long before the passes catch up.
+ */
+const CHECKPOINT_IDLE_MAX_MS = 2000
 /** a WAL file left bigger than this by a burst is cut back to it when SQLite next resets it */
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024
 /**
@@ -63,9 +69,22 @@ const checkpoint = db.prepare('pragma wal_checkpoint(PASSIVE)')
 let pausing = false
 // until the first write after a pause rewinds it, the WAL still reports its old length
 let pausedAt = -1
-const timer = setInterval(() => {
+// An idle database is looked at less and less often (the wait doubles up to idleMaxMs while the
+// WAL stays as it was); the first change found brings the short interval back.
+let seen = -1
+let wait = workerData.intervalMs
+let timer = setTimeout(function tick() {
+  try {
+    step()
+  } finally {
+    timer = setTimeout(tick, wait)
+  }
+}, wait)
+function step() {
   if (pausing) return
   let { log } = checkpoint.get()
+  wait = log === seen ? Math.min(wait * 2, workerData.idleMaxMs) : workerData.intervalMs
+  seen = log
   if (log < workerData.restartFrames || log === pausedAt) return
   // Each pass copies what was written during the one before, so a few passes in a row leave only
   // a moment's frames for the pass that runs while writes wait.
@@ -76,8 +95,9 @@ const timer = setInterval(() => {
   }
   pausing = true
   pausedAt = log
+  seen = log
   parentPort.postMessage({ pause: log })
-}, workerData.intervalMs)
+}
 parentPort.postMessage('ready')
 parentPort.on('message', (message) => {
   if (message === 'paused') {
@@ -93,7 +113,7 @@ parentPort.on('message', (message) => {
     }
     return
   }
-  clearInterval(timer)
+  clearTimeout(timer)
   db.close()
   parentPort.close()
 })
@@ -124,6 +144,7 @@ export function startCheckpointer(
       driver: createRequire(import.meta.url).resolve('better-sqlite3'),
       file,
       intervalMs: tuning.intervalMs ?? CHECKPOINT_INTERVAL_MS,
+      idleMaxMs: Math.max(tuning.intervalMs ?? CHECKPOINT_INTERVAL_MS, CHECKPOINT_IDLE_MAX_MS),
       restartFrames: tuning.restartFrames ?? RESTART_FRAMES,
       settledFrames: SETTLED_FRAMES,
       stallMs: tuning.stallMs ?? 0,

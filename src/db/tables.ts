@@ -675,19 +675,29 @@ export interface PushSubscriptionsTable {
 export type PushSubscriptionRow = Selectable<PushSubscriptionsTable>
 /** `call`: a ringing call; its row's chat_id is minus the call id, message_id the call id */
 export type PushNotificationKind = 'message' | 'mention' | 'reply' | 'call'
-export interface PushQueueTable {
+/** The one durable queue of due work (jobs/queue.ts): scheduled messages, pushes, webhook lanes, broadcasts. */
+export interface WorkQueueTable {
   id: Generated<number>
-  user_id: number
-  chat_id: number
-  /** the newest message of the collapsed burst */
-  message_id: number
-  kind: PushNotificationKind
-  count: Generated<number>
-  attempts: Generated<number>
+  kind: string
+  /** the item's identity within its kind (a scheduled message's id, `user:chat` of a push, `bot:chat_key` of a webhook lane) */
+  item_key: string
   due_at: EpochMs
+  /** when its current work began (an age limit counts from here) */
+  since: EpochMs
+  attempts: Generated<number>
+  /** moved by each write that adds to the item while it may be claimed */
+  revision: Generated<number>
+  /** the row it stands for: a scheduled message, a push's newest message, a lane's head delivery */
+  ref: number | null
+  count: Generated<number>
+  /** a kind's own detail (a push: its notification kind) */
+  data: string | null
+  claimed_by: string | null
+  claimed_until: EpochMs | null
+  last_error: string | null
   created_at: EpochMs
 }
-export type PushQueueRow = Selectable<PushQueueTable>
+export type WorkQueueRow = Selectable<WorkQueueTable>
 
 // bots module
 export interface BotAppsTable {
@@ -942,7 +952,7 @@ export interface Database {
   platform_counters: PlatformCountersTable
   daily_counters: DailyCountersTable
   push_subscriptions: PushSubscriptionsTable
-  push_queue: PushQueueTable
+  work_queue: WorkQueueTable
   bot_apps: BotAppsTable
   bot_commands: BotCommandsTable
   bot_webhooks: BotWebhooksTable

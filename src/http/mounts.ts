@@ -23,7 +23,6 @@ import { messageRoutes } from '../modules/messages/routes.js'
 import { musicRoutes } from '../modules/music/routes.js'
 import { pollRoutes } from '../modules/polls/routes.js'
 import { pushRoutes } from '../modules/push/routes.js'
-import { registerPushReactions } from '../modules/push/reactions.js'
 import { premiumAdminRoutes, premiumRoutes, premiumV2Routes } from '../modules/premium/routes.js'
 import { avatarImageRoutes, profileRoutes } from '../modules/profile/routes.js'
 import { referralRoutes } from '../modules/referrals/routes.js'
@@ -74,8 +73,6 @@ export async function mountRoutes(app: FastifyInstance, ctx: AppContext, limiter
     await app.register(roomRoutes, { ctx, prefix })
   }
   await mountGateway(app, ctx, API_PREFIXES)
-  // push: queue notifications for offline members after each committed new message (push/reactions.ts)
-  registerPushReactions(ctx)
   // Legacy (V1) generation: the same auth module; its login also opens the cookie session.
   await app.register(authRoutes, { ctx, limiters, prefix: '/api/auth', cookieSession: true })
   await app.register(storyV1Routes, { ctx })

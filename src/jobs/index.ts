@@ -1,42 +1,36 @@
 /**
- * Every periodic job of an instance, in one list (explicit wiring, like the mounts): the module
- * owns what a job does, this file when and where it runs. buildApp starts the runner when the
- * server is ready and stops it when the server closes.
+ * Every periodic job of an instance, in one list (explicit wiring, like the mounts), and every kind
+ * of the work queue (work that falls due: createQueue): the module owns what a job or a kind does,
+ * this file when and where it runs. buildApp starts both when the server is ready and stops them
+ * when it closes.
  */
 import type { AppContext } from '../context.js'
 import { accountCleanup } from '../modules/auth/account.js'
-import { deliverPending } from '../modules/broadcasts/service.js'
-import { endTimedOut } from '../modules/calls/service.js'
-import { endIdleRooms } from '../modules/calls/rooms.js'
+import { broadcastKind } from '../modules/broadcasts/service.js'
+import { endTimedOut, nextTimeoutAt } from '../modules/calls/service.js'
+import { endIdleRooms, nextIdleAt } from '../modules/calls/rooms.js'
 import { sweepExpiredUploads } from '../modules/files/sweep.js'
-import { scheduledDelivery, TICK_MS } from '../modules/messages/scheduled.js'
+import { scheduledKind } from '../modules/messages/scheduled.js'
 import { renewDue } from '../modules/premium/service.js'
 import { presenceOf } from '../modules/presence/service.js'
-import { deliverWebhooks } from '../modules/bots/webhook-job.js'
-import { deliverQueued } from '../modules/push/delivery.js'
+import { webhookKinds } from '../modules/bots/webhook-job.js'
+import { pushKind } from '../modules/push/delivery.js'
 import { cleanupExpiredStories } from '../modules/stories/cleanup.js'
+import { WorkQueue, type QueueOptions } from './queue.js'
 import { JobRunner, type RunnerOptions } from './runner.js'
 
-/** how often new messages are indexed for message search on SQLite (a search catches up itself) */
-const MESSAGE_INDEX_EVERY_MS = 2000
-/** how soon a new broadcast starts going out */
-const BROADCAST_TICK_MS = 1000
-/** how often unanswered calls are looked for: a call is missed within a second of its time-out */
-const CALL_TIMEOUT_TICK_MS = 1000
-/** how often idle video rooms are looked for */
-const VIDEO_ROOM_IDLE_TICK_MS = 5000
+/**
+ * Jobs that run when their work is due (nextDueAt), woken by `jobs.due` when new work appears
+ * (events/reactions.ts), look at the latest this often for work nobody announced.
+ */
+const DUE_LOOK_MS = 60_000
+/** new messages are indexed for message search on SQLite this long after the first of a burst (a search catches up itself) */
+export const MESSAGE_INDEX_DELAY_MS = 2000
 /** how often deleted accounts' usernames and lapsed unconfirmed email addresses are given back */
 const ACCOUNT_CLEANUP_EVERY_MS = 15 * 60_000
 
 export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRunner {
   const jobs = new JobRunner(ctx, options)
-  jobs.define({
-    name: 'scheduled-messages',
-    summary: 'sends the scheduled messages that are due',
-    scope: 'cluster',
-    everyMs: TICK_MS,
-    run: scheduledDelivery(ctx),
-  })
   jobs.define({
     name: 'story-cleanup',
     summary: 'removes expired stories with their views, likes, reactions and media',
@@ -55,41 +49,21 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     run: (signal) => renewDue(ctx, ctx.config.premiumRenewBeforeSeconds * 1000, signal),
   })
   jobs.define({
-    name: 'broadcast-delivery',
-    summary: "writes admins' broadcasts to every recipient, a short transaction per batch",
-    scope: 'cluster',
-    everyMs: BROADCAST_TICK_MS,
-    runAtStart: true,
-    run: (signal) => deliverPending(ctx, signal),
-  })
-  jobs.define({
-    name: 'push-delivery',
-    summary: "sends queued push notifications (new messages for users with no live socket), collapsed per chat, with retries",
-    scope: 'cluster',
-    everyMs: ctx.config.pushDeliveryIntervalMs,
-    runAtStart: true,
-    run: (signal) => deliverQueued(ctx, signal),
-  })
-  jobs.define({
-    name: 'webhook-delivery',
-    summary: "posts bots' updates and webhook/send data to their webhooks, signed, each chat's in order, with retries",
-    scope: 'cluster',
-    everyMs: ctx.config.webhookDeliveryIntervalMs,
-    runAtStart: true,
-    run: (signal) => deliverWebhooks(ctx, signal),
-  })
-  jobs.define({
     name: 'call-timeouts',
     summary: 'ends calls nobody answered in time as missed',
     scope: 'cluster',
-    everyMs: CALL_TIMEOUT_TICK_MS,
+    // at the next call's time-out; a call that starts ringing wakes it (events/reactions.ts)
+    everyMs: DUE_LOOK_MS,
+    nextDueAt: () => nextTimeoutAt(ctx),
     run: (signal) => endTimedOut(ctx, signal),
   })
   jobs.define({
     name: 'video-room-idle',
     summary: 'ends video rooms nobody has been connected to for VIDEO_ROOM_IDLE_SECONDS',
     scope: 'cluster',
-    everyMs: VIDEO_ROOM_IDLE_TICK_MS,
+    // when the longest-empty room turns idle; a room emptied since the last look waits at most DUE_LOOK_MS more
+    everyMs: DUE_LOOK_MS,
+    nextDueAt: () => nextIdleAt(ctx),
     run: (signal) => endIdleRooms(ctx, signal),
   })
   jobs.define({
@@ -114,7 +88,9 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
       name: 'message-search-index',
       summary: "adds new messages, edits and deletes to message search's full-text index, in batches, off the event loop (SQLite)",
       scope: 'instance',
-      everyMs: MESSAGE_INDEX_EVERY_MS,
+      // woken by new messages, edits and deletes (events/reactions.ts)
+      everyMs: DUE_LOOK_MS,
+      nextDueAt: async () => null,
       runAtStart: true,
       run: (signal) => messageIndex.catchUp(signal),
     })
@@ -129,4 +105,18 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
     })
   }
   return jobs
+}
+
+/**
+ * The work queue's kinds (jobs/queue.ts): scheduled messages, push notifications, bot webhooks
+ * (moving updates into the log, and each chat's deliveries) and broadcasts, in one table with one
+ * runner and one retry policy, each kind with its own numbers.
+ */
+export function createQueue(ctx: AppContext, options: QueueOptions = {}): WorkQueue {
+  const queue = new WorkQueue(ctx, options)
+  queue.define(scheduledKind(ctx))
+  queue.define(pushKind(ctx))
+  for (const kind of webhookKinds(ctx)) queue.define(kind)
+  queue.define(broadcastKind(ctx))
+  return queue
 }

@@ -32,6 +32,12 @@ export interface Job {
   runAtStart?: boolean
   /** `signal` aborts when the runner stops: a long job should check it between steps */
   run(signal: AbortSignal): Promise<unknown>
+  /**
+   * A job that runs when its work falls due rather than every period: after each run it says when
+   * it is next due (null: nothing known), and runs then, or `everyMs` later at the latest (a look
+   * for what nobody announced). `wake(name, at)` brings it forward for work that appears meanwhile.
+   */
+  nextDueAt?(now: number): Promise<number | null>
 }
 
 export interface RunnerOptions {
@@ -51,6 +57,10 @@ const FORGET_AFTER_MS = 7 * 24 * 3600_000
 interface State {
   job: Job
   timer: NodeJS.Timeout | null
+  /** when the timer fires (clock time) */
+  timerAt?: number
+  /** a wake that came while the job ran: it runs again by then */
+  wokenAt?: number
   running: Promise<void> | null
   /** until when this instance holds the job's lease, as far as it knows (0: it does not) */
   leaseUntil: number
@@ -67,6 +77,8 @@ export class JobRunner {
   private recorder: NodeJS.Timeout | null = null
   private started = false
   private stopping: Promise<void> | null = null
+  /** more records written with this runner's own (the work queue's jobs) */
+  private readonly moreRecords: (() => repo.JobRunRecord[])[] = []
 
   constructor(
     private readonly ctx: AppContext,
@@ -94,6 +106,11 @@ export class JobRunner {
       last_error_at: null,
     }
     this.states.set(job.name, { job, timer: null, running: null, leaseUntil: 0, record, dirty: true })
+  }
+
+  /** Writes the records `source` answers (those changed since it was last asked) with the runner's own. */
+  recordAlso(source: () => repo.JobRunRecord[]) {
+    this.moreRecords.push(source)
   }
 
   get jobs(): Job[] {
@@ -135,16 +152,45 @@ export class JobRunner {
     return this.stopping
   }
 
+  /**
+   * A due-driven job (nextDueAt) runs at `at` if that is sooner than it meant to (work appeared:
+   * a call started ringing, a message to index). A job running now looks again when it ends.
+   */
+  wake(name: string, at: number) {
+    const state = this.states.get(name)
+    if (!state?.job.nextDueAt || !this.started || this.abort.signal.aborted) return
+    if (state.running) {
+      state.wokenAt = Math.min(state.wokenAt ?? Infinity, at)
+      return
+    }
+    if (state.timerAt !== undefined && state.timerAt <= at) return
+    if (state.timer) clearTimeout(state.timer)
+    this.schedule(state, Math.max(0, at - this.ctx.clock.now()))
+  }
+
   private schedule(state: State, delayMs: number, atStart = false) {
     if (this.abort.signal.aborted) return
+    state.timerAt = this.ctx.clock.now() + delayMs
     state.timer = setTimeout(() => {
       state.timer = null
+      state.timerAt = undefined
       const startedAt = Date.now()
-      state.running = this.tick(state, atStart).finally(() => {
+      state.running = this.tick(state, atStart).finally(async () => {
+        const woken = state.wokenAt
+        state.wokenAt = undefined
+        let delay = Math.max(0, state.job.everyMs - (Date.now() - startedAt))
+        if (state.job.nextDueAt) {
+          const now = this.ctx.clock.now()
+          const next = await state.job.nextDueAt(now).catch((err) => {
+            this.ctx.log.warn({ err, job: state.job.name }, 'could not tell when a job is next due')
+            return null
+          })
+          delay = Math.max(0, Math.min(delay, (next ?? Infinity) - now, (woken ?? Infinity) - now))
+        }
         state.running = null
-        this.schedule(state, Math.max(0, state.job.everyMs - (Date.now() - startedAt)))
+        this.schedule(state, delay)
       })
-    }, delayMs)
+    }, Math.min(delayMs, 2 ** 31 - 1))
     state.timer.unref()
   }
 
@@ -189,7 +235,8 @@ export class JobRunner {
   private async claim(state: State, atStart: boolean): Promise<boolean> {
     const now = this.ctx.clock.now()
     if (state.leaseUntil - now > this.leaseMs / 2) return true
-    const notSince = atStart ? now : now - Math.floor(state.job.everyMs * PERIOD_TOLERANCE)
+    // a due-driven job runs when due, however recently it ran
+    const notSince = atStart || state.job.nextDueAt ? now : now - Math.floor(state.job.everyMs * PERIOD_TOLERANCE)
     const until = now + this.leaseMs
     const claimed = await repo.claimRun(this.ctx.db, state.job.name, this.instance, now, notSince, until)
     state.leaseUntil = claimed ? until : 0
@@ -211,6 +258,7 @@ export class JobRunner {
         state.dirty = false
         await repo.saveRun(this.ctx.db, state.record, now)
       }
+      for (const source of this.moreRecords) for (const record of source()) await repo.saveRun(this.ctx.db, record, now)
       await repo.forgetSilent(this.ctx.db, now - FORGET_AFTER_MS)
     } catch (err) {
       this.ctx.log.warn({ err }, 'could not record job runs')

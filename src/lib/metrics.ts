@@ -53,7 +53,10 @@ export class Metrics {
 
   constructor() {
     const registers = [this.registry]
-    collectDefaultMetrics({ register: this.registry, prefix: 'tern_', eventLoopMonitoringPrecision: 10 })
+    // The event-loop delay histogram samples the loop once a second: at prom-client's 10 ms an idle
+    // server woke 100 times a second for it (most of its idle CPU); a stall still shows, and
+    // tern_nodejs_eventloop_lag_seconds is measured at each scrape whatever the precision.
+    collectDefaultMetrics({ register: this.registry, prefix: 'tern_', eventLoopMonitoringPrecision: 1000 })
     this.requests = new LeanHistogram({
       name: 'tern_http_request_duration_seconds',
       help: 'HTTP requests by route (the route pattern, not the URL), method and status class, with their latency',

@@ -1,6 +1,8 @@
 /**
- * The one HTTP client for requests to URLs a client chose (Web Push endpoints, bot webhooks).
- * It resolves the host itself and checks the address each connection actually uses (inside the
+ * The one HTTP client for requests leaving Tern: to URLs a client chose (Web Push endpoints, bot
+ * webhooks) and to services the operator configured (FCM, APNs, the OpenID Connect provider, the
+ * video service: the CONFIGURED policy). No other file opens an outgoing HTTP connection
+ * (test/structure/outbound.test.ts checks it). For a URL a client chose, it resolves the host itself and checks the address each connection actually uses (inside the
  * connection's own DNS lookup, so a name that resolved to a public address when it was registered
  * and to a private one later — DNS rebinding — is still refused), refuses every address
  * lib/public-address.ts does not call public unless `allowPrivate` (WEBHOOK_ALLOW_PRIVATE, tests),
@@ -9,6 +11,7 @@
  */
 import dns from 'node:dns'
 import http from 'node:http'
+import http2 from 'node:http2'
 import https from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
 import { isLoopbackAddress, isPublicAddress } from './public-address.js'
@@ -21,6 +24,9 @@ export interface OutboundPolicy {
   /** with requireHttps: plain http to loopback is still allowed when allowPrivate is (a test push service) */
   loopbackHttp?: boolean
 }
+
+/** A service the operator configured (FCM, APNs, the OpenID provider, the video service): its address is trusted, http allowed. */
+export const CONFIGURED: OutboundPolicy = { allowPrivate: true, requireHttps: false }
 
 /** What a lookup answers: every address of a name (dns.lookup's `all: true` form). */
 export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>
@@ -99,6 +105,8 @@ export interface OutboundRequest {
   agents?: { http: http.Agent; https: https.Agent }
   /** how names are resolved (tests: a resolver that answers differently at each call) */
   resolve?: Resolver
+  /** aborts the exchange early (beside timeoutMs) */
+  signal?: AbortSignal
 }
 
 export interface OutboundResponse {
@@ -145,7 +153,7 @@ export function outboundRequest(raw: string, policy: OutboundPolicy, request: Ou
       }
     : guardedLookup(policy.allowPrivate, resolve)
   return new Promise<OutboundResponse>((resolvePromise, reject) => {
-    const signal = AbortSignal.timeout(request.timeoutMs)
+    const signal = request.signal ? AbortSignal.any([AbortSignal.timeout(request.timeoutMs), request.signal]) : AbortSignal.timeout(request.timeoutMs)
     const req = (secure ? https : http).request(url, {
       method: request.method ?? 'POST',
       headers: request.headers,
@@ -177,4 +185,70 @@ export function outboundRequest(raw: string, policy: OutboundPolicy, request: Ou
     req.on('error', reject)
     req.end(request.body ?? undefined)
   })
+}
+
+/** Kept-alive agents, for a caller that posts to the same receivers often (no new handshake per request). */
+export function keptAliveAgents(maxSockets = 32): { http: http.Agent; https: https.Agent } {
+  return { http: new http.Agent({ keepAlive: true, maxSockets }), https: new https.Agent({ keepAlive: true, maxSockets }) }
+}
+
+/** how long a fetch through outboundFetch may take, unless its signal says sooner */
+const FETCH_TIMEOUT_MS = 30_000
+/** the most of an answer outboundFetch reads */
+const FETCH_MAX_BYTES = 8 * 1024 * 1024
+
+/**
+ * fetch's shape over outboundRequest, under a policy: for the callers and libraries that speak
+ * fetch (openid-client takes it as its customFetch). No redirect is followed (a 3xx is the answer).
+ */
+export interface FetchInit {
+  method?: string
+  headers?: HeadersInit
+  /** a stream is refused (nothing Tern sends needs one) */
+  body?: string | URLSearchParams | ArrayBuffer | ArrayBufferView | ReadableStream | null
+  signal?: AbortSignal | null
+  /** never followed, whatever is asked */
+  redirect?: string
+}
+
+export function outboundFetcher(policy: OutboundPolicy, options: { timeoutMs?: number; maxResponseBytes?: number } = {}) {
+  return async (input: string | URL | Request, init: FetchInit = {}): Promise<Response> => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url
+    const headers: Record<string, string> = {}
+    new Headers(init.headers ?? (input instanceof Request ? input.headers : undefined)).forEach((value, name) => {
+      headers[name] = value
+    })
+    let body: string | Buffer | null = null
+    const given = init.body ?? null
+    if (typeof given === 'string') body = given
+    else if (given instanceof URLSearchParams) {
+      body = given.toString()
+      headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8'
+    } else if (given instanceof ArrayBuffer || ArrayBuffer.isView(given)) body = Buffer.from(given as ArrayBuffer)
+    else if (given !== null) throw new TypeError('outboundFetch takes a string, URLSearchParams or bytes as its body')
+    if (body !== null) headers['content-length'] = String(Buffer.byteLength(body))
+    const answer = await outboundRequest(url, policy, {
+      method: init.method ?? (input instanceof Request ? input.method : 'GET'),
+      headers,
+      body,
+      timeoutMs: options.timeoutMs ?? FETCH_TIMEOUT_MS,
+      maxResponseBytes: options.maxResponseBytes ?? FETCH_MAX_BYTES,
+      signal: init.signal ?? undefined,
+    })
+    const responseHeaders = new Headers()
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value === undefined) continue
+      for (const one of Array.isArray(value) ? value : [value]) responseHeaders.append(name, one)
+    }
+    const empty = answer.status === 204 || answer.status === 304 || (init.method ?? 'GET').toUpperCase() === 'HEAD'
+    return new Response(empty ? null : new Uint8Array(answer.body), { status: answer.status, headers: responseHeaders })
+  }
+}
+
+/** An HTTP/2 session to a service the operator configured (APNs): unref'd, closed after `idleMs` without a stream. */
+export function outboundHttp2(origin: string, idleMs: number): http2.ClientHttp2Session {
+  const session = http2.connect(origin)
+  session.unref()
+  session.setTimeout(idleMs, () => session.close())
+  return session
 }

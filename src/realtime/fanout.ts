@@ -24,20 +24,26 @@ export interface Frame {
 /** To every socket of one user, or to every socket subscribed to one group or channel. */
 export type Delivery = { userId: number; frame: Frame } | { chatId: number; frame: Frame }
 
-/** Closes a user's sockets opened with one session (or all of them, without `sessionId`), on every instance. */
-export interface CloseSockets {
-  close: { userId: number; sessionId?: number; code: number; reason: string }
+/**
+ * An internal control message between instances (a bot's long poll to wake, sockets to close, due
+ * work): its kind and payload, typed by events/control.ts (ControlMap). It never reaches a client:
+ * control messages travel beside the deliveries, not as frames of them.
+ */
+export interface ControlEnvelope {
+  kind: string
+  payload: unknown
 }
 
-/** What travels through the fan-out. */
-export type Dispatch = Delivery | CloseSockets
-
-type Handler = (deliveries: Dispatch[]) => void
+type Handler = (deliveries: Delivery[]) => void
+type ControlHandler = (messages: ControlEnvelope[]) => void
 
 export interface Fanout {
   /** Hands deliveries to every subscriber on every instance; never waits, never throws. */
-  publish(deliveries: Dispatch[]): void
+  publish(deliveries: Delivery[]): void
   subscribe(handler: Handler): void
+  /** Hands control messages to every control subscriber on every instance (this one at once); never waits, never throws. */
+  publishControl(messages: ControlEnvelope[]): void
+  subscribeControl(handler: ControlHandler): void
   /** Resolves once frames published elsewhere reach this instance: await it before serving sockets. */
   ready: Promise<void>
   /** Called when frames may have been lost (pub/sub reconnected): sockets should catch up from the log. */
@@ -47,6 +53,7 @@ export interface Fanout {
 
 export function createLocalFanout(): Fanout {
   const handlers: Handler[] = []
+  const controlHandlers: ControlHandler[] = []
   return {
     publish(deliveries) {
       if (deliveries.length === 0) return
@@ -55,12 +62,20 @@ export function createLocalFanout(): Fanout {
     subscribe(handler) {
       handlers.push(handler)
     },
+    publishControl(messages) {
+      if (messages.length === 0) return
+      for (const handler of controlHandlers) handler(messages)
+    },
+    subscribeControl(handler) {
+      controlHandlers.push(handler)
+    },
     ready: Promise.resolve(),
     onResync() {
       // in-process delivery cannot lose frames
     },
     async close() {
       handlers.length = 0
+      controlHandlers.length = 0
     },
   }
 }
@@ -69,12 +84,13 @@ export function createLocalFanout(): Fanout {
 const RESYNC_RETRY_MS = 1000
 
 /**
- * What travels over the channel: one message per publish() call, or `resync` from an instance
+ * What travels over the channel: one message per publish() or publishControl() call, or `resync` from an instance
  * whose publishes failed (the others catch up from the log).
  */
 interface Envelope {
   origin: string
-  deliveries?: Dispatch[]
+  deliveries?: Delivery[]
+  controls?: ControlEnvelope[]
   /** when it was published (ms since the epoch), for the lag figure */
   at?: number
   resync?: true
@@ -91,16 +107,26 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
   const channel = `${options.prefix}fanout`
   const origin = randomBytes(8).toString('hex')
   const handlers: Handler[] = []
+  const controlHandlers: ControlHandler[] = []
   let closed = false
 
   // Handlers run inside publish() (a service's commit path) and inside Redis' event emitter:
   // neither should be broken by a throwing handler.
-  const deliver = (deliveries: Dispatch[]) => {
+  const deliver = (deliveries: Delivery[]) => {
     for (const handler of handlers) {
       try {
         handler(deliveries)
       } catch (err) {
         log.warn({ err }, 'fan-out handler failed')
+      }
+    }
+  }
+  const control = (messages: ControlEnvelope[]) => {
+    for (const handler of controlHandlers) {
+      try {
+        handler(messages)
+      } catch (err) {
+        log.warn({ err }, 'fan-out control handler failed')
       }
     }
   }
@@ -133,6 +159,7 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
       log.warn({ channel, from: envelope.origin }, 'another instance lost fan-out messages; sockets catch up from the update log')
       return resync()
     }
+    if (Array.isArray(envelope.controls)) return control(envelope.controls.filter((m) => typeof m?.kind === 'string'))
     if (!Array.isArray(envelope.deliveries)) return
     if (onArrival && typeof envelope.at === 'number') onArrival(Date.now() - envelope.at)
     deliver(envelope.deliveries)
@@ -195,6 +222,17 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
     subscribe(handler) {
       handlers.push(handler)
     },
+    publishControl(messages) {
+      if (closed || messages.length === 0) return
+      control(messages)
+      const envelope: Envelope = { origin, controls: messages }
+      // a lost control message is covered by its receiver (a long poll re-reads every second, due
+      // work is looked for again at the latest a minute later, a closed session fails its next use)
+      publisher.publish(channel, JSON.stringify(envelope)).catch((err) => log.warn({ err, count: messages.length }, 'fan-out control publish failed'))
+    },
+    subscribeControl(handler) {
+      controlHandlers.push(handler)
+    },
     ready,
     onResync(handler) {
       resyncHandlers.push(handler)
@@ -202,6 +240,7 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
     async close() {
       closed = true
       handlers.length = 0
+      controlHandlers.length = 0
       await Promise.all([publisher, subscriber].map((redis) => redis.quit().catch(() => redis.disconnect())))
     },
   }

@@ -57,6 +57,20 @@ function upgradeToken(request: FastifyRequest, publicBaseUrl: string): string | 
   return cookie
 }
 
+/** each context's open sockets (one gateway per context) */
+const registries = new WeakMap<AppContext, Registry>()
+
+/**
+ * Closes this instance's sockets of a user opened with one session (all of them without
+ * `sessionId`). The control channel's `sockets.close` calls it on every instance (wired at start-up).
+ */
+export function closeSocketsHere(ctx: AppContext, target: { userId: number; sessionId?: number; code: number; reason: string }) {
+  const { userId, sessionId, code, reason } = target
+  for (const connection of registries.get(ctx)?.of(userId) ?? []) {
+    if (sessionId === undefined || connection.sessionId === sessionId) connection.close({ code, reason })
+  }
+}
+
 export async function registerGateway(app: FastifyInstance, ctx: AppContext, prefixes: readonly string[], hooks: GatewayHooks) {
   await app.register(websocket, {
     // no compression: frames are framed by realtime/text-frames.ts, which writes them plain
@@ -72,15 +86,9 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
   const { presence, deliveries: marks } = hooks
   await presence.start()
 
+  registries.set(ctx, registry)
   ctx.fanout.subscribe((deliveries) => {
     for (const delivery of deliveries) {
-      if ('close' in delivery) {
-        const { userId, sessionId, code, reason } = delivery.close
-        for (const connection of registry.of(userId) ?? []) {
-          if (sessionId === undefined || connection.sessionId === sessionId) connection.close({ code, reason })
-        }
-        continue
-      }
       if ('userId' in delivery) {
         const connections = registry.of(delivery.userId)
         if (connections) for (const connection of connections) connection.deliverUser(delivery.frame)

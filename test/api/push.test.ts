@@ -47,8 +47,14 @@ async function subscribe(user: TestUser, api = user.api): Promise<TestSubscripti
 const subscriptionExists = async (id: number) =>
   (await server!.ctx.db.selectFrom('push_subscriptions').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
 
-const queuedFor = async (userId: number) =>
-  Number((await server!.ctx.db.selectFrom('push_queue').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()).n)
+/** the user's push items in the work queue (one per chat) */
+const pushItems = (target: TestServer, userId: number) =>
+  target.ctx.db.selectFrom('work_queue').selectAll().where('kind', '=', 'push').where('item_key', 'like', `${userId}:%`).execute()
+/** the manual server gathers a burst for an hour: its items are made due by hand */
+const dueNow = (target: TestServer, userId: number) =>
+  target.ctx.db.updateTable('work_queue').set({ due_at: 0 }).where('kind', '=', 'push').where('item_key', 'like', `${userId}:%`).execute()
+
+const queuedFor = async (userId: number) => (await pushItems(server!, userId)).length
 
 /** Waits until the subscription has received `n` pushes (and returns them all). */
 const received = (sub: TestSubscription, n: number, timeoutMs = 5000) =>
@@ -186,10 +192,11 @@ test('a burst of messages in one chat collapses into one notification naming the
   const burst: any[] = []
   for (let i = 1; i <= 5; i++) burst.push(await send(alice, bob, `burst ${i}`))
   const queued = await waitFor(async () => {
-    const rows = await manual.ctx.db.selectFrom('push_queue').selectAll().where('user_id', '=', bob.id).execute()
+    const rows = await pushItems(manual, bob.id)
     return rows.length === 1 && rows[0].count === 5 ? rows : undefined
   }, { timeoutMs: 3000, message: 'five messages queued in one row' })
-  assert.equal(queued[0].message_id, burst[4].message_id)
+  assert.equal(queued[0].ref, burst[4].message_id)
+  await dueNow(manual, bob.id)
   const stats = await deliverQueued(manual.ctx, new AbortController().signal)
   assert.equal(stats.sent, 1)
   const pushes = await service!.messages(sub)
@@ -198,7 +205,7 @@ test('a burst of messages in one chat collapses into one notification naming the
   assert.equal(pushes[0].message_id, burst[4].message_id)
   assert.equal(pushes[0].body, 'burst 5')
   assert.equal(pushes[0].count, 5)
-  assert.equal((await manual.ctx.db.selectFrom('push_queue').select('id').where('user_id', '=', bob.id).execute()).length, 0)
+  assert.equal((await pushItems(manual, bob.id)).length, 0)
 })
 
 test('a push service failing otherwise is retried with backoff and given up after PUSH_MAX_ATTEMPTS; the subscription stays', { skip }, async () => {
@@ -219,8 +226,9 @@ test('a push service failing otherwise is retried with backoff and given up afte
   const registered = await bob.api.post(`${V2}/push/register`, { subscription: { endpoint, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') } } })
   assert.equal(registered.status, 200, registered.text)
   await send(alice, bob, 'will it arrive?')
-  const row = () => manual.ctx.db.selectFrom('push_queue').selectAll().where('user_id', '=', bob.id).executeTakeFirst()
+  const row = async () => (await pushItems(manual, bob.id))[0]
   await waitFor(async () => (await row()) ?? undefined, { timeoutMs: 3000, message: 'queued' })
+  await dueNow(manual, bob.id)
   const run = () => deliverQueued(manual.ctx, new AbortController().signal)
 
   assert.equal((await run()).failed, 1)
@@ -230,12 +238,12 @@ test('a push service failing otherwise is retried with backoff and given up afte
   await run()
   assert.equal(hits, 1, 'nothing is sent again before the retry is due')
 
-  await manual.ctx.db.updateTable('push_queue').set({ due_at: 0 }).where('id', '=', first.id).execute()
+  await manual.ctx.db.updateTable('work_queue').set({ due_at: 0 }).where('id', '=', first.id).execute()
   await run()
   const second = (await row())!
   assert.equal(second.attempts, 2)
   assert.ok(second.due_at >= Date.now() + 9000, 'the second waits about 10 s')
-  await manual.ctx.db.updateTable('push_queue').set({ due_at: 0 }).where('id', '=', first.id).execute()
+  await manual.ctx.db.updateTable('work_queue').set({ due_at: 0 }).where('id', '=', first.id).execute()
   await run()
   assert.equal(hits, 3)
   assert.equal(await row(), undefined, 'given up after 3 attempts')

@@ -46,6 +46,7 @@ import * as accountLifecycle from './2026-12-07T18-00-account-lifecycle.js'
 import * as emailSetAtFromNow from './2026-12-07T19-00-email-set-at-from-now.js'
 import * as qrDeviceSecret from './2026-12-07T19-00-qr-device-secret.js'
 import * as referralShares from './2026-12-07T19-10-referral-shares.js'
+import * as workQueue from './2026-12-08T00-00-work-queue.js'
 export const migrations: Record<string, Migration> = {
   '2026-11-21T00-00-users-and-sessions': usersAndSessions,
   '2026-11-21T01-00-chats-messages-updates': chatsMessagesUpdates,
@@ -92,4 +93,5 @@ export const migrations: Record<string, Migration> = {
   '2026-12-07T19-00-email-set-at-from-now': emailSetAtFromNow,
   '2026-12-07T19-00-qr-device-secret': qrDeviceSecret,
   '2026-12-07T19-10-referral-shares': referralShares,
+  '2026-12-08T00-00-work-queue': workQueue,
 }

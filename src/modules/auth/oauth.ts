@@ -16,13 +16,14 @@
  * which fetches again on an unknown `kid` (at most every 5 s); when the key is still unknown, the
  * discovery document is read again (the jwks_uri may have moved) and the check runs once more.
  */
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
+import { createRemoteJWKSet, customFetch as joseFetch, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import * as oidc from 'openid-client'
 import type { AppContext } from '../../context.js'
 import type { Config, OAuthProvider } from '../../config.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { UserRow } from '../../db/tables.js'
 import { AppError, notFound, unauthorized, validationError } from '../../http/errors.js'
+import { CONFIGURED, outboundFetcher } from '../../lib/outbound-http.js'
 import * as users from '../users/index.js'
 import * as repo from './repo.js'
 import type { AuthResult, OAuthBody } from './schemas.js'
@@ -55,6 +56,9 @@ function providerOf(ctx: AppContext, id: string): OAuthProvider {
   return provider
 }
 
+/** the provider is the operator's (OAUTH_*): every request to it goes through the one outgoing client */
+const providerFetch = outboundFetcher(CONFIGURED)
+
 const upstream = (why: string) => new AppError(504, 'upstream_timeout', `The identity provider did not answer properly (${why}); try again later`)
 
 async function discover(ctx: AppContext, provider: OAuthProvider, fresh = false): Promise<Discovered> {
@@ -72,12 +76,13 @@ async function discover(ctx: AppContext, provider: OAuthProvider, fresh = false)
       provider.clientId,
       { client_secret: provider.clientSecret },
       oidc.ClientSecretBasic(provider.clientSecret),
-      { timeout: HTTP_TIMEOUT_SECONDS, ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}) },
+      { timeout: HTTP_TIMEOUT_SECONDS, [oidc.customFetch]: providerFetch, ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}) },
     )
     config.timeout = HTTP_TIMEOUT_SECONDS
+    config[oidc.customFetch] = providerFetch
     const meta = config.serverMetadata()
     if (!meta.jwks_uri) throw new Error('the discovery document names no jwks_uri')
-    const jwks = createRemoteJWKSet(new URL(meta.jwks_uri), { timeoutDuration: HTTP_TIMEOUT_SECONDS * 1000, cooldownDuration: JWKS_COOLDOWN_MS })
+    const jwks = createRemoteJWKSet(new URL(meta.jwks_uri), { timeoutDuration: HTTP_TIMEOUT_SECONDS * 1000, cooldownDuration: JWKS_COOLDOWN_MS, [joseFetch]: providerFetch })
     return { config, issuer: meta.issuer, jwks, at: Date.now() }
   })()
   cache.set(provider.id, loading)

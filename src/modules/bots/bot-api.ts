@@ -13,7 +13,7 @@ import { authenticateToken } from './service.js'
 import { downloadable } from './chat-methods.js'
 import { sendFile } from '../files/index.js'
 import * as files from '../files/index.js'
-import { listenForBotUpdates, stopPolling } from './updates.js'
+import { stopPolling } from './updates.js'
 
 const MAX_FIELDS = 64
 const MAX_FIELD_BYTES = 64 * 1024
@@ -75,9 +75,7 @@ export async function botApiRoutes(app: FastifyInstance, { ctx }: { ctx: AppCont
   })
   app.setErrorHandler(errorHandler)
 
-  const stopListening = listenForBotUpdates(ctx)
   app.addHook('preClose', async () => stopPolling(ctx))
-  app.addHook('onClose', async () => stopListening())
 
   const notFound = async (_request: FastifyRequest, reply: FastifyReply) => failure(reply, new BotApiError(404, 'Not Found'))
 

@@ -24,7 +24,8 @@ import * as users from '../users/index.js'
 import { BotApiError } from './bot-params.js'
 import * as repo from './repo.js'
 import { allowedCommandsOf } from './service.js'
-import { hasActiveWebhook } from './webhook-repo.js'
+import { hasActiveWebhook, WEBHOOK_UPDATES_KIND } from './webhook-repo.js'
+import { enqueueIn, queueWake } from '../../jobs/queue.js'
 import { leadingCommand, tgGroupChat, tgPrivateChat } from './telegram.js'
 import { repliedMessage, tgMessage } from './tg-messages.js'
 
@@ -94,40 +95,28 @@ async function lookUpBots(ctx: AppContext) {
   }
 }
 
-/** The fan-out frame that tells every instance a bot has a new update (bots have no sockets: only long polls hear it). */
-const UPDATE_NUDGE = 'bot.update'
-/** The fan-out frame that tells every instance a getUpdates started: an older poll anywhere ends with 409. */
-const POLL_STARTED = 'bot.poll'
-
-/** Ends this instance's poll for the bot if the one that started elsewhere is newer (ties: the larger id). */
-function supersede(ctx: AppContext, botId: number, data: unknown) {
-  if (typeof data !== 'object' || data === null) return
-  const { id, started } = data as { id?: unknown; started?: unknown }
-  if (typeof id !== 'string' || typeof started !== 'number') return
-  const current = stateOf(ctx).polls.get(botId)
-  if (!current || current.id === id) return
-  if (started > current.started || (started === current.started && id > current.id)) current.controller.abort()
+/**
+ * Ends this instance's poll for the bot if the one that started elsewhere is newer (ties: the
+ * larger id). The control channel's `bot.poll` calls it on every instance (wired at start-up).
+ */
+export function supersedePoll(ctx: AppContext, poll: { botId: number; id: string; started: number }) {
+  const current = stateOf(ctx).polls.get(poll.botId)
+  if (!current || current.id === poll.id) return
+  if (poll.started > current.started || (poll.started === current.started && poll.id > current.id)) current.controller.abort()
 }
 
-/** Listens for messages to bots; returns the function that stops it (the mount calls it on close). */
-export function listenForBotUpdates(ctx: AppContext): () => void {
-  // a long poll on another instance is woken through the fan-out (Redis with REDIS_URL)
-  ctx.fanout.subscribe((deliveries) => {
-    for (const delivery of deliveries) {
-      if (!('frame' in delivery && 'userId' in delivery)) continue
-      if (delivery.frame.type === UPDATE_NUDGE) wake(ctx, delivery.userId)
-      else if (delivery.frame.type === POLL_STARTED) supersede(ctx, delivery.userId, delivery.frame.data)
-    }
-  })
-  return ctx.events.on('message.new', async (event) => {
-    const message = event.payload.message
-    if (message.receiver_id === null && message.message_id !== null) return groupMessage(ctx, message)
-    if (message.receiver_id === null || message.message_id === null || message.receiver_id === message.sender_id) return
-    const botId = message.receiver_id
-    // the common case, a message to a person, is answered from memory without waiting
-    if (stateOf(ctx).isBot.get(botId) === false) return
-    await enqueue(ctx, botId, { message, group: null })
-  })
+/**
+ * Turns a committed `message.new` into updates for the bots it is addressed to (in a personal
+ * chat with a bot, or a command or reply in a group with bot members). A listener of the event
+ * bus, registered at start-up (events/reactions.ts).
+ */
+export async function onMessageForBots(ctx: AppContext, message: MessageView) {
+  if (message.receiver_id === null && message.message_id !== null) return groupMessage(ctx, message)
+  if (message.receiver_id === null || message.message_id === null || message.receiver_id === message.sender_id) return
+  const botId = message.receiver_id
+  // the common case, a message to a person, is answered from memory without waiting
+  if (stateOf(ctx).isBot.get(botId) === false) return
+  await enqueue(ctx, botId, { message, group: null })
 }
 
 interface Queued {
@@ -209,34 +198,51 @@ async function recordMessageUpdates(ctx: AppContext, botId: number, batch: Queue
   }
   if (updates.length === 0) return
   const now = ctx.clock.now()
-  await ctx.db.transaction().execute(async (trx) => {
+  const toWebhook = await ctx.db.transaction().execute(async (trx) => {
     const last = await repo.nextUpdateId(trx, botId, updates.length)
     // a message that already made its update (a second attempt) is skipped: its id is left unused
     await repo.insertUpdates(trx, updates.map((u, i) => ({ bot_id: botId, update_id: last - updates.length + 1 + i, kind: 'message', message_id: u.messageId, payload: u.payload, now })))
+    return queueForWebhook(trx, botId, now)
   })
-  wake(ctx, botId)
-  ctx.fanout.publish([{ userId: botId, frame: { type: UPDATE_NUDGE, data: {} } }])
+  announceUpdate(ctx, botId, toWebhook, now)
 }
 
 /**
  * Records an update for the bot with its next update id (with `alongside` in the same
- * transaction), and wakes its long polls here and, through the fan-out, on every instance.
+ * transaction), and wakes its long polls here and, through the control channel, on every instance.
  * `messageId`: one update per bot and message (a second attempt is a no-op).
  */
 export async function recordUpdate(ctx: AppContext, botId: number, kind: string, messageId: number | null, payload: unknown, alongside?: (trx: Db) => Promise<void>) {
   const now = ctx.clock.now()
+  let toWebhook: boolean
   try {
-    await ctx.db.transaction().execute(async (trx) => {
+    toWebhook = await ctx.db.transaction().execute(async (trx) => {
       const updateId = await repo.nextUpdateId(trx, botId)
       await repo.insertUpdate(trx, { bot_id: botId, update_id: updateId, kind, message_id: messageId, payload, now })
       if (alongside) await alongside(trx)
+      return queueForWebhook(trx, botId, now)
     })
   } catch (error) {
     if (messageId !== null && isUniqueViolation(error)) return // this message already made its update
     throw error
   }
-  wake(ctx, botId)
-  ctx.fanout.publish([{ userId: botId, frame: { type: UPDATE_NUDGE, data: {} } }])
+  announceUpdate(ctx, botId, toWebhook, now)
+}
+
+/**
+ * A bot with an active webhook gets its new updates moved into the webhook's delivery log by the
+ * work queue: the item is written with the updates (bots/webhooks.ts). Whether it was.
+ */
+async function queueForWebhook(trx: Db, botId: number, now: number): Promise<boolean> {
+  if (!(await hasActiveWebhook(trx, botId))) return false
+  await enqueueIn(trx, { kind: WEBHOOK_UPDATES_KIND, key: String(botId), dueAt: now }, now)
+  return true
+}
+
+/** After the commit: long polls anywhere read again; a webhook's move runs. */
+function announceUpdate(ctx: AppContext, botId: number, toWebhook: boolean, now: number) {
+  ctx.control.publish('bot.update', { botId })
+  if (toWebhook) queueWake(ctx, now)
 }
 
 /**
@@ -260,7 +266,8 @@ async function groupMessage(ctx: AppContext, message: MessageView) {
   }
 }
 
-function wake(ctx: AppContext, botId: number) {
+/** Wakes this instance's long polls of the bot. The control channel's `bot.update` calls it on every instance (wired at start-up). */
+export function wakePolls(ctx: AppContext, botId: number) {
   const waiting = stateOf(ctx).waiters.get(botId)
   if (waiting) for (const resolve of [...waiting]) resolve()
 }
@@ -269,7 +276,7 @@ function wake(ctx: AppContext, botId: number) {
 export function stopPolling(ctx: AppContext) {
   const state = stateOf(ctx)
   state.closing = true
-  for (const botId of state.waiters.keys()) wake(ctx, botId)
+  for (const botId of state.waiters.keys()) wakePolls(ctx, botId)
 }
 
 /** Resolves when an update for the bot is recorded on this instance, after `ms`, or when `signal` aborts. */
@@ -302,8 +309,8 @@ export interface GetUpdatesInput {
 }
 
 /**
- * A poll re-reads at this interval: the fan-out wakes it at once for updates recorded anywhere, and
- * this covers a nudge lost on the way (pub/sub is only a nudge).
+ * A poll re-reads at this interval: the control channel wakes it at once for updates recorded
+ * anywhere, and this covers a nudge lost on the way (pub/sub is only a nudge).
  */
 const RECHECK_MS = 1000
 
@@ -333,12 +340,12 @@ export async function getUpdates(ctx: AppContext, botId: number, input: GetUpdat
   const deadline = Date.now() + input.timeout * 1000
   const state = stateOf(ctx)
   // One poll per bot at a time, as Telegram's: a newer one ends the older with 409, here at once
-  // and on the other instances through the fan-out.
+  // and on the other instances through the control channel.
   const superseded = new AbortController()
   const poll: Poll = { id: randomUUID(), started: Date.now(), controller: superseded }
   state.polls.get(botId)?.controller.abort()
   state.polls.set(botId, poll)
-  ctx.fanout.publish([{ userId: botId, frame: { type: POLL_STARTED, data: { id: poll.id, started: poll.started } } }])
+  ctx.control.publish('bot.poll', { botId, id: poll.id, started: poll.started })
   const stop = AbortSignal.any([signal, superseded.signal])
   try {
     for (;;) {

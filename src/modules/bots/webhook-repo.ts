@@ -60,49 +60,44 @@ export async function pageOfDeliveries(db: Db, botId: number, offset: number, li
   return { items, total: Number(total.n) }
 }
 
-/** Bots with an active webhook and updates waiting in their update queue (to be moved into the log). */
-export async function webhookBotsWithUpdates(db: Db, limit: number) {
+/** The work queue's kinds of webhooks: moving a bot's updates into its log (key: the bot), and a lane's deliveries (key: `bot:chat_key`). */
+export const WEBHOOK_UPDATES_KIND = 'webhook-updates'
+export const WEBHOOK_LANE_KIND = 'webhook'
+export const laneKey = (botId: number, chatKey: string) => `${botId}:${chatKey}`
+
+/** The bot's webhook if it is active, with the bot's allowed_updates (moving its updates into the log). */
+export function activeWebhookOf(db: Db, botId: number) {
   return db
     .selectFrom('bot_webhooks as w')
     .innerJoin('bot_apps as b', 'b.bot_id', 'w.bot_id')
     .select(['w.bot_id', 'b.allowed_updates'])
+    .where('w.bot_id', '=', botId)
     .where('w.is_active', '=', 1)
-    .where((eb) => eb.exists(eb.selectFrom('bot_updates as u').select('u.update_id').whereRef('u.bot_id', '=', 'w.bot_id')))
-    .limit(limit)
-    .execute()
+    .executeTakeFirst()
+}
+
+/** The chats (keys) of a bot with pending deliveries. */
+export async function pendingLanes(db: Db, botId: number): Promise<string[]> {
+  const rows = await db.selectFrom('bot_webhook_deliveries').select('chat_key').distinct().where('bot_id', '=', botId).where('status', '=', 'pending').execute()
+  return rows.map((row) => row.chat_key)
 }
 
 export type DueDelivery = BotWebhookDeliveryRow & { url: string; secret: string; secret_token: string | null; verified_at: number | null }
 
-/**
- * Due pending deliveries to active webhooks that are first of their chat: no earlier delivery with
- * the same key is still pending (one that waits for its retry holds the ones behind it).
- */
-export function dueLaneHeads(db: Db, now: number, limit: number): Promise<DueDelivery[]> {
+/** The first pending delivery of a chat (its lane's head), if the bot's webhook is active. */
+export function laneHead(db: Db, botId: number, chatKey: string): Promise<DueDelivery | undefined> {
   return db
     .selectFrom('bot_webhook_deliveries as d')
     .innerJoin('bot_webhooks as w', 'w.bot_id', 'd.bot_id')
     .selectAll('d')
     .select(['w.url', 'w.secret', 'w.secret_token', 'w.verified_at'])
     .where('w.is_active', '=', 1)
+    .where('d.bot_id', '=', botId)
+    .where('d.chat_key', '=', chatKey)
     .where('d.status', '=', 'pending')
-    .where('d.next_attempt_at', '<=', now)
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb.selectFrom('bot_webhook_deliveries as e')
-            .select('e.id')
-            .whereRef('e.bot_id', '=', 'd.bot_id')
-            .whereRef('e.chat_key', '=', 'd.chat_key')
-            .where('e.status', '=', 'pending')
-            .whereRef('e.id', '<', 'd.id'),
-        ),
-      ),
-    )
-    .orderBy('d.next_attempt_at')
     .orderBy('d.id')
-    .limit(limit)
-    .execute()
+    .limit(1)
+    .executeTakeFirst()
 }
 
 /** The next pending delivery of a chat after `afterId` (the lane's new head). */

@@ -3,23 +3,25 @@
  *
  * A bot has at most one webhook: a URL, a Standard Webhooks signing secret (`whsec_<base64>`) and
  * optionally Telegram's secret_token. What goes to it is a row of `bot_webhook_deliveries`, the
- * delivery log, which is also the queue: the `webhook-delivery` cluster job (one instance at a
- * time) moves the bot's pending updates (the same queue and update ids getUpdates reads) into the
- * log, then posts the due rows, each chat's one after another in id order. A failed attempt (no
- * 2xx in 5 s, a refused address, a 3xx: redirects are not followed) is retried with exponential
- * backoff and jitter until WEBHOOK_RETRY_FOR_SECONDS (24 h) after the delivery was made; then it
- * is `failed`, and the next of its chat goes. The job marks a row only after its answer, so a crash
- * mid-post sends that row again after the restart (at least once at a crash, once otherwise).
+ * delivery log its owner reads. The work is in the work queue (jobs/queue.ts): a
+ * `webhook-updates` item for a bot with updates to move (written with the updates) moves the bot's
+ * pending updates (the same queue and update ids getUpdates reads) into the log, and a `webhook`
+ * item per lane — a bot and chat — posts that chat's deliveries one after another in id order
+ * (one item per lane, held by one instance at a time: the order holds across instances). A failed
+ * attempt (no 2xx in 5 s, a refused address, a 3xx: redirects are not followed) is retried by the
+ * queue's back-off (WEBHOOK_RETRY_BASE_MS doubling up to an hour, ±25 %) until
+ * WEBHOOK_RETRY_FOR_SECONDS (24 h) after the delivery was made; then it is `failed`, and the next
+ * of its chat goes. A row is marked only after its answer, so a crash mid-post sends that row again
+ * after the restart (at least once at a crash, once otherwise).
  */
 import { createHmac, randomBytes } from 'node:crypto'
-import http from 'node:http'
-import https from 'node:https'
 import type { AppContext } from '../../context.js'
 import { fromJson } from '../../db/json.js'
 import type { BotWebhookDeliveryRow, BotWebhookRow, UserRow } from '../../db/tables.js'
 import { conflict, notFound, validationError } from '../../http/errors.js'
-import { outboundRequest, RefusedDestination, refuseUrl, type OutboundPolicy } from '../../lib/outbound-http.js'
+import { keptAliveAgents, outboundRequest, RefusedDestination, refuseUrl, type OutboundPolicy } from '../../lib/outbound-http.js'
 import { iso } from '../../lib/time.js'
+import { DONE, enqueue, enqueueIn, queueWake, type Outcome, type QueueItem, type QueueKind } from '../../jobs/queue.js'
 import { ownBot } from './service.js'
 import { NOT_BY_DEFAULT, UPDATE_KINDS } from './updates.js'
 import { Params } from './bot-params.js'
@@ -31,14 +33,9 @@ import { offsetOf } from '../../db/page.js'
 export const DELIVERY_TIMEOUT_MS = 5000
 /** the longest wait between two attempts */
 const MAX_RETRY_DELAY_MS = 3600_000
-/** lane heads taken per round */
-const ROUND = 64
 /** deliveries of one chat sent one after another in a run before its lane yields */
 const LANE_RUN = 200
-/** a run stops starting rounds after this long (the next run goes on) */
-const RUN_BUDGET_MS = 20_000
-/** bots whose updates are moved into the log per run, and updates per bot per move */
-const MOVE_BOTS = 100
+/** updates per bot moved into the log by one transaction */
 const MOVE_UPDATES = 500
 const MAX_URL = 2048
 const MAX_ERROR = 500
@@ -111,8 +108,23 @@ export async function setWebhook(ctx: AppContext, me: UserRow, botId: number, in
     created_at: now,
     updated_at: now,
   })
+  if (row.is_active === 1) await queueBotWork(ctx, botId)
   return presentWebhook(row)
 }
+
+/** A webhook set or resumed: the bot's waiting updates and its pending deliveries are queued to go. */
+async function queueBotWork(ctx: AppContext, botId: number) {
+  const now = ctx.clock.now()
+  await ctx.db.transaction().execute(async (trx) => {
+    await enqueueIn(trx, { kind: repo.WEBHOOK_UPDATES_KIND, key: String(botId), dueAt: now }, now)
+    for (const chatKey of await repo.pendingLanes(trx, botId)) await enqueueIn(trx, { kind: repo.WEBHOOK_LANE_KIND, key: repo.laneKey(botId, chatKey), dueAt: now }, now)
+  })
+  queueWake(ctx, now)
+}
+
+/** A delivery was added to a chat's lane: the lane's item goes (one already waiting keeps its time). */
+const queueLane = (ctx: AppContext, botId: number, chatKey: string) =>
+  enqueue(ctx, { kind: repo.WEBHOOK_LANE_KIND, key: repo.laneKey(botId, chatKey), dueAt: ctx.clock.now() })
 
 // ---- deliveries
 
@@ -148,10 +160,12 @@ export async function sendCustom(ctx: AppContext, me: UserRow, botId: number, da
   const body = JSON.stringify({ type: 'custom', data })
   if (Buffer.byteLength(body) > MAX_CUSTOM_BYTES) throw validationError(`data must be at most ${MAX_CUSTOM_BYTES} bytes of JSON`)
   const now = ctx.clock.now()
+  const chatKey = chatKeyOfData(data)
   const { id } = await repo.insertDelivery(ctx.db, {
-    bot_id: botId, chat_key: chatKeyOfData(data), kind: 'custom', update_id: null, payload: body,
+    bot_id: botId, chat_key: chatKey, kind: 'custom', update_id: null, payload: body,
     status: 'pending', attempts: 0, next_attempt_at: now, last_status_code: null, last_error: null, created_at: now, delivered_at: null,
   })
+  await queueLane(ctx, botId, chatKey)
   return { delivery_id: Number(id) }
 }
 
@@ -189,6 +203,7 @@ export async function redeliver(ctx: AppContext, me: UserRow, botId: number, del
     bot_id: botId, chat_key: original.chat_key, kind: original.kind, update_id: null, payload: bodyOf(original),
     status: 'pending', attempts: 0, next_attempt_at: now, last_status_code: null, last_error: null, created_at: now, delivered_at: null,
   })
+  await queueLane(ctx, botId, original.chat_key)
   return { delivery_id: Number(id) }
 }
 
@@ -214,14 +229,11 @@ interface Attempt {
 /** the most of a receiver's answer that is read (a longer one is no webhook reply) */
 const MAX_REPLY_BYTES = 256 * 1024
 
-const agents = new WeakMap<AppContext, { http: http.Agent; https: https.Agent }>()
+const agents = new WeakMap<AppContext, ReturnType<typeof keptAliveAgents>>()
 function agentsOf(ctx: AppContext) {
   let found = agents.get(ctx)
-  if (!found) {
-    // kept-alive connections: a busy webhook is not a new TCP (and TLS) handshake per delivery
-    found = { http: new http.Agent({ keepAlive: true, maxSockets: 32 }), https: new https.Agent({ keepAlive: true, maxSockets: 32 }) }
-    agents.set(ctx, found)
-  }
+  // kept-alive connections: a busy webhook is not a new TCP (and TLS) handshake per delivery
+  if (!found) agents.set(ctx, (found = keptAliveAgents(32)))
   return found
 }
 
@@ -259,20 +271,7 @@ function errorText(err: Error & { code?: string }): string {
   return (err.code ? `${err.code}: ${err.message}` : err.message).slice(0, MAX_ERROR)
 }
 
-/** The wait before attempt `attempts + 1`: base·2^(attempts−1), at most an hour, ±25 % jitter. */
-export function retryDelay(baseMs: number, attempts: number): number {
-  const exponential = Math.min(baseMs * 2 ** Math.min(attempts - 1, 40), MAX_RETRY_DELAY_MS)
-  return Math.round(exponential * (0.75 + Math.random() * 0.5))
-}
-
-// ---- the job
-
-export interface WebhookRunStats {
-  moved: number
-  delivered: number
-  retried: number
-  failed: number
-}
+// ---- the queue's kinds
 
 /** The default update kinds (getUpdates' own: allowed_updates unset). */
 const DEFAULT_KINDS = UPDATE_KINDS.filter((kind) => !NOT_BY_DEFAULT.has(kind))
@@ -282,23 +281,25 @@ export const updateKindOf = (payload: unknown): string =>
   (payload && typeof payload === 'object' ? Object.keys(payload).find((k) => k !== 'update_id') : undefined) ?? 'message'
 
 /**
- * Moves the pending updates of bots with an active webhook into the delivery log, in one
- * transaction per bot (inserted there, deleted from the update queue): each update once. Updates
- * of kinds the bot did not ask for (allowed_updates) are dropped, as Telegram drops them.
+ * Moves the bot's pending updates into its delivery log, if its webhook is active, in one
+ * transaction per MOVE_UPDATES (inserted there, deleted from the update queue, their lanes queued
+ * to go): each update once. Updates of kinds the bot did not ask for (allowed_updates) are
+ * dropped, as Telegram drops them.
  */
-async function moveUpdates(ctx: AppContext): Promise<number> {
-  let moved = 0
-  for (const bot of await repo.webhookBotsWithUpdates(ctx.db, MOVE_BOTS)) {
-    const chosen = fromJson<string[]>(bot.allowed_updates ?? null)
-    const kinds = new Set<string>(chosen && chosen.length > 0 ? chosen : DEFAULT_KINDS)
-    moved += await ctx.db.transaction().execute(async (trx) => {
-      const updates = await trx.selectFrom('bot_updates').selectAll().where('bot_id', '=', bot.bot_id).orderBy('update_id').limit(MOVE_UPDATES).execute()
+async function moveUpdates(ctx: AppContext, botId: number, signal: AbortSignal): Promise<void> {
+  const bot = await repo.activeWebhookOf(ctx.db, botId)
+  if (!bot) return
+  const chosen = fromJson<string[]>(bot.allowed_updates ?? null)
+  const kinds = new Set<string>(chosen && chosen.length > 0 ? chosen : DEFAULT_KINDS)
+  for (let taken = MOVE_UPDATES; taken === MOVE_UPDATES && !signal.aborted;) {
+    const now = ctx.clock.now()
+    taken = await ctx.db.transaction().execute(async (trx) => {
+      const updates = await trx.selectFrom('bot_updates').selectAll().where('bot_id', '=', botId).orderBy('update_id').limit(MOVE_UPDATES).execute()
       if (updates.length === 0) return 0
-      const now = ctx.clock.now()
       const rows = updates.filter((u) => kinds.has(u.kind)).map((u) => {
         const payload = fromJson<Record<string, unknown>>(u.payload) ?? {}
         return {
-          bot_id: bot.bot_id,
+          bot_id: botId,
           chat_key: chatKeyOfUpdate(payload),
           kind: 'update' as const,
           update_id: Number(u.update_id),
@@ -313,39 +314,34 @@ async function moveUpdates(ctx: AppContext): Promise<number> {
         }
       })
       await repo.insertUpdateDeliveries(trx, rows)
-      await trx.deleteFrom('bot_updates').where('bot_id', '=', bot.bot_id).where('update_id', '<=', updates[updates.length - 1].update_id).execute()
-      return rows.length
+      await trx.deleteFrom('bot_updates').where('bot_id', '=', botId).where('update_id', '<=', updates[updates.length - 1].update_id).execute()
+      for (const chatKey of new Set(rows.map((row) => row.chat_key))) {
+        await enqueueIn(trx, { kind: repo.WEBHOOK_LANE_KIND, key: repo.laneKey(botId, chatKey), dueAt: now }, now)
+      }
+      return updates.length
     })
+    queueWake(ctx, now)
   }
-  return moved
 }
 
-/** One attempt at one delivery, and what it leaves in the log; true when the lane may go on. */
-async function attempt(ctx: AppContext, delivery: repo.DueDelivery, stats: WebhookRunStats, methods: BotMethods): Promise<boolean> {
+/** What a failed attempt leaves for the queue's hooks: which delivery, and the receiver's status. */
+interface FailedAttempt {
+  delivery: repo.DueDelivery
+  statusCode: number | null
+}
+
+/** One attempt at a lane's head; the delivered one is marked, and its reply run. */
+async function attempt(ctx: AppContext, delivery: repo.DueDelivery, methods: BotMethods): Promise<Attempt> {
   const result = await post(ctx, delivery)
+  if (result.error !== null) return result
   const now = ctx.clock.now()
-  if (result.error === null) {
-    await repo.markDelivered(ctx.db, delivery.id, result.statusCode ?? 200, now)
-    if (delivery.verified_at === null) {
-      await repo.markVerified(ctx.db, delivery.bot_id, now)
-      delivery.verified_at = now
-    }
-    stats.delivered++
-    if (result.reply !== undefined) await webhookReply(ctx, delivery.bot_id, result.reply, methods)
-    return true
+  await repo.markDelivered(ctx.db, delivery.id, result.statusCode ?? 200, now)
+  if (delivery.verified_at === null) {
+    await repo.markVerified(ctx.db, delivery.bot_id, now)
+    delivery.verified_at = now
   }
-  const attempts = delivery.attempts + 1
-  const delay = retryDelay(ctx.config.webhookRetryBaseMs, attempts)
-  const giveUp = now + delay - Number(delivery.created_at) > ctx.config.webhookRetryForSeconds * 1000
-  await repo.markAttemptFailed(ctx.db, delivery.id, result.statusCode, result.error, giveUp ? null : now + delay)
-  await repo.recordWebhookError(ctx.db, delivery.bot_id, now, result.error)
-  if (giveUp) {
-    stats.failed++
-    ctx.log.info({ botId: delivery.bot_id, deliveryId: delivery.id, attempts }, 'bot webhook delivery given up')
-    return true
-  }
-  stats.retried++
-  return false
+  if (result.reply !== undefined) await webhookReply(ctx, delivery.bot_id, result.reply, methods)
+  return result
 }
 
 /**
@@ -376,40 +372,78 @@ async function webhookReply(ctx: AppContext, botId: number, text: string, method
   }
 }
 
-/** Sends one chat's due deliveries one after another, from its head. */
-async function runLane(ctx: AppContext, head: repo.DueDelivery, stats: WebhookRunStats, methods: BotMethods, signal: AbortSignal, deadline: number) {
-  let current: repo.DueDelivery | undefined = head
-  for (let sent = 0; current && sent < LANE_RUN && !signal.aborted && Date.now() < deadline; sent++) {
-    if (!(await attempt(ctx, current, stats, methods))) return
-    const next = await repo.nextInLane(ctx.db, current.bot_id, current.chat_key, current.id)
-    current = next && Number(next.next_attempt_at) <= ctx.clock.now()
-      ? { ...next, url: head.url, secret: head.secret, secret_token: head.secret_token, verified_at: current.verified_at }
-      : undefined
-  }
+/** The lane an item stands for: its bot and chat key (`bot:chat_key`, the key may hold colons). */
+function laneOf(item: QueueItem): { botId: number; chatKey: string } {
+  const at = item.item_key.indexOf(':')
+  return { botId: Number(item.item_key.slice(0, at)), chatKey: item.item_key.slice(at + 1) }
+}
+
+/** What the lane does after its head: the next delivery, as new work, or nothing left. */
+async function afterHead(ctx: AppContext, botId: number, chatKey: string): Promise<Outcome> {
+  const next = await repo.laneHead(ctx.db, botId, chatKey)
+  return next ? { again: Math.max(ctx.clock.now(), Number(next.next_attempt_at)), fresh: { since: Number(next.created_at), ref: Number(next.id) } } : DONE
 }
 
 /**
- * The Bot API's methods by lower-cased name, for webhook replies: given by the job's wiring
+ * Sends a lane's deliveries one after another, from its head: up to LANE_RUN, then the lane goes
+ * on as new work (others get their turn). No head (nothing pending, or the webhook is paused or
+ * gone): done; setting or resuming the webhook queues its lanes again.
+ */
+async function runLane(ctx: AppContext, item: QueueItem, methods: BotMethods, signal: AbortSignal): Promise<Outcome> {
+  const { botId, chatKey } = laneOf(item)
+  for (let sent = 0; sent < LANE_RUN && !signal.aborted; sent++) {
+    const head = await repo.laneHead(ctx.db, botId, chatKey)
+    if (!head) return DONE
+    // a head carried over from before the queue may wait for its retry
+    if (Number(head.next_attempt_at) > ctx.clock.now()) return { again: Number(head.next_attempt_at) }
+    const result = await attempt(ctx, head, methods)
+    if (result.error !== null) return { failed: result.error, detail: { delivery: head, statusCode: result.statusCode } satisfies FailedAttempt }
+  }
+  return afterHead(ctx, botId, chatKey)
+}
+
+/**
+ * The Bot API's methods by lower-cased name, for webhook replies: given by the wiring
  * (webhook-job.ts), since the methods themselves include this module's setWebhook side.
  */
 export type BotMethods = ReadonlyMap<string, (call: { ctx: AppContext; bot: NonNullable<Awaited<ReturnType<typeof botsRepo.findAppWithUser>>>; params: Params; signal: AbortSignal }) => Promise<unknown>>
 
-/** The webhook-delivery job: moves updates into the log, then sends what is due, chats side by side. */
-export async function deliverWebhooks(ctx: AppContext, signal: AbortSignal, methods: BotMethods): Promise<WebhookRunStats> {
-  const stats: WebhookRunStats = { moved: 0, delivered: 0, retried: 0, failed: 0 }
-  const deadline = Date.now() + RUN_BUDGET_MS
-  while (!signal.aborted && Date.now() < deadline) {
-    stats.moved += await moveUpdates(ctx)
-    const heads = await repo.dueLaneHeads(ctx.db, ctx.clock.now(), ROUND)
-    if (heads.length === 0) break
-    await Promise.all(heads.map((head) =>
-      runLane(ctx, head, stats, methods, signal, deadline).catch((err) => {
-        // one lane's trouble (the database away) must not stop the others; it is tried next run
-        ctx.log.warn({ err, deliveryId: head.id }, 'bot webhook delivery failed')
-      }),
-    ))
+/** The queue's kinds of webhooks: moving a bot's updates into its log, and posting a lane's deliveries. */
+export function webhookKinds(ctx: AppContext, methods: BotMethods): QueueKind[] {
+  const recordFailure = async ({ delivery, statusCode }: FailedAttempt, error: string, nextAt: number | null) => {
+    await repo.markAttemptFailed(ctx.db, delivery.id, statusCode, error, nextAt)
+    await repo.recordWebhookError(ctx.db, delivery.bot_id, ctx.clock.now(), error)
   }
-  return stats
+  return [
+    {
+      kind: repo.WEBHOOK_UPDATES_KIND,
+      job: 'webhook-delivery',
+      summary: "moves a bot's new updates into its webhook's delivery log",
+      policy: { firstMs: 1000, maxMs: 60_000, jitter: 0, maxAttempts: null, maxAgeMs: null },
+      async run(item, signal) {
+        await moveUpdates(ctx, Number(item.item_key), signal)
+        return DONE
+      },
+    },
+    {
+      kind: repo.WEBHOOK_LANE_KIND,
+      job: 'webhook-delivery',
+      summary: "posts a bot's deliveries of one chat to its webhook, signed, in order",
+      policy: { firstMs: ctx.config.webhookRetryBaseMs, maxMs: MAX_RETRY_DELAY_MS, jitter: 0.25, maxAttempts: null, maxAgeMs: ctx.config.webhookRetryForSeconds * 1000 },
+      run: (item, signal) => runLane(ctx, item, methods, signal),
+      async retrying(_item, info) {
+        await recordFailure(info.detail as FailedAttempt, info.error, info.retryAt)
+      },
+      async gaveUp(item, info) {
+        const failed = info.detail as FailedAttempt | undefined
+        if (!failed) return DONE
+        await recordFailure(failed, info.error, null)
+        ctx.log.info({ botId: failed.delivery.bot_id, deliveryId: failed.delivery.id, attempts: info.attempts }, 'bot webhook delivery given up')
+        const { botId, chatKey } = laneOf(item)
+        return afterHead(ctx, botId, chatKey)
+      },
+    },
+  ]
 }
 
 // ---- the Bot API's side
@@ -430,6 +464,7 @@ export async function setWebhookForBot(ctx: AppContext, botId: number, input: { 
     created_at: now,
     updated_at: now,
   })
+  await queueBotWork(ctx, botId)
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Platform broadcasts: an admin's message from the system account (`tern`) into every active
  * user's personal chat with it. Starting one only records it (with its ModLog row) and answers at
- * once; the `broadcast-delivery` job writes the messages in short transactions of a batch each,
+ * once (with its item in the work queue, jobs/queue.ts, kind `broadcasts`); the queue's runner
+ * writes the messages in short transactions of a batch each,
  * through the one message write path, so recipients get `message.new` like any message and a
  * million recipients never hold the event loop or one transaction for long. Progress (sent/total)
  * is kept on the broadcast's row.
@@ -12,6 +13,7 @@ import type { BroadcastRow, UserRow } from '../../db/tables.js'
 import { inTransaction } from '../../events/outbox.js'
 import { notFound, validationError } from '../../http/errors.js'
 import { iso, isoOrNull } from '../../lib/time.js'
+import { DONE, enqueueIn, queueWake, type QueueKind } from '../../jobs/queue.js'
 import { assertPlatformAdmin as assertAdmin } from '../../policies/accounts.js'
 import { recordModeration } from '../modlog/index.js'
 import * as chats from '../chats/index.js'
@@ -23,7 +25,7 @@ import * as repo from './repo.js'
 const BATCH = 200
 /** a batch's transaction ends after this long, so the database (and on SQLite the loop) is free again soon */
 const BATCH_BUDGET_MS = 5
-/** a job run hands back after this long; the next tick continues where it stopped */
+/** a run hands back after this long; the queue runs it again at once, where it stopped */
 const RUN_BUDGET_MS = 10_000
 
 export function present(row: BroadcastRow) {
@@ -51,8 +53,11 @@ export async function start(ctx: AppContext, admin: UserRow, content: string): P
     const total = await repo.countRecipients(trx, system.id, lastUserId)
     const inserted = await repo.insert(trx, { admin_id: admin.id, content, total, last_user_id: lastUserId, created_at: now })
     await recordModeration(trx, admin, 'broadcast.start', null, { broadcast_id: inserted.id, recipients: total }, now)
+    // one item stands for every unfinished broadcast: they go out one after another, oldest first
+    await enqueueIn(trx, { kind: KIND, key: 'all', dueAt: now }, now, 'keep')
     return inserted
   })
+  queueWake(ctx, ctx.clock.now())
   ctx.log.info({ adminId: admin.id, broadcastId: row.id, recipients: row.total }, 'broadcast queued')
   return { broadcast_id: row.id, recipients: row.total }
 }
@@ -70,10 +75,30 @@ export async function list(ctx: AppContext, admin: UserRow, page: number, perPag
   return { items: rows.map(present), total }
 }
 
+const KIND = 'broadcasts'
+
 /**
- * The job: delivers unfinished broadcasts, oldest first, batch by batch, until they are done, the
- * run's time is up or the runner stops. A batch is one transaction (messages, events, progress),
- * so a crash loses no progress and sends nothing twice.
+ * The queue's kind for broadcasts (jobs/index.ts): its one item runs deliverPending, and again at
+ * once while a broadcast is unfinished. A failed run is tried again after 1 s, doubling up to a
+ * minute, never given up (the progress is on the broadcast's row, so nothing is sent twice).
+ */
+export function broadcastKind(ctx: AppContext): QueueKind {
+  return {
+    kind: KIND,
+    job: 'broadcast-delivery',
+    summary: "writes admins' broadcasts to every recipient, a short transaction per batch",
+    policy: { firstMs: 1000, maxMs: 60_000, jitter: 0, maxAttempts: null, maxAgeMs: null },
+    async run(_item, signal) {
+      await deliverPending(ctx, signal)
+      return (await repo.nextUnfinished(ctx.db)) ? { again: ctx.clock.now() } : DONE
+    },
+  }
+}
+
+/**
+ * Delivers unfinished broadcasts, oldest first, batch by batch, until they are done, the run's
+ * time is up or the runner stops. A batch is one transaction (messages, events, progress), so a
+ * crash loses no progress and sends nothing twice.
  */
 export async function deliverPending(ctx: AppContext, signal?: AbortSignal): Promise<{ sent: number }> {
   const startedAt = Date.now()

@@ -330,6 +330,31 @@ export async function reportFromVideo(ctx: AppContext, report: VideoReport): Pro
   })
 }
 
+/**
+ * When endIdleRooms next has a room to end: now for the room of a call that is over, else when the
+ * longest-empty room has been idle for VIDEO_ROOM_IDLE_SECONDS. Null: no active room is empty.
+ */
+export async function nextIdleAt(ctx: AppContext): Promise<number | null> {
+  const over = await ctx.db
+    .selectFrom('video_calls')
+    .innerJoin('calls', 'calls.id', 'video_calls.call_id')
+    .select('video_calls.id')
+    .where('video_calls.status', '=', 'active')
+    .where('calls.status', '!=', 'answered')
+    .limit(1)
+    .executeTakeFirst()
+  if (over) return ctx.clock.now()
+  const empty = await ctx.db
+    .selectFrom('video_calls')
+    .select('last_activity_at')
+    .where('status', '=', 'active')
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('video_call_participants as p').select('p.user_id').whereRef('p.call_id', '=', 'video_calls.id').where('p.connections', '>', 0))))
+    .orderBy('last_activity_at')
+    .limit(1)
+    .executeTakeFirst()
+  return empty ? Number(empty.last_activity_at) + ctx.config.videoRoomIdleSeconds * 1000 + 1 : null
+}
+
 /** The job: active rooms with nobody connected and no join or leave for VIDEO_ROOM_IDLE_SECONDS end, and the rooms of calls that are over. */
 export async function endIdleRooms(ctx: AppContext, signal?: AbortSignal): Promise<{ ended: number }> {
   const now = ctx.clock.now()

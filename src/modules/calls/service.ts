@@ -131,6 +131,17 @@ export async function end(ctx: AppContext, me: UserRow, id: number): Promise<Cal
   return view
 }
 
+/**
+ * When endTimedOut next has a call to end: the oldest ringing call's ring time-out, or the oldest
+ * answered call's safety limit. Null: no call is ringing or going.
+ */
+export async function nextTimeoutAt(ctx: AppContext): Promise<number | null> {
+  const [[ringing], [answered]] = await Promise.all([repo.ringingSince(ctx.db, Number.MAX_SAFE_INTEGER, 1), repo.answeredSince(ctx.db, Number.MAX_SAFE_INTEGER, 1)])
+  const times = [ringing ? Number(ringing.created_at) + ctx.config.callRingTimeoutSeconds * 1000 : Infinity, answered ? Number(answered.created_at) + MAX_CALL_MS : Infinity]
+  const next = Math.min(...times)
+  return Number.isFinite(next) ? next : null
+}
+
 /** After a call ended: its room and signaling sockets close too (rooms.closeCallRoom), without holding up the answer. */
 function closeRoomSoon(ctx: AppContext, call: CallRow) {
   if (call.status !== 'answered') return

@@ -5,8 +5,12 @@
  */
 import type { AppContext } from '../../context.js'
 import { AppError } from '../../http/errors.js'
+import { CONFIGURED, outboundFetcher } from '../../lib/outbound-http.js'
 import { videoSecret } from '../../video/secret.js'
 import { signBody, SIGNATURE_HEADER } from '../../video/ticket.js'
+
+/** the video service is the operator's (VIDEO_URL): reached through the one outgoing client, no redirect followed */
+const videoFetch = outboundFetcher(CONFIGURED)
 
 export const upstreamTimeout = (message: string) => new AppError(504, 'upstream_timeout', message)
 
@@ -28,7 +32,7 @@ export function signalingUrl(ctx: AppContext): string {
 export async function videoGet(ctx: AppContext, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
   const timeoutMs = ctx.config.videoTimeoutMs
   try {
-    const res = await fetch(`${videoBaseUrl(ctx)}${path}`, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' })
+    const res = await videoFetch(`${videoBaseUrl(ctx)}${path}`, { headers, signal: AbortSignal.timeout(timeoutMs) })
     const text = await res.text()
     if (res.status >= 500) throw upstreamTimeout(`The video service failed (${res.status})`)
     let body: unknown
@@ -66,12 +70,11 @@ export function dropFromRoom(ctx: AppContext, roomId: string, userId: number): P
 async function postSigned(ctx: AppContext, path: string, payload: Record<string, unknown>, say: { refused: string; unreachable: string }): Promise<boolean> {
   const body = JSON.stringify(payload)
   try {
-    const res = await fetch(`${videoBaseUrl(ctx)}${path}`, {
+    const res = await videoFetch(`${videoBaseUrl(ctx)}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(ctx.config), body) },
       body,
       signal: AbortSignal.timeout(ctx.config.videoTimeoutMs),
-      redirect: 'error',
     })
     await res.arrayBuffer().catch(() => undefined)
     if (!res.ok) ctx.log.warn({ status: res.status }, say.refused)

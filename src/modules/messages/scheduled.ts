@@ -1,8 +1,10 @@
 /**
- * Scheduled messages wait in their own table and become real messages when the scheduler delivers
- * them. Delivery deletes the pending row and writes the message in one transaction, and only the
- * transaction whose DELETE removed the row goes on: however many instances tick at once, each
- * pending message is delivered exactly once. The table is durable, so a restart loses nothing.
+ * Scheduled messages wait in their own table (where their senders list, edit and cancel them) and
+ * become real messages when they fall due: each has an item in the work queue (jobs/queue.ts,
+ * kind `scheduled`) due at its time, written with it. Delivery deletes the pending row and writes
+ * the message in one transaction, and only the transaction whose DELETE removed the row goes on:
+ * whatever runs it, each pending message is delivered exactly once. Both tables are durable, so a
+ * restart loses nothing.
  */
 import type { AppContext } from '../../context.js'
 import { fromJson } from '../../db/json.js'
@@ -10,6 +12,7 @@ import type { ChatRow, ScheduledMessageRow, UserRow } from '../../db/tables.js'
 import { notFound, validationError } from '../../http/errors.js'
 import { inTransaction, type Outbox } from '../../events/outbox.js'
 import { parseInstant } from '../../lib/time.js'
+import { DONE, dequeue, enqueueIn, queueWake, type QueueKind } from '../../jobs/queue.js'
 import * as chats from '../chats/index.js'
 import * as users from '../users/index.js'
 import type { Draft } from './draft.js'
@@ -20,13 +23,8 @@ import * as repo from './repo.js'
 import * as scheduledRepo from './scheduled-repo.js'
 import type { MessageView, ScheduleBody } from './schemas.js'
 
-/** How often the job looks for due messages: delivery lands within this of its time. */
-export const TICK_MS = 250
-const BATCH = 100
-const RETRY_FIRST_MS = 1000
-const RETRY_MAX_MS = 60_000
-/** failing rows the due query reads past, so that they cannot crowd out the rest */
-const MAX_FAILING_SKIPPED = 1000
+/** the queue's kind for scheduled messages; an item's key is the pending message's id */
+const KIND = 'scheduled'
 const MAX_AHEAD_MS = 366 * 24 * 3600 * 1000
 
 export const draftOf = (row: ScheduledMessageRow) => fromJson<Draft>(row.payload)!
@@ -46,16 +44,21 @@ export async function schedule(
   const now = ctx.clock.now()
   assertWithinRange(at, now)
   // a client id that raced in twice fails the unique index here: the send answers it as a retry
-  const row = await scheduledRepo.insert(ctx.db, {
-    chat_id: chat.id,
-    sender_id: me.id,
-    payload: JSON.stringify(draft),
-    client_message_id: clientId,
-    // a column of its own, so the file collector sees the upload is still wanted
-    file_path: draft.attachment?.file_path ?? null,
-    scheduled_at: at,
-    created_at: now,
+  const row = await ctx.db.transaction().execute(async (trx) => {
+    const inserted = await scheduledRepo.insert(trx, {
+      chat_id: chat.id,
+      sender_id: me.id,
+      payload: JSON.stringify(draft),
+      client_message_id: clientId,
+      // a column of its own, so the file collector sees the upload is still wanted
+      file_path: draft.attachment?.file_path ?? null,
+      scheduled_at: at,
+      created_at: now,
+    })
+    await enqueueIn(trx, { kind: KIND, key: String(inserted.id), dueAt: at, ref: inserted.id }, now, 'replace')
+    return inserted
   })
+  queueWake(ctx, at)
   return presentPending(row, draft, me, chats.otherMember(chat, me.id))
 }
 
@@ -78,7 +81,10 @@ export async function update(ctx: AppContext, me: UserRow, pendingId: number, bo
   if (!row) throw notFound('Scheduled message not found')
 
   if (body.cancel) {
-    await scheduledRepo.remove(ctx.db, row.id)
+    await ctx.db.transaction().execute(async (trx) => {
+      await scheduledRepo.remove(trx, row.id)
+      await dequeue(trx, KIND, String(row.id))
+    })
     return { scheduled_id: row.id, cancelled: true as const }
   }
   if (body.scheduled_at === undefined) throw validationError('scheduled_at (or cancel) is required')
@@ -86,8 +92,13 @@ export async function update(ctx: AppContext, me: UserRow, pendingId: number, bo
   const at = body.scheduled_at === null ? null : parseInstant(body.scheduled_at)
   if (at !== null && at > now) {
     assertWithinRange(at, now)
-    const moved = await scheduledRepo.reschedule(ctx.db, row.id, at)
+    const moved = await ctx.db.transaction().execute(async (trx) => {
+      const changed = await scheduledRepo.reschedule(trx, row.id, at)
+      if (changed) await enqueueIn(trx, { kind: KIND, key: String(row.id), dueAt: at, ref: row.id }, now, 'replace')
+      return changed
+    })
     if (!moved) throw notFound('Scheduled message not found')
+    queueWake(ctx, at)
     const chat = await chats.requireMember(ctx, me.id, row.chat_id)
     return presentPending(moved, draftOf(moved), me, chats.otherMember(chat, me.id))
   }
@@ -111,7 +122,9 @@ export type DropReason = 'blocked' | 'not_member' | 'not_allowed'
 export function deliver(ctx: AppContext, pendingId: number, now: number): Promise<MessageView | null> {
   return inTransaction(ctx, async (trx, events) => {
     const row = await scheduledRepo.take(trx, pendingId)
-    return row ? writePending(ctx, events, row) : null
+    if (!row) return null
+    await dequeue(trx, KIND, String(pendingId))
+    return writePending(ctx, events, row)
   }, now)
 }
 
@@ -138,32 +151,20 @@ async function writePending(ctx: AppContext, events: Outbox, row: ScheduledMessa
 }
 
 /**
- * The scheduled-messages job (src/jobs/): each run delivers what is due, oldest first. A message
- * whose delivery fails is retried later (after 1 s, doubling up to a minute) while the others go
- * on: one bad row must not hold back everyone's messages. The jobs runner runs it on one instance
- * at a time every TICK_MS; delivery itself stays exactly-once (`deliver`) whatever runs it.
+ * The queue's kind for scheduled messages (jobs/index.ts): an item falls due at its message's time
+ * and delivers it (`deliver`, exactly once whatever runs it). A delivery that fails is retried
+ * after 1 s, doubling up to a minute, never given up, while everything due after it goes on: one
+ * bad row must not hold back everyone's messages.
  */
-export function scheduledDelivery(ctx: AppContext) {
-  /** pending ids whose delivery failed: when to try again, and the wait after the next failure */
-  const failing = new Map<number, { retryAt: number; backoffMs: number }>()
-  return async function deliverDue(signal: AbortSignal) {
-    const now = ctx.clock.now()
-    const due = await scheduledRepo.dueIds(ctx.db, now, BATCH + Math.min(failing.size, MAX_FAILING_SKIPPED))
-    const dueIds = new Set(due.map((row) => row.id))
-    // cancelled, rescheduled or delivered elsewhere meanwhile
-    for (const id of failing.keys()) if (!dueIds.has(id)) failing.delete(id)
-    for (const { id } of due) {
-      if (signal.aborted) return
-      const failed = failing.get(id)
-      if (failed && failed.retryAt > ctx.clock.now()) continue
-      try {
-        await deliver(ctx, id, now)
-        failing.delete(id)
-      } catch (err) {
-        const backoffMs = failed ? Math.min(failed.backoffMs * 2, RETRY_MAX_MS) : RETRY_FIRST_MS
-        failing.set(id, { retryAt: ctx.clock.now() + backoffMs, backoffMs })
-        ctx.log.warn({ err, scheduled_message_id: id, retry_in_ms: backoffMs }, 'scheduled delivery failed')
-      }
-    }
+export function scheduledKind(ctx: AppContext): QueueKind {
+  return {
+    kind: KIND,
+    job: 'scheduled-messages',
+    summary: 'sends a scheduled message when it is due',
+    policy: { firstMs: 1000, maxMs: 60_000, jitter: 0, maxAttempts: null, maxAgeMs: null },
+    async run(item) {
+      await deliver(ctx, Number(item.ref ?? item.item_key), ctx.clock.now())
+      return DONE
+    },
   }
 }

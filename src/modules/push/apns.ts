@@ -8,9 +8,10 @@
  */
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto'
 import fs from 'node:fs'
-import http2 from 'node:http2'
+import type http2 from 'node:http2'
 import type { AppContext } from '../../context.js'
 import type { Config } from '../../config.js'
+import { outboundHttp2 } from '../../lib/outbound-http.js'
 import type { PushSender, SendOutcome, WebPushOptions } from './send.js'
 
 const JWT_LIFETIME_MS = 50 * 60_000
@@ -58,14 +59,12 @@ export function createApnsSender(ctx: AppContext, config: NonNullable<Config['ap
   }
   const connection = () => {
     if (session && !session.closed && !session.destroyed) return session
-    const opened = http2.connect(ctx.config.apnsUrl)
+    // an idle connection must not keep the process alive, nor stay open for ever
+    const opened = outboundHttp2(ctx.config.apnsUrl, IDLE_CLOSE_MS)
     opened.on('error', (err) => ctx.log.info({ err }, 'APNs connection failed'))
     opened.on('close', () => {
       if (session === opened) session = null
     })
-    // an idle connection must not keep the process alive, nor stay open for ever
-    opened.unref()
-    opened.setTimeout(IDLE_CLOSE_MS, () => opened.close())
     session = opened
     return opened
   }

@@ -1,15 +1,16 @@
 /**
- * The push-delivery job (a cluster job: one instance at a time): takes due rows of the push queue
- * (messages, and ringing calls: deliverCall)
- * in batches and sends each as one notification to the user's live subscriptions. Before sending
- * it looks again: a user who came online, a muted chat (settings `muted_chats`, or
- * `notifications: false`), a message deleted meanwhile or a chat the user left send nothing. A
- * 404/410 from a push service deletes that subscription; other failures retry the row with
- * exponential backoff, up to PUSH_MAX_ATTEMPTS attempts. A message queued onto a row while it was
- * being sent keeps the row for the next run.
+ * Push delivery: the work queue's kind `push` (jobs/queue.ts; an item per user and chat, holding
+ * the newest message of a burst and how many it stands for; or a ringing call: deliverCall) sends
+ * each due item as one notification to the user's live subscriptions. Before sending it looks
+ * again: a user who came online, a muted chat (settings `muted_chats`, or `notifications: false`),
+ * a message deleted meanwhile or a chat the user left send nothing. A 404/410 from a push service
+ * deletes that subscription; other failures retry the item by the queue's back-off (5 s, doubling
+ * up to 15 min), up to PUSH_MAX_ATTEMPTS attempts. A message queued onto an item while it was
+ * being sent keeps the item for another run.
  */
 import type { AppContext } from '../../context.js'
-import type { PushKind, PushQueueRow, PushSubscriptionRow } from '../../db/tables.js'
+import type { PushKind, PushSubscriptionRow } from '../../db/tables.js'
+import { DONE, drain, type Outcome, type QueueItem, type QueueKind } from '../../jobs/queue.js'
 import * as calls from '../calls/index.js'
 import { presenceOf } from '../presence/index.js'
 import { notificationPrefs } from '../settings/index.js'
@@ -18,11 +19,6 @@ import * as repo from './repo.js'
 import { sendTo, type PushSender, type WebPushOptions } from './send.js'
 import { nativeSenders } from './senders.js'
 
-const BATCH = 100
-/** batches per run at most; the rest waits for the next run */
-const MAX_BATCHES = 20
-/** rows sent at once */
-const CONCURRENCY = 8
 /** the first retry waits this long, doubling per attempt up to RETRY_MAX_MS */
 const RETRY_BASE_MS = 5000
 const RETRY_MAX_MS = 15 * 60_000
@@ -37,54 +33,50 @@ export interface DeliveryStats {
   dropped: number
 }
 
+type Row = repo.QueuedPush & { id: number }
+
+/** The queue's kind for push notifications; `stats` counts what its runs did. */
+export function pushKind(ctx: AppContext, stats: DeliveryStats = { sent: 0, failed: 0, dropped: 0 }): QueueKind {
+  return {
+    kind: repo.PUSH_KIND,
+    job: 'push-delivery',
+    summary: 'sends a queued push notification (new messages for users with no live socket, collapsed per chat; ringing calls)',
+    policy: { firstMs: RETRY_BASE_MS, maxMs: RETRY_MAX_MS, jitter: 0, maxAttempts: ctx.config.pushMaxAttempts, maxAgeMs: null },
+    run: (item) => deliverItem(ctx, item, stats),
+  }
+}
+
+/** Sends every push notification due now, here (tests and tools; the queue's runner does it by itself). */
 export async function deliverQueued(ctx: AppContext, signal: AbortSignal): Promise<DeliveryStats> {
   const stats: DeliveryStats = { sent: 0, failed: 0, dropped: 0 }
-  const senders = nativeSenders(ctx)
-  const unconfigured = new Set<PushKind>()
-  for (let batch = 0; batch < MAX_BATCHES && !signal.aborted; batch++) {
-    const now = ctx.clock.now()
-    const rows = await repo.due(ctx.db, now, BATCH)
-    if (rows.length === 0) break
-    const online = await presenceOf(ctx).onlineAmong([...new Set(rows.map((r) => r.user_id))])
-    for (let i = 0; i < rows.length; i += CONCURRENCY) {
-      await Promise.all(rows.slice(i, i + CONCURRENCY).map((row) =>
-        deliverRow(ctx, row, online.has(row.user_id), senders, unconfigured, stats).catch((err) => {
-          // one bad row must not stop the rest: it is retried like a failed send
-          ctx.log.warn({ err, queueId: row.id }, 'push delivery of a queued row failed')
-          return retry(ctx, row)
-        }),
-      ))
-    }
-    if (rows.length < BATCH) break
-  }
-  for (const platform of unconfigured) {
-    ctx.log.info({ platform }, `push: no ${platform} sender is configured; native ${platform} tokens are kept and skipped`)
-  }
+  await drain(ctx, pushKind(ctx, stats), signal)
   return stats
 }
 
-async function retry(ctx: AppContext, row: PushQueueRow) {
-  const attempts = row.attempts + 1
-  if (attempts >= ctx.config.pushMaxAttempts) {
-    ctx.log.info({ queueId: row.id, userId: row.user_id, attempts }, 'push notification given up')
-    await repo.dequeue(ctx.db, row.id, row.message_id, row.count)
-    return
+const FAILED: Outcome = { failed: 'a push service did not take the notification' }
+
+async function deliverItem(ctx: AppContext, item: QueueItem, stats: DeliveryStats): Promise<Outcome> {
+  const row: Row = { id: item.id, ...repo.pushOfItem(item) }
+  const online = (await presenceOf(ctx).onlineAmong([row.user_id])).has(row.user_id)
+  const unconfigured = new Set<PushKind>()
+  const outcome = await deliverRow(ctx, row, online, nativeSenders(ctx), unconfigured, stats)
+  for (const platform of unconfigured) {
+    ctx.log.info({ platform }, `push: no ${platform} sender is configured; native ${platform} tokens are kept and skipped`)
   }
-  const delay = Math.min(RETRY_BASE_MS * 2 ** (attempts - 1), RETRY_MAX_MS)
-  await repo.retryLater(ctx.db, row.id, row.message_id, attempts, ctx.clock.now() + delay)
+  return outcome
 }
 
 async function deliverRow(
   ctx: AppContext,
-  row: PushQueueRow,
+  row: Row,
   isOnline: boolean,
   senders: ReadonlyMap<PushKind, PushSender>,
   unconfigured: Set<PushKind>,
   stats: DeliveryStats,
-) {
+): Promise<Outcome> {
   const drop = async () => {
     stats.dropped++
-    await repo.dequeue(ctx.db, row.id, row.message_id, row.count)
+    return DONE
   }
   if (isOnline) return drop()
   const prefs = await notificationPrefs(ctx, row.user_id)
@@ -105,18 +97,18 @@ async function deliverRow(
     ...(body === undefined ? {} : { body }),
     count: row.count,
   })
-  await sendToAll(ctx, row, subs, payload, { topic: `chat-${message.chat_id}`, ttlSeconds: MESSAGE_TTL_SECONDS, urgency: 'high' }, senders, unconfigured, stats)
+  return sendToAll(ctx, subs, payload, { topic: `chat-${message.chat_id}`, ttlSeconds: MESSAGE_TTL_SECONDS, urgency: 'high' }, senders, unconfigured, stats)
 }
 
 /** A ringing call: pushed while it still rings, with a lifetime no longer than the ring. */
 async function deliverCall(
   ctx: AppContext,
-  row: PushQueueRow,
+  row: Row,
   senders: ReadonlyMap<PushKind, PushSender>,
   unconfigured: Set<PushKind>,
   stats: DeliveryStats,
-  drop: () => Promise<void>,
-) {
+  drop: () => Promise<Outcome>,
+): Promise<Outcome> {
   const callee = await users.findById(ctx, row.user_id)
   const call = callee ? await calls.get(ctx, callee, row.message_id).catch(() => null) : null
   if (call?.status !== 'ringing') return drop()
@@ -129,20 +121,19 @@ async function deliverCall(
     sender: { user_id: call.caller.user_id, username: call.caller.username, display_name: call.caller.display_name },
   })
   const options = { topic: `call-${call.call_id}`, ttlSeconds: ctx.config.callRingTimeoutSeconds, urgency: 'high' as const }
-  await sendToAll(ctx, row, subs, payload, options, senders, unconfigured, stats)
+  return sendToAll(ctx, subs, payload, options, senders, unconfigured, stats)
 }
 
-/** Sends one notification to each subscription; a gone one is deleted, a failure retries the row. */
+/** Sends one notification to each subscription; a gone one is deleted, a failure retries the item. */
 async function sendToAll(
   ctx: AppContext,
-  row: PushQueueRow,
   subs: PushSubscriptionRow[],
   payload: string,
   options: WebPushOptions,
   senders: ReadonlyMap<PushKind, PushSender>,
   unconfigured: Set<PushKind>,
   stats: DeliveryStats,
-) {
+): Promise<Outcome> {
   const outcomes = await Promise.all(subs.map((sub) => sendTo(ctx, sub, payload, options, senders)))
   let failed = false
   for (const [i, outcome] of outcomes.entries()) {
@@ -154,8 +145,7 @@ async function sendToAll(
       failed = true
     }
   }
-  if (failed) await retry(ctx, row)
-  else await repo.dequeue(ctx.db, row.id, row.message_id, row.count)
+  return failed ? FAILED : DONE
 }
 
 /** At most `max` characters, cut on a code point boundary, with an ellipsis when cut. */

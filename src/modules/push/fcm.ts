@@ -8,6 +8,7 @@
 import { createSign } from 'node:crypto'
 import fs from 'node:fs'
 import type { AppContext } from '../../context.js'
+import { CONFIGURED, outboundFetcher } from '../../lib/outbound-http.js'
 import type { PushSender, SendOutcome, WebPushOptions } from './send.js'
 
 interface ServiceAccount {
@@ -46,6 +47,8 @@ const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('bas
 
 export function createFcmSender(ctx: AppContext, file: string): PushSender {
   const account = readAccount(file)
+  // FCM's token and send endpoints are the operator's configuration (FCM_API_URL), through the one client
+  const fcmFetch = outboundFetcher(CONFIGURED)
   let cached: { token: string; until: number } | null = null
 
   async function accessToken(signal: AbortSignal): Promise<string> {
@@ -54,7 +57,7 @@ export function createFcmSender(ctx: AppContext, file: string): PushSender {
     const seconds = Math.floor(now / 1000)
     const unsigned = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ iss: account.client_email, scope: SCOPE, aud: account.token_uri, iat: seconds, exp: seconds + 3600 })}`
     const signature = createSign('RSA-SHA256').update(unsigned).sign(account.private_key).toString('base64url')
-    const res = await fetch(account.token_uri, {
+    const res = await fcmFetch(account.token_uri, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: `${unsigned}.${signature}` }),
@@ -77,7 +80,7 @@ export function createFcmSender(ctx: AppContext, file: string): PushSender {
         android: { priority: options.urgency === 'high' ? 'high' : 'normal', ttl: `${options.ttlSeconds}s`, ...(options.topic ? { collapse_key: options.topic } : {}) },
         ...(options.topic ? { apns: { headers: { 'apns-collapse-id': options.topic } } } : {}),
       }
-      const res = await fetch(`${ctx.config.fcmApiUrl}/v1/projects/${encodeURIComponent(account.project_id)}/messages:send`, {
+      const res = await fcmFetch(`${ctx.config.fcmApiUrl}/v1/projects/${encodeURIComponent(account.project_id)}/messages:send`, {
         method: 'POST',
         headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
         body: JSON.stringify({ message }),

@@ -1,9 +1,10 @@
 /**
  * What push hears: a call ringing for an offline callee (queueForCall); after a new message has committed, each member of the chat (not the sender)
- * who has a push subscription and no live socket anywhere gets a row in the push queue — one per
- * user and chat, so a burst collapses — which the push-delivery job sends (delivery.ts). Channel
+ * who has a push subscription and no live socket anywhere gets an item in the work queue — one per
+ * user and chat, due PUSH_DELIVERY_INTERVAL_MS later, so a burst collapses into it — which the
+ * queue's runner sends (delivery.ts). Channel
  * posts push nothing (a post is one write whatever the subscriber count; subscribers
- * read it when they come online). Registered by one line in http/mounts.ts beside the gateway.
+ * read it when they come online). Its listeners are registered at start-up (events/reactions.ts).
  */
 import type { AppContext } from '../../context.js'
 import type { PushNotificationKind } from '../../db/tables.js'
@@ -14,14 +15,16 @@ import * as repo from './repo.js'
 import { nativeSenders } from './senders.js'
 import { unsubscribed, type Unsubscribed } from './unsubscribed.js'
 import { vapidOf } from './vapid.js'
+import { queueWake } from '../../jobs/queue.js'
 
-export function registerPushReactions(ctx: AppContext) {
-  // generated (or read) at start, so the key exists before the first subscriber asks for it
+/** Reads (or makes) the VAPID key and builds the native senders at start, so the key exists before the first subscriber asks for it and a bad configuration fails the start. */
+export function preparePush(ctx: AppContext) {
   vapidOf(ctx.config)
   nativeSenders(ctx)
-  ctx.events.on('message.new', (event) => lookups(ctx).add(event.payload.message, event.at))
-  ctx.events.on('call.incoming', (event) => queueForCall(ctx, event.payload.call, event.at))
 }
+
+/** A committed new message: its chat's offline members with a subscription get a queued push (looked up with the other messages of the turn). */
+export const queueForNewMessage = (ctx: AppContext, message: MessageView, now: number) => lookups(ctx).add(message, now)
 
 /**
  * A call that starts ringing for a callee with no live socket: one queue row of its own (chat_id
@@ -32,7 +35,9 @@ export async function queueForCall(ctx: AppContext, call: CallView, now: number)
   const callee = call.receiver_id
   if ((await repo.countOfUser(ctx.db, callee)) === 0) return
   if ((await presenceOf(ctx).onlineAmong([callee])).has(callee)) return
-  await repo.enqueue(ctx.db, [{ user_id: callee, chat_id: -call.call_id, message_id: call.call_id, kind: 'call' }], now)
+  // a ringing call is due at once: it rings only so long
+  await repo.enqueue(ctx.db, [{ user_id: callee, chat_id: -call.call_id, message_id: call.call_id, kind: 'call' }], now, now)
+  queueWake(ctx, now)
 }
 
 /** `@username` as a word in the text (case-insensitive). */
@@ -120,5 +125,7 @@ export async function queueForMessage(ctx: AppContext, message: MessageView, mem
     if (!message.is_encrypted && mentions(message.content, member.username)) return 'mention'
     return 'message'
   }
-  await repo.enqueue(ctx.db, offline.map((m) => ({ user_id: m.id, chat_id: message.chat_id, message_id: message.message_id!, kind: kindFor(m) })), now)
+  const dueAt = now + ctx.config.pushDeliveryIntervalMs
+  await repo.enqueue(ctx.db, offline.map((m) => ({ user_id: m.id, chat_id: message.chat_id, message_id: message.message_id!, kind: kindFor(m) })), now, dueAt)
+  queueWake(ctx, dueAt)
 }

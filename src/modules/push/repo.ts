@@ -1,6 +1,6 @@
 import { sql, type Insertable } from 'kysely'
 import type { Db } from '../../db/database.js'
-import type { PushNotificationKind, PushSubscriptionsTable } from '../../db/tables.js'
+import type { PushNotificationKind, PushSubscriptionsTable, WorkQueueRow } from '../../db/tables.js'
 
 export function findByEndpoint(db: Db, endpoint: string) {
   return db.selectFrom('push_subscriptions').selectAll().where('endpoint', '=', endpoint).executeTakeFirst()
@@ -128,36 +128,38 @@ export interface Queued {
   kind: PushNotificationKind
 }
 
+/** the work queue's kind for push notifications; an item's key is `user:chat` */
+export const PUSH_KIND = 'push'
+
+/** A queued push as its item in the work queue holds it. */
+export interface QueuedPush extends Queued {
+  count: number
+}
+
+export function pushOfItem(item: Pick<WorkQueueRow, 'item_key' | 'ref' | 'data' | 'count'>): QueuedPush {
+  const [userId, chatId] = item.item_key.split(':').map(Number)
+  return { user_id: userId, chat_id: chatId, message_id: Number(item.ref), kind: (item.data ?? 'message') as PushNotificationKind, count: item.count }
+}
+
 /**
- * Queues notifications; a user's row for the chat that is still waiting takes the newer message
- * instead (one notification per user and chat: a burst collapses), counting the messages.
+ * Queues notifications in the work queue, due at `dueAt`; a user's item for the chat that is
+ * still waiting takes the newer message instead (one notification per user and chat: a burst
+ * collapses), counting the messages, and keeps its time.
  */
-export async function enqueue(db: Db, rows: Queued[], now: number) {
+export async function enqueue(db: Db, rows: Queued[], now: number, dueAt: number) {
   if (rows.length === 0) return
   await db
-    .insertInto('push_queue')
-    .values(rows.map((row) => ({ ...row, count: 1, attempts: 0, due_at: now, created_at: now })))
+    .insertInto('work_queue')
+    .values(rows.map((row) => ({ kind: PUSH_KIND, item_key: `${row.user_id}:${row.chat_id}`, ref: row.message_id, data: row.kind, count: 1, attempts: 0, due_at: dueAt, since: now, created_at: now })))
     .onConflict((oc) =>
-      oc.columns(['user_id', 'chat_id']).doUpdateSet({
+      oc.columns(['kind', 'item_key']).doUpdateSet({
         // listeners may finish out of order: the newest message wins
-        message_id: sql<number>`case when excluded.message_id > push_queue.message_id then excluded.message_id else push_queue.message_id end`,
-        kind: sql<PushNotificationKind>`case when excluded.message_id > push_queue.message_id then excluded.kind else push_queue.kind end`,
-        count: sql<number>`push_queue.count + 1`,
+        ref: sql<number>`case when excluded.ref > work_queue.ref then excluded.ref else work_queue.ref end`,
+        data: sql<string>`case when excluded.ref > work_queue.ref then excluded.data else work_queue.data end`,
+        count: sql<number>`work_queue.count + 1`,
+        revision: sql<number>`work_queue.revision + 1`,
         attempts: 0,
       }),
     )
     .execute()
-}
-
-export function due(db: Db, now: number, limit: number) {
-  return db.selectFrom('push_queue').selectAll().where('due_at', '<=', now).orderBy('due_at').orderBy('id').limit(limit).execute()
-}
-
-/** Removes a queued row, unless a newer message has been queued onto it meanwhile. */
-export async function dequeue(db: Db, id: number, messageId: number, count: number) {
-  await db.deleteFrom('push_queue').where('id', '=', id).where('message_id', '=', messageId).where('count', '=', count).execute()
-}
-
-export async function retryLater(db: Db, id: number, messageId: number, attempts: number, dueAt: number) {
-  await db.updateTable('push_queue').set({ attempts, due_at: dueAt }).where('id', '=', id).where('message_id', '=', messageId).execute()
 }

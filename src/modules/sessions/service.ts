@@ -147,6 +147,6 @@ export async function revokeOtherSessions(db: Db, userId: number, keepSessionId:
  * ended the session has committed; it never waits and never throws.
  */
 export function closeSockets(ctx: AppContext, userId: number, sessionId: number | undefined, why: { code: number; reason: string }) {
-  ctx.fanout.publish([{ close: { userId, ...(sessionId === undefined ? {} : { sessionId }), ...why } }])
+  ctx.control.publish('sockets.close', { userId, ...(sessionId === undefined ? {} : { sessionId }), ...why })
   void endVideoSessions(ctx, userId, sessionId, why).catch((err) => ctx.log.warn({ err }, 'could not end the session\'s signaling sockets'))
 }

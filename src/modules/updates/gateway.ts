@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { AppContext } from '../../context.js'
-import type { Audience } from '../../events/bus.js'
 import { rateLimited, unauthorized } from '../../http/errors.js'
 import { bodyValidator } from '../../http/validation.js'
 import { hashToken } from '../../lib/tokens.js'
@@ -20,12 +19,6 @@ import { authenticate, authenticateHash } from '../sessions/index.js'
 
 export async function mountGateway(app: FastifyInstance, ctx: AppContext, prefixes: readonly string[]) {
   const presence = presenceOf(ctx)
-  // someone added to (or removed from) my contacts may now see (or no longer see) my last seen
-  ctx.events.on('contact.added', (event) => reannounceTo(event.to, event.payload.contact.user_id))
-  ctx.events.on('contact.removed', (event) => reannounceTo(event.to, event.payload.user_id))
-  const reannounceTo = async (to: Audience, contactId: number) => {
-    if ('userIds' in to) for (const owner of to.userIds) await presence.reannounce(owner, [contactId])
-  }
   await registerGateway(app, ctx, prefixes, {
     authenticate: async (token) => {
       const found = await authenticate(ctx, token)
