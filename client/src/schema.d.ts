@@ -6628,7 +6628,6 @@ export interface operations {
                                 order_id: number;
                                 plan: string;
                                 kind: string;
-                                months: number;
                                 /** @description kopecks */
                                 amount: number;
                                 amount_rub: number;
@@ -6642,6 +6641,7 @@ export interface operations {
                                 created_at: string;
                                 /** Format: date-time */
                                 paid_at: string | null;
+                                months: number;
                             }[];
                         };
                     };
@@ -19192,6 +19192,7 @@ export interface operations {
                                 order_id: number;
                                 plan: string;
                                 kind: string;
+                                /** @description kopecks */
                                 amount: number;
                                 amount_rub: number;
                                 currency: string;
@@ -24713,7 +24714,6 @@ export interface operations {
                                 order_id: number;
                                 plan: string;
                                 kind: string;
-                                months: number;
                                 /** @description kopecks */
                                 amount: number;
                                 amount_rub: number;
@@ -24727,6 +24727,7 @@ export interface operations {
                                 created_at: string;
                                 /** Format: date-time */
                                 paid_at: string | null;
+                                months: number;
                             }[];
                         };
                     };
@@ -27624,6 +27625,7 @@ export interface operations {
                             order_id: number;
                             plan: string;
                             kind: string;
+                            /** @description kopecks */
                             amount: number;
                             amount_rub: number;
                             currency: string;
@@ -27751,6 +27753,7 @@ export interface operations {
                             order_id: number;
                             plan: string;
                             kind: string;
+                            /** @description kopecks */
                             amount: number;
                             amount_rub: number;
                             currency: string;
@@ -27873,6 +27876,7 @@ export interface operations {
                             order_id: number;
                             plan: string;
                             kind: string;
+                            /** @description kopecks */
                             amount: number;
                             amount_rub: number;
                             currency: string;
@@ -28577,6 +28581,7 @@ export interface operations {
                                 order_id: number;
                                 plan: string;
                                 kind: string;
+                                /** @description kopecks */
                                 amount: number;
                                 amount_rub: number;
                                 currency: string;
@@ -28713,6 +28718,7 @@ export interface operations {
                                 order_id: number;
                                 plan: string;
                                 kind: string;
+                                /** @description kopecks */
                                 amount: number;
                                 amount_rub: number;
                                 currency: string;
@@ -28915,6 +28921,7 @@ export interface operations {
                             order_id: number;
                             plan: string;
                             kind: string;
+                            /** @description kopecks */
                             amount: number;
                             amount_rub: number;
                             currency: string;

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Me, Nullable, Timestamp, Username } from '../../http/schemas.js'
+import { Order } from '../premium/index.js'
 
 export const RegisterBody = Type.Object(
   {
@@ -315,19 +316,5 @@ export const AccountExport = Type.Object({
     created_at: Timestamp,
     expires_at: Timestamp,
   })),
-  premium_orders: Type.Array(Type.Object({
-    order_id: Type.Integer(),
-    plan: Type.String(),
-    kind: Type.String(),
-    months: Type.Integer(),
-    amount: Type.Integer({ description: 'kopecks' }),
-    amount_rub: Type.Number(),
-    currency: Type.String(),
-    status: Type.String(),
-    provider: Type.String(),
-    payment_method: Nullable(Type.String()),
-    premium_until: Nullable(Timestamp),
-    created_at: Timestamp,
-    paid_at: Nullable(Timestamp),
-  })),
+  premium_orders: Type.Array(Type.Object({ ...Order.properties, months: Type.Integer() })),
 })

@@ -10,8 +10,7 @@ export const Order = Type.Object({
   order_id: Type.Integer(),
   plan: Type.String(),
   kind: Type.String(),
-  /** kopecks */
-  amount: Type.Integer(),
+  amount: Type.Integer({ description: 'kopecks' }),
   amount_rub: Type.Number(),
   currency: Type.String(),
   status: Type.String(),
