@@ -358,7 +358,7 @@ test('a pending message survives a restart and is delivered by the new process',
   const [alice, bob] = await users(2, first)
   const { chatId } = await chatWith(alice, bob)
   const bobSeq = await seqOf(bob.api)
-  const due = inMs(2000)
+  const due = inMs(4000)
   await send(alice.api, { receiver_id: bob.id, content: 'across restarts', scheduled_at: due })
 
   const second = await first.restart()
