@@ -120,16 +120,22 @@ function main() {
   const per = Number(values.per)
   const top = Number(values.top)
   if (positionals.length !== 1 || !(per > 0) || !Number.isInteger(top) || top < 1) {
-    console.error('usage: node --import tsx bench/callgrind-profile.ts <callgrind dump> [--per N] [--top N] [--callers PATTERN | --callees PATTERN] [--map FILE]')
+    console.error(
+      'usage: node --import tsx bench/callgrind-profile.ts <callgrind dump> [--per N] [--top N] [--callers PATTERN | --callees PATTERN] [--map FILE]',
+    )
     process.exit(2)
   }
   const text = fs.readFileSync(positionals[0], 'utf8')
   const pid = /^pid: (\d+)$/m.exec(text)?.[1]
   const mapFile = values.map ?? (pid ? `/tmp/perf-${pid}.map` : null)
   const map = mapFile && fs.existsSync(mapFile) ? new PerfMap(fs.readFileSync(mapFile, 'utf8')) : null
-  if (!map) console.error(`(no perf map${mapFile ? ` at ${mapFile}` : ''}: JIT code keeps its addresses; run the server with --perf-basic-prof)`)
+  if (!map)
+    console.error(`(no perf map${mapFile ? ` at ${mapFile}` : ''}: JIT code keeps its addresses; run the server with --perf-basic-prof)`)
   const profile = parseCallgrind(text, map)
-  const figure = (n: number) => Math.round(n / per).toLocaleString('en-US').padStart(11)
+  const figure = (n: number) =>
+    Math.round(n / per)
+      .toLocaleString('en-US')
+      .padStart(11)
   const total = [...profile.self.values()].reduce((a, b) => a + b, 0)
   console.log(`${figure(total)}  in all${per === 1 ? '' : `, divided by ${per}`}`)
   const pattern = values.callers ?? values.callees

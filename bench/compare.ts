@@ -75,9 +75,17 @@ async function measure(root: string): Promise<Run> {
     const pairs = await openPairs(server.url, 'cmp', PAIRS)
     const shape = rate === null ? ({ mode: 'closed', window } as const) : ({ mode: 'open', rate } as const)
     const before = threadCpuMs(server.pid)
-    const result = await runLoad<PairLoadResult>(machine, 'socket-sends', { port: server.port, pairs, warmupMs: 2000, durationMs, serverPid: server.pid, ...shape } satisfies SocketSendsSpec)
+    const result = await runLoad<PairLoadResult>(machine, 'socket-sends', {
+      port: server.port,
+      pairs,
+      warmupMs: 2000,
+      durationMs,
+      serverPid: server.pid,
+      ...shape,
+    } satisfies SocketSendsSpec)
     const after = threadCpuMs(server.pid)
-    if (result.missing > 0 || result.unacked > 0) throw new Error(`${result.missing} messages not delivered, ${result.unacked} not acknowledged`)
+    if (result.missing > 0 || result.unacked > 0)
+      throw new Error(`${result.missing} messages not delivered, ${result.unacked} not acknowledged`)
     // the threads' split over the whole load (warm-up included), applied to the window's CPU per message
     let main = 0
     let others = 0
@@ -107,7 +115,9 @@ const line = (run: Run) =>
   `${Math.round(run.share * 100)} % of its core${rate !== null && run.share >= SATURATED ? ' (saturated)' : ''}, p50 ${fmt(run.p50, 2)} ms, p99 ${fmt(run.p99, 2)} ms`
 
 console.log(machineLine(machine))
-console.log(`load: ${rate === null ? `closed loop, ${window} in flight per pair` : `open loop, ${fmt(rate)} msg/s`}, ${PAIRS} pairs, ${runs} runs of ${durationMs / 1000} s each`)
+console.log(
+  `load: ${rate === null ? `closed loop, ${window} in flight per pair` : `open loop, ${fmt(rate)} msg/s`}, ${PAIRS} pairs, ${runs} runs of ${durationMs / 1000} s each`,
+)
 const results = new Map<string, Run[]>(builds.map((build) => [build.name, []]))
 for (let run = 1; run <= runs; run++) {
   // each round starts with the build the last one ended with, so neither always goes first
@@ -120,5 +130,7 @@ for (let run = 1; run <= runs; run++) {
 for (const build of builds) {
   const all = results.get(build.name)!
   const med = (pick: (run: Run) => number) => median(all.map(pick))
-  console.log(`median, ${build.name} (${build.root}): ${line({ rate: med((r) => r.rate), cpuUs: med((r) => r.cpuUs), share: med((r) => r.share), mainUs: med((r) => r.mainUs), othersUs: med((r) => r.othersUs), p50: med((r) => r.p50), p99: med((r) => r.p99) })}`)
+  console.log(
+    `median, ${build.name} (${build.root}): ${line({ rate: med((r) => r.rate), cpuUs: med((r) => r.cpuUs), share: med((r) => r.share), mainUs: med((r) => r.mainUs), othersUs: med((r) => r.othersUs), p50: med((r) => r.p50), p99: med((r) => r.p99) })}`,
+  )
 }

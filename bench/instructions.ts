@@ -57,7 +57,16 @@ async function count(root: string, measure: number): Promise<number> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tern-instructions-'))
   try {
     const out = path.join(dir, 'callgrind.out')
-    const argv = ['--tool=callgrind', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${out}`, process.execPath, '--import', 'tsx', 'bench/lib/send-instructions.ts']
+    const argv = [
+      '--tool=callgrind',
+      '--smc-check=all-non-file',
+      '--separate-threads=yes',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      '--import',
+      'tsx',
+      'bench/lib/send-instructions.ts',
+    ]
     const env = { ...process.env, TERN_ROOT: root, DATA_DIR: path.join(dir, 'data'), WARM: String(WARM), MEASURE: String(measure) }
     const child = spawn('valgrind', argv, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
@@ -77,12 +86,25 @@ async function count(root: string, measure: number): Promise<number> {
 async function perMessage(root: string): Promise<number> {
   if (sendPath === 'send') return ((await count(root, messages)) - (await count(root, 0))) / messages
   const shape = sendPath === 'socket' ? { pairs: 100, window: 4 } : { inFlight: 32 }
-  return (await countInstructions(machine, { kind: 'tern', target: sendPath as 'socket' | 'http', root, warmUp: WARM, measured: messages, ...shape })).main
+  return (
+    await countInstructions(machine, {
+      kind: 'tern',
+      target: sendPath as 'socket' | 'http',
+      root,
+      warmUp: WARM,
+      measured: messages,
+      ...shape,
+    })
+  ).main
 }
 
 const machine = describeMachine()
 console.log(machineLine(machine))
-const what = { send: "Tern's send in process", socket: 'socket sends (100 pairs, 4 in flight each), the server', http: 'POST V2/messages/send (32 connections), the server' }[sendPath as 'send']
+const what = {
+  send: "Tern's send in process",
+  socket: 'socket sends (100 pairs, 4 in flight each), the server',
+  http: 'POST V2/messages/send (32 connections), the server',
+}[sendPath as 'send']
 console.log(`${what}, main thread, ${fmt(messages)} messages counted after ${fmt(WARM)}, ${runs} runs a build`)
 const results = new Map<string, number[]>(builds.map((build) => [build.name, []]))
 for (let run = 1; run <= runs; run++) {
@@ -92,4 +114,5 @@ for (let run = 1; run <= runs; run++) {
     console.log(`run ${run}, ${build.name}: ${fmt(counted)} instructions a send`)
   }
 }
-for (const build of builds) console.log(`median, ${build.name} (${build.root}): ${fmt(median(results.get(build.name)!))} instructions a send`)
+for (const build of builds)
+  console.log(`median, ${build.name} (${build.root}): ${fmt(median(results.get(build.name)!))} instructions a send`)

@@ -35,7 +35,11 @@ import type { SocketSendsSpec } from './load/socket-sends.js'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { record: { type: 'boolean', default: false }, seconds: { type: 'string', default: '4' }, top: { type: 'string', default: '25' } },
+  options: {
+    record: { type: 'boolean', default: false },
+    seconds: { type: 'string', default: '4' },
+    top: { type: 'string', default: '25' },
+  },
 })
 const seconds = Number(values.seconds)
 const top = Number(values.top)
@@ -64,7 +68,9 @@ function perf(args: string[]): Promise<string> {
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk))
     child.on('error', reject)
-    child.on('exit', (code) => (code === 0 ? resolve(stderr) : reject(new Error(`perf ${args[0]} exited with ${code}: ${stderr.slice(-500)}`))))
+    child.on('exit', (code) =>
+      code === 0 ? resolve(stderr) : reject(new Error(`perf ${args[0]} exited with ${code}: ${stderr.slice(-500)}`)),
+    )
   })
 }
 
@@ -144,10 +150,14 @@ function profileTable(data: string, messages: number, mainTid: number): string[]
     out.push(`    ${(tid === mainTid ? 'main' : `${threadKind(symbols)} (${tid})`).padEnd(28)} ${perMessage(samples)}`)
   }
   const inCalls = [...syscalls.values()].reduce((sum, n) => sum + n, 0)
-  out.push(`  the main thread: ${perMessage(mainSamples)} µs a message, ${perMessage(kernelSamples)} of it in the kernel, ${perMessage(inCalls)} in system calls:`)
-  for (const [name, samples] of [...syscalls].sort((a, b) => b[1] - a[1]).slice(0, 8)) out.push(`    ${name.padEnd(28)} ${perMessage(samples)}`)
+  out.push(
+    `  the main thread: ${perMessage(mainSamples)} µs a message, ${perMessage(kernelSamples)} of it in the kernel, ${perMessage(inCalls)} in system calls:`,
+  )
+  for (const [name, samples] of [...syscalls].sort((a, b) => b[1] - a[1]).slice(0, 8))
+    out.push(`    ${name.padEnd(28)} ${perMessage(samples)}`)
   out.push(`  the main thread's time under each function (inclusive), µs a message:`)
-  for (const [name, samples] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) out.push(`    ${perMessage(samples).padStart(7)}  ${name.slice(0, 110)}`)
+  for (const [name, samples] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top))
+    out.push(`    ${perMessage(samples).padStart(7)}  ${name.slice(0, 110)}`)
   return out
 }
 
@@ -191,7 +201,23 @@ try {
     const stat = await perf(['stat', '-x', ',', '--per-thread', '-e', events, '-p', String(tern.pid), '--', 'sleep', String(seconds)])
     // perf record keeps an existing file as <file>.old: start each shape's without one
     fs.rmSync(record, { force: true })
-    if (values.record) await perf(['record', '-q', '-e', 'cpu-clock', '-F', String(FREQUENCY), '-g', '-p', String(tern.pid), '-o', record, '--', 'sleep', String(seconds)])
+    if (values.record)
+      await perf([
+        'record',
+        '-q',
+        '-e',
+        'cpu-clock',
+        '-F',
+        String(FREQUENCY),
+        '-g',
+        '-p',
+        String(tern.pid),
+        '-o',
+        record,
+        '--',
+        'sleep',
+        String(seconds),
+      ])
     const result = await load
     const messages = result.throughput * seconds
     console.log(

@@ -32,10 +32,7 @@ function positive(name: string, fallback: number): number {
 const percent = (share: number) => `${(share * 100).toFixed(1)}%`
 
 function usage(): string {
-  return [
-    'usage: npm run bench [-- scenario…]',
-    ...scenarios.map((s) => `  ${s.name.padEnd(16)} ${s.summary}`),
-  ].join('\n')
+  return ['usage: npm run bench [-- scenario…]', ...scenarios.map((s) => `  ${s.name.padEnd(16)} ${s.summary}`)].join('\n')
 }
 
 async function main() {
@@ -70,10 +67,12 @@ async function main() {
     ctx.log(`\n${scenario.name}: ${scenario.summary}`)
     try {
       rows.push(...(await scenario.run(ctx)))
-      ctx.log(`  done in ${Math.round((Date.now() - started) / 1000)} s; other processes used ${percent(others.share())} of the CPU meanwhile${stealNote(others.steal())}`)
+      ctx.log(
+        `  done in ${Math.round((Date.now() - started) / 1000)} s; other processes used ${percent(others.share())} of the CPU meanwhile${stealNote(others.steal())}`,
+      )
     } catch (error) {
       failed.push(scenario.name)
-      ctx.log(`  FAILED: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+      ctx.log(`  FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
     } finally {
       others.stop()
     }
@@ -81,7 +80,9 @@ async function main() {
 
   console.log(`\n${machineLine(machine)}`)
   console.log(`code: ${revision ?? 'unknown revision'} (as built into dist/ before the run)`)
-  console.log(`runs: ${ctx.runs} per figure (median, min, max); load windows ${ctx.durationMs / 1000} s after ${ctx.warmupMs / 1000} s warm-up; Tern LOG_LEVEL=${TERN_LOG_LEVEL}; Node flags (npm start's and BENCH_NODE_FLAGS; Tern and every baseline but the plain ceilings bare-insert and bare-pg-insert, which run with Node's defaults): ${NODE_FLAGS.join(' ') || 'none'}`)
+  console.log(
+    `runs: ${ctx.runs} per figure (median, min, max); load windows ${ctx.durationMs / 1000} s after ${ctx.warmupMs / 1000} s warm-up; Tern LOG_LEVEL=${TERN_LOG_LEVEL}; Node flags (npm start's and BENCH_NODE_FLAGS; Tern and every baseline but the plain ceilings bare-insert and bare-pg-insert, which run with Node's defaults): ${NODE_FLAGS.join(' ') || 'none'}`,
+  )
   const foreignShare = foreign.share()
   const steal = foreign.steal()
   foreign.stop()
@@ -96,7 +97,13 @@ async function main() {
     commit: revision?.split(' ')[0] ?? null,
     code: revision,
     machine,
-    settings: { runs: ctx.runs, durationSeconds: ctx.durationMs / 1000, warmupSeconds: ctx.warmupMs / 1000, ternLogLevel: TERN_LOG_LEVEL, nodeFlags: NODE_FLAGS },
+    settings: {
+      runs: ctx.runs,
+      durationSeconds: ctx.durationMs / 1000,
+      warmupSeconds: ctx.warmupMs / 1000,
+      ternLogLevel: TERN_LOG_LEVEL,
+      nodeFlags: NODE_FLAGS,
+    },
     otherProcessesShare: foreignShare,
     steal,
     scenarios: { ran, failed },

@@ -84,10 +84,18 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'Tern', version: VERSION, description: 'Messaging platform server API', license: { name: 'MIT', url: 'https://opensource.org/license/mit' } },
+      info: {
+        title: 'Tern',
+        version: VERSION,
+        description: 'Messaging platform server API',
+        license: { name: 'MIT', url: 'https://opensource.org/license/mit' },
+      },
       // relative first: "Try it out" on /docs calls the origin the page was opened at (its CSP
       // allows only that one), whatever PUBLIC_BASE_URL says
-      servers: [{ url: '/', description: 'this server' }, { url: ctx.config.publicBaseUrl, description: 'PUBLIC_BASE_URL' }],
+      servers: [
+        { url: '/', description: 'this server' },
+        { url: ctx.config.publicBaseUrl, description: 'PUBLIC_BASE_URL' },
+      ],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
     },
     transform,
@@ -99,7 +107,12 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   // the WebSocket protocol, generated from the same event schemas the code is typed by
-  const asyncApi = asyncApiDocument({ version: VERSION, publicBaseUrl: ctx.config.publicBaseUrl, path: '/api.v2/api/ws', requests: SOCKET_REQUESTS })
+  const asyncApi = asyncApiDocument({
+    version: VERSION,
+    publicBaseUrl: ctx.config.publicBaseUrl,
+    path: '/api.v2/api/ws',
+    requests: SOCKET_REQUESTS,
+  })
   app.get('/asyncapi.json', { schema: { hide: true } }, async () => asyncApi)
 
   // every listener of committed events and of control messages, in one place, before any route

@@ -56,7 +56,12 @@ test('every problem is collected, each naming its variable', () => {
 })
 
 test('upload caps and the upload directory follow DATA_DIR and the variables', () => {
-  const c = loadConfig({ DATA_DIR: '/srv/tern', MAX_UPLOAD_BYTES: '1024', PREMIUM_MAX_UPLOAD_BYTES: '4096', UPLOAD_SESSION_TTL_SECONDS: '60' })
+  const c = loadConfig({
+    DATA_DIR: '/srv/tern',
+    MAX_UPLOAD_BYTES: '1024',
+    PREMIUM_MAX_UPLOAD_BYTES: '4096',
+    UPLOAD_SESSION_TTL_SECONDS: '60',
+  })
   assert.deepEqual([c.maxUploadBytes, c.premiumMaxUploadBytes, c.uploadSessionTtlSeconds], [1024, 4096, 60])
   assert.equal(c.uploadDir, '/srv/tern/uploads')
   assert.throws(() => loadConfig({ MAX_UPLOAD_BYTES: '0' }), /MAX_UPLOAD_BYTES/)
@@ -80,7 +85,7 @@ test('WS_MAX_SOCKETS_PER_USER caps sockets per user: 100 by default, an integer 
   }
 })
 
-test('PUBLIC_BASE_URL defaults to the server\'s own listener, HOST and PORT', () => {
+test("PUBLIC_BASE_URL defaults to the server's own listener, HOST and PORT", () => {
   assert.equal(loadConfig({ PORT: '8080' }).publicBaseUrl, 'http://127.0.0.1:8080')
   assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '80' }).publicBaseUrl, 'http://localhost:80')
   assert.equal(loadConfig({ HOST: '::1', PORT: '3000' }).publicBaseUrl, 'http://[::1]:3000')
@@ -89,9 +94,24 @@ test('PUBLIC_BASE_URL defaults to the server\'s own listener, HOST and PORT', ()
 })
 
 test('PREMIUM_PLANS: the default plans; a JSON list of plans in roubles, kept in kopecks; a bad one stops start-up naming the problem', () => {
-  assert.deepEqual(loadConfig({}).premiumPlans.map((p) => [p.id, p.months, p.price]), [['monthly', 1, 30000], ['yearly', 12, 299000]])
-  const plans = loadConfig({ PREMIUM_PLANS: '[{"id":"week","title":"A week","months":1,"price_rub":99.99},{"id":"year","title":"Year","months":12,"price_rub":1000}]' }).premiumPlans
-  assert.deepEqual(plans.map((p) => [p.id, p.price]), [['week', 9999], ['year', 100000]])
+  assert.deepEqual(
+    loadConfig({}).premiumPlans.map((p) => [p.id, p.months, p.price]),
+    [
+      ['monthly', 1, 30000],
+      ['yearly', 12, 299000],
+    ],
+  )
+  const plans = loadConfig({
+    PREMIUM_PLANS:
+      '[{"id":"week","title":"A week","months":1,"price_rub":99.99},{"id":"year","title":"Year","months":12,"price_rub":1000}]',
+  }).premiumPlans
+  assert.deepEqual(
+    plans.map((p) => [p.id, p.price]),
+    [
+      ['week', 9999],
+      ['year', 100000],
+    ],
+  )
   const bad = {
     'not json': 'must be a JSON list',
     '[]': '1 to 20 plans',
@@ -105,7 +125,11 @@ test('PREMIUM_PLANS: the default plans; a JSON list of plans in roubles, kept in
     '[{"id":"a","title":"","months":1,"price_rub":1}]': 'title must be',
   }
   for (const [raw, message] of Object.entries(bad)) {
-    assert.throws(() => loadConfig({ PREMIUM_PLANS: raw }), (error: Error) => error.message.includes('PREMIUM_PLANS') && error.message.includes(message), raw)
+    assert.throws(
+      () => loadConfig({ PREMIUM_PLANS: raw }),
+      (error: Error) => error.message.includes('PREMIUM_PLANS') && error.message.includes(message),
+      raw,
+    )
   }
   assert.throws(() => loadConfig({ PAYMENT_PROVIDER: 'paypal' }), /PAYMENT_PROVIDER/)
   assert.equal(loadConfig({ PAYMENT_PROVIDER: 'manual' }).paymentProvider, 'manual')
@@ -114,7 +138,10 @@ test('PREMIUM_PLANS: the default plans; a JSON list of plans in roubles, kept in
 test('PAYMENT_PROVIDER: none unless chosen; test only when set, and never with NODE_ENV=production', () => {
   assert.equal(loadConfig({}).paymentProvider, null)
   assert.equal(loadConfig({ PAYMENT_PROVIDER: 'test' }).paymentProvider, 'test')
-  assert.throws(() => loadConfig({ PAYMENT_PROVIDER: 'test', NODE_ENV: 'production' }), /PAYMENT_PROVIDER: test .*refused with NODE_ENV=production/)
+  assert.throws(
+    () => loadConfig({ PAYMENT_PROVIDER: 'test', NODE_ENV: 'production' }),
+    /PAYMENT_PROVIDER: test .*refused with NODE_ENV=production/,
+  )
   assert.equal(loadConfig({ PAYMENT_PROVIDER: 'manual', NODE_ENV: 'production' }).paymentProvider, 'manual')
 })
 

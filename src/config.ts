@@ -251,7 +251,8 @@ export function parsePremiumPlans(raw: string): PremiumPlan[] | string {
   } catch {
     return 'must be a JSON list of {id, title, months, price_rub}'
   }
-  if (!Array.isArray(list) || list.length === 0 || list.length > 20) return 'must be a JSON list of 1 to 20 plans {id, title, months, price_rub}'
+  if (!Array.isArray(list) || list.length === 0 || list.length > 20)
+    return 'must be a JSON list of 1 to 20 plans {id, title, months, price_rub}'
   const plans: PremiumPlan[] = []
   for (const [i, item] of list.entries()) {
     const at = `plan ${i + 1}`
@@ -260,8 +261,10 @@ export function parsePremiumPlans(raw: string): PremiumPlan[] | string {
     if (typeof id !== 'string' || !/^[a-z0-9_-]{1,32}$/.test(id)) return `${at}: id must be 1 to 32 of a-z, 0-9, _ and -`
     if (plans.some((plan) => plan.id === id)) return `${at}: id ${id} is there twice`
     if (typeof title !== 'string' || title.trim() === '' || title.length > 64) return `${at}: title must be 1 to 64 characters`
-    if (typeof months !== 'number' || !Number.isInteger(months) || months < 1 || months > 120) return `${at}: months must be an integer from 1 to 120`
-    if (typeof rub !== 'number' || !Number.isFinite(rub) || rub <= 0 || rub > 10_000_000) return `${at}: price_rub must be a positive number of roubles`
+    if (typeof months !== 'number' || !Number.isInteger(months) || months < 1 || months > 120)
+      return `${at}: months must be an integer from 1 to 120`
+    if (typeof rub !== 'number' || !Number.isFinite(rub) || rub <= 0 || rub > 10_000_000)
+      return `${at}: price_rub must be a positive number of roubles`
     const price = Math.round(rub * 100)
     if (Math.abs(price - rub * 100) > 1e-6) return `${at}: price_rub has at most two decimals (kopecks)`
     plans.push({ id, title: title.trim(), months, price })
@@ -296,15 +299,19 @@ export function parseOAuthProviders(raw: string): OAuthProvider[] | string {
   let entries: unknown[]
   if (Array.isArray(parsed)) entries = parsed
   else if (typeof parsed === 'object' && parsed !== null) {
-    entries = Object.entries(parsed).map(([id, value]) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...value, id } : value))
+    entries = Object.entries(parsed).map(([id, value]) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...value, id } : value,
+    )
   } else return 'must be a JSON list of {id, issuer, client_id, client_secret}'
   if (entries.length > 20) return 'at most 20 providers'
   const providers: OAuthProvider[] = []
   for (const [i, item] of entries.entries()) {
     const at = `provider ${i + 1}`
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return `${at} must be an object {id, issuer, client_id, client_secret}`
+    if (typeof item !== 'object' || item === null || Array.isArray(item))
+      return `${at} must be an object {id, issuer, client_id, client_secret}`
     const { id, issuer, client_id: clientId, client_secret: clientSecret } = item as Record<string, unknown>
-    if (typeof id !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,31}$/.test(id)) return `${at}: id must be 1 to 32 of a-z, 0-9, _ and - (it is a path segment)`
+    if (typeof id !== 'string' || !/^[a-z0-9][a-z0-9_-]{0,31}$/.test(id))
+      return `${at}: id must be 1 to 32 of a-z, 0-9, _ and - (it is a path segment)`
     if (providers.some((p) => p.id === id)) return `${at}: id ${id} is there twice`
     let url: URL
     try {
@@ -312,11 +319,18 @@ export function parseOAuthProviders(raw: string): OAuthProvider[] | string {
     } catch {
       return `${at} (${id}): issuer must be a URL`
     }
-    if (typeof issuer !== 'string' || !(url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) || url.search || url.hash) {
+    if (
+      typeof issuer !== 'string' ||
+      !(url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) ||
+      url.search ||
+      url.hash
+    ) {
       return `${at} (${id}): issuer must be an https URL without query (http only on a loopback address)`
     }
-    if (typeof clientId !== 'string' || clientId === '' || clientId.length > 256) return `${at} (${id}): client_id must be a string of 1 to 256 characters`
-    if (typeof clientSecret !== 'string' || clientSecret === '' || clientSecret.length > 1024) return `${at} (${id}): client_secret must be a string of 1 to 1024 characters`
+    if (typeof clientId !== 'string' || clientId === '' || clientId.length > 256)
+      return `${at} (${id}): client_id must be a string of 1 to 256 characters`
+    if (typeof clientSecret !== 'string' || clientSecret === '' || clientSecret.length > 1024)
+      return `${at} (${id}): client_secret must be a string of 1 to 1024 characters`
     providers.push({ id, issuer, clientId, clientSecret })
   }
   return providers
@@ -433,7 +447,11 @@ function parseFlag(reading: Reading, fallback: boolean): boolean {
 
 const FLAG_TYPE = 'boolean'
 
-const flag = (fallback: boolean): Kind<boolean> => ({ type: FLAG_TYPE, default: code(String(fallback)), parse: (reading) => parseFlag(reading, fallback) })
+const flag = (fallback: boolean): Kind<boolean> => ({
+  type: FLAG_TYPE,
+  default: code(String(fallback)),
+  parse: (reading) => parseFlag(reading, fallback),
+})
 
 const rate = (fallback: string): Kind<RateLimit> => ({
   type: '`<requests>/<seconds>`',
@@ -453,7 +471,11 @@ const text = (fallback: string): Kind<string> => ({ type: 'text', default: code(
 
 const optionalText = (type = 'text'): Kind<string | null> => ({ type, default: 'unset', parse: (reading) => reading.raw ?? null })
 
-const optionalPath: Kind<string | null> = { type: 'path', default: 'unset', parse: (reading) => (reading.raw === undefined ? null : path.resolve(reading.raw)) }
+const optionalPath: Kind<string | null> = {
+  type: 'path',
+  default: 'unset',
+  parse: (reading) => (reading.raw === undefined ? null : path.resolve(reading.raw)),
+}
 
 const urlType = (protocols: string[]) => `URL (${protocols.map((p) => p.replace(':', '')).join(', ')})`
 
@@ -524,7 +546,10 @@ const trustedProxies: Kind<TrustProxy> = {
       reading.fail('a hop count must be from 0 to 32')
       return false
     }
-    const list = raw.split(',').map((item) => item.trim()).filter(Boolean)
+    const list = raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)
     const isAddress = (item: string) => {
       const [address, prefix, ...rest] = item.split('/')
       const family = isIP(address)
@@ -532,7 +557,9 @@ const trustedProxies: Kind<TrustProxy> = {
       return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
     }
     if (list.length === 0 || !list.every(isAddress)) {
-      reading.fail('must be the number of proxies in front of Tern (e.g. 1) or their addresses and CIDR ranges (e.g. 10.0.0.1,10.1.0.0/16); "true" would let any client pick its own address through X-Forwarded-For')
+      reading.fail(
+        'must be the number of proxies in front of Tern (e.g. 1) or their addresses and CIDR ranges (e.g. 10.0.0.1,10.1.0.0/16); "true" would let any client pick its own address through X-Forwarded-For',
+      )
       return false
     }
     return list
@@ -544,8 +571,19 @@ const iceUrls = (schemes: string[], fallback: string): Kind<string[]> => ({
   type: `list of ${schemes.map(code).join('/')} URLs`,
   default: fallback === '' ? 'none' : code(fallback),
   parse: (reading) => {
-    const list = (reading.raw ?? fallback).split(',').map((item) => item.trim()).filter(Boolean)
-    if (list.length > 20 || !list.every((item) => item.length <= 256 && schemes.some((s) => item.startsWith(s)) && /^[a-z]+:[A-Za-z0-9.\-[\]:]+(\?transport=(udp|tcp))?$/.test(item))) {
+    const list = (reading.raw ?? fallback)
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean)
+    if (
+      list.length > 20 ||
+      !list.every(
+        (item) =>
+          item.length <= 256 &&
+          schemes.some((s) => item.startsWith(s)) &&
+          /^[a-z]+:[A-Za-z0-9.\-[\]:]+(\?transport=(udp|tcp))?$/.test(item),
+      )
+    ) {
       reading.fail(`must be a comma-separated list of ${schemes.join(' or ')} URLs, e.g. ${schemes[0]}host:3478`)
       return []
     }
@@ -554,9 +592,11 @@ const iceUrls = (schemes: string[], fallback: string): Kind<string[]> => ({
 })
 
 /** ADMIN_USERNAME and ADMIN_PASSWORD are both set or both unset (an empty password counts as unset). */
-const adminPaired = (username: string | undefined, password: string | undefined) => (username === undefined) === (password === undefined || password === '')
+const adminPaired = (username: string | undefined, password: string | undefined) =>
+  (username === undefined) === (password === undefined || password === '')
 
-const isVapidPublicKey = (key: string) => /^[A-Za-z0-9_-]+$/.test(key) && Buffer.from(key, 'base64url').length === 65 && Buffer.from(key, 'base64url')[0] === 4
+const isVapidPublicKey = (key: string) =>
+  /^[A-Za-z0-9_-]+$/.test(key) && Buffer.from(key, 'base64url').length === 65 && Buffer.from(key, 'base64url')[0] === 4
 const isVapidPrivateKey = (key: string) => /^[A-Za-z0-9_-]+$/.test(key) && Buffer.from(key, 'base64url').length === 32
 
 const APNS_VARIABLES = ['APNS_KEY_FILE', 'APNS_KEY_ID', 'APNS_TEAM_ID', 'APNS_TOPIC'] as const
@@ -611,7 +651,12 @@ export const SECTIONS = [
         },
         'origins allowed cross-origin access, or `*` for any origin (without credentials)',
       ),
-      readByOthers('NODE_ENV', 'text', 'unset', '`production` refuses `PAYMENT_PROVIDER=test` and turns `WEBHOOK_REQUIRE_HTTPS` on by default'),
+      readByOthers(
+        'NODE_ENV',
+        'text',
+        'unset',
+        '`production` refuses `PAYMENT_PROVIDER=test` and turns `WEBHOOK_REQUIRE_HTTPS` on by default',
+      ),
     ],
   },
   {
@@ -631,7 +676,10 @@ export const SECTIONS = [
           default: '`sqlite:<DATA_DIR>/tern.db`',
           parse: (reading) => {
             const databaseUrl = reading.raw ?? `sqlite:${path.join(reading.value('dataDir'), 'tern.db')}`
-            if (!/^postgres(ql)?:\/\//.test(databaseUrl) && (!databaseUrl.startsWith('sqlite:') || databaseUrl.length === 'sqlite:'.length)) {
+            if (
+              !/^postgres(ql)?:\/\//.test(databaseUrl) &&
+              (!databaseUrl.startsWith('sqlite:') || databaseUrl.length === 'sqlite:'.length)
+            ) {
               reading.fail('must be sqlite:<path> or postgres://…')
             }
             return databaseUrl
@@ -639,8 +687,18 @@ export const SECTIONS = [
         },
         "the database; on SQLite, message search's index is a second file beside it (`tern.search.db`)",
       ),
-      variable('REDIS_URL', 'redisUrl', optionalUrl(['redis:', 'rediss:']), 'Redis, for several instances: fan-out between them, presence and shared rate limits'),
-      variable('REDIS_PREFIX', 'redisPrefix', text('tern:'), 'prefix of every Redis key and channel, so several deployments can share one Redis'),
+      variable(
+        'REDIS_URL',
+        'redisUrl',
+        optionalUrl(['redis:', 'rediss:']),
+        'Redis, for several instances: fan-out between them, presence and shared rate limits',
+      ),
+      variable(
+        'REDIS_PREFIX',
+        'redisPrefix',
+        text('tern:'),
+        'prefix of every Redis key and channel, so several deployments can share one Redis',
+      ),
     ],
   },
   {
@@ -652,9 +710,24 @@ export const SECTIONS = [
         oneOf(LOG_LEVELS, 'info'),
         'JSON lines (pino), one per request, written in batches of 32 KiB or every second and flushed at exit, also after a crash',
       ),
-      variable('LOG_FILE', 'logFile', optionalPath, 'append the log to this file (created readable by the server\'s user only, 0600) instead of stdout'),
-      variable('METRICS_TOKEN', 'metricsToken', optionalText('secret'), '`/metrics` (Prometheus) is served on the main listener to `Authorization: Bearer <METRICS_TOKEN>`'),
-      variable('METRICS_PORT', 'metricsPort', optionalInteger(0, 65535), '`/metrics` is served on a listener of its own instead, on this port'),
+      variable(
+        'LOG_FILE',
+        'logFile',
+        optionalPath,
+        "append the log to this file (created readable by the server's user only, 0600) instead of stdout",
+      ),
+      variable(
+        'METRICS_TOKEN',
+        'metricsToken',
+        optionalText('secret'),
+        '`/metrics` (Prometheus) is served on the main listener to `Authorization: Bearer <METRICS_TOKEN>`',
+      ),
+      variable(
+        'METRICS_PORT',
+        'metricsPort',
+        optionalInteger(0, 65535),
+        '`/metrics` is served on a listener of its own instead, on this port',
+      ),
       variable('METRICS_HOST', 'metricsHost', text('127.0.0.1'), "that listener's address"),
       variable('SLOW_REQUEST_MS', 'slowRequestMs', integer(1, 3_600_000, 1000), 'a request slower than this is logged and counted'),
       variable('SLOW_QUERY_MS', 'slowQueryMs', integer(1, 3_600_000, 250), 'a database query slower than this is logged and counted'),
@@ -673,7 +746,8 @@ export const SECTIONS = [
           parse: (reading) => {
             const username = reading.raw
             if (!adminPaired(username, reading.env('ADMIN_PASSWORD'))) reading.report('ADMIN_USERNAME/ADMIN_PASSWORD: set both or neither')
-            if (username !== undefined && !/^[A-Za-z0-9_]{3,32}$/.test(username)) reading.fail('must be 3 to 32 characters: letters, digits and underscores')
+            if (username !== undefined && !/^[A-Za-z0-9_]{3,32}$/.test(username))
+              reading.fail('must be 3 to 32 characters: letters, digits and underscores')
             return username ?? null
           },
         },
@@ -687,13 +761,19 @@ export const SECTIONS = [
           default: 'unset',
           parse: (reading) => {
             const password = reading.given
-            if (adminPaired(reading.read('ADMIN_USERNAME'), password) && password !== undefined && password.length < 8) reading.refuse('must be at least 8 characters')
+            if (adminPaired(reading.read('ADMIN_USERNAME'), password) && password !== undefined && password.length < 8)
+              reading.refuse('must be at least 8 characters')
             return password || null
           },
         },
         "that admin account's password",
       ),
-      variable('ADMIN_REQUIRE_2FA', 'adminRequire2fa', flag(false), 'admin endpoints need a session that finished sign-in with a second factor (else 403)'),
+      variable(
+        'ADMIN_REQUIRE_2FA',
+        'adminRequire2fa',
+        flag(false),
+        'admin endpoints need a session that finished sign-in with a second factor (else 403)',
+      ),
       variable(
         'SECRET_KEY',
         'secretKey',
@@ -719,15 +799,30 @@ export const SECTIONS = [
         },
         'OpenID Connect providers to sign in with: `[{"id", "issuer", "client_id", "client_secret"}]` ([auth.md](auth.md))',
       ),
-      variable('LOGIN_CODE_RESEND_SECONDS', 'loginCodeResendSeconds', integer(1, 3600, 60), 'the wait before another sign-in code is mailed to the same address'),
+      variable(
+        'LOGIN_CODE_RESEND_SECONDS',
+        'loginCodeResendSeconds',
+        integer(1, 3600, 60),
+        'the wait before another sign-in code is mailed to the same address',
+      ),
       variable(
         'PASSWORD_RESET_CODE_MINUTES',
         'passwordResetCodeMinutes',
         integer(1, 1440, 15),
         'how long a mailed password-reset code (or a code for a step of an account without a password) works',
       ),
-      variable('ACCOUNT_USERNAME_GRACE_DAYS', 'accountUsernameGraceDays', integer(0, 3650, 30), "a deleted account's username stays unavailable this long (`0`: free at once)"),
-      variable('UNCONFIRMED_EMAIL_TTL_DAYS', 'unconfirmedEmailTtlDays', integer(1, 3650, 7), 'an email address nobody confirmed lapses after this long, and another account may take it'),
+      variable(
+        'ACCOUNT_USERNAME_GRACE_DAYS',
+        'accountUsernameGraceDays',
+        integer(0, 3650, 30),
+        "a deleted account's username stays unavailable this long (`0`: free at once)",
+      ),
+      variable(
+        'UNCONFIRMED_EMAIL_TTL_DAYS',
+        'unconfirmedEmailTtlDays',
+        integer(1, 3650, 7),
+        'an email address nobody confirmed lapses after this long, and another account may take it',
+      ),
       variable(
         'PHONE_DEFAULT_REGION',
         'phoneDefaultRegion',
@@ -755,18 +850,33 @@ export const SECTIONS = [
         'the SMTP server mail goes through, credentials in the URL (`smtp://user:pass@host:587`); unset: each mail is written to the log instead',
       ),
       variable('MAIL_FROM', 'mailFrom', text('Tern <no-reply@localhost>'), 'the From of every mail'),
-      variable('MAIL_TIMEOUT_SECONDS', 'mailTimeoutSeconds', integer(1, 60, 5), 'how long connecting and each SMTP reply may take; a mail that cannot be sent answers 503 `mail_unavailable`'),
+      variable(
+        'MAIL_TIMEOUT_SECONDS',
+        'mailTimeoutSeconds',
+        integer(1, 60, 5),
+        'how long connecting and each SMTP reply may take; a mail that cannot be sent answers 503 `mail_unavailable`',
+      ),
     ],
   },
   {
     title: 'Rate limits',
     variables: [
-      variable('WRITE_RATE_LIMIT_IP', 'writeRateLimitIp', rate('3000/60'), 'writes (requests other than GET) per client IP; past it, 429 `rate_limited` with `Retry-After`'),
+      variable(
+        'WRITE_RATE_LIMIT_IP',
+        'writeRateLimitIp',
+        rate('3000/60'),
+        'writes (requests other than GET) per client IP; past it, 429 `rate_limited` with `Retry-After`',
+      ),
       variable('WRITE_RATE_LIMIT_USER', 'writeRateLimitUser', rate('600/60'), 'writes per signed-in user'),
       variable('WS_FRAME_RATE_LIMIT', 'wsFrameRateLimit', rate('50/1'), 'frames per gateway socket; past twice that, the socket is closed'),
       variable('REGISTER_RATE_LIMIT', 'registerRateLimit', rate('5/300'), 'registrations per client IP'),
       variable('LOGIN_RATE_LIMIT', 'loginRateLimit', rate('30/60'), 'password logins per client IP'),
-      variable('LOGIN_LOOKUP_RATE_LIMIT', 'loginLookupRateLimit', rate('10/60'), 'login_v3 `email` steps (does this address have an account?) per client IP'),
+      variable(
+        'LOGIN_LOOKUP_RATE_LIMIT',
+        'loginLookupRateLimit',
+        rate('10/60'),
+        'login_v3 `email` steps (does this address have an account?) per client IP',
+      ),
       variable(
         'LOGIN_ACCOUNT_RATE_LIMIT',
         'loginAccountRateLimit',
@@ -776,14 +886,24 @@ export const SECTIONS = [
       variable('QR_GENERATE_RATE_LIMIT', 'qrGenerateRateLimit', rate('10/60'), 'QR login codes generated per client IP'),
       variable('CONTACT_IMPORT_RATE_LIMIT', 'contactImportRateLimit', rate('30/3600'), 'contact imports (phone lookups) per client IP'),
       variable('PASSWORD_RESET_RATE_LIMIT', 'passwordResetRateLimit', rate('5/900'), '`auth/password/forgot` requests per client IP'),
-      variable('PASSWORD_RESET_EMAIL_RATE_LIMIT', 'passwordResetEmailRateLimit', rate('3/3600'), '`auth/password/forgot` requests per address, whether or not an account has it'),
+      variable(
+        'PASSWORD_RESET_EMAIL_RATE_LIMIT',
+        'passwordResetEmailRateLimit',
+        rate('3/3600'),
+        '`auth/password/forgot` requests per address, whether or not an account has it',
+      ),
       variable('ACCOUNT_EXPORT_RATE_LIMIT', 'accountExportRateLimit', rate('1/60'), 'data exports (`auth/export`) per user'),
     ],
   },
   {
     title: 'Messaging and real time',
     variables: [
-      variable('UPDATE_LOG_KEEP', 'updateLogKeep', integer(10, 100_000_000, 10_000), 'updates kept per user in the update log; a resume from further back is told to `reset`'),
+      variable(
+        'UPDATE_LOG_KEEP',
+        'updateLogKeep',
+        integer(10, 100_000_000, 10_000),
+        'updates kept per user in the update log; a resume from further back is told to `reset`',
+      ),
       variable(
         'SEND_FAST_PATH',
         'sendFastPath',
@@ -796,21 +916,36 @@ export const SECTIONS = [
         integer(1, 3600, 30),
         'how often each WebSocket is pinged; one that answered neither the previous ping nor sent anything is dropped, and its user may turn offline',
       ),
-      variable('WS_MAX_SOCKETS_PER_USER', 'wsMaxSocketsPerUser', integer(1, 10_000, 100), 'open WebSockets one user may hold on one instance; the next is closed with 4029'),
+      variable(
+        'WS_MAX_SOCKETS_PER_USER',
+        'wsMaxSocketsPerUser',
+        integer(1, 10_000, 100),
+        'open WebSockets one user may hold on one instance; the next is closed with 4029',
+      ),
     ],
   },
   {
     title: 'Files and stories',
     variables: [
       variable('MAX_UPLOAD_BYTES', 'maxUploadBytes', integer(1, Number.MAX_SAFE_INTEGER, 52_428_800), 'upload cap in bytes'),
-      variable('PREMIUM_MAX_UPLOAD_BYTES', 'premiumMaxUploadBytes', integer(1, Number.MAX_SAFE_INTEGER, 2_147_483_648), 'upload cap in bytes for premium users'),
+      variable(
+        'PREMIUM_MAX_UPLOAD_BYTES',
+        'premiumMaxUploadBytes',
+        integer(1, Number.MAX_SAFE_INTEGER, 2_147_483_648),
+        'upload cap in bytes for premium users',
+      ),
       variable(
         'UPLOAD_SESSION_TTL_SECONDS',
         'uploadSessionTtlSeconds',
         integer(1, 30 * 86_400, 86_400),
         'an unfinished chunked upload expires this long after its last chunk (a tus upload: after it began)',
       ),
-      variable('UPLOAD_SWEEP_INTERVAL_SECONDS', 'uploadSweepIntervalSeconds', integer(1, 86_400, 600), 'how often expired unfinished uploads and their bytes are removed'),
+      variable(
+        'UPLOAD_SWEEP_INTERVAL_SECONDS',
+        'uploadSweepIntervalSeconds',
+        integer(1, 86_400, 600),
+        'how often expired unfinished uploads and their bytes are removed',
+      ),
       variable('STORY_LIFETIME_SECONDS', 'storyLifetimeSeconds', integer(1, 30 * 86_400, 86_400), 'how long a story lives'),
       variable(
         'STORY_CLEANUP_INTERVAL_SECONDS',
@@ -851,24 +986,56 @@ export const SECTIONS = [
             // no provider unless one is chosen: `test` pays every order at once, so never in production
             const provider = reading.raw === undefined ? null : parseOneOf(reading, ['test', 'manual'] as const, 'manual')
             if (provider === 'test' && reading.read('NODE_ENV') === 'production') {
-              reading.report('PAYMENT_PROVIDER: test pays every order at once without taking money, and is refused with NODE_ENV=production')
+              reading.report(
+                'PAYMENT_PROVIDER: test pays every order at once without taking money, and is refused with NODE_ENV=production',
+              )
             }
             return provider
           },
         },
         '`manual`: orders wait for an admin to mark them paid; `test` (development only, announced at start, refused with `NODE_ENV=production`): every order is paid at once without taking money; unset: premium cannot be bought (503 `payments_unavailable`)',
       ),
-      variable('PAYMENT_WEBHOOK_SECRET', 'paymentWebhookSecret', optionalText('secret'), 'the secret payment providers sign `POST /premium/webhook/{provider}` with; unset: no webhook'),
-      variable('PREMIUM_RENEW_BEFORE_SECONDS', 'premiumRenewBeforeSeconds', integer(0, 30 * 86_400, 86_400), 'how long before premium ends the renewal job asks for the next payment'),
-      variable('PREMIUM_RENEWAL_INTERVAL_SECONDS', 'premiumRenewalIntervalSeconds', integer(1, 86_400, 3600), 'how often the renewal job runs (once across instances; also at start)'),
-      variable('REFERRAL_WINDOW_DAYS', 'referralWindowDays', integer(1, 365, 7), 'a new account may name its inviter within this many days of being created'),
-      variable('REFERRAL_MONTHLY_CAP', 'referralMonthlyCap', integer(0, 100_000, 20), 'referrals one inviter may have in 30 days (then 409)'),
+      variable(
+        'PAYMENT_WEBHOOK_SECRET',
+        'paymentWebhookSecret',
+        optionalText('secret'),
+        'the secret payment providers sign `POST /premium/webhook/{provider}` with; unset: no webhook',
+      ),
+      variable(
+        'PREMIUM_RENEW_BEFORE_SECONDS',
+        'premiumRenewBeforeSeconds',
+        integer(0, 30 * 86_400, 86_400),
+        'how long before premium ends the renewal job asks for the next payment',
+      ),
+      variable(
+        'PREMIUM_RENEWAL_INTERVAL_SECONDS',
+        'premiumRenewalIntervalSeconds',
+        integer(1, 86_400, 3600),
+        'how often the renewal job runs (once across instances; also at start)',
+      ),
+      variable(
+        'REFERRAL_WINDOW_DAYS',
+        'referralWindowDays',
+        integer(1, 365, 7),
+        'a new account may name its inviter within this many days of being created',
+      ),
+      variable(
+        'REFERRAL_MONTHLY_CAP',
+        'referralMonthlyCap',
+        integer(0, 100_000, 20),
+        'referrals one inviter may have in 30 days (then 409)',
+      ),
     ],
   },
   {
     title: 'Bots and webhooks',
     variables: [
-      variable('BOT_RATE_LIMIT', 'botRateLimit', rate('30/1'), 'messages one bot may send over all its chats; past it, 429 with `retry_after`'),
+      variable(
+        'BOT_RATE_LIMIT',
+        'botRateLimit',
+        rate('30/1'),
+        'messages one bot may send over all its chats; past it, 429 with `retry_after`',
+      ),
       variable('BOT_CHAT_RATE_LIMIT', 'botChatRateLimit', rate('5/5'), 'messages one bot may send into one personal chat'),
       variable('BOT_GROUP_RATE_LIMIT', 'botGroupRateLimit', rate('20/60'), 'messages one bot may send into one group or channel'),
       variable(
@@ -893,8 +1060,18 @@ export const SECTIONS = [
         integer(1, 3_600_000, 5000),
         'the first retry of a failed bot webhook delivery waits about this long, doubling per attempt (at most an hour)',
       ),
-      variable('WEBHOOK_RETRY_FOR_SECONDS', 'webhookRetryForSeconds', integer(1, 30 * 86_400, 86_400), 'how long a failing delivery is retried before it is marked failed'),
-      variable('WEBHOOK_DELIVERY_INTERVAL_MS', 'webhookDeliveryIntervalMs', integer(10, 3_600_000, 250), 'how often the delivery job looks for due deliveries'),
+      variable(
+        'WEBHOOK_RETRY_FOR_SECONDS',
+        'webhookRetryForSeconds',
+        integer(1, 30 * 86_400, 86_400),
+        'how long a failing delivery is retried before it is marked failed',
+      ),
+      variable(
+        'WEBHOOK_DELIVERY_INTERVAL_MS',
+        'webhookDeliveryIntervalMs',
+        integer(10, 3_600_000, 250),
+        'how often the delivery job looks for due deliveries',
+      ),
     ],
   },
   {
@@ -961,15 +1138,31 @@ export const SECTIONS = [
               }
               return `mailto:admin@${host}`
             }
-            if (!/^mailto:[^\s@]+@[^\s@]+$/.test(raw) && !/^https:\/\/[^\s]+$/.test(raw)) reading.fail('must be a mailto: address or an https: URL')
+            if (!/^mailto:[^\s@]+@[^\s@]+$/.test(raw) && !/^https:\/\/[^\s]+$/.test(raw))
+              reading.fail('must be a mailto: address or an https: URL')
             return raw
           },
         },
         'the contact push services see',
       ),
-      variable('PUSH_MAX_SUBSCRIPTIONS', 'pushMaxSubscriptions', integer(1, 1000, 20), 'push subscriptions (devices) one user may register; the next is 409'),
-      variable('PUSH_DELIVERY_INTERVAL_MS', 'pushDeliveryIntervalMs', integer(50, 3_600_000, 1000), 'how often queued notifications are sent (once across instances)'),
-      variable('PUSH_MAX_ATTEMPTS', 'pushMaxAttempts', integer(1, 50, 5), 'attempts at a notification a push service keeps failing before it is dropped'),
+      variable(
+        'PUSH_MAX_SUBSCRIPTIONS',
+        'pushMaxSubscriptions',
+        integer(1, 1000, 20),
+        'push subscriptions (devices) one user may register; the next is 409',
+      ),
+      variable(
+        'PUSH_DELIVERY_INTERVAL_MS',
+        'pushDeliveryIntervalMs',
+        integer(50, 3_600_000, 1000),
+        'how often queued notifications are sent (once across instances)',
+      ),
+      variable(
+        'PUSH_MAX_ATTEMPTS',
+        'pushMaxAttempts',
+        integer(1, 50, 5),
+        'attempts at a notification a push service keeps failing before it is dropped',
+      ),
       variable('PUSH_TIMEOUT_SECONDS', 'pushTimeoutSeconds', integer(1, 60, 5), 'how long one request to a push service may take'),
       variable(
         'FCM_SERVICE_ACCOUNT_FILE',
@@ -995,46 +1188,116 @@ export const SECTIONS = [
             return { keyFile: path.resolve(keyFile!), keyId: keyId!, teamId: teamId!, topic: topic! }
           },
         },
-        "APNs token auth: the `.p8` key file, with the three below (all four or none); unset: APNs tokens are kept and skipped with a log line",
+        'APNs token auth: the `.p8` key file, with the three below (all four or none); unset: APNs tokens are kept and skipped with a log line',
       ),
       readByOthers('APNS_KEY_ID', 'text', 'unset', "the key's id"),
       readByOthers('APNS_TEAM_ID', 'text', 'unset', 'the team id'),
       readByOthers('APNS_TOPIC', 'text', 'unset', "the app's bundle id"),
-      variable('APNS_URL', 'apnsUrl', url(['https:', 'http:'], 'https://api.push.apple.com'), "APNs' origin (`https://api.sandbox.push.apple.com` for development builds)"),
+      variable(
+        'APNS_URL',
+        'apnsUrl',
+        url(['https:', 'http:'], 'https://api.push.apple.com'),
+        "APNs' origin (`https://api.sandbox.push.apple.com` for development builds)",
+      ),
     ],
   },
   {
     title: 'Calls and video',
     variables: [
-      variable('CALL_RING_TIMEOUT_SECONDS', 'callRingTimeoutSeconds', integer(5, 600, 60), 'a call nobody answers ends as `missed` after this long'),
+      variable(
+        'CALL_RING_TIMEOUT_SECONDS',
+        'callRingTimeoutSeconds',
+        integer(5, 600, 60),
+        'a call nobody answers ends as `missed` after this long',
+      ),
       variable('VIDEO_PORT', 'videoPort', integer(0, 65535, 5001), "the video signaling service's port"),
-      variable('VIDEO_HOST', 'videoHost', { type: 'text', default: '`HOST`', parse: (reading) => reading.raw ?? reading.value('host') }, "the video service's address"),
-      variable('VIDEO_URL', 'videoUrl', optionalUrl(['http:', 'https:']), 'where the main service reaches the video service; unset: `npm start` runs it in-process'),
-      variable('VIDEO_PUBLIC_URL', 'videoPublicUrl', optionalUrl(['ws:', 'wss:']), "the signaling URL handed to clients (e.g. behind a proxy); unset: derived from the video service's address"),
-      variable('VIDEO_CALLBACK_URL', 'videoCallbackUrl', optionalUrl(['http:', 'https:']), "where the video service sends its reports; unset: this server's own listener"),
+      variable(
+        'VIDEO_HOST',
+        'videoHost',
+        { type: 'text', default: '`HOST`', parse: (reading) => reading.raw ?? reading.value('host') },
+        "the video service's address",
+      ),
+      variable(
+        'VIDEO_URL',
+        'videoUrl',
+        optionalUrl(['http:', 'https:']),
+        'where the main service reaches the video service; unset: `npm start` runs it in-process',
+      ),
+      variable(
+        'VIDEO_PUBLIC_URL',
+        'videoPublicUrl',
+        optionalUrl(['ws:', 'wss:']),
+        "the signaling URL handed to clients (e.g. behind a proxy); unset: derived from the video service's address",
+      ),
+      variable(
+        'VIDEO_CALLBACK_URL',
+        'videoCallbackUrl',
+        optionalUrl(['http:', 'https:']),
+        "where the video service sends its reports; unset: this server's own listener",
+      ),
       variable(
         'VIDEO_SECRET',
         'videoSecret',
         { ...longSecret, default: 'a random one kept in `<DATA_DIR>/video.secret`' },
         "signs room tickets and the video service's reports; every service needs the same one",
       ),
-      variable('VIDEO_TIMEOUT_MS', 'videoTimeoutMs', integer(10, 60_000, 5000), 'limit on each request from the main service to the video service; past it, 504 `upstream_timeout`'),
+      variable(
+        'VIDEO_TIMEOUT_MS',
+        'videoTimeoutMs',
+        integer(10, 60_000, 5000),
+        'limit on each request from the main service to the video service; past it, 504 `upstream_timeout`',
+      ),
       variable('VIDEO_TICKET_TTL_SECONDS', 'videoTicketTtlSeconds', integer(5, 3600, 60), 'how long a room ticket is good for'),
-      variable('VIDEO_ROOM_IDLE_SECONDS', 'videoRoomIdleSeconds', integer(5, 7 * 86_400, 600), 'a room nobody is connected to ends after this long'),
+      variable(
+        'VIDEO_ROOM_IDLE_SECONDS',
+        'videoRoomIdleSeconds',
+        integer(5, 7 * 86_400, 600),
+        'a room nobody is connected to ends after this long',
+      ),
       variable(
         'VIDEO_MAX_SOCKETS_PER_ROOM',
         'videoMaxSocketsPerRoom',
         integer(1, 1000, 4),
         'joined signaling sockets one user may hold in one room on one video service; the next is closed with 4029',
       ),
-      variable('VIDEO_MAX_SOCKETS_PER_USER', 'videoMaxSocketsPerUser', integer(1, 10_000, 16), 'joined signaling sockets one user may hold in all rooms on one video service'),
+      variable(
+        'VIDEO_MAX_SOCKETS_PER_USER',
+        'videoMaxSocketsPerUser',
+        integer(1, 10_000, 16),
+        'joined signaling sockets one user may hold in all rooms on one video service',
+      ),
       variable('VIDEO_TICKET_RATE_LIMIT', 'videoTicketRateLimit', rate('30/60'), 'room tickets per user; past it, 429 `rate_limited`'),
-      variable('VIDEO_MEDIA_RATE_LIMIT', 'videoMediaRateLimit', rate('10/1'), '`media` frames per signaling socket; past it, an `error` frame `rate_limited` and the frame is dropped'),
-      variable('VIDEO_MEDIA_REPORT_RATE_LIMIT', 'videoMediaReportRateLimit', rate('5/1'), 'media reports the main service writes per participant of a room; past it, 429'),
+      variable(
+        'VIDEO_MEDIA_RATE_LIMIT',
+        'videoMediaRateLimit',
+        rate('10/1'),
+        '`media` frames per signaling socket; past it, an `error` frame `rate_limited` and the frame is dropped',
+      ),
+      variable(
+        'VIDEO_MEDIA_REPORT_RATE_LIMIT',
+        'videoMediaReportRateLimit',
+        rate('5/1'),
+        'media reports the main service writes per participant of a room; past it, 429',
+      ),
       variable('STUN_URLS', 'stunUrls', iceUrls(['stun:'], 'stun:stun.l.google.com:19302'), 'STUN servers offered to clients'),
-      variable('TURN_URLS', 'turnUrls', iceUrls(['turn:', 'turns:'], ''), 'TURN servers offered to clients, with credentials, when `TURN_SECRET` is set'),
-      variable('TURN_SECRET', 'turnSecret', optionalText('secret'), "the TURN REST API shared secret (coturn's `static-auth-secret`); unset: no TURN server is offered"),
-      variable('TURN_CREDENTIAL_TTL_SECONDS', 'turnCredentialTtlSeconds', integer(60, 7 * 86_400, 86_400), 'how long TURN credentials are good for'),
+      variable(
+        'TURN_URLS',
+        'turnUrls',
+        iceUrls(['turn:', 'turns:'], ''),
+        'TURN servers offered to clients, with credentials, when `TURN_SECRET` is set',
+      ),
+      variable(
+        'TURN_SECRET',
+        'turnSecret',
+        optionalText('secret'),
+        "the TURN REST API shared secret (coturn's `static-auth-secret`); unset: no TURN server is offered",
+      ),
+      variable(
+        'TURN_CREDENTIAL_TTL_SECONDS',
+        'turnCredentialTtlSeconds',
+        integer(60, 7 * 86_400, 86_400),
+        'how long TURN credentials are good for',
+      ),
     ],
   },
 ] as const satisfies readonly Section[]

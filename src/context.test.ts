@@ -9,7 +9,13 @@ test('the logger redacts credentials, and a URL keeps all but its token in every
   const secret = 'c2VjcmV0LXRva2VuLXZhbHVl'
   log.info({ req: { method: 'GET', url: `/api.v2/api/ws?seq=3&token=${secret}` } }, 'upgrade')
   log.info({ url: `/api.v2/api/ws?%74oken=${secret}` }, 'upgrade')
-  log.warn({ req: { headers: { authorization: `Bearer ${secret}`, cookie: `tern_session=${secret}` } }, body: { password: secret, token: secret } }, 'odd')
+  log.warn(
+    {
+      req: { headers: { authorization: `Bearer ${secret}`, cookie: `tern_session=${secret}` } },
+      body: { password: secret, token: secret },
+    },
+    'odd',
+  )
   const [first, second, third] = lines.map((line) => JSON.parse(line))
   assert.equal(first.req.url, '/api.v2/api/ws?seq=3&token=[redacted]')
   assert.equal(first.req.method, 'GET')

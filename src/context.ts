@@ -70,10 +70,13 @@ export function createLogger(config: Pick<Config, 'logLevel'> & { logFile?: stri
     : pino.destination({ dest, sync: false, minLength: 0, maxWrite: 1024 * 1024 })
   const destination = LineBatch.flushedOnExit(sink)
   setInterval(() => destination.drain(), 1000).unref()
-  return pino({
-    level: config.logLevel,
-    redact: LOG_REDACTION,
-  }, destination)
+  return pino(
+    {
+      level: config.logLevel,
+      redact: LOG_REDACTION,
+    },
+    destination,
+  )
 }
 
 /**
@@ -91,7 +94,8 @@ export const LOG_REDACTION = {
     'url',
     '*.url',
   ],
-  censor: (value: unknown, path: string[]) => (path.at(-1) === 'url' ? (typeof value === 'string' ? loggedUrl(value) : value) : '[redacted]'),
+  censor: (value: unknown, path: string[]) =>
+    path.at(-1) === 'url' ? (typeof value === 'string' ? loggedUrl(value) : value) : '[redacted]',
 }
 
 export function createContext(config: Readonly<Config>, overrides: ContextOverrides = {}): AppContext {
@@ -110,10 +114,18 @@ export function createContext(config: Readonly<Config>, overrides: ContextOverri
   }
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 3 }) : null
   redis?.on('error', (err) => log.warn({ err }, 'redis connection error'))
-  const fanout = config.redisUrl ? createRedisFanout({ url: config.redisUrl, prefix: config.redisPrefix, log, onArrival: (lagMs) => metrics.fanoutArrived(lagMs) }) : createLocalFanout()
+  const fanout = config.redisUrl
+    ? createRedisFanout({ url: config.redisUrl, prefix: config.redisPrefix, log, onArrival: (lagMs) => metrics.fanoutArrived(lagMs) })
+    : createLocalFanout()
   const typing = new TypingTracker(fanout)
   const messageIndex = database.sqlite ? new MessageIndex(database.sqlite, sqlitePath(config.databaseUrl)) : null
-  const writeLimits = new WriteLimits({ ip: config.writeRateLimitIp, user: config.writeRateLimitUser, redis, prefix: config.redisPrefix, log })
+  const writeLimits = new WriteLimits({
+    ip: config.writeRateLimitIp,
+    user: config.writeRateLimitUser,
+    redis,
+    prefix: config.redisPrefix,
+    log,
+  })
   return {
     config,
     db: database.db,

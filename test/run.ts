@@ -59,7 +59,9 @@ async function main() {
   const filters = process.argv.slice(2)
   // the browser files are the longest: started first, they do not leave a tail of one file running alone
   const browserFirst = (f: string) => (f.includes(`${path.sep}test${path.sep}web${path.sep}`) ? 0 : 1)
-  let files = [...findTests(path.join(root, 'test')), ...findTests(path.join(root, 'src'))].sort((a, b) => browserFirst(a) - browserFirst(b) || a.localeCompare(b))
+  let files = [...findTests(path.join(root, 'test')), ...findTests(path.join(root, 'src'))].sort(
+    (a, b) => browserFirst(a) - browserFirst(b) || a.localeCompare(b),
+  )
   if (filters.length) files = files.filter((f) => filters.some((x) => f.includes(x)))
   if (files.length === 0) throw new Error('no test files matched')
   // One file at a time unless TEST_CONCURRENCY says more. Most of a file's time is spent waiting
@@ -70,10 +72,14 @@ async function main() {
   // --test-force-exit: a file whose tests are done ends even if something of it still runs (a
   // timer loop, a socket of a failed test): once, a failed conformance run's drop loops kept its
   // file alive until CI's time ran out, with every later file waiting behind it
-  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
-    cwd: root,
-    stdio: 'inherit',
-  })
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  )
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)))
 }
 

@@ -43,12 +43,19 @@ export async function registerMany(baseUrl: string, prefix: string, count: numbe
 
 /** The personal chat of `me` and `other`, created through the API; returns its id. */
 export async function openChat(baseUrl: string, me: BenchUser, other: BenchUser): Promise<number> {
-  const { data } = await call<{ data: { chat_id: number } }>(`${baseUrl}${V2}/chat/create`, { token: me.token, body: { user_id: other.id } })
+  const { data } = await call<{ data: { chat_id: number } }>(`${baseUrl}${V2}/chat/create`, {
+    token: me.token,
+    body: { user_id: other.id },
+  })
   return data.chat_id
 }
 
 /** `count` sender → receiver pairs of new users (`prefix`), each pair in a personal chat of its own (socket-sends' load). */
-export async function openPairs(baseUrl: string, prefix: string, count: number): Promise<{ senderToken: string; receiverToken: string; chatId: number }[]> {
+export async function openPairs(
+  baseUrl: string,
+  prefix: string,
+  count: number,
+): Promise<{ senderToken: string; receiverToken: string; chatId: number }[]> {
   const users = await registerMany(baseUrl, prefix, count * 2)
   const pairs: { senderToken: string; receiverToken: string; chatId: number }[] = []
   for (let i = 0; i < count; i++) {
@@ -59,7 +66,10 @@ export async function openPairs(baseUrl: string, prefix: string, count: number):
 }
 
 export async function sendMessage(baseUrl: string, me: BenchUser, chatId: number, content: string): Promise<number> {
-  const { data } = await call<{ data: { message_id: number } }>(`${baseUrl}${V2}/messages/send`, { token: me.token, body: { chat_id: chatId, content } })
+  const { data } = await call<{ data: { message_id: number } }>(`${baseUrl}${V2}/messages/send`, {
+    token: me.token,
+    body: { chat_id: chatId, content },
+  })
   return data.message_id
 }
 

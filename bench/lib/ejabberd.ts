@@ -42,9 +42,7 @@ function findEjabberd(): { libs: string; version: string } | null {
     } catch {
       continue
     }
-    const found = names
-      .filter((name) => /^ejabberd-\d/.test(name) && fs.existsSync(path.join(root, name, 'ebin', 'ejabberd.app')))
-      .sort()
+    const found = names.filter((name) => /^ejabberd-\d/.test(name) && fs.existsSync(path.join(root, name, 'ebin', 'ejabberd.app'))).sort()
     if (found.length) return { libs: root, version: found.at(-1)!.slice('ejabberd-'.length) }
   }
   return null
@@ -122,23 +120,36 @@ export async function startEjabberd(machine: Machine): Promise<Ejabberd> {
     SERVER_CORE,
     [
       ERL,
-      '-sname', `tern-bench-${id}@localhost`,
-      '-setcookie', randomBytes(16).toString('hex'),
+      '-sname',
+      `tern-bench-${id}@localhost`,
+      '-setcookie',
+      randomBytes(16).toString('hex'),
       // distribution on a port of its own, without epmd: nothing outlives the run
-      '-start_epmd', 'false',
-      '-erl_epmd_port', String(distPort),
-      '-kernel', 'inet_dist_use_interface', '{127,0,0,1}',
+      '-start_epmd',
+      'false',
+      '-erl_epmd_port',
+      String(distPort),
+      '-kernel',
+      'inet_dist_use_interface',
+      '{127,0,0,1}',
       '-noinput',
       '-noshell',
       // ejabberdctl's VM options
-      '+K', 'true',
-      '+P', '250000',
+      '+K',
+      'true',
+      '+P',
+      '250000',
       // one scheduler (and one dirty CPU scheduler) for its one core, as the VM would pick on a
       // one-core machine; it counts the machine's cores, not the affinity mask, and would run two
-      '+S', '1:1',
-      '+SDcpu', '1:1',
-      '-mnesia', 'dir', JSON.stringify(spool),
-      '-s', 'ejabberd',
+      '+S',
+      '1:1',
+      '+SDcpu',
+      '1:1',
+      '-mnesia',
+      'dir',
+      JSON.stringify(spool),
+      '-s',
+      'ejabberd',
     ],
     {
       PATH: process.env.PATH,
@@ -157,7 +168,8 @@ export async function startEjabberd(machine: Machine): Promise<Ejabberd> {
   const deadline = Date.now() + 60_000
   try {
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`ejabberd exited early:\n${tail(outFile)}\n${tail(logFile)}`)
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`ejabberd exited early:\n${tail(outFile)}\n${tail(logFile)}`)
       if (await listening(port)) break
       if (Date.now() > deadline) throw new Error(`ejabberd did not listen within 60 s:\n${tail(outFile)}\n${tail(logFile)}`)
       await sleep(100)

@@ -25,7 +25,9 @@ export function encodeRequest(host: string, spec: RequestSpec): Buffer {
     headers['content-type'] = 'application/json'
     headers['content-length'] = String(body.length)
   }
-  const head = `${spec.method} ${spec.path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`
+  const head = `${spec.method} ${spec.path} HTTP/1.1\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}\r\n`
   return body ? Buffer.concat([Buffer.from(head), body]) : Buffer.from(head)
 }
 

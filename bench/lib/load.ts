@@ -20,7 +20,12 @@ export class LoadProcess {
 
   /** Starts bench/load/<script>.ts on the load core. */
   static start(machine: Machine, script: string): LoadProcess {
-    const child = spawnNode(machine, LOAD_CORE, ['--import', 'tsx', `bench/load/${script}.ts`], process.env, ['ignore', 'inherit', 'inherit', 'ipc'])
+    const child = spawnNode(machine, LOAD_CORE, ['--import', 'tsx', `bench/load/${script}.ts`], process.env, [
+      'ignore',
+      'inherit',
+      'inherit',
+      'ipc',
+    ])
     return new LoadProcess(child)
   }
 

@@ -30,7 +30,8 @@ export function describeMachine(): Machine {
 /** The commit measured, and whether src/ differed from it (read-only git; null outside a checkout). */
 export function codeRevision(root: string): string | null {
   try {
-    const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
     const dirty = git('status', '--porcelain', '--', 'src') !== ''
     return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' with uncommitted changes in src/' : ''}`
   } catch {

@@ -137,7 +137,10 @@ export class PairLoad {
     // the server's CPU time, the wall time and the messages done in the window (read when it ends)
     const server = { ms: 0, wallMs: 0, done: 0 }
     const cpuTimers = [
-      setTimeout(() => (cpuStart = { cpu: process.cpuUsage(), wall: performance.now(), server: serverCpuMs(), done: this.doneCount }), spec.warmupMs),
+      setTimeout(
+        () => (cpuStart = { cpu: process.cpuUsage(), wall: performance.now(), server: serverCpuMs(), done: this.doneCount }),
+        spec.warmupMs,
+      ),
       setTimeout(() => {
         const used = process.cpuUsage(cpuStart.cpu)
         const wallMs = performance.now() - cpuStart.wall

@@ -150,7 +150,9 @@ export async function pinPostgres(machine: Machine, core: number): Promise<PgPin
   } catch (error) {
     const failures = await putBack()
     release()
-    return unpinned(`taskset failed: ${String(error).split('\n')[0]}${failures.length ? `; and putting back failed for ${failures.join(', ')}` : ''}`)
+    return unpinned(
+      `taskset failed: ${String(error).split('\n')[0]}${failures.length ? `; and putting back failed for ${failures.join(', ')}` : ''}`,
+    )
   }
   return {
     pinned: true,

@@ -33,7 +33,14 @@ export function spawnNode(
 }
 
 /** Starts any command on one core (or unpinned without taskset), in `cwd`; killed with the run like spawnNode's. */
-export function spawnPinned(machine: Machine, core: number, argv: string[], env: NodeJS.ProcessEnv, stdio: StdioOptions, cwd = ROOT): ChildProcess {
+export function spawnPinned(
+  machine: Machine,
+  core: number,
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  stdio: StdioOptions,
+  cwd = ROOT,
+): ChildProcess {
   const command = [...(machine.taskset ? [machine.taskset, '-c', String(core)] : []), ...argv]
   const child = spawn(command[0], command.slice(1), { cwd, env, stdio })
   children.add(child)

@@ -18,7 +18,7 @@ export interface Row {
   target?: Target
 }
 
-const DIGITS: Record<Unit, number> = { 'req/s': 0, 'msg/s': 0, ms: 2, 'µs': 1, s: 1, x: 2, KiB: 1, MiB: 0, 'MiB/s': 0, 'k instr': 0, '%': 2 }
+const DIGITS: Record<Unit, number> = { 'req/s': 0, 'msg/s': 0, ms: 2, µs: 1, s: 1, x: 2, KiB: 1, MiB: 0, 'MiB/s': 0, 'k instr': 0, '%': 2 }
 
 export function formatValue(value: number, unit: Unit): string {
   if (!Number.isFinite(value)) return 'n/a'

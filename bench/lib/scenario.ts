@@ -56,7 +56,22 @@ export async function serviceTime(ctx: BenchContext, port: number, label: string
  * `requests` going against the server on `port` (a maximum), checked; `spec` adds or overrides
  * fields (an open loop's rate, the server's pid for its CPU time).
  */
-export async function closedLoad(ctx: BenchContext, port: number, connections: number, requests: RequestSpec[], label: string, spec: Partial<HttpLoadSpec> = {}): Promise<LoadResult> {
-  const result = await runLoad<LoadResult>(ctx.machine, 'http', { mode: 'closed', port, connections, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs, requests, ...spec })
+export async function closedLoad(
+  ctx: BenchContext,
+  port: number,
+  connections: number,
+  requests: RequestSpec[],
+  label: string,
+  spec: Partial<HttpLoadSpec> = {},
+): Promise<LoadResult> {
+  const result = await runLoad<LoadResult>(ctx.machine, 'http', {
+    mode: 'closed',
+    port,
+    connections,
+    warmupMs: ctx.warmupMs,
+    durationMs: ctx.durationMs,
+    requests,
+    ...spec,
+  })
   return checkLoad(ctx, label, result)
 }

@@ -124,7 +124,9 @@ export function insertCommunity(db: SeedDb, type: 'group' | 'channel', title: st
         )
         .run(type, title, ownerId, ownerId, count, count, randomBytes(16).toString('base64url'), now, now).lastInsertRowid,
     )
-    const member = db.prepare('insert into chat_members (chat_id, user_id, role, joined_at, last_activity_at, position) values (?, ?, ?, ?, ?, ?)')
+    const member = db.prepare(
+      'insert into chat_members (chat_id, user_id, role, joined_at, last_activity_at, position) values (?, ?, ?, ?, ?, ?)',
+    )
     const buckets = new Map<number, number>()
     ;[ownerId, ...memberIds].forEach((userId, i) => {
       const position = i + 1

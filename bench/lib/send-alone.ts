@@ -17,9 +17,26 @@ export interface SendAlone {
   cpuShare: number
 }
 
-export async function sendAlone(machine: Machine, dataDir: string, window: number, warmupMs: number, durationMs: number): Promise<SendAlone> {
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, WINDOW: String(window), WARMUP_MS: String(warmupMs), DURATION_MS: String(durationMs) }
-  const child = spawnNode(machine, SERVER_CORE, [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/send-alone.ts'], env, ['ignore', 'pipe', 'inherit'])
+export async function sendAlone(
+  machine: Machine,
+  dataDir: string,
+  window: number,
+  warmupMs: number,
+  durationMs: number,
+): Promise<SendAlone> {
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: dataDir,
+    WINDOW: String(window),
+    WARMUP_MS: String(warmupMs),
+    DURATION_MS: String(durationMs),
+  }
+  const child = spawnNode(machine, SERVER_CORE, [...NODE_FLAGS, '--import', 'tsx', 'bench/servers/send-alone.ts'], env, [
+    'ignore',
+    'pipe',
+    'inherit',
+  ])
   let out = ''
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))

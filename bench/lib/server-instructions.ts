@@ -53,12 +53,14 @@ export function hasValgrind(): boolean {
 /** Sends `count` requests, one in flight per keep-alive connection. */
 async function sendMany(connections: HttpConnection[], requests: Buffer[], count: number) {
   let next = 0
-  await Promise.all(connections.map(async (connection) => {
-    while (next < count) {
-      const response = await connection.request(requests[next++ % requests.length])
-      if (response.status !== 200) throw new Error(`send answered ${response.status}: ${response.body.toString().slice(0, 200)}`)
-    }
-  }))
+  await Promise.all(
+    connections.map(async (connection) => {
+      while (next < count) {
+        const response = await connection.request(requests[next++ % requests.length])
+        if (response.status !== 200) throw new Error(`send answered ${response.status}: ${response.body.toString().slice(0, 200)}`)
+      }
+    }),
+  )
 }
 
 interface SocketPair {
@@ -82,7 +84,9 @@ function socketSendMany(pairs: SocketPair[], window: number, first: number, coun
       if (next >= end) return
       const n = next++
       open.set(n, { pair, due: 2 })
-      pairs[pair].sender.send(JSON.stringify({ type: 'send', id: n, data: { chat_id: pairs[pair].chatId, content: `${MESSAGE_TEXT} #${n}` } }))
+      pairs[pair].sender.send(
+        JSON.stringify({ type: 'send', id: n, data: { chat_id: pairs[pair].chatId, content: `${MESSAGE_TEXT} #${n}` } }),
+      )
     }
     const settle = (n: number) => {
       const entry = open.get(n)
@@ -156,7 +160,14 @@ export async function countInstructions(machine: Machine, spec: CountSpec): Prom
   const sockets: WebSocket[] = []
   try {
     server = await startServer(machine, kind, dataDir, {
-      wrapper: ['valgrind', '--tool=callgrind', '--instr-atstart=no', `--vgdb-prefix=${vgdb}`, `--callgrind-out-file=${counts}`, '--separate-threads=yes'],
+      wrapper: [
+        'valgrind',
+        '--tool=callgrind',
+        '--instr-atstart=no',
+        `--vgdb-prefix=${vgdb}`,
+        `--callgrind-out-file=${counts}`,
+        '--separate-threads=yes',
+      ],
       startTimeoutMs: 180_000,
       root: spec.root,
     })
@@ -168,7 +179,10 @@ export async function countInstructions(machine: Machine, spec: CountSpec): Prom
       const pairs: SocketPair[] = []
       for (let i = 0; i < pairCount; i++) {
         const chatId = await openChat(server.url, users[2 * i], users[2 * i + 1])
-        const [sender, receiver] = await Promise.all([openSocket(server.port, users[2 * i].token), openSocket(server.port, users[2 * i + 1].token)])
+        const [sender, receiver] = await Promise.all([
+          openSocket(server.port, users[2 * i].token),
+          openSocket(server.port, users[2 * i + 1].token),
+        ])
         sockets.push(sender, receiver)
         pairs.push({ sender, receiver, chatId })
       }
@@ -184,7 +198,14 @@ export async function countInstructions(machine: Machine, spec: CountSpec): Prom
       for (let i = 0; i < 2; i++) {
         const chatId = kind === 'tern' ? await openChat(server.url, users[2 * i], users[2 * i + 1]) : i + 1
         const headers: Record<string, string> = users.length ? { authorization: `Bearer ${users[2 * i].token}` } : {}
-        requests.push(encodeRequest('127.0.0.1', { method: 'POST', path: `${V2}/messages/send`, headers, body: { chat_id: chatId, content: MESSAGE_TEXT } }))
+        requests.push(
+          encodeRequest('127.0.0.1', {
+            method: 'POST',
+            path: `${V2}/messages/send`,
+            headers,
+            body: { chat_id: chatId, content: MESSAGE_TEXT },
+          }),
+        )
       }
       const port = server.port
       connections = await Promise.all(Array.from({ length: spec.inFlight ?? 32 }, () => HttpConnection.connect(port)))

@@ -9,7 +9,15 @@ import type { ChildProcess } from 'node:child_process'
 import type { Machine } from './machine.js'
 import { freePort, ROOT, rssBytes, sleep, SERVER_CORE, spawnNode, stopChild } from './processes.js'
 
-export type ServerKind = 'tern' | 'bare-insert' | 'bare-insert-flags' | 'bare-ws' | 'bare-pg-insert' | 'bare-noop' | 'bare-relay' | 'bare-relay-none'
+export type ServerKind =
+  | 'tern'
+  | 'bare-insert'
+  | 'bare-insert-flags'
+  | 'bare-ws'
+  | 'bare-pg-insert'
+  | 'bare-noop'
+  | 'bare-relay'
+  | 'bare-relay-none'
 
 /**
  * `npm start`'s Node flags (package.json), for Tern and the baselines that share its runtime
@@ -17,7 +25,9 @@ export type ServerKind = 'tern' | 'bare-insert' | 'bare-insert-flags' | 'bare-ws
  * (bare-insert, bare-pg-insert) run with Node's defaults. BENCH_NODE_FLAGS adds flags after them
  * (to compare runtime settings: a later flag overrides an earlier one).
  */
-const START = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/)
+const START = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(
+  /\s+/,
+)
 const EXTRA = (process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)
 export const NODE_FLAGS = [...START.filter((word) => word.startsWith('--')), ...EXTRA]
 
@@ -94,8 +104,17 @@ export async function startServer(machine: Machine, kind: ServerKind, dataDir: s
     ...options.env,
   }
   // BENCH_CPU_PROF=<dir>: Tern writes a V8 CPU profile there when it stops (open it in Chrome DevTools).
-  const profile = kind === 'tern' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []
-  const child: ChildProcess = spawnNode(machine, SERVER_CORE, [...profile, ...ENTRY[kind]], env, ['ignore', out, out], options.wrapper, kind === 'tern' ? options.root : undefined)
+  const profile =
+    kind === 'tern' && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []
+  const child: ChildProcess = spawnNode(
+    machine,
+    SERVER_CORE,
+    [...profile, ...ENTRY[kind]],
+    env,
+    ['ignore', out, out],
+    options.wrapper,
+    kind === 'tern' ? options.root : undefined,
+  )
   fs.closeSync(out)
   const url = `http://127.0.0.1:${port}`
   const startTimeoutMs = options.startTimeoutMs ?? 20_000

@@ -86,7 +86,9 @@ export class XmppConnection {
     const { domain, username, password } = account
     let features = await this.openStream(domain)
     if (account.register) {
-      this.write(`<iq type='set' id='reg'><query xmlns='jabber:iq:register'><username>${escapeText(username)}</username><password>${escapeText(password)}</password></query></iq>`)
+      this.write(
+        `<iq type='set' id='reg'><query xmlns='jabber:iq:register'><username>${escapeText(username)}</username><password>${escapeText(password)}</password></query></iq>`,
+      )
       const answer = await this.next((s) => s.startsWith('<iq') && s.includes("id='reg'"))
       // conflict: registered by an earlier run of the load
       if (!answer.includes("type='result'") && !answer.includes('<conflict')) throw new Error(`registering ${username} failed: ${answer}`)
@@ -99,7 +101,9 @@ export class XmppConnection {
 
     features = await this.openStream(domain)
     if (!features.includes('urn:ietf:params:xml:ns:xmpp-bind')) throw new Error(`no resource binding offered: ${features}`)
-    this.write(`<iq type='set' id='bind'><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'><resource>${escapeText(account.resource)}</resource></bind></iq>`)
+    this.write(
+      `<iq type='set' id='bind'><bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'><resource>${escapeText(account.resource)}</resource></bind></iq>`,
+    )
     const bound = await this.next((s) => s.startsWith('<iq') && s.includes("id='bind'"))
     const jid = /<jid>([^<]+)<\/jid>/.exec(bound)
     if (!bound.includes("type='result'") || !jid) throw new Error(`binding a resource failed: ${bound}`)
@@ -118,7 +122,9 @@ export class XmppConnection {
 
   /** Opens (or restarts) the stream; resolves with the server's stream features. */
   private async openStream(domain: string): Promise<string> {
-    this.write(`<?xml version='1.0'?><stream:stream to='${escapeText(domain)}' xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' version='1.0'>`)
+    this.write(
+      `<?xml version='1.0'?><stream:stream to='${escapeText(domain)}' xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' version='1.0'>`,
+    )
     return this.next((s) => s.startsWith('<stream:features'))
   }
 

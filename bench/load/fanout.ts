@@ -32,7 +32,10 @@ const CONNECT_BATCH = 100
 
 function connect(port: number, token: string, onFrame: (raw: string) => void): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`ws://127.0.0.1:${port}${V2}/ws`, { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false })
+    const socket = new WebSocket(`ws://127.0.0.1:${port}${V2}/ws`, {
+      headers: { authorization: `Bearer ${token}` },
+      perMessageDeflate: false,
+    })
     socket.once('error', reject)
     socket.once('unexpected-response', (_request, response) => reject(new Error(`upgrade refused: ${response.statusCode}`)))
     socket.once('message', (raw) => {

@@ -5,7 +5,7 @@ export function serve(handler: (message: any) => Promise<unknown>) {
   process.on('message', (message) => {
     handler(message).then(
       (result) => process.send!({ ok: true, result }),
-      (error: unknown) => process.send!({ ok: false, error: error instanceof Error ? error.stack ?? error.message : String(error) }),
+      (error: unknown) => process.send!({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
     )
   })
   // The orchestrator disconnecting means: done. Open sockets must not keep the process alive.

@@ -59,7 +59,8 @@ serve(async (spec: SocketSendsSpec): Promise<PairLoadResult> => {
     const content = text.indexOf(CONTENT)
     const hash = text.indexOf('#', content)
     const n = Number(text.slice(hash + 1, text.indexOf('"', hash)))
-    if (content < 0 || hash < 0 || !Number.isSafeInteger(n)) return load.fail(new Error(`a message.new without its number: ${text.slice(0, 500)}`))
+    if (content < 0 || hash < 0 || !Number.isSafeInteger(n))
+      return load.fail(new Error(`a message.new without its number: ${text.slice(0, 500)}`))
     load.deliveredAt(n, now)
   }
 
@@ -74,7 +75,9 @@ serve(async (spec: SocketSendsSpec): Promise<PairLoadResult> => {
       socket.on('error', (error) => load.fail(error))
       socket.on('close', (code) => load.fail(new Error(`the server closed a ${i % 2 === 0 ? 'sender' : 'receiver'} socket (${code})`)))
     })
-    const heads = spec.pairs.map((pair) => `,"data":{"chat_id":${pair.chatId},"content":${JSON.stringify(`${MESSAGE_TEXT} #`).slice(0, -1)}`)
+    const heads = spec.pairs.map(
+      (pair) => `,"data":{"chat_id":${pair.chatId},"content":${JSON.stringify(`${MESSAGE_TEXT} #`).slice(0, -1)}`,
+    )
     return await load.run(spec, (pair, n) => sockets[2 * pair].send(`{"type":"send","id":${n}${heads[pair]}${n}"}}`))
   } finally {
     for (const socket of sockets) {

@@ -26,17 +26,25 @@ export interface UploadResult {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
 
 /** One request whose body is `parts` (buffers and file streams) in order; resolves with the parsed JSON answer. */
-function post(spec: UploadSpec, path: string, headers: Record<string, string | number>, parts: (Buffer | (() => Readable))[]): Promise<any> {
+function post(
+  spec: UploadSpec,
+  path: string,
+  headers: Record<string, string | number>,
+  parts: (Buffer | (() => Readable))[],
+): Promise<any> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: spec.port, path, method: 'POST', agent, headers: { authorization: `Bearer ${spec.token}`, ...headers } }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk) => chunks.push(chunk))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString()
-        if (res.statusCode !== 200) reject(new Error(`${path}: ${res.statusCode} ${text.slice(0, 300)}`))
-        else resolve(JSON.parse(text).data)
-      })
-    })
+    const req = http.request(
+      { host: '127.0.0.1', port: spec.port, path, method: 'POST', agent, headers: { authorization: `Bearer ${spec.token}`, ...headers } },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (chunk) => chunks.push(chunk))
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString()
+          if (res.statusCode !== 200) reject(new Error(`${path}: ${res.statusCode} ${text.slice(0, 300)}`))
+          else resolve(JSON.parse(text).data)
+        })
+      },
+    )
     req.on('error', reject)
     ;(async () => {
       for (const part of parts) {
@@ -53,7 +61,9 @@ const BOUNDARY = 'tern-bench-upload-boundary'
 /** A multipart body: `fields`, then the file part `name` of `length` bytes from `stream`. */
 function multipart(fields: Record<string, string>, name: string, length: number, stream: () => Readable) {
   const head = Buffer.from(
-    Object.entries(fields).map(([key, value]) => `--${BOUNDARY}\r\ncontent-disposition: form-data; name="${key}"\r\n\r\n${value}\r\n`).join('') +
+    Object.entries(fields)
+      .map(([key, value]) => `--${BOUNDARY}\r\ncontent-disposition: form-data; name="${key}"\r\n\r\n${value}\r\n`)
+      .join('') +
       `--${BOUNDARY}\r\ncontent-disposition: form-data; name="${name}"; filename="bench.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`,
   )
   const tail = Buffer.from(`\r\n--${BOUNDARY}--\r\n`)

@@ -55,7 +55,14 @@ function join(spec: VideoSignalingSpec, room: number, index: number): Promise<Pe
     const timer = setTimeout(() => reject(new Error('no joined frame within 10 s')), 10_000)
     ws.once('error', reject)
     ws.once('open', () => {
-      const ticket = signTicket(Buffer.from(spec.secret, 'utf8'), { room: `bench-${room}`, uid: room * 100 + index + 1, username: `u${room}_${index}`, exp: Date.now() + 600_000, audio_only: false, cb: null })
+      const ticket = signTicket(Buffer.from(spec.secret, 'utf8'), {
+        room: `bench-${room}`,
+        uid: room * 100 + index + 1,
+        username: `u${room}_${index}`,
+        exp: Date.now() + 600_000,
+        audio_only: false,
+        cb: null,
+      })
       ws.send(JSON.stringify({ type: 'join', room_id: `bench-${room}`, ticket }))
     })
     ws.on('message', (raw) => {

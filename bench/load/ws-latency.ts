@@ -76,7 +76,12 @@ serve(async (spec: WsLatencySpec): Promise<WsLatencyResult> => {
     ...spec,
     request: (i) => {
       const { authorization, chatId } = requests[i % requests.length]
-      return encodeRequest(host, { method: 'POST', path: `${V2}/messages/send`, headers: { authorization }, body: { chat_id: chatId, content: `${MESSAGE_TEXT} #${i}` } })
+      return encodeRequest(host, {
+        method: 'POST',
+        path: `${V2}/messages/send`,
+        headers: { authorization },
+        body: { chat_id: chatId, content: `${MESSAGE_TEXT} #${i}` },
+      })
     },
     onSent: (i, at) => (sentAt[i] = at),
   })

@@ -29,9 +29,11 @@ serve(async (spec: XmppLoadSpec): Promise<PairLoadResult> => {
   const accounts = Array.from({ length: spec.pairs * 2 }, (_, i) => `${spec.prefix}${i}`)
   const connections: XmppConnection[] = []
   for (let i = 0; i < accounts.length; i += CONNECT_BATCH) {
-    const batch = accounts.slice(i, i + CONNECT_BATCH).map((username) =>
-      XmppConnection.open({ port: spec.port, domain: spec.domain, username, password: spec.password, resource, register: spec.register }),
-    )
+    const batch = accounts
+      .slice(i, i + CONNECT_BATCH)
+      .map((username) =>
+        XmppConnection.open({ port: spec.port, domain: spec.domain, username, password: spec.password, resource, register: spec.register }),
+      )
     connections.push(...(await Promise.all(batch)))
   }
   const received = (stanza: string) => {
@@ -53,7 +55,9 @@ serve(async (spec: XmppLoadSpec): Promise<PairLoadResult> => {
       connection.onStanza = i % 2 === 1 ? received : senderGot
     })
     const heads = Array.from({ length: spec.pairs }, (_, pair) => `<message to='${accounts[2 * pair + 1]}@${spec.domain}' type='chat' id='`)
-    return await load.run(spec, (pair, n) => connections[2 * pair].write(`${heads[pair]}${n}'><body>${MESSAGE_TEXT} #${n}</body></message>`))
+    return await load.run(spec, (pair, n) =>
+      connections[2 * pair].write(`${heads[pair]}${n}'><body>${MESSAGE_TEXT} #${n}</body></message>`),
+    )
   } finally {
     await Promise.all(connections.map((connection) => connection.close()))
   }

@@ -21,22 +21,30 @@ const USERS = 20
 function post(agent: http.Agent, url: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
   const payload = JSON.stringify(body)
   return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: 'POST',
-      agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk: Buffer) => chunks.push(chunk))
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) })
-        } catch (error) {
-          reject(error)
-        }
-      })
-      res.on('error', reject)
-    })
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (chunk: Buffer) => chunks.push(chunk))
+        res.on('end', () => {
+          try {
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) })
+          } catch (error) {
+            reject(error)
+          }
+        })
+        res.on('error', reject)
+      },
+    )
     req.on('error', reject)
     req.end(payload)
   })
@@ -58,7 +66,10 @@ export const botPolling: Scenario = {
       })
       const chats: number[] = []
       for (const user of users.slice(0, USERS)) {
-        const { data } = await call<{ data: { chat_id: number } }>(`${server.url}${V2}/messages/send`, { token: user.token, body: { receiver_id: bot.bot_id, content: 'hello' } })
+        const { data } = await call<{ data: { chat_id: number } }>(`${server.url}${V2}/messages/send`, {
+          token: user.token,
+          body: { receiver_id: bot.bot_id, content: 'hello' },
+        })
         chats.push(data.chat_id)
       }
 
@@ -126,7 +137,9 @@ export const botPolling: Scenario = {
         const b = percentile(latencies, 99)
         p50.push(a)
         p99.push(b)
-        ctx.log(`  ${fmt(sent)} messages, p50 ${fmt(a, 2)} ms, p99 ${fmt(b, 2)} ms, max ${fmt(Math.max(...latencies), 1)} ms (the sends alone: p50 ${fmt(percentile(sendTimes, 50), 2)} ms, p99 ${fmt(percentile(sendTimes, 99), 2)} ms)`)
+        ctx.log(
+          `  ${fmt(sent)} messages, p50 ${fmt(a, 2)} ms, p99 ${fmt(b, 2)} ms, max ${fmt(Math.max(...latencies), 1)} ms (the sends alone: p50 ${fmt(percentile(sendTimes, 50), 2)} ms, p99 ${fmt(percentile(sendTimes, 99), 2)} ms)`,
+        )
       }
       await window(ctx.warmupMs, false)
       for (let run = 1; run <= ctx.runs; run++) await window(ctx.durationMs, true)

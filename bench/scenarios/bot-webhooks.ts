@@ -63,10 +63,11 @@ async function startReceiver(): Promise<Receiver> {
         waiting = { count, resolve, reject }
       })
     },
-    close: () => new Promise<void>((resolve) => {
-      listener.closeAllConnections()
-      listener.close(() => resolve())
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        listener.closeAllConnections()
+        listener.close(() => resolve())
+      }),
   }
 }
 
@@ -90,11 +91,16 @@ export const botWebhooks: Scenario = {
       const measure = async (chats: number, label: string) => {
         await setHook(false)
         let next = 0
-        await Promise.all(Array.from({ length: QUEUEING }, async () => {
-          for (let i = next++; i < DELIVERIES; i = next++) {
-            await call(`${server.url}/api/bots/${bot.bot_id}/webhook/send`, { token: owner.token, body: { data: { chat_id: i % chats, n: i } } })
-          }
-        }))
+        await Promise.all(
+          Array.from({ length: QUEUEING }, async () => {
+            for (let i = next++; i < DELIVERIES; i = next++) {
+              await call(`${server.url}/api/bots/${bot.bot_id}/webhook/send`, {
+                token: owner.token,
+                body: { data: { chat_id: i % chats, n: i } },
+              })
+            }
+          }),
+        )
         const arrived = receiver.expect(DELIVERIES)
         const started = performance.now()
         await setHook(true)

@@ -40,7 +40,12 @@ async function prepare(ctx: BenchContext, dataDir: string, pgDb: BenchPg | null)
   for (let i = 0; i < PAIRS; i++) {
     const [sender, receiver] = [users[2 * i], users[2 * i + 1]]
     const chatId = await openChat(server.url, sender, receiver)
-    requests.push({ method: 'POST', path: `${V2}/messages/send`, headers: { authorization: `Bearer ${sender.token}` }, body: { chat_id: chatId, content: MESSAGE_TEXT } })
+    requests.push({
+      method: 'POST',
+      path: `${V2}/messages/send`,
+      headers: { authorization: `Bearer ${sender.token}` },
+      body: { chat_id: chatId, content: MESSAGE_TEXT },
+    })
   }
   await server.stop()
   const readers = RECIPIENTS - PAIRS * 2
@@ -63,9 +68,15 @@ async function prepare(ctx: BenchContext, dataDir: string, pgDb: BenchPg | null)
 }
 
 const sendLoad = (ctx: BenchContext, server: Server, requests: RequestSpec[]) =>
-  runLoad<LoadResult>(ctx.machine, 'http', { mode: 'open', rate: SEND_RATE, connections: 64, port: server.port, warmupMs: 0, durationMs: WINDOW_MS, requests }).then((r) =>
-    checkLoad(ctx, 'send beside the broadcast', r),
-  )
+  runLoad<LoadResult>(ctx.machine, 'http', {
+    mode: 'open',
+    rate: SEND_RATE,
+    connections: 64,
+    port: server.port,
+    warmupMs: 0,
+    durationMs: WINDOW_MS,
+    requests,
+  }).then((r) => checkLoad(ctx, 'send beside the broadcast', r))
 
 async function progress(server: Server, admin: BenchUser, id: number) {
   return (await call<{ data: Broadcast }>(`${server.url}/api/admin/broadcasts/${id}`, { token: admin.token })).data
@@ -114,7 +125,9 @@ async function measure(ctx: BenchContext, scenario: string, onPg: boolean): Prom
       rate.push(state.sent / elapsed)
       p99During.push(median(windows))
       p99Worst.push(Math.max(...windows))
-      ctx.log(`  run ${run}: ${fmt(state.sent)} in ${fmt(elapsed, 1)} s (${fmt(state.sent / elapsed)}/s); send p99 quiet ${fmt(p99Quiet.at(-1)!, 2)} ms, during: median of ${windows.length} windows ${fmt(p99During.at(-1)!, 2)} ms, worst ${fmt(p99Worst.at(-1)!, 2)} ms`)
+      ctx.log(
+        `  run ${run}: ${fmt(state.sent)} in ${fmt(elapsed, 1)} s (${fmt(state.sent / elapsed)}/s); send p99 quiet ${fmt(p99Quiet.at(-1)!, 2)} ms, during: median of ${windows.length} windows ${fmt(p99During.at(-1)!, 2)} ms, worst ${fmt(p99Worst.at(-1)!, 2)} ms`,
+      )
     } finally {
       await server.stop()
       await pgDb?.drop()

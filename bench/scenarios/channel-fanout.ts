@@ -47,7 +47,9 @@ export const channelFanout: Scenario = {
         p50.push(result.latency.p50)
         p99.push(result.latency.p99)
         lastP99.push(result.lastReceipt.max)
-        ctx.log(`  run ${run}: ${fmt(result.sockets)} sockets × ${POSTS} posts, p50 ${fmt(result.latency.p50, 1)} ms, p99 ${fmt(result.latency.p99, 1)} ms, slowest post complete after ${fmt(result.lastReceipt.max, 1)} ms`)
+        ctx.log(
+          `  run ${run}: ${fmt(result.sockets)} sockets × ${POSTS} posts, p50 ${fmt(result.latency.p50, 1)} ms, p99 ${fmt(result.latency.p99, 1)} ms, slowest post complete after ${fmt(result.lastReceipt.max, 1)} ms`,
+        )
       }
       const scenario = this.name
       return [

@@ -15,9 +15,19 @@ const BIG = 100_000
 const SMALL = 10
 const PER_PAGE = 20
 
-function latency(ctx: BenchContext, server: Server, label: string, request: { method: 'GET' | 'POST'; path: string; token: string; body?: unknown }) {
+function latency(
+  ctx: BenchContext,
+  server: Server,
+  label: string,
+  request: { method: 'GET' | 'POST'; path: string; token: string; body?: unknown },
+) {
   return serviceTime(ctx, server.port, label, [
-    { method: request.method, path: request.path, headers: { authorization: `Bearer ${request.token}` }, ...(request.body ? { body: request.body } : {}) },
+    {
+      method: request.method,
+      path: request.path,
+      headers: { authorization: `Bearer ${request.token}` },
+      ...(request.body ? { body: request.body } : {}),
+    },
   ])
 }
 
@@ -37,10 +47,26 @@ export const channels: Scenario = {
       db.close()
       server = await startServer(ctx.machine, 'tern', dataDir)
 
-      const post = (chatId: number) => ({ method: 'POST' as const, path: `${V2}/messages/send`, token: owner.token, body: { chat_id: chatId, content: MESSAGE_TEXT } })
-      const page = (n: number) => ({ method: 'GET' as const, path: `${V2}/channels/subscribers?channel_id=${big}&page=${n}&per_page=${PER_PAGE}`, token: owner.token })
+      const post = (chatId: number) => ({
+        method: 'POST' as const,
+        path: `${V2}/messages/send`,
+        token: owner.token,
+        body: { chat_id: chatId, content: MESSAGE_TEXT },
+      })
+      const page = (n: number) => ({
+        method: 'GET' as const,
+        path: `${V2}/channels/subscribers?channel_id=${big}&page=${n}&per_page=${PER_PAGE}`,
+        token: owner.token,
+      })
       const lastPage = BIG / PER_PAGE
-      const samples = { smallPost: [] as number[], bigPost: [] as number[], postRatio: [] as number[], first: [] as number[], last: [] as number[], pageRatio: [] as number[] }
+      const samples = {
+        smallPost: [] as number[],
+        bigPost: [] as number[],
+        postRatio: [] as number[],
+        first: [] as number[],
+        last: [] as number[],
+        pageRatio: [] as number[],
+      }
       for (let run = 1; run <= ctx.runs; run++) {
         const smallPost = (await latency(ctx, server, 'post to the small channel', post(small))).latency.p50
         const bigPost = (await latency(ctx, server, 'post to the big channel', post(big))).latency.p50
@@ -52,7 +78,9 @@ export const channels: Scenario = {
         samples.first.push(first)
         samples.last.push(last)
         samples.pageRatio.push(last / first)
-        ctx.log(`  run ${run}: post p50 ${fmt(smallPost, 2)} ms (${SMALL}) vs ${fmt(bigPost, 2)} ms (${fmt(BIG)}); subscribers page 1 ${fmt(first, 2)} ms vs page ${fmt(lastPage)} ${fmt(last, 2)} ms`)
+        ctx.log(
+          `  run ${run}: post p50 ${fmt(smallPost, 2)} ms (${SMALL}) vs ${fmt(bigPost, 2)} ms (${fmt(BIG)}); subscribers page 1 ${fmt(first, 2)} ms vs page ${fmt(lastPage)} ${fmt(last, 2)} ms`,
+        )
       }
       const scenario = this.name
       return [

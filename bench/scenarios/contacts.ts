@@ -23,7 +23,11 @@ export const contacts: Scenario = {
       // a tenth keep the owner among their contacts and show their last seen to contacts only, so
       // the page pays for the privacy check too
       db.prepare(`update users set privacy_last_seen = 'contacts' where id in (${people.filter((_, i) => i % 10 === 0).join(',')})`).run()
-      insertContactsBack(db, owner.id, people.filter((_, i) => i % 10 === 0))
+      insertContactsBack(
+        db,
+        owner.id,
+        people.filter((_, i) => i % 10 === 0),
+      )
       db.close()
       server = await startServer(ctx.machine, 'tern', dataDir)
 

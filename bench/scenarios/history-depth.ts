@@ -61,7 +61,11 @@ export const historyDepth: Scenario = {
           })
           p50[key].push(checkLoad(ctx, key, result).latency.p50)
         }
-        ctx.log(`  run ${run}: ${Object.entries(p50).map(([key, values]) => `${key} ${fmt(values.at(-1)!, 2)} ms`).join(', ')}`)
+        ctx.log(
+          `  run ${run}: ${Object.entries(p50)
+            .map(([key, values]) => `${key} ${fmt(values.at(-1)!, 2)} ms`)
+            .join(', ')}`,
+        )
       }
 
       const scenario = this.name
@@ -72,7 +76,13 @@ export const historyDepth: Scenario = {
         { scenario, figure: 'page: deep / shallow', unit: 'x', samples: ratio(p50.pageOldest, p50.pageNewest), target: { max: 1.5 } },
         { scenario, figure: 'before_id newest (depth 0), p50', unit: 'ms', samples: p50.keysetNewest },
         { scenario, figure: `before_id oldest (depth ${fmt(DEPTH)}), p50`, unit: 'ms', samples: p50.keysetOldest },
-        { scenario, figure: 'before_id: deep / shallow', unit: 'x', samples: ratio(p50.keysetOldest, p50.keysetNewest), target: { max: 1.5 } },
+        {
+          scenario,
+          figure: 'before_id: deep / shallow',
+          unit: 'x',
+          samples: ratio(p50.keysetOldest, p50.keysetNewest),
+          target: { max: 1.5 },
+        },
       ] satisfies Row[]
     } finally {
       await server.stop()

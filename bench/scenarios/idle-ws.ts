@@ -74,7 +74,9 @@ async function measure(ctx: BenchContext, kind: ServerKind, dataDir: string, tok
     const opening = (Date.now() - started) / 1000
     const rssN = await settledRss(server)
     const perConnection = (rssN - rss0) / CONNECTIONS
-    ctx.log(`  ${kind}: ${fmt(CONNECTIONS)} opened in ${fmt(opening, 1)} s; RSS ${fmt(rss0 / MiB)} → ${fmt(rssN / MiB)} MiB, ${fmt(perConnection / 1024, 1)} KiB per connection`)
+    ctx.log(
+      `  ${kind}: ${fmt(CONNECTIONS)} opened in ${fmt(opening, 1)} s; RSS ${fmt(rss0 / MiB)} → ${fmt(rssN / MiB)} MiB, ${fmt(perConnection / 1024, 1)} KiB per connection`,
+    )
     return { rss0, perConnection }
   } finally {
     for (const load of loads) await load.close()

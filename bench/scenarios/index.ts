@@ -21,4 +21,28 @@ import { upload } from './upload.js'
 import { videoSignaling } from './video-signaling.js'
 import { wsLatency } from './ws-latency.js'
 
-export const scenarios: Scenario[] = [sendThroughput, socketSends, sendPg, wsLatency, historyDepth, chatList, idleWs, channels, channelFanout, upload, stories, search, searchPg, messageSearch, messageSearchPg, contacts, sendCpu, broadcast, broadcastPg, botWebhooks, botPolling, videoSignaling, idle]
+export const scenarios: Scenario[] = [
+  sendThroughput,
+  socketSends,
+  sendPg,
+  wsLatency,
+  historyDepth,
+  chatList,
+  idleWs,
+  channels,
+  channelFanout,
+  upload,
+  stories,
+  search,
+  searchPg,
+  messageSearch,
+  messageSearchPg,
+  contacts,
+  sendCpu,
+  broadcast,
+  broadcastPg,
+  botWebhooks,
+  botPolling,
+  videoSignaling,
+  idle,
+]

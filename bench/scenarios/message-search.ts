@@ -75,9 +75,19 @@ export const messageSearch: Scenario = {
       const { words, sentence } = text()
       const seeding = Date.now()
       const db = openTernDb(dataDir)
-      insertPersonalChats(db, me.id, peers.map((p) => p.id))
-      const chatIds = (db.prepare('select chat_id from chat_members where user_id = ? and chat_id in (select id from chats where chat_type = ?) order by chat_id').pluck().all(me.id, 'personal') as number[])
-        .filter((id) => (db.prepare('select peer1_id <> peer2_id from chats where id = ?').pluck().get(id) as number) === 1)
+      insertPersonalChats(
+        db,
+        me.id,
+        peers.map((p) => p.id),
+      )
+      const chatIds = (
+        db
+          .prepare(
+            'select chat_id from chat_members where user_id = ? and chat_id in (select id from chats where chat_type = ?) order by chat_id',
+          )
+          .pluck()
+          .all(me.id, 'personal') as number[]
+      ).filter((id) => (db.prepare('select peer1_id <> peer2_id from chats where id = ?').pluck().get(id) as number) === 1)
       for (const chatId of chatIds) fillHistory(db, chatId, MESSAGES / CHATS, [], sentence)
       db.close()
       ctx.log(`  seeded ${fmt(MESSAGES)} messages in ${CHATS} chats in ${fmt((Date.now() - seeding) / 1000, 1)} s`)
@@ -94,10 +104,20 @@ export const messageSearch: Scenario = {
       while ((mark.get() as number) < top) await new Promise((resolve) => setTimeout(resolve, 200))
       index.close()
       const indexMs = Date.now() - started
-      ctx.log(`  indexed ${fmt(MESSAGES)} messages in ${fmt(indexMs / 1000, 1)} s after start (${fmt(MESSAGES / (indexMs / 1000))} messages/s)`)
+      ctx.log(
+        `  indexed ${fmt(MESSAGES)} messages in ${fmt(indexMs / 1000, 1)} s after start (${fmt(MESSAGES / (indexMs / 1000))} messages/s)`,
+      )
 
       const rows = await measure(ctx, this.name, server, me, words, chatIds[7])
-      return [...rows, { scenario: this.name, figure: `indexing ${fmt(MESSAGES)} seeded messages from start (the job, in batches)`, unit: 'ms', samples: [indexMs] }]
+      return [
+        ...rows,
+        {
+          scenario: this.name,
+          figure: `indexing ${fmt(MESSAGES)} seeded messages from start (the job, in batches)`,
+          unit: 'ms',
+          samples: [indexMs],
+        },
+      ]
     } finally {
       await server.stop()
       removeDataDir(dataDir)
@@ -153,7 +173,14 @@ export const messageSearchPg: Scenario = {
   },
 }
 
-async function measure(ctx: BenchContext, scenario: string, server: Server, me: BenchUser, words: string[], oneChat: number): Promise<Row[]> {
+async function measure(
+  ctx: BenchContext,
+  scenario: string,
+  server: Server,
+  me: BenchUser,
+  words: string[],
+  oneChat: number,
+): Promise<Row[]> {
   const queries = {
     common: words[0],
     rare: words[4000],
@@ -169,7 +196,11 @@ async function measure(ctx: BenchContext, scenario: string, server: Server, me: 
       const request = { method: 'GET' as const, path: `${V2}/search/messages?${query}`, headers: { authorization: `Bearer ${me.token}` } }
       p50[key].push((await serviceTime(ctx, server.port, `message search ${key}`, [request])).latency.p50)
     }
-    ctx.log(`  run ${run}: ${Object.entries(p50).map(([key, values]) => `${key} ${fmt(values.at(-1)!, 2)} ms`).join(', ')}`)
+    ctx.log(
+      `  run ${run}: ${Object.entries(p50)
+        .map(([key, values]) => `${key} ${fmt(values.at(-1)!, 2)} ms`)
+        .join(', ')}`,
+    )
   }
   const target = { max: 50 }
   return [

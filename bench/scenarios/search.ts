@@ -75,10 +75,18 @@ async function measure(ctx: BenchContext, scenario: string, server: Server, me: 
   const p50 = { selective: [] as number[], broad: [] as number[], prefix: [] as number[] }
   for (let run = 1; run <= ctx.runs; run++) {
     for (const [key, q] of Object.entries(queries) as [keyof typeof queries, string][]) {
-      const request = { method: 'GET' as const, path: `${V2}/search/global?q=${encodeURIComponent(q)}&per_page=20`, headers: { authorization: `Bearer ${me.token}` } }
+      const request = {
+        method: 'GET' as const,
+        path: `${V2}/search/global?q=${encodeURIComponent(q)}&per_page=20`,
+        headers: { authorization: `Bearer ${me.token}` },
+      }
       p50[key].push((await serviceTime(ctx, server.port, `search ${key}`, [request])).latency.p50)
     }
-    ctx.log(`  run ${run}: ${Object.entries(p50).map(([key, values]) => `${key} ${fmt(values.at(-1)!, 2)} ms`).join(', ')}`)
+    ctx.log(
+      `  run ${run}: ${Object.entries(p50)
+        .map(([key, values]) => `${key} ${fmt(values.at(-1)!, 2)} ms`)
+        .join(', ')}`,
+    )
   }
   return [
     { scenario, figure: `"${queries.selective}" among ${fmt(USERS)} users (11 matches), p50`, unit: 'ms', samples: p50.selective, target },

@@ -24,11 +24,20 @@ const SOCKET_PAIRS = 16
 const SOCKET_WINDOW = 2
 
 const measure = (ctx: BenchContext, kind: ServerKind, target: 'http' | 'socket' = 'http') =>
-  countInstructions(ctx.machine, { kind, target, warmUp: WARM_UP, measured: MEASURED, inFlight: IN_FLIGHT, pairs: SOCKET_PAIRS, window: SOCKET_WINDOW })
+  countInstructions(ctx.machine, {
+    kind,
+    target,
+    warmUp: WARM_UP,
+    measured: MEASURED,
+    inFlight: IN_FLIGHT,
+    pairs: SOCKET_PAIRS,
+    window: SOCKET_WINDOW,
+  })
 
 export const sendCpu: Scenario = {
   name: 'send-cpu',
-  summary: 'instructions per message: V2/messages/send and socket send frames vs a bare Fastify + SQLite insert request (valgrind; immune to steal)',
+  summary:
+    'instructions per message: V2/messages/send and socket send frames vs a bare Fastify + SQLite insert request (valgrind; immune to steal)',
   async run(ctx) {
     if (!hasValgrind()) throw new Error('send-cpu needs valgrind (Debian package valgrind)')
     const bare: Counted[] = []
@@ -39,21 +48,35 @@ export const sendCpu: Scenario = {
       bare.push(await measure(ctx, 'bare-insert'))
       tern.push(await measure(ctx, 'tern'))
       socket.push(await measure(ctx, 'tern', 'socket'))
-      ctx.log(`  run ${run}, instructions per message on the main thread + other threads: bare ${both(bare.at(-1)!)}; Tern HTTP ${both(tern.at(-1)!)}; Tern socket ${both(socket.at(-1)!)}`)
+      ctx.log(
+        `  run ${run}, instructions per message on the main thread + other threads: bare ${both(bare.at(-1)!)}; Tern HTTP ${both(tern.at(-1)!)}; Tern socket ${both(socket.at(-1)!)}`,
+      )
     }
     const scenario = this.name
     const k = (counts: Counted[], pick: (c: Counted) => number) => counts.map((c) => pick(c) / 1000)
     const rows: Row[] = [
       { scenario, figure: 'bare Fastify + 1 SQLite insert, per request: main thread', unit: 'k instr', samples: k(bare, (c) => c.main) },
-      { scenario, figure: 'bare, per request: other threads (V8\'s GC and compiler)', unit: 'k instr', samples: k(bare, (c) => c.others) },
+      { scenario, figure: "bare, per request: other threads (V8's GC and compiler)", unit: 'k instr', samples: k(bare, (c) => c.others) },
       { scenario, figure: 'Tern V2/messages/send, per send: main thread', unit: 'k instr', samples: k(tern, (c) => c.main) },
       { scenario, figure: 'Tern V2/messages/send, per send: other threads (see note)', unit: 'k instr', samples: k(tern, (c) => c.others) },
-      { scenario, figure: 'Tern socket send (stored, acked, delivered), per message: main thread', unit: 'k instr', samples: k(socket, (c) => c.main) },
+      {
+        scenario,
+        figure: 'Tern socket send (stored, acked, delivered), per message: main thread',
+        unit: 'k instr',
+        samples: k(socket, (c) => c.main),
+      },
       { scenario, figure: 'Tern socket send, per message: other threads (see note)', unit: 'k instr', samples: k(socket, (c) => c.others) },
       { scenario, figure: 'bare / Tern HTTP, main threads', unit: 'x', samples: tern.map((c, i) => bare[i].main / c.main) },
-      { scenario, figure: 'bare / Tern HTTP, all threads', unit: 'x', samples: tern.map((c, i) => (bare[i].main + bare[i].others) / (c.main + c.others)) },
+      {
+        scenario,
+        figure: 'bare / Tern HTTP, all threads',
+        unit: 'x',
+        samples: tern.map((c, i) => (bare[i].main + bare[i].others) / (c.main + c.others)),
+      },
     ]
-    ctx.log('  note: other threads\' counts are partly paced by the clock (Tern\'s WAL checkpoint every 25 ms, its search index worker, V8\'s compiler), so valgrind\'s slowdown inflates them per message; the main threads\' counts are the comparable ones')
+    ctx.log(
+      "  note: other threads' counts are partly paced by the clock (Tern's WAL checkpoint every 25 ms, its search index worker, V8's compiler), so valgrind's slowdown inflates them per message; the main threads' counts are the comparable ones",
+    )
     return rows
   },
 }

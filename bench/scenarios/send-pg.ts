@@ -67,7 +67,9 @@ async function checkDurability(ctx: BenchContext, db: BenchPg): Promise<void> {
   const [syncCommit, fsync] = [await show('synchronous_commit'), await show('fsync')]
   ctx.log(`  PostgreSQL ${await show('server_version')}: synchronous_commit=${syncCommit}, fsync=${fsync}`)
   if (syncCommit !== 'on' || fsync !== 'on') {
-    ctx.log(`  !!! synchronous_commit=${syncCommit}, fsync=${fsync}: the target is for synchronous_commit=on (and fsync on); these figures do not measure it`)
+    ctx.log(
+      `  !!! synchronous_commit=${syncCommit}, fsync=${fsync}: the target is for synchronous_commit=on (and fsync on); these figures do not measure it`,
+    )
   }
 }
 
@@ -96,7 +98,9 @@ export const sendPg: Scenario = {
       servers.push(bare)
       const noop = await startServer(ctx.machine, 'bare-noop', bareDir)
       servers.push(noop)
-      ctx.log(`  the bare route runs with Node's default flags (none of npm start's or BENCH_NODE_FLAGS), one insert and commit per request, a pool of 20 like Tern's`)
+      ctx.log(
+        `  the bare route runs with Node's default flags (none of npm start's or BENCH_NODE_FLAGS), one insert and commit per request, a pool of 20 like Tern's`,
+      )
 
       const users = await registerMany(tern.url, 'sendpg', PAIRS * 2)
       const requests: RequestSpec[] = await sendRequests(tern.url, users, PAIRS)
@@ -111,7 +115,13 @@ export const sendPg: Scenario = {
        * One load window, `go`; checks that every send it counts as done (`done`) is in the server's
        * table, and logs how the core was shared.
        */
-      const measured = async <T extends { throughput: number }>(server: Server, db: BenchPg, label: string, done: (result: T) => number, go: () => Promise<T>) => {
+      const measured = async <T extends { throughput: number }>(
+        server: Server,
+        db: BenchPg,
+        label: string,
+        done: (result: T) => number,
+        go: () => Promise<T>,
+      ) => {
         const [storedBefore, walBefore] = [await count(db, 'messages'), await walSyncs(db)]
         const [nodeBefore, pgBefore, started] = [threadCpuMs(server.pid), postgresCpuMs(), performance.now()]
         const result = await go()
@@ -121,9 +131,12 @@ export const sendPg: Scenario = {
         const [storedAfter, walAfter] = [await count(db, 'messages'), await walSyncs(db)]
         const stored = storedAfter - storedBefore
         // in-window answers are a subset of what was stored (warm-up sends are stored too)
-        if (stored < done(result)) throw new Error(`${label}: ${fmt(done(result))} sends acknowledged in the window but only ${fmt(stored)} rows stored`)
+        if (stored < done(result))
+          throw new Error(`${label}: ${fmt(done(result))} sends acknowledged in the window but only ${fmt(stored)} rows stored`)
         const flushes = walBefore !== null && walAfter !== null ? walAfter - walBefore : null
-        const perFlush = flushes ? `; ${fmt(flushes)} WAL flushes on the whole server, ${fmt(stored / flushes, 1)} rows stored per flush` : ''
+        const perFlush = flushes
+          ? `; ${fmt(flushes)} WAL flushes on the whole server, ${fmt(stored / flushes, 1)} rows stored per flush`
+          : ''
         // CPU per stored row tells the two servers apart even when other processes take part of the core
         const share = (ms: number) => `${Math.round((ms / wallMs) * 100)}%`
         const perRow = (ms: number) => fmt(stored > 0 ? ms / stored : Number.NaN, 3)
@@ -134,22 +147,34 @@ export const sendPg: Scenario = {
         return result
       }
       const load = (server: Server, db: BenchPg, spec: Partial<HttpLoadSpec>, label: string) =>
-        measured(server, db, label, (result: LoadResult) => result.completed, () => closedLoad(ctx, server.port, CONNECTIONS, requests, label, spec))
+        measured(
+          server,
+          db,
+          label,
+          (result: LoadResult) => result.completed,
+          () => closedLoad(ctx, server.port, CONNECTIONS, requests, label, spec),
+        )
       const socketLoad = (label: string) =>
-        measured(tern, ternDb, label, (result: PairLoadResult) => result.done, async () => {
-          const result = await runLoad<PairLoadResult>(ctx.machine, 'socket-sends', {
-            port: tern.port,
-            pairs,
-            mode: 'closed',
-            window: WINDOW,
-            warmupMs: ctx.warmupMs,
-            durationMs: ctx.durationMs,
-          } satisfies SocketSendsSpec)
-          if (result.missing > 0) throw new Error(`${label}: ${result.missing} messages never reached their receiver`)
-          if (result.unacked > 0) throw new Error(`${label}: ${result.unacked} sends were never acknowledged`)
-          if (result.cpu > 0.9) ctx.log(`  warning: ${label}: the load process used ${Math.round(result.cpu * 100)}% of its core`)
-          return result
-        })
+        measured(
+          tern,
+          ternDb,
+          label,
+          (result: PairLoadResult) => result.done,
+          async () => {
+            const result = await runLoad<PairLoadResult>(ctx.machine, 'socket-sends', {
+              port: tern.port,
+              pairs,
+              mode: 'closed',
+              window: WINDOW,
+              warmupMs: ctx.warmupMs,
+              durationMs: ctx.durationMs,
+            } satisfies SocketSendsSpec)
+            if (result.missing > 0) throw new Error(`${label}: ${result.missing} messages never reached their receiver`)
+            if (result.unacked > 0) throw new Error(`${label}: ${result.unacked} sends were never acknowledged`)
+            if (result.cpu > 0.9) ctx.log(`  warning: ${label}: the load process used ${Math.round(result.cpu * 100)}% of its core`)
+            return result
+          },
+        )
 
       // Bare, Tern over HTTP and Tern over the socket alternate run by run, so drift on the machine hits all alike.
       const bareMax: number[] = []
@@ -182,7 +207,9 @@ export const sendPg: Scenario = {
         if (result.throughput < half * 0.95) ctx.log(`  warning: only ${fmt(result.throughput)} of ${fmt(half)} req/s completed`)
         p50.push(result.latency.p50)
         p99.push(result.latency.p99)
-        ctx.log(`  run ${run} at ${fmt(half)} req/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms`)
+        ctx.log(
+          `  run ${run} at ${fmt(half)} req/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms`,
+        )
       }
 
       const scenario = this.name
@@ -190,11 +217,33 @@ export const sendPg: Scenario = {
       return [
         { scenario, figure: 'bare Fastify + 1 PostgreSQL insert per request, max', unit: 'req/s', samples: bareMax },
         { scenario, figure: 'bound: the same Fastify route without a database, max', unit: 'req/s', samples: noopMax },
-        { scenario, figure: 'bound / bare (the most any HTTP send path could reach here)', unit: 'x', samples: noopMax.map((t, i) => t / bareMax[i]) },
+        {
+          scenario,
+          figure: 'bound / bare (the most any HTTP send path could reach here)',
+          unit: 'x',
+          samples: noopMax.map((t, i) => t / bareMax[i]),
+        },
         { scenario, figure: 'Tern HTTP V2/messages/send on PostgreSQL, max', unit: 'req/s', samples: ternMax },
-        { scenario, figure: `Tern HTTP / bare (${where})`, unit: 'x', samples: ternMax.map((t, i) => t / bareMax[i]), target: { min: RATIO_TARGET } },
-        { scenario, figure: `Tern socket sends on PostgreSQL, max (acked + delivered, ${WINDOW} in flight per pair)`, unit: 'msg/s', samples: socketMax },
-        { scenario, figure: `Tern socket / bare (${where})`, unit: 'x', samples: socketMax.map((t, i) => t / bareMax[i]), target: { min: RATIO_TARGET } },
+        {
+          scenario,
+          figure: `Tern HTTP / bare (${where})`,
+          unit: 'x',
+          samples: ternMax.map((t, i) => t / bareMax[i]),
+          target: { min: RATIO_TARGET },
+        },
+        {
+          scenario,
+          figure: `Tern socket sends on PostgreSQL, max (acked + delivered, ${WINDOW} in flight per pair)`,
+          unit: 'msg/s',
+          samples: socketMax,
+        },
+        {
+          scenario,
+          figure: `Tern socket / bare (${where})`,
+          unit: 'x',
+          samples: socketMax.map((t, i) => t / bareMax[i]),
+          target: { min: RATIO_TARGET },
+        },
         { scenario, figure: `Tern HTTP p50 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p50 },
         { scenario, figure: `Tern HTTP p99 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p99 },
       ] satisfies Row[]

@@ -46,7 +46,8 @@ export const sendThroughput: Scenario = {
   name: 'send-throughput',
   summary: 'V2/messages/send max req/s vs a bare Fastify + SQLite insert route (ratio), p99 at half load',
   async run(ctx) {
-    if (!(PAIRS >= 1 && PAIRS <= 500) || !(CONNECTIONS >= 1)) throw new Error('BENCH_SEND_PAIRS must be 1–500 and BENCH_SEND_CONNECTIONS at least 1')
+    if (!(PAIRS >= 1 && PAIRS <= 500) || !(CONNECTIONS >= 1))
+      throw new Error('BENCH_SEND_PAIRS must be 1–500 and BENCH_SEND_CONNECTIONS at least 1')
     const ternDir = makeDataDir('send')
     const bareDir = makeDataDir('send-bare')
     const flagsDir = makeDataDir('send-bare-flags')
@@ -73,7 +74,9 @@ export const sendThroughput: Scenario = {
       const ternCpu: number[] = []
       const unsaturated: string[] = []
       const cpuLine = (result: LoadResult) =>
-        result.server ? ` (${fmt(result.server.cpuPerRequestUs, 1)} µs of CPU per request, ${Math.round(result.server.cpu * 100)}% of its core)` : ''
+        result.server
+          ? ` (${fmt(result.server.cpuPerRequestUs, 1)} µs of CPU per request, ${Math.round(result.server.cpu * 100)}% of its core)`
+          : ''
       for (let run = 1; run <= ctx.runs; run++) {
         const plain = await load(bare, {}, 'bare max')
         const flagged = await load(bareFlags, {}, 'bare (npm start flags) max')
@@ -90,7 +93,9 @@ export const sendThroughput: Scenario = {
       }
 
       if (unsaturated.length) {
-        ctx.log(`  note: the bare route used only ${unsaturated.join(', ')} of its core at its maximum in ${unsaturated.length} of ${ctx.runs} runs: the load (or the machine) held the ceiling back, so Tern / bare overstates Tern; the CPU-per-request row is the better guide while Tern got most of its core`)
+        ctx.log(
+          `  note: the bare route used only ${unsaturated.join(', ')} of its core at its maximum in ${unsaturated.length} of ${ctx.runs} runs: the load (or the machine) held the ceiling back, so Tern / bare overstates Tern; the CPU-per-request row is the better guide while Tern got most of its core`,
+        )
       }
 
       // Tern at half its maximum, and the bare route at the same rate as a reference: what the
@@ -108,13 +113,18 @@ export const sendThroughput: Scenario = {
         p50.push(result.latency.p50)
         p99.push(result.latency.p99)
         bareP99.push((await load(bare, open, 'bare at the same rate')).latency.p99)
-        ctx.log(`  run ${run} at ${fmt(half)} req/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms (${threads}); bare p99 ${fmt(bareP99.at(-1)!, 2)} ms`)
+        ctx.log(
+          `  run ${run} at ${fmt(half)} req/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms (${threads}); bare p99 ${fmt(bareP99.at(-1)!, 2)} ms`,
+        )
       }
 
       // The bare route does almost nothing per request: when its own tail passes Tern's target, the
       // machine stalled (disk, hypervisor) during that window, and Tern's figure carries it too.
       const stalled = bareP99.filter((p) => p > P99_TARGET_MS).length
-      if (stalled > 0) ctx.log(`  note: the bare route's own p99 exceeded ${P99_TARGET_MS} ms in ${stalled} of ${bareP99.length} half-load windows: the machine (or its disk) stalled`)
+      if (stalled > 0)
+        ctx.log(
+          `  note: the bare route's own p99 exceeded ${P99_TARGET_MS} ms in ${stalled} of ${bareP99.length} half-load windows: the machine (or its disk) stalled`,
+        )
 
       // the floor: Tern's send without HTTP, once Tern has stopped (on its data), one send in flight
       // per chat as the closed loop kept them (CONNECTIONS over PAIRS chats)
@@ -123,7 +133,9 @@ export const sendThroughput: Scenario = {
       for (let run = 1; run <= ctx.runs; run++) {
         const result = await sendAlone(ctx.machine, ternDir, Math.max(1, Math.round(CONNECTIONS / PAIRS)), ctx.warmupMs, ctx.durationMs)
         alone.push(result.cpuUsPerMessage)
-        ctx.log(`  run ${run}, Tern's send alone (in process, no HTTP): ${fmt(result.rate)} sends/s, ${fmt(result.cpuUsPerMessage, 1)} µs of CPU per send, ${Math.round(result.cpuShare * 100)}% of its core`)
+        ctx.log(
+          `  run ${run}, Tern's send alone (in process, no HTTP): ${fmt(result.rate)} sends/s, ${fmt(result.cpuUsPerMessage, 1)} µs of CPU per send, ${Math.round(result.cpuShare * 100)}% of its core`,
+        )
       }
 
       const scenario = this.name
@@ -135,14 +147,25 @@ export const sendThroughput: Scenario = {
         { scenario, figure: 'Tern / bare', unit: 'x', samples: ternMax.map((t, i) => t / bareMax[i]), target: { min: RATIO_TARGET } },
         { scenario, figure: "Tern / bare with npm start's flags (reference)", unit: 'x', samples: ternMax.map((t, i) => t / flagsMax[i]) },
         // the ratio a CPU-bound ceiling would give, busy machine or not
-        { scenario, figure: 'Tern / bare by CPU time per request (bare µs / Tern µs)', unit: 'x', samples: bareCpu.map((bare, i) => bare / ternCpu[i]) },
+        {
+          scenario,
+          figure: 'Tern / bare by CPU time per request (bare µs / Tern µs)',
+          unit: 'x',
+          samples: bareCpu.map((bare, i) => bare / ternCpu[i]),
+        },
         { scenario, figure: 'bare route, CPU per request at its max', unit: 'µs', samples: bareCpu },
         { scenario, figure: 'Tern, CPU per request at its max', unit: 'µs', samples: ternCpu },
         { scenario, figure: "floor: Tern's send alone, CPU per send (in process, no HTTP)", unit: 'µs', samples: alone },
         { scenario, figure: `Tern p50 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p50 },
         { scenario, figure: `Tern p99 at ${fmt(half)} req/s (half max)`, unit: 'ms', samples: p99, target: { max: P99_TARGET_MS } },
         { scenario, figure: `bare p99 at ${fmt(half)} req/s (reference)`, unit: 'ms', samples: bareP99 },
-        { scenario, figure: 'Tern p99 / bare p99 at half max', unit: 'x', samples: p99.map((t, i) => t / bareP99[i]), target: { max: P99_RATIO_TARGET } },
+        {
+          scenario,
+          figure: 'Tern p99 / bare p99 at half max',
+          unit: 'x',
+          samples: p99.map((t, i) => t / bareP99[i]),
+          target: { max: P99_RATIO_TARGET },
+        },
       ]
       return rows
     } finally {

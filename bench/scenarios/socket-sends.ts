@@ -70,7 +70,8 @@ function checked(ctx: BenchContext, label: string, result: PairLoadResult, rate?
   if (result.missing > 0) throw new Error(`${label}: ${result.missing} messages never reached their receiver`)
   if (result.unacked > 0) throw new Error(`${label}: ${result.unacked} sends were never acknowledged`)
   if (result.cpu > 0.9) ctx.log(`  warning: ${label}: the load process used ${Math.round(result.cpu * 100)}% of its core`)
-  if (rate !== undefined && result.throughput < rate * 0.95) ctx.log(`  warning: ${label}: only ${fmt(result.throughput)} of ${fmt(rate)} msg/s were done in the window`)
+  if (rate !== undefined && result.throughput < rate * 0.95)
+    ctx.log(`  warning: ${label}: only ${fmt(result.throughput)} of ${fmt(rate)} msg/s were done in the window`)
   return result
 }
 
@@ -90,7 +91,9 @@ export const socketSends: Scenario = {
 
       const missing = ejabberdMissing()
       if (missing) {
-        ctx.log(`  !!! ejabberd NOT MEASURED: ${missing}; its rows read n/a (for reference: ejabberd 23.01 has relayed 15,800 msg/s on one core of this machine class)`)
+        ctx.log(
+          `  !!! ejabberd NOT MEASURED: ${missing}; its rows read n/a (for reference: ejabberd 23.01 has relayed 15,800 msg/s on one core of this machine class)`,
+        )
       } else {
         ejabberd = await startEjabberd(ctx.machine)
         ctx.log(`  ejabberd ${ejabberd.version} on 127.0.0.1:${ejabberd.port} (pid ${ejabberd.pid}), no storage of messages`)
@@ -130,8 +133,18 @@ export const socketSends: Scenario = {
       // insert per message, group-committed, acked after its commit; and the same relay storing nothing.
       relayDir = makeDataDir('socket-sends-relay')
       const ceilings = [
-        { label: 'bare relay + insert', server: await startServer(ctx.machine, 'bare-relay', relayDir), max: [] as number[], cpu: [] as number[] },
-        { label: 'bare relay, no store', server: await startServer(ctx.machine, 'bare-relay-none', relayDir), max: [] as number[], cpu: [] as number[] },
+        {
+          label: 'bare relay + insert',
+          server: await startServer(ctx.machine, 'bare-relay', relayDir),
+          max: [] as number[],
+          cpu: [] as number[],
+        },
+        {
+          label: 'bare relay, no store',
+          server: await startServer(ctx.machine, 'bare-relay-none', relayDir),
+          max: [] as number[],
+          cpu: [] as number[],
+        },
       ]
       relays = ceilings.map((ceiling) => ceiling.server)
       const [withInsert, noStore] = ceilings
@@ -162,7 +175,9 @@ export const socketSends: Scenario = {
         const result = await ternLoad(closed, 'Tern max')
         ternMax.push(result.throughput)
         ternCpu.push(result.serverCpuPerMessageUs ?? Number.NaN)
-        line.push(`Tern ${fmt(result.throughput)} msg/s (p99 receipt ${fmt(result.latency.p99, 2)} ms, ack ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)}; load CPU ${Math.round(result.cpu * 100)}%)`)
+        line.push(
+          `Tern ${fmt(result.throughput)} msg/s (p99 receipt ${fmt(result.latency.p99, 2)} ms, ack ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)}; load CPU ${Math.round(result.cpu * 100)}%)`,
+        )
         for (const ceiling of ceilings) {
           const result = await relayLoad(ceiling.server, ceiling.label)
           ceiling.max.push(result.throughput)
@@ -180,7 +195,8 @@ export const socketSends: Scenario = {
         const reference: number[] = []
         const ceilingP99 = ceilings.map(() => [] as number[])
         const ejabberdCan = ejabberd !== null && median(ejabberdMax) >= rate
-        if (ejabberd && !ejabberdCan) ctx.log(`  ejabberd's maximum (${fmt(median(ejabberdMax))} msg/s) is below ${fmt(rate)} msg/s: not measured at that rate`)
+        if (ejabberd && !ejabberdCan)
+          ctx.log(`  ejabberd's maximum (${fmt(median(ejabberdMax))} msg/s) is below ${fmt(rate)} msg/s: not measured at that rate`)
         for (let run = 1; run <= ctx.runs; run++) {
           const open = { mode: 'open', rate } as const
           const result = await ternLoad(open, `Tern at ${fmt(rate)} msg/s`)
@@ -203,7 +219,12 @@ export const socketSends: Scenario = {
             `  run ${run} at ${fmt(rate)} msg/s: Tern p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms (ack p99 ${fmt(result.ackLatency!.p99, 2)} ms; ${serverCpu(result)}${saturated(result)})${note}`,
           )
         }
-        return { p50, p99, reference: reference.length ? reference : NOT_MEASURED, ceilings: ceilingP99.map((samples) => (samples.length ? samples : NOT_MEASURED)) }
+        return {
+          p50,
+          p99,
+          reference: reference.length ? reference : NOT_MEASURED,
+          ceilings: ceilingP99.map((samples) => (samples.length ? samples : NOT_MEASURED)),
+        }
       }
       const atHalf = await atRate(half)
       const notRun = { p50: NOT_MEASURED, p99: NOT_MEASURED, reference: NOT_MEASURED, ceilings: ceilings.map(() => NOT_MEASURED) }
@@ -235,28 +256,87 @@ export const socketSends: Scenario = {
       const ejabberdName = ejabberd ? `ejabberd ${ejabberd.version}` : 'ejabberd (not installed)'
       /** the relays' p99 rows at one of the target rates */
       const ceilingRows = (rate: number, samples: number[][]): Row[] =>
-        ceilings.map((ceiling, i) => ({ scenario, figure: `${ceiling.label} p99 at ${fmt(rate)} msg/s (reference)`, unit: 'ms', samples: samples[i] }))
+        ceilings.map((ceiling, i) => ({
+          scenario,
+          figure: `${ceiling.label} p99 at ${fmt(rate)} msg/s (reference)`,
+          unit: 'ms',
+          samples: samples[i],
+        }))
       return [
-        { scenario, figure: `Tern socket sends, max (stored + delivered, ${WINDOW} in flight per pair)`, unit: 'msg/s', samples: ternMax, target: { min: TARGET_RATE } },
-        { scenario, figure: `${ejabberdName} relayed, max (not stored)`, unit: 'msg/s', samples: ejabberdMax.length ? ejabberdMax : NOT_MEASURED },
-        { scenario, figure: 'Tern / ejabberd', unit: 'x', samples: ejabberdMax.length ? ternMax.map((t, i) => t / ejabberdMax[i]) : NOT_MEASURED, target: { min: 1 } },
+        {
+          scenario,
+          figure: `Tern socket sends, max (stored + delivered, ${WINDOW} in flight per pair)`,
+          unit: 'msg/s',
+          samples: ternMax,
+          target: { min: TARGET_RATE },
+        },
+        {
+          scenario,
+          figure: `${ejabberdName} relayed, max (not stored)`,
+          unit: 'msg/s',
+          samples: ejabberdMax.length ? ejabberdMax : NOT_MEASURED,
+        },
+        {
+          scenario,
+          figure: 'Tern / ejabberd',
+          unit: 'x',
+          samples: ejabberdMax.length ? ternMax.map((t, i) => t / ejabberdMax[i]) : NOT_MEASURED,
+          target: { min: 1 },
+        },
         { scenario, figure: 'Tern CPU per message at its max (socket: protocol, store, delivery)', unit: 'µs', samples: ternCpu },
-        { scenario, figure: `${ejabberdName} CPU per message at its max (relay)`, unit: 'µs', samples: ejabberdCpu.length ? ejabberdCpu : NOT_MEASURED },
-        { scenario, figure: 'ceiling: bare ws relay + 1 SQLite insert per message (group commit, acked after it), max', unit: 'msg/s', samples: withInsert.max },
+        {
+          scenario,
+          figure: `${ejabberdName} CPU per message at its max (relay)`,
+          unit: 'µs',
+          samples: ejabberdCpu.length ? ejabberdCpu : NOT_MEASURED,
+        },
+        {
+          scenario,
+          figure: 'ceiling: bare ws relay + 1 SQLite insert per message (group commit, acked after it), max',
+          unit: 'msg/s',
+          samples: withInsert.max,
+        },
         { scenario, figure: 'Tern / bare relay + insert', unit: 'x', samples: ternMax.map((t, i) => t / withInsert.max[i]) },
         { scenario, figure: 'bare relay + insert, CPU per message at its max', unit: 'µs', samples: withInsert.cpu },
         { scenario, figure: 'bare ws relay storing nothing, max', unit: 'msg/s', samples: noStore.max },
         { scenario, figure: 'bare relay storing nothing, CPU per message at its max', unit: 'µs', samples: noStore.cpu },
-        { scenario, figure: "floor: Tern's send alone, CPU per message (in process, no network)", unit: 'µs', samples: alone.map((a) => a.cpuUsPerMessage) },
+        {
+          scenario,
+          figure: "floor: Tern's send alone, CPU per message (in process, no network)",
+          unit: 'µs',
+          samples: alone.map((a) => a.cpuUsPerMessage),
+        },
         { scenario, figure: "floor: Tern's send alone, max (in process, no network)", unit: 'msg/s', samples: alone.map((a) => a.rate) },
-        { scenario, figure: `Tern p50 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atHalfTarget.p50 },
-        { scenario, figure: `Tern p99 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atHalfTarget.p99, target: { max: P99_AT_HALF_MS } },
-        { scenario, figure: `${ejabberdName} p99 at ${fmt(HALF_TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atHalfTarget.reference },
+        {
+          scenario,
+          figure: `Tern p50 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`,
+          unit: 'ms',
+          samples: atHalfTarget.p50,
+        },
+        {
+          scenario,
+          figure: `Tern p99 send → receipt at ${fmt(HALF_TARGET_RATE)} msg/s (half the target rate)${halfReached ? '' : ' (max below: not run)'}`,
+          unit: 'ms',
+          samples: atHalfTarget.p99,
+          target: { max: P99_AT_HALF_MS },
+        },
+        {
+          scenario,
+          figure: `${ejabberdName} p99 at ${fmt(HALF_TARGET_RATE)} msg/s (reference)`,
+          unit: 'ms',
+          samples: atHalfTarget.reference,
+        },
         ...ceilingRows(HALF_TARGET_RATE, atHalfTarget.ceilings),
         { scenario, figure: `Tern p50 send → receipt at ${fmt(half)} msg/s (half Tern's max, reference)`, unit: 'ms', samples: atHalf.p50 },
         { scenario, figure: `Tern p99 send → receipt at ${fmt(half)} msg/s (half Tern's max, reference)`, unit: 'ms', samples: atHalf.p99 },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(half)} msg/s (reference)`, unit: 'ms', samples: atHalf.reference },
-        { scenario, figure: `Tern p99 send → receipt at ${fmt(TARGET_RATE)} msg/s${reached ? '' : ' (max below: not run)'}`, unit: 'ms', samples: atTarget.p99, target: { max: P99_AT_TARGET_MS } },
+        {
+          scenario,
+          figure: `Tern p99 send → receipt at ${fmt(TARGET_RATE)} msg/s${reached ? '' : ' (max below: not run)'}`,
+          unit: 'ms',
+          samples: atTarget.p99,
+          target: { max: P99_AT_TARGET_MS },
+        },
         { scenario, figure: `${ejabberdName} p99 at ${fmt(TARGET_RATE)} msg/s (reference)`, unit: 'ms', samples: atTarget.reference },
         ...ceilingRows(TARGET_RATE, atTarget.ceilings),
       ] satisfies Row[]

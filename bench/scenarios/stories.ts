@@ -83,7 +83,13 @@ async function feed(ctx: BenchContext, scenario: string): Promise<Row[]> {
       ctx.log(`  feed run ${run}: p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms`)
     }
     return [
-      { scenario, figure: `feed, ${fmt(WITH_STORIES)} of ${fmt(CONTACTS)} contacts with stories, ${fmt(TABLE)} in table, p50`, unit: 'ms', samples: p50, target: { max: 20 } },
+      {
+        scenario,
+        figure: `feed, ${fmt(WITH_STORIES)} of ${fmt(CONTACTS)} contacts with stories, ${fmt(TABLE)} in table, p50`,
+        unit: 'ms',
+        samples: p50,
+        target: { max: 20 },
+      },
       { scenario, figure: 'feed, same, p99', unit: 'ms', samples: p99 },
     ]
   } finally {
@@ -100,7 +106,9 @@ function seedExpired(db: SeedDb, dataDir: string, ownerId: number, viewers: numb
   const object = db.prepare(
     "insert into file_objects (hash, storage_key, size, mime_type, ext, file_type, preview_size, created_at) values (?, ?, 1024, 'image/png', 'png', 'image', 'none', ?)",
   )
-  const upload = db.prepare("insert into file_uploads (owner_id, hash, path, original_name, size, mime_type, created_at) values (?, ?, ?, 'seed.png', 1024, 'image/png', ?)")
+  const upload = db.prepare(
+    "insert into file_uploads (owner_id, hash, path, original_name, size, mime_type, created_at) values (?, ?, ?, 'seed.png', 1024, 'image/png', ?)",
+  )
   const view = db.prepare('insert into story_views (story_id, viewer_id, viewed_at) values (?, ?, ?)')
   const now = Date.now()
   const paths: string[] = []
@@ -120,7 +128,10 @@ function seedExpired(db: SeedDb, dataDir: string, ownerId: number, viewers: numb
       }
     }
   })()
-  const ids = insertStories(db, paths.map((mediaPath) => ({ userId: ownerId, createdAt: expiresAt - DAY, expiresAt, mediaPath })))
+  const ids = insertStories(
+    db,
+    paths.map((mediaPath) => ({ userId: ownerId, createdAt: expiresAt - DAY, expiresAt, mediaPath })),
+  )
   db.transaction(() => {
     for (const id of ids) for (const viewer of viewers) view.run(id, viewer, now)
   })()
@@ -149,7 +160,15 @@ async function cleanup(ctx: BenchContext, scenario: string): Promise<Row[]> {
       const started = Date.now()
       server = await startServer(ctx.machine, 'tern', dataDir, { env })
       const load = (durationMs: number) =>
-        runLoad<LoadResult>(ctx.machine, 'http', { mode: 'open', rate: SEND_RATE, connections: 64, port: server.port, warmupMs: 1000, durationMs, requests })
+        runLoad<LoadResult>(ctx.machine, 'http', {
+          mode: 'open',
+          rate: SEND_RATE,
+          connections: 64,
+          port: server.port,
+          warmupMs: 1000,
+          durationMs,
+          requests,
+        })
       // before: sends alone; during: from just before the job's second run until well after it
       const before = checkLoad(ctx, 'sends before the cleanup', await load(8000))
       const untilRun = started + CLEANUP_INTERVAL_S * 1000 - 1500 - Date.now()
@@ -159,11 +178,13 @@ async function cleanup(ctx: BenchContext, scenario: string): Promise<Row[]> {
 
       const check = openTernDb(dataDir)
       const left = check.prepare('select count(*) from stories').pluck().get() as number
-      const job = check.prepare("select last_started_at, last_duration_ms from job_runs where name = 'story-cleanup' order by last_started_at desc").get() as
-        | { last_started_at: number; last_duration_ms: number }
-        | undefined
+      const job = check
+        .prepare("select last_started_at, last_duration_ms from job_runs where name = 'story-cleanup' order by last_started_at desc")
+        .get() as { last_started_at: number; last_duration_ms: number } | undefined
       const objects = path.join(dataDir, 'uploads', 'objects')
-      const filesLeft = fs.existsSync(objects) ? (fs.readdirSync(objects, { recursive: true }) as string[]).filter((name) => /[0-9a-f]{64}$/.test(name)).length : 0
+      const filesLeft = fs.existsSync(objects)
+        ? (fs.readdirSync(objects, { recursive: true }) as string[]).filter((name) => /[0-9a-f]{64}$/.test(name)).length
+        : 0
       check.close()
       if (left !== 0 || !job) throw new Error(`the cleanup did not finish within the window: ${left} stories left`)
       p99Before.push(before.latency.p99)

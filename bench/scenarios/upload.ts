@@ -81,7 +81,13 @@ export const upload: Scenario = {
       db.close()
       server = await startServer(ctx.machine, 'tern', dataDir)
 
-      const spec = (mode: UploadSpec['mode']): UploadSpec => ({ port: server.port, token: user.token, file: source, mode, chunkBytes: CHUNK })
+      const spec = (mode: UploadSpec['mode']): UploadSpec => ({
+        port: server.port,
+        token: user.token,
+        file: source,
+        mode,
+        chunkBytes: CHUNK,
+      })
       const measure = async (mode: UploadSpec['mode'], label: string): Promise<Measured> => {
         stamp(source, label)
         flush()
@@ -122,8 +128,20 @@ export const upload: Scenario = {
 
       const scenario = this.name
       return [
-        { scenario, figure: 'RSS rise, 1 GiB via /files/upload', unit: 'MiB', samples: single.map((m) => m.rssRise / MiB), target: { max: 64 } },
-        { scenario, figure: 'RSS rise, 1 GiB via 8 MiB chunks', unit: 'MiB', samples: chunked.map((m) => m.rssRise / MiB), target: { max: 64 } },
+        {
+          scenario,
+          figure: 'RSS rise, 1 GiB via /files/upload',
+          unit: 'MiB',
+          samples: single.map((m) => m.rssRise / MiB),
+          target: { max: 64 },
+        },
+        {
+          scenario,
+          figure: 'RSS rise, 1 GiB via 8 MiB chunks',
+          unit: 'MiB',
+          samples: chunked.map((m) => m.rssRise / MiB),
+          target: { max: 64 },
+        },
         { scenario, figure: 'cp of the same file (reference)', unit: 'MiB/s', samples: cp },
         { scenario, figure: '/files/upload throughput', unit: 'MiB/s', samples: single.map((m) => m.mbps) },
         { scenario, figure: '/files/upload vs cp', unit: 'x', samples: single.map((m, i) => m.mbps / cp[i]), target: { min: 0.5 } },

@@ -55,7 +55,15 @@ export const videoSignaling: Scenario = {
         ctx.machine,
         SERVER_CORE,
         [...NODE_FLAGS, '--expose-gc', '--import', 'tsx', 'bench/servers/video-gc.ts'],
-        { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, VIDEO_PORT: String(port), VIDEO_HOST: '127.0.0.1', VIDEO_SECRET: secret, LOG_LEVEL: 'warn' },
+        {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          DATA_DIR: dataDir,
+          VIDEO_PORT: String(port),
+          VIDEO_HOST: '127.0.0.1',
+          VIDEO_SECRET: secret,
+          LOG_LEVEL: 'warn',
+        },
         ['ignore', out, out, 'ipc'],
       )
       /** the service's memory right after a full garbage collection */
@@ -70,7 +78,13 @@ export const videoSignaling: Scenario = {
       try {
         for (let i = 0; ; i++) {
           if (child.exitCode !== null) throw new Error(`the video service exited: ${fs.readFileSync(logFile, 'utf8')}`)
-          if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break
+          if (
+            await fetch(`${url}/health`).then(
+              (r) => r.ok,
+              () => false,
+            )
+          )
+            break
           if (i > 400) throw new Error('the video service did not answer /health in 20 s')
           await sleep(50)
         }
@@ -89,7 +103,13 @@ export const videoSignaling: Scenario = {
         const participant = (rssN - rss0) / added
         heapPerPeer.push((heapN.heapUsed + heapN.external - heap0.heapUsed - heap0.external) / added / KiB)
         const cpuBefore = cpuMs(child.pid!)
-        const result = await load.request<VideoSignalingResult>({ ...spec, step: 'offers', rate: RATE, warmupMs: ctx.warmupMs, durationMs: ctx.durationMs })
+        const result = await load.request<VideoSignalingResult>({
+          ...spec,
+          step: 'offers',
+          rate: RATE,
+          warmupMs: ctx.warmupMs,
+          durationMs: ctx.durationMs,
+        })
         // every offer sent, warm-up included: roughly RATE × (warm-up + window)
         const offersAll = (RATE * (ctx.warmupMs + ctx.durationMs)) / 1000
         cpuPer1000.push(((cpuMs(child.pid!) - cpuBefore) / offersAll) * 1000)

@@ -43,7 +43,9 @@ export const wsLatency: Scenario = {
         if (result.sendRate < RATE * 0.95) ctx.log(`  warning: only ${fmt(result.sendRate)} of ${fmt(RATE)} messages/s were sent`)
         p50.push(result.latency.p50)
         p99.push(result.latency.p99)
-        ctx.log(`  run ${run}: ${fmt(result.sent)} messages, p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms`)
+        ctx.log(
+          `  run ${run}: ${fmt(result.sent)} messages, p50 ${fmt(result.latency.p50, 2)} ms, p99 ${fmt(result.latency.p99, 2)} ms, max ${fmt(result.latency.max, 1)} ms`,
+        )
       }
       const scenario = this.name
       return [

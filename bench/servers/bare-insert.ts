@@ -28,7 +28,10 @@ app.get('/health', async () => ({ status: 'ok' }))
 app.post<{ Body: { chat_id: number; content: string } }>('/api.v2/api/messages/send', async (request) => {
   const now = Date.now()
   const { lastInsertRowid } = insert.run(request.body.chat_id, request.body.content, now)
-  return { success: true, data: { message_id: Number(lastInsertRowid), chat_id: request.body.chat_id, content: request.body.content, created_at: now } }
+  return {
+    success: true,
+    data: { message_id: Number(lastInsertRowid), chat_id: request.body.chat_id, content: request.body.content, created_at: now },
+  }
 })
 
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })

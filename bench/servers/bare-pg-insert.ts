@@ -25,12 +25,14 @@ const app = Fastify()
 app.get('/health', async () => ({ status: 'ok' }))
 app.post<{ Body: { chat_id: number; content: string } }>('/api.v2/api/messages/send', async (request) => {
   const now = Date.now()
-  const { rows } = await pool.query<{ id: string }>('insert into messages (chat_id, content, created_at) values ($1, $2, $3) returning id', [
-    request.body.chat_id,
-    request.body.content,
-    now,
-  ])
-  return { success: true, data: { message_id: Number(rows[0].id), chat_id: request.body.chat_id, content: request.body.content, created_at: now } }
+  const { rows } = await pool.query<{ id: string }>(
+    'insert into messages (chat_id, content, created_at) values ($1, $2, $3) returning id',
+    [request.body.chat_id, request.body.content, now],
+  )
+  return {
+    success: true,
+    data: { message_id: Number(rows[0].id), chat_id: request.body.chat_id, content: request.body.content, created_at: now },
+  }
 })
 
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })

@@ -105,7 +105,14 @@ wss.on('connection', (socket, request) => {
     socket.on('message', (raw) => {
       const frame = JSON.parse(String(raw)) as { type: string; id: number; data: { chat_id: number; content: string } }
       if (frame.type !== 'send') return
-      const p: Pending = { sender: socket, id: frame.id, chatId: frame.data.chat_id, senderId: n, content: frame.data.content, at: Date.now() }
+      const p: Pending = {
+        sender: socket,
+        id: frame.id,
+        chatId: frame.data.chat_id,
+        senderId: n,
+        content: frame.data.content,
+        at: Date.now(),
+      }
       if (!sqlite) return deliver(p, nextId++)
       queue.push(p)
       if (queue.length === 1) setImmediate(commit)

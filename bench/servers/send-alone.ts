@@ -72,4 +72,6 @@ await Promise.all(loops)
 await ctx.close()
 const { at, cpuUs } = closed!
 const seconds = (at - opened!.at) / 1000
-process.stdout.write(`${JSON.stringify({ messages: done, seconds, rate: done / seconds, cpuUsPerMessage: cpuUs / done, cpuShare: cpuUs / 1000 / (seconds * 1000) })}\n`)
+process.stdout.write(
+  `${JSON.stringify({ messages: done, seconds, rate: done / seconds, cpuUsPerMessage: cpuUs / done, cpuShare: cpuUs / 1000 / (seconds * 1000) })}\n`,
+)

@@ -118,14 +118,17 @@ class Churn {
 
   async stop() {
     this.stopped = true
-    const closing = [...this.live].map((ws) => new Promise<void>((resolve) => {
-      ws.once('close', () => resolve())
-      ws.close(1000, 'done')
-      setTimeout(() => {
-        ws.terminate()
-        resolve()
-      }, 2000)
-    }))
+    const closing = [...this.live].map(
+      (ws) =>
+        new Promise<void>((resolve) => {
+          ws.once('close', () => resolve())
+          ws.close(1000, 'done')
+          setTimeout(() => {
+            ws.terminate()
+            resolve()
+          }, 2000)
+        }),
+    )
     await Promise.all(closing)
     return this.totals
   }
@@ -140,6 +143,16 @@ serve(async (message: SocketsSpec | IntervalSpec | { kind: 'stop' }) => {
   }
   if (message.kind === 'stop') return churn ? churn.stop() : null
   const encoded = message.requests.map((request) => encodeRequest(`127.0.0.1:${message.port}`, request))
-  const result = await openLoop({ port: message.port, connections: message.connections, warmupMs: 0, durationMs: message.durationMs, rate: message.rate, request: (i) => encoded[i % encoded.length] })
-  return { ...result, sockets: churn?.take() ?? { opened: 0, closed: 0, frames: 0, errors: 0, firstError: null, open: 0 } } satisfies IntervalResult
+  const result = await openLoop({
+    port: message.port,
+    connections: message.connections,
+    warmupMs: 0,
+    durationMs: message.durationMs,
+    rate: message.rate,
+    request: (i) => encoded[i % encoded.length],
+  })
+  return {
+    ...result,
+    sockets: churn?.take() ?? { opened: 0, closed: 0, frames: 0, errors: 0, firstError: null, open: 0 },
+  } satisfies IntervalResult
 })

@@ -84,23 +84,53 @@ async function main() {
     let rate = Number(process.env.SOAK_RATE ?? 0)
     if (!(rate > 0)) {
       log(`measuring the send capacity for ${CAPACITY_MS / 1000} s (closed loop, 32 connections)…`)
-      const max = await runLoad<LoadResult>(machine, 'http', { mode: 'closed', port: server.port, connections: 32, warmupMs: 2000, durationMs: CAPACITY_MS, requests })
+      const max = await runLoad<LoadResult>(machine, 'http', {
+        mode: 'closed',
+        port: server.port,
+        connections: 32,
+        warmupMs: 2000,
+        durationMs: CAPACITY_MS,
+        requests,
+      })
       if (max.errors > 0) throw new Error(`capacity run: ${max.errors} failed sends; first: ${max.firstError}`)
       rate = Math.max(1, Math.round(max.throughput / 2))
       log(`  capacity ${fmt(max.throughput)} sends/s: the soak runs at ${fmt(rate)}/s`)
     } else log(`SOAK_RATE: ${fmt(rate)} sends/s`)
 
     const intervals = Math.max(3, Math.round((MINUTES * 60_000) / INTERVAL_MS))
-    log(`soak: ${intervals} intervals of ${INTERVAL_MS / 1000} s (${MINUTES} min) at ${fmt(rate)} sends/s, ${SOCKETS} sockets coming and going`)
+    log(
+      `soak: ${intervals} intervals of ${INTERVAL_MS / 1000} s (${MINUTES} min) at ${fmt(rate)} sends/s, ${SOCKETS} sockets coming and going`,
+    )
     load = LoadProcess.start(machine, '../soak/load')
-    await load.request({ kind: 'sockets', port: server.port, tokens: users.map((u) => u.token), count: SOCKETS, minLifeMs: 5_000, maxLifeMs: 30_000 })
+    await load.request({
+      kind: 'sockets',
+      port: server.port,
+      tokens: users.map((u) => u.token),
+      count: SOCKETS,
+      minLifeMs: 5_000,
+      maxLifeMs: 30_000,
+    })
 
     const samples: Sample[] = []
     const started = Date.now()
     for (let i = 0; i < intervals; i++) {
-      const result = await load.request<IntervalResult>({ kind: 'interval', port: server.port, rate, connections: 64, durationMs: INTERVAL_MS, requests })
+      const result = await load.request<IntervalResult>({
+        kind: 'interval',
+        port: server.port,
+        rate,
+        connections: 64,
+        durationMs: INTERVAL_MS,
+        requests,
+      })
       const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text()
-      const sample = { t: (Date.now() - started) / 1000, rss: metric(text, 'tern_process_resident_memory_bytes'), heap: metric(text, 'tern_nodejs_heap_size_used_bytes'), procRss: server.rss(), wal: fileSize(path.join(dataDir, 'tern.db-wal')), result }
+      const sample = {
+        t: (Date.now() - started) / 1000,
+        rss: metric(text, 'tern_process_resident_memory_bytes'),
+        heap: metric(text, 'tern_nodejs_heap_size_used_bytes'),
+        procRss: server.rss(),
+        wal: fileSize(path.join(dataDir, 'tern.db-wal')),
+        result,
+      }
       samples.push(sample)
       log(`  ${line(sample)}`)
     }
@@ -115,26 +145,76 @@ async function main() {
     const lastP99 = samples.at(-1)!.result.latency.p99
     const sendErrors = samples.reduce((sum, s) => sum + s.result.errors, 0)
     const socketErrors = socketTotals.errors
-    const firstError = samples.find((s) => s.result.firstError)?.result.firstError ?? samples.find((s) => s.result.sockets.firstError)?.result.sockets.firstError ?? null
+    const firstError =
+      samples.find((s) => s.result.firstError)?.result.firstError ??
+      samples.find((s) => s.result.sockets.firstError)?.result.sockets.firstError ??
+      null
     const sends = samples.reduce((sum, s) => sum + s.result.completed, 0)
 
     const checks = [
-      { name: `RSS trend over the last ${fmt(window.at(-1)!.t - window[0].t)} s`, value: `${(rssTrend.share * 100).toFixed(2)}% (${fmt(rssTrend.slopePerSecond * 60 / 1024, 1)} KiB/min)`, pass: Math.abs(rssTrend.share) < TREND_MAX, target: `< ${TREND_MAX * 100}%` },
-      { name: `heap trend over the last ${fmt(window.at(-1)!.t - window[0].t)} s`, value: `${(heapTrend.share * 100).toFixed(2)}% (${fmt(heapTrend.slopePerSecond * 60 / 1024, 1)} KiB/min)`, pass: Math.abs(heapTrend.share) < TREND_MAX, target: `< ${TREND_MAX * 100}%` },
-      { name: `p99 drift (interval ${samples.length} vs ${warmup + 1}, after ${warmup} of warm-up)`, value: `${fmt(firstP99, 2)} → ${fmt(lastP99, 2)} ms (${(lastP99 / firstP99).toFixed(2)}x)`, pass: lastP99 <= firstP99 * DRIFT_MAX + DRIFT_SLACK_MS, target: `≤ ${DRIFT_MAX}x + ${DRIFT_SLACK_MS} ms` },
-      { name: 'errors (sends, sockets)', value: `${sendErrors}, ${socketErrors}${firstError ? ` (first: ${firstError.slice(0, 160)})` : ''}`, pass: sendErrors === 0 && socketErrors === 0, target: '0' },
+      {
+        name: `RSS trend over the last ${fmt(window.at(-1)!.t - window[0].t)} s`,
+        value: `${(rssTrend.share * 100).toFixed(2)}% (${fmt((rssTrend.slopePerSecond * 60) / 1024, 1)} KiB/min)`,
+        pass: Math.abs(rssTrend.share) < TREND_MAX,
+        target: `< ${TREND_MAX * 100}%`,
+      },
+      {
+        name: `heap trend over the last ${fmt(window.at(-1)!.t - window[0].t)} s`,
+        value: `${(heapTrend.share * 100).toFixed(2)}% (${fmt((heapTrend.slopePerSecond * 60) / 1024, 1)} KiB/min)`,
+        pass: Math.abs(heapTrend.share) < TREND_MAX,
+        target: `< ${TREND_MAX * 100}%`,
+      },
+      {
+        name: `p99 drift (interval ${samples.length} vs ${warmup + 1}, after ${warmup} of warm-up)`,
+        value: `${fmt(firstP99, 2)} → ${fmt(lastP99, 2)} ms (${(lastP99 / firstP99).toFixed(2)}x)`,
+        pass: lastP99 <= firstP99 * DRIFT_MAX + DRIFT_SLACK_MS,
+        target: `≤ ${DRIFT_MAX}x + ${DRIFT_SLACK_MS} ms`,
+      },
+      {
+        name: 'errors (sends, sockets)',
+        value: `${sendErrors}, ${socketErrors}${firstError ? ` (first: ${firstError.slice(0, 160)})` : ''}`,
+        pass: sendErrors === 0 && socketErrors === 0,
+        target: '0',
+      },
     ]
 
     const foreignShare = foreign.share()
     foreign.stop()
     console.log(`\n${machineLine(machine)}`)
     console.log(`code: ${codeRevision(ROOT) ?? 'unknown revision'} (as built into dist/)`)
-    console.log(`soak: ${MINUTES} min, ${samples.length} intervals of ${INTERVAL_MS / 1000} s at ${fmt(rate)} sends/s (${fmt(sends)} sends answered), ${SOCKETS} sockets (${fmt(socketTotals.opened)} opened, ${fmt(socketTotals.closed)} closed, ${fmt(socketTotals.frames)} frames received)`)
-    console.log(`other processes used ${(foreignShare * 100).toFixed(1)}% of the machine's CPU during the run${foreignShare > 0.05 ? ': latencies are noisy, run again on a quiet machine' : ''}\n`)
-    console.log(['   t (s) | RSS MiB | /proc | heap MiB | WAL MiB | sends/s |  p50 ms |  p99 ms | errors | sockets open/+/-', ...samples.map(line)].join('\n'))
-    console.log(`\n${chart('RSS', samples.map((s) => ({ t: s.t, value: s.rss / MiB })), 'MiB')}`)
-    console.log(`\n${chart('heap used', samples.map((s) => ({ t: s.t, value: s.heap / MiB })), 'MiB')}`)
-    console.log(`\n${chart('p99', samples.map((s): Point => ({ t: s.t, value: s.result.latency.p99 })), 'ms')}\n`)
+    console.log(
+      `soak: ${MINUTES} min, ${samples.length} intervals of ${INTERVAL_MS / 1000} s at ${fmt(rate)} sends/s (${fmt(sends)} sends answered), ${SOCKETS} sockets (${fmt(socketTotals.opened)} opened, ${fmt(socketTotals.closed)} closed, ${fmt(socketTotals.frames)} frames received)`,
+    )
+    console.log(
+      `other processes used ${(foreignShare * 100).toFixed(1)}% of the machine's CPU during the run${foreignShare > 0.05 ? ': latencies are noisy, run again on a quiet machine' : ''}\n`,
+    )
+    console.log(
+      [
+        '   t (s) | RSS MiB | /proc | heap MiB | WAL MiB | sends/s |  p50 ms |  p99 ms | errors | sockets open/+/-',
+        ...samples.map(line),
+      ].join('\n'),
+    )
+    console.log(
+      `\n${chart(
+        'RSS',
+        samples.map((s) => ({ t: s.t, value: s.rss / MiB })),
+        'MiB',
+      )}`,
+    )
+    console.log(
+      `\n${chart(
+        'heap used',
+        samples.map((s) => ({ t: s.t, value: s.heap / MiB })),
+        'MiB',
+      )}`,
+    )
+    console.log(
+      `\n${chart(
+        'p99',
+        samples.map((s): Point => ({ t: s.t, value: s.result.latency.p99 })),
+        'ms',
+      )}\n`,
+    )
     for (const check of checks) console.log(`${check.pass ? 'pass' : 'FAIL'}  ${check.name}: ${check.value} (target ${check.target})`)
     if (checks.some((check) => !check.pass)) process.exitCode = 1
   } finally {
@@ -161,6 +241,6 @@ function line(s: Sample): string {
 }
 
 main().catch((error) => {
-  console.error(`soak: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+  console.error(`soak: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
   process.exit(1)
 })

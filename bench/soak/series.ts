@@ -50,6 +50,8 @@ export function chart(title: string, points: readonly Point[], unit: string, { w
     rows.push(`${row === height - 1 ? label(max) : row === 0 ? label(min) : ' '.repeat(12)} │${cells}`)
   }
   rows.push(`${' '.repeat(12)} └${'─'.repeat(columns.length)}`)
-  rows.push(`${' '.repeat(14)}0 s${' '.repeat(Math.max(1, columns.length - 3 - String(Math.round(points.at(-1)!.t)).length - 2))}${Math.round(points.at(-1)!.t)} s`)
+  rows.push(
+    `${' '.repeat(14)}0 s${' '.repeat(Math.max(1, columns.length - 3 - String(Math.round(points.at(-1)!.t)).length - 2))}${Math.round(points.at(-1)!.t)} s`,
+  )
   return rows.join('\n')
 }

@@ -29,7 +29,13 @@ const BASE_URL = 'http://localhost:3000'
 async function openApiDocument(): Promise<unknown> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tern-client-gen-'))
   try {
-    const config = loadConfig({ DATA_DIR: dir, DATABASE_URL: `sqlite:${path.join(dir, 'tern.db')}`, PORT: '0', LOG_LEVEL: 'silent', PUBLIC_BASE_URL: BASE_URL })
+    const config = loadConfig({
+      DATA_DIR: dir,
+      DATABASE_URL: `sqlite:${path.join(dir, 'tern.db')}`,
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      PUBLIC_BASE_URL: BASE_URL,
+    })
     const ctx = createContext(config)
     try {
       await ctx.fanout.ready
@@ -50,7 +56,12 @@ async function openApiDocument(): Promise<unknown> {
 }
 
 /** 'message.new' → 'MessageNew', 'client.resume' → 'ClientResume'. */
-const pascal = (name: string) => name.split(/[^A-Za-z0-9]+/).filter(Boolean).map((part) => part[0].toUpperCase() + part.slice(1)).join('')
+const pascal = (name: string) =>
+  name
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((part) => part[0].toUpperCase() + part.slice(1))
+    .join('')
 
 interface AsyncMessage {
   name: string
@@ -59,7 +70,12 @@ interface AsyncMessage {
 }
 
 async function eventTypes(): Promise<string> {
-  const document = asyncApiDocument({ version: VERSION, publicBaseUrl: BASE_URL, path: '/api.v2/api/ws', requests: SOCKET_REQUESTS }) as unknown as {
+  const document = asyncApiDocument({
+    version: VERSION,
+    publicBaseUrl: BASE_URL,
+    path: '/api.v2/api/ws',
+    requests: SOCKET_REQUESTS,
+  }) as unknown as {
     components: { messages: Record<string, AsyncMessage> }
     operations: Record<string, { action: 'send' | 'receive'; messages: { $ref: string }[] }>
   }
@@ -141,7 +157,9 @@ async function main() {
       if (!fs.existsSync(committed) || fs.readFileSync(committed, 'utf8') !== fresh) stale.push(file)
     }
     if (stale.length) {
-      console.error(`client: ${stale.join(' and ')} differ from what the server's schemas generate now. Run \`npm run client:generate\` and commit the result.`)
+      console.error(
+        `client: ${stale.join(' and ')} differ from what the server's schemas generate now. Run \`npm run client:generate\` and commit the result.`,
+      )
       process.exitCode = 1
     } else console.log('client: schema.d.ts and events.d.ts match the server')
   } finally {

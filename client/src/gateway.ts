@@ -46,7 +46,9 @@ export interface GatewayOptions {
   onEvent(frame: ServerFrame): void
   onClose?(close: { code: number; reason: string }): void
   /** the WebSocket class (default: the global one; in Node pass `ws`) */
-  WebSocket?: new (url: string) => WebSocketLike
+  WebSocket?: new (
+    url: string,
+  ) => WebSocketLike
 }
 
 export interface Gateway {

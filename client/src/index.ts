@@ -13,7 +13,15 @@ import type { paths } from './schema.js'
 
 export type { components, operations, paths } from './schema.js'
 export type * from './events.js'
-export { connectGateway, GatewayRequestError, type Gateway, type GatewayOptions, type RequestData, type RequestType, type WebSocketLike } from './gateway.js'
+export {
+  connectGateway,
+  GatewayRequestError,
+  type Gateway,
+  type GatewayOptions,
+  type RequestData,
+  type RequestType,
+  type WebSocketLike,
+} from './gateway.js'
 
 /** How requests are signed: a bearer token, or the browser's session cookie with its CSRF token. */
 export type TernAuth = { bearer: string } | { cookie: true; csrfToken?: string }

@@ -90,6 +90,8 @@ export async function restore(config: Readonly<Config>, args: string[]): Promise
   // that was replaced: the server builds it again from the restored messages after start
   const index = searchFileFor(live)
   for (const suffix of ['', '-wal', '-shm']) fs.rmSync(index + suffix, { force: true })
-  process.stdout.write(`restored ${file} into ${live}${kept ? `; the database it replaced is kept as ${kept}` : ''}\n` +
-    'Start the server: pending migrations, if the backup is older, are applied at start, and message search is indexed again in the background.\n')
+  process.stdout.write(
+    `restored ${file} into ${live}${kept ? `; the database it replaced is kept as ${kept}` : ''}\n` +
+      'Start the server: pending migrations, if the backup is older, are applied at start, and message search is indexed again in the background.\n',
+  )
 }

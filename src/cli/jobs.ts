@@ -6,7 +6,8 @@ import * as repo from '../jobs/repo.js'
 import { iso } from '../lib/time.js'
 import { printTable } from './table.js'
 
-const every = (ms: number) => (ms === 0 ? 'when due' : ms % 60_000 === 0 ? `${ms / 60_000} min` : ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`)
+const every = (ms: number) =>
+  ms === 0 ? 'when due' : ms % 60_000 === 0 ? `${ms / 60_000} min` : ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
 const at = (ms: number | null) => (ms === null ? '-' : iso(ms))
 
 export async function jobsList(ctx: AppContext): Promise<void> {
@@ -24,7 +25,18 @@ export async function jobsList(ctx: AppContext): Promise<void> {
       const instance = holder.get(job.name) === run.instance ? `${run.instance} (holds the lease)` : run.instance
       const error = run.last_error === null ? '' : `${at(run.last_error_at)} ${run.last_error}`
       const took = run.last_duration_ms === null ? '-' : `${run.last_duration_ms} ms`
-      table.push([job.name, job.scope, every(job.everyMs), instance, String(run.runs), String(run.failures), at(run.last_started_at), at(run.last_finished_at), took, error])
+      table.push([
+        job.name,
+        job.scope,
+        every(job.everyMs),
+        instance,
+        String(run.runs),
+        String(run.failures),
+        at(run.last_started_at),
+        at(run.last_finished_at),
+        took,
+        error,
+      ])
     }
   }
   printTable(table)

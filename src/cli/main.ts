@@ -19,37 +19,52 @@ interface Command {
 
 const commands = new Map<string, Command>([
   ['migrate', { usage: 'migrate', summary: 'apply pending database migrations', run: migrate }],
-  ['admin:create', {
-    usage: 'admin:create <username>',
-    summary: 'create an admin account, or make an existing user admin; asks for the password (or reads it from stdin)',
-    run: adminCreate,
-  }],
+  [
+    'admin:create',
+    {
+      usage: 'admin:create <username>',
+      summary: 'create an admin account, or make an existing user admin; asks for the password (or reads it from stdin)',
+      run: adminCreate,
+    },
+  ],
   ['user:list', { usage: 'user:list [search]', summary: 'list users (newest first, 100 at most)', run: userList }],
-  ['stories:cleanup', {
-    usage: 'stories:cleanup',
-    summary: 'remove expired stories with their views, likes, reactions and media now (the job does it every STORY_CLEANUP_INTERVAL_SECONDS)',
-    run: storiesCleanup,
-  }],
+  [
+    'stories:cleanup',
+    {
+      usage: 'stories:cleanup',
+      summary:
+        'remove expired stories with their views, likes, reactions and media now (the job does it every STORY_CLEANUP_INTERVAL_SECONDS)',
+      run: storiesCleanup,
+    },
+  ],
   ['jobs', { usage: 'jobs', summary: 'list the periodic jobs and what each ran when, on each instance', run: jobsList }],
-  ['backup', {
-    usage: 'backup <file> [--force]',
-    summary: 'copy the SQLite database to <file> while the server runs (online backup API); PostgreSQL: pg_dump',
-    run: backup,
-  }],
-  ['restore', {
-    usage: 'restore <file>',
-    summary: 'put a backup in place of the SQLite database (stop the server first; the old one is kept beside it)',
-    run: async () => {},
-    offline: restore,
-  }],
+  [
+    'backup',
+    {
+      usage: 'backup <file> [--force]',
+      summary: 'copy the SQLite database to <file> while the server runs (online backup API); PostgreSQL: pg_dump',
+      run: backup,
+    },
+  ],
+  [
+    'restore',
+    {
+      usage: 'restore <file>',
+      summary: 'put a backup in place of the SQLite database (stop the server first; the old one is kept beside it)',
+      run: async () => {},
+      offline: restore,
+    },
+  ],
 ])
 
 const HELP = new Set(['help', '--help', '-h'])
 
 function help(): string {
   const lines = [...commands.values()].map((c) => `  ${c.usage.padEnd(28)} ${c.summary}`)
-  return `usage: npm run cli -- <command> [arguments]\n\ncommands:\n${lines.join('\n')}\n\n` +
+  return (
+    `usage: npm run cli -- <command> [arguments]\n\ncommands:\n${lines.join('\n')}\n\n` +
     'The CLI reads the same environment variables as the server (DATABASE_URL, DATA_DIR…).\n'
+  )
 }
 
 async function main() {

@@ -6,5 +6,7 @@ import { cleanupExpiredStories } from '../modules/stories/index.js'
 export async function storiesCleanup(ctx: AppContext): Promise<void> {
   await migrateToLatest(ctx.db)
   const removed = await cleanupExpiredStories(ctx)
-  process.stdout.write(`removed ${removed.stories} expired stories, ${removed.uploads} uploads no longer used, ${removed.files} stored files\n`)
+  process.stdout.write(
+    `removed ${removed.stories} expired stories, ${removed.uploads} uploads no longer used, ${removed.files} stored files\n`,
+  )
 }

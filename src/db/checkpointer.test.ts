@@ -116,7 +116,13 @@ async function holdsWhileTheDiskHangs(longWalFrames: number): Promise<number[]> 
       await during()
       holds.push(performance.now() - start)
     })
-  const checkpointer = startCheckpointer(sqlite, file, timed, { intervalMs: 10, restartFrames: 64, longWalFrames, pauseLimitMs: 20, stallMs: 400 })
+  const checkpointer = startCheckpointer(sqlite, file, timed, {
+    intervalMs: 10,
+    restartFrames: 64,
+    longWalFrames,
+    pauseLimitMs: 20,
+    stallMs: 400,
+  })
   try {
     await checkpointer.ready
     const insert = sqlite.prepare('insert into t (v) values (?)')

@@ -156,7 +156,9 @@ async function wordShare(db: Db, words: readonly string[]): Promise<number> {
   let stats = wordStatsOf.get(db)
   if (!stats || Date.now() - stats.at > WORD_STATS_MS) {
     const { rows } = await sql<{ elems: string[] | null; freqs: number[] | null }>`
-      select most_common_elems::text::text[] as elems, most_common_elem_freqs as freqs from pg_stats where schemaname = current_schema() and tablename = 'messages_search'`.execute(db)
+      select most_common_elems::text::text[] as elems, most_common_elem_freqs as freqs from pg_stats where schemaname = current_schema() and tablename = 'messages_search'`.execute(
+      db,
+    )
     const elems = rows[0]?.elems ?? []
     const pairs = elems.map((word, i) => [word, rows[0]?.freqs?.[i] ?? 0] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     stats = { at: Date.now(), words: pairs.map((pair) => pair[0]), shares: pairs.map((pair) => pair[1]) }

@@ -6,7 +6,9 @@ import type { Db } from './database.js'
 /** Rows in the update log: counted on SQLite, the planner's estimate on PostgreSQL (a count would scan it). */
 export async function updateLogRows(db: Db, dialect: Dialect): Promise<number> {
   if (dialect === 'postgres') {
-    const { rows } = await sql<{ n: number }>`select reltuples::bigint as n from pg_class where relname = 'updates' and relkind = 'r'`.execute(db)
+    const { rows } = await sql<{
+      n: number
+    }>`select reltuples::bigint as n from pg_class where relname = 'updates' and relkind = 'r'`.execute(db)
     const estimate = Number(rows[0]?.n ?? -1)
     if (estimate >= 0) return estimate
   }

@@ -29,7 +29,9 @@ test('at most 200 texts are named: later ones run unnamed, the named keep their 
   assert.equal(names.nameFor('text 0', 1), first)
 })
 
-test('on PostgreSQL a hot query runs as a prepared statement and still answers right', { skip: !testDatabaseUrl && 'PostgreSQL only (set TEST_DATABASE_URL)' }, async () => {
+test('on PostgreSQL a hot query runs as a prepared statement and still answers right', {
+  skip: !testDatabaseUrl && 'PostgreSQL only (set TEST_DATABASE_URL)',
+}, async () => {
   const database = await createTestDatabase(tempDir())
   const handle = createDatabase(database.url)
   try {
@@ -38,7 +40,10 @@ test('on PostgreSQL a hot query runs as a prepared statement and still answers r
         const { rows } = await sql<{ v: number }>`select ${i}::int8 + 1 as v`.execute(db)
         assert.equal(rows[0].v, i + 1)
         const many = Array.from({ length: 40 }, (_, n) => n)
-        const sum = await sql<{ v: number }>`select ${sql.join(many.map((n) => sql`${n}::int8`), sql` + `)} as v`.execute(db)
+        const sum = await sql<{ v: number }>`select ${sql.join(
+          many.map((n) => sql`${n}::int8`),
+          sql` + `,
+        )} as v`.execute(db)
         assert.equal(sum.rows[0].v, 780)
         await sql`select 1`.execute(db)
       }

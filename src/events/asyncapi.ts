@@ -40,7 +40,12 @@ export function jsonSchema(schema: unknown): unknown {
   return { anyOf: [out, { type: 'null' }] }
 }
 
-export function asyncApiDocument(options: { version: string; publicBaseUrl: string; path: string; requests: ReadonlyMap<string, RequestSpec<never>> }) {
+export function asyncApiDocument(options: {
+  version: string
+  publicBaseUrl: string
+  path: string
+  requests: ReadonlyMap<string, RequestSpec<never>>
+}) {
   const base = new URL(options.publicBaseUrl)
   const messages: Record<string, unknown> = {}
   const ref = (name: string) => ({ $ref: `#/components/messages/${name}` })
@@ -61,7 +66,12 @@ export function asyncApiDocument(options: { version: string; publicBaseUrl: stri
     received.push(name)
   }
   const answers = [...options.requests.values()].map((spec) => spec.answer)
-  messages.ack = { name: 'ack', title: 'ack', summary: 'The answer to a request (same id): what its HTTP twin answers as data. A write is acknowledged once committed.', payload: jsonSchema(ackFrame(answers)) }
+  messages.ack = {
+    name: 'ack',
+    title: 'ack',
+    summary: 'The answer to a request (same id): what its HTTP twin answers as data. A write is acknowledged once committed.',
+    payload: jsonSchema(ackFrame(answers)),
+  }
   received.push('ack')
   for (const [name, frame] of Object.entries(CLIENT_FRAMES)) {
     messages[`client.${name}`] = { name, title: name, summary: frame.summary, payload: jsonSchema(frame.frame) }
@@ -103,12 +113,18 @@ export function asyncApiDocument(options: { version: string; publicBaseUrl: stri
       gateway: {
         address: options.path,
         title: 'The gateway socket',
-        description: 'Authenticated by the session token (Authorization: Bearer, or ?token= where a browser cannot set headers), or by the web session cookie from a page of this origin (Origin checked).',
+        description:
+          'Authenticated by the session token (Authorization: Bearer, or ?token= where a browser cannot set headers), or by the web session cookie from a page of this origin (Origin checked).',
         messages: channelMessages,
       },
     },
     operations: {
-      receiveUpdates: { action: 'receive', channel: channelRef, summary: 'Events and control frames from the server.', messages: messageRefs(received) },
+      receiveUpdates: {
+        action: 'receive',
+        channel: channelRef,
+        summary: 'Events and control frames from the server.',
+        messages: messageRefs(received),
+      },
       sendFrames: { action: 'send', channel: channelRef, summary: 'Frames a client sends.', messages: messageRefs(sent) },
     },
     components: {

@@ -12,7 +12,16 @@ import { pollEvents } from '../modules/polls/events.js'
 import { storyEvents } from '../modules/stories/events.js'
 import { userEvents } from '../modules/users/events.js'
 
-export const EVENTS = { ...messageEvents, ...chatEvents, ...userEvents, ...storyEvents, ...pollEvents, ...contactEvents, ...callEvents, ...botEvents }
+export const EVENTS = {
+  ...messageEvents,
+  ...chatEvents,
+  ...userEvents,
+  ...storyEvents,
+  ...pollEvents,
+  ...contactEvents,
+  ...callEvents,
+  ...botEvents,
+}
 
 export type EventMap = typeof EVENTS
 export type EventName = keyof EventMap

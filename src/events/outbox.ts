@@ -33,7 +33,12 @@ export class Outbox {
   ) {}
 
   /** An event of a chat, for everyone in it. `about` names the message a `message.new` is (logged as a reference). */
-  async toChat<Name extends LoggedEventName>(chat: ChatRef, name: Name, payload: EventPayload<Name>, about: MessageRef | null = null): Promise<Logged> {
+  async toChat<Name extends LoggedEventName>(
+    chat: ChatRef,
+    name: Name,
+    payload: EventPayload<Name>,
+    about: MessageRef | null = null,
+  ): Promise<Logged> {
     const at = this.deliveries.length
     const frames = await logChat(this.ctx, this.db, chat, name, payload, this.now, about)
     this.deliveries.push(...frames)
@@ -42,7 +47,12 @@ export class Outbox {
   }
 
   /** An event for some users' own devices, in their update logs; `before` sends it ahead of an earlier chat event. */
-  async toUsers<Name extends LoggedEventName>(userIds: readonly number[], name: Name, payload: EventPayload<Name>, options: { before?: Logged } = {}) {
+  async toUsers<Name extends LoggedEventName>(
+    userIds: readonly number[],
+    name: Name,
+    payload: EventPayload<Name>,
+    options: { before?: Logged } = {},
+  ) {
     const frames = await logUsers(this.ctx, this.db, [...userIds], name, payload, this.now)
     if (options.before) this.deliveries.splice(options.before.at, 0, ...frames)
     else this.deliveries.push(...frames)
@@ -67,7 +77,14 @@ export async function inTransaction<T>(ctx: AppContext, work: (trx: Db, events: 
  * Updates some path other than the outbox already wrote and committed (the SQLite send fast path
  * writes its update rows with its own statements), announced the same way.
  */
-export function announceRecorded<Name extends EventName>(ctx: AppContext, recorded: Recorded[], name: Name, payload: EventPayload<Name>, chatId: number, now: number) {
+export function announceRecorded<Name extends EventName>(
+  ctx: AppContext,
+  recorded: Recorded[],
+  name: Name,
+  payload: EventPayload<Name>,
+  chatId: number,
+  now: number,
+) {
   ctx.fanout.publish(framesOf(recorded, name, payload))
   if (ctx.events.listens(name)) ctx.events.emit([{ name, payload, to: { chatId }, at: now } as CommittedEvent])
 }

@@ -33,10 +33,13 @@ export function registerReactions(ctx: AppContext) {
   ctx.events.on('contact.removed', (event) => reannounceTo(event.to, event.payload.user_id))
 
   // jobs that run when due: a call that starts ringing times out; new messages are indexed for search (SQLite)
-  ctx.events.on('call.incoming', (event) => ctx.control.publish('jobs.due', { job: 'call-timeouts', at: event.at + ctx.config.callRingTimeoutSeconds * 1000 }))
+  ctx.events.on('call.incoming', (event) =>
+    ctx.control.publish('jobs.due', { job: 'call-timeouts', at: event.at + ctx.config.callRingTimeoutSeconds * 1000 }),
+  )
   if (ctx.messageIndex) {
     // the index is this instance's own: the wake stays here
-    const indexSoon = (event: { at: number }) => ctx.control.publishHere('jobs.due', { job: 'message-search-index', at: event.at + MESSAGE_INDEX_DELAY_MS })
+    const indexSoon = (event: { at: number }) =>
+      ctx.control.publishHere('jobs.due', { job: 'message-search-index', at: event.at + MESSAGE_INDEX_DELAY_MS })
     ctx.events.on('message.new', indexSoon)
     ctx.events.on('message.edited', indexSoon)
     ctx.events.on('message.deleted', indexSoon)

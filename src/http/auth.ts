@@ -97,7 +97,9 @@ export async function optionalUser(ctx: AppContext, request: FastifyRequest): Pr
   if (found && !isSafeMethod(request.method)) {
     const sent = request.headers[CSRF_HEADER]
     if (typeof sent !== 'string' || !csrfTokenMatches(ctx, found.sessionId, sent)) {
-      throw forbidden(`A request signed in by the session cookie must carry its CSRF token in the ${CSRF_HEADER} header (GET /api/web/session gives it)`)
+      throw forbidden(
+        `A request signed in by the session cookie must carry its CSRF token in the ${CSRF_HEADER} header (GET /api/web/session gives it)`,
+      )
     }
   }
   return found

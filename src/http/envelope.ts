@@ -19,8 +19,7 @@ export const okPage = <T>(items: T[], { page, perPage, total }: PageInfo) => ({
 })
 
 export const okSchema = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data })
-export const okItemsSchema = <T extends TSchema>(item: T) =>
-  Type.Object({ success: Type.Literal(true), items: Type.Array(item) })
+export const okItemsSchema = <T extends TSchema>(item: T) => Type.Object({ success: Type.Literal(true), items: Type.Array(item) })
 export const okPageSchema = <T extends TSchema>(item: T) =>
   Type.Object({
     success: Type.Literal(true),

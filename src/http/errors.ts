@@ -53,9 +53,11 @@ export const methodNotAllowed = (allow: readonly string[]) =>
   new AppError(405, 'method_not_allowed', `Method not allowed; this path accepts ${allow.join(', ')}`, { allow: allow.join(', ') })
 export const upgradeRequired = (message = 'This endpoint speaks WebSocket: send an Upgrade request') =>
   new AppError(426, 'upgrade_required', message, { upgrade: 'websocket', connection: 'Upgrade' })
-export const paymentsUnavailable = (message = 'Premium cannot be bought on this server: no payment provider is configured (PAYMENT_PROVIDER)') =>
-  new AppError(503, 'payments_unavailable', message)
-export const mailUnavailable = (message = 'Mail cannot be sent right now; try again later') => new AppError(503, 'mail_unavailable', message)
+export const paymentsUnavailable = (
+  message = 'Premium cannot be bought on this server: no payment provider is configured (PAYMENT_PROVIDER)',
+) => new AppError(503, 'payments_unavailable', message)
+export const mailUnavailable = (message = 'Mail cannot be sent right now; try again later') =>
+  new AppError(503, 'mail_unavailable', message)
 export const rateLimited = (retryAfterSeconds: number, what = 'Too many requests') =>
   new AppError(429, 'rate_limited', `${what}; retry in ${retryAfterSeconds} s`, {
     'retry-after': String(retryAfterSeconds),
@@ -104,7 +106,8 @@ const STATUS_CODES = new Map<number, ErrorCode>([
 ])
 
 /** The envelope's code for an HTTP error status (400 validation_error … 500 internal_error). */
-export const codeForStatus = (status: number): ErrorCode => STATUS_CODES.get(status) ?? (status >= 500 ? 'internal_error' : 'validation_error')
+export const codeForStatus = (status: number): ErrorCode =>
+  STATUS_CODES.get(status) ?? (status >= 500 ? 'internal_error' : 'validation_error')
 
 /**
  * A failure as a client outside HTTP is told it (a socket request's error frame): an AppError and

@@ -21,7 +21,8 @@ export const IdempotencyKey = Type.String({
 export const IdempotencyHeaders = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKey) })
 
 /** The request's Idempotency-Key, as the route's header schema let it through. */
-export const idempotencyKeyOf = (request: FastifyRequest): string | undefined => (request.headers as { 'idempotency-key'?: string })['idempotency-key']
+export const idempotencyKeyOf = (request: FastifyRequest): string | undefined =>
+  (request.headers as { 'idempotency-key'?: string })['idempotency-key']
 
 /** 409: the key was used before for a request with other parameters. */
 export const keyReused = (key = 'Idempotency-Key', what = 'request') => conflict(`${key} was already used for a different ${what}`)

@@ -65,44 +65,64 @@ export const observabilityRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }>
   const { metrics, config } = ctx
   metrics.sources.updateLogRows = () => updateLogRows(ctx.db, ctx.dialect)
 
-  app.get('/ready', {
-    schema: {
-      summary: 'Whether this instance can serve: the database answers, Redis answers (when configured), every migration is applied',
-      tags: ['service'],
-      response: { 200: Ready, 503: Ready },
-    },
-  }, async (request, reply) => {
-    const checks = await readiness(ctx)
-    const ready = checks.database === 'ok' && checks.redis !== 'error' && checks.migrations === 'ok'
-    if (ready) return { success: true, status: 'ready' as const, data: { status: 'ready' as const, ...checks } }
-    request.log.warn({ checks }, 'not ready')
-    const failed = Object.entries(checks).filter(([, state]) => state !== 'ok' && state !== 'off').map(([name, state]) => `${name} ${state}`)
-    return reply.code(503).send({ ...errorBody('internal_error', `Not ready: ${failed.join(', ')}`), status: 'not_ready' as const, data: { status: 'not_ready' as const, ...checks } })
-  })
-
-  const token = config.metricsToken ? sha256(config.metricsToken) : null
-  app.get('/metrics', {
-    schema: {
-      summary: 'Prometheus metrics (Authorization: Bearer METRICS_TOKEN)',
-      tags: ['service'],
-      security: [{ bearer: [] }],
-      response: {
-        200: { description: 'Prometheus text exposition', content: { 'text/plain': { schema: Type.String() } } },
-        401: ErrorResponse,
-        404: ErrorResponse,
+  app.get(
+    '/ready',
+    {
+      schema: {
+        summary: 'Whether this instance can serve: the database answers, Redis answers (when configured), every migration is applied',
+        tags: ['service'],
+        response: { 200: Ready, 503: Ready },
       },
     },
-  }, async (request, reply) => {
-    if (!token) {
-      const where = config.metricsPort !== null ? `on its own listener (METRICS_PORT ${config.metricsPort})` : 'only when METRICS_TOKEN or METRICS_PORT is set'
-      return reply.code(404).send(errorBody('not_found', `Metrics are served ${where}`))
-    }
-    const given = bearerToken(request)
-    if (!given || !timingSafeEqual(sha256(given), token)) {
-      return reply.code(401).header('www-authenticate', 'Bearer realm="metrics"').send(errorBody('unauthorized', 'Metrics need Authorization: Bearer <METRICS_TOKEN>'))
-    }
-    return reply.type(metrics.contentType).send(await metrics.text())
-  })
+    async (request, reply) => {
+      const checks = await readiness(ctx)
+      const ready = checks.database === 'ok' && checks.redis !== 'error' && checks.migrations === 'ok'
+      if (ready) return { success: true, status: 'ready' as const, data: { status: 'ready' as const, ...checks } }
+      request.log.warn({ checks }, 'not ready')
+      const failed = Object.entries(checks)
+        .filter(([, state]) => state !== 'ok' && state !== 'off')
+        .map(([name, state]) => `${name} ${state}`)
+      return reply.code(503).send({
+        ...errorBody('internal_error', `Not ready: ${failed.join(', ')}`),
+        status: 'not_ready' as const,
+        data: { status: 'not_ready' as const, ...checks },
+      })
+    },
+  )
+
+  const token = config.metricsToken ? sha256(config.metricsToken) : null
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        summary: 'Prometheus metrics (Authorization: Bearer METRICS_TOKEN)',
+        tags: ['service'],
+        security: [{ bearer: [] }],
+        response: {
+          200: { description: 'Prometheus text exposition', content: { 'text/plain': { schema: Type.String() } } },
+          401: ErrorResponse,
+          404: ErrorResponse,
+        },
+      },
+    },
+    async (request, reply) => {
+      if (!token) {
+        const where =
+          config.metricsPort !== null
+            ? `on its own listener (METRICS_PORT ${config.metricsPort})`
+            : 'only when METRICS_TOKEN or METRICS_PORT is set'
+        return reply.code(404).send(errorBody('not_found', `Metrics are served ${where}`))
+      }
+      const given = bearerToken(request)
+      if (!given || !timingSafeEqual(sha256(given), token)) {
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Bearer realm="metrics"')
+          .send(errorBody('unauthorized', 'Metrics need Authorization: Bearer <METRICS_TOKEN>'))
+      }
+      return reply.type(metrics.contentType).send(await metrics.text())
+    },
+  )
 
   if (config.metricsPort === null) return
   // its own listener: started with the main one, closed with it

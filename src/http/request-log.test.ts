@@ -29,12 +29,15 @@ test('the access line is byte for byte the line pino writes for the same fields'
   Date.now = () => 1_795_000_000_000
   try {
     accessWriter(child)(fields)
-    theirChild.info({
-      reqId: fields.reqId,
-      req: { method: fields.method, url: '/api.v2/api/ws?a=1&token=[redacted]&b="quoted"\\', ip: fields.ip },
-      res: { statusCode: fields.statusCode },
-      responseTime: fields.responseTime,
-    }, 'request completed')
+    theirChild.info(
+      {
+        reqId: fields.reqId,
+        req: { method: fields.method, url: '/api.v2/api/ws?a=1&token=[redacted]&b="quoted"\\', ip: fields.ip },
+        res: { statusCode: fields.statusCode },
+        responseTime: fields.responseTime,
+      },
+      'request completed',
+    )
   } finally {
     Date.now = now
   }
@@ -81,10 +84,13 @@ test('a request logger becomes a pino child only when used, and then carries the
   used.warn({ key: 'k' }, 'stored object is missing')
   used.debug('details')
   assert.equal(children, 1, 'one child, made on first use')
-  assert.deepEqual(lines.map((l) => [JSON.parse(l).reqId, JSON.parse(l).msg]), [
-    ['req-2', 'stored object is missing'],
-    ['req-2', 'details'],
-  ])
+  assert.deepEqual(
+    lines.map((l) => [JSON.parse(l).reqId, JSON.parse(l).msg]),
+    [
+      ['req-2', 'stored object is missing'],
+      ['req-2', 'details'],
+    ],
+  )
 
   const quiet = child(counting, { reqId: 'req-3' }, { level: 'error' })
   assert.equal(quiet.level, 'error')

@@ -148,7 +148,15 @@ class RequestLog extends LogController {
     // a WebSocket's request lasts as long as the socket; a long poll waits on purpose
     if (took < slowMs || request.raw.headers.upgrade !== undefined) return
     metrics.slowRequest()
-    this.access.warn({ reqId: request.id, req: { method: request.method, url: loggedUrl(request.url), route }, res: { statusCode: reply.statusCode }, responseTime: took }, 'slow request')
+    this.access.warn(
+      {
+        reqId: request.id,
+        req: { method: request.method, url: loggedUrl(request.url), route },
+        res: { statusCode: reply.statusCode },
+        responseTime: took,
+      },
+      'slow request',
+    )
   }
 }
 

@@ -18,7 +18,10 @@ export const PageNumber = Type.Integer({ minimum: 1, maximum: 1_000_000, default
 
 /** The page a paged list is asked for: `page` from 1, `per_page` rows of at most `maxPerPage`. */
 export const pageQuery = (maxPerPage = 100) =>
-  Type.Object({ page: PageNumber, per_page: Type.Integer({ minimum: 1, maximum: maxPerPage, default: 20 }) }, { additionalProperties: false })
+  Type.Object(
+    { page: PageNumber, per_page: Type.Integer({ minimum: 1, maximum: maxPerPage, default: 20 }) },
+    { additionalProperties: false },
+  )
 
 export const PageQuery = pageQuery()
 

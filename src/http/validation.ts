@@ -46,7 +46,11 @@ function badText(value: unknown, path: string): string | null {
 }
 
 /** A validation error naming the field, in the shape errorHandler reads from Ajv's. */
-function fieldError(field: string, where: string, message = 'contains a NUL character or invalid Unicode (a lone surrogate), or a number beyond ±2^53') {
+function fieldError(
+  field: string,
+  where: string,
+  message = 'contains a NUL character or invalid Unicode (a lone surrogate), or a number beyond ±2^53',
+) {
   const error = new Error(`${field || where} ${message}`) as Error & { validation: unknown[]; validationContext: string }
   error.validation = [{ instancePath: field ? `/${field.replaceAll('.', '/')}` : '', keyword: 'text', message, params: {} }]
   error.validationContext = where
@@ -97,11 +101,16 @@ export async function emptyBodyAsObject(request: FastifyRequest): Promise<void> 
  * sentence. Returns the (cleaned) value or throws.
  */
 export function bodyValidator<T>(schema: object): (data: unknown) => T {
-  const check = validatorCompiler({ schema, httpPart: 'body', method: 'POST', url: '' }) as ((data: unknown) => boolean | { error: Error }) & { errors: unknown[] | null }
+  const check = validatorCompiler({ schema, httpPart: 'body', method: 'POST', url: '' }) as ((
+    data: unknown,
+  ) => boolean | { error: Error }) & { errors: unknown[] | null }
   return (data) => {
     const result = check(data)
     if (result === true) return data as T
-    const error = result === false ? Object.assign(new Error('invalid data'), { validation: check.errors ?? [], validationContext: 'data' }) : result.error
+    const error =
+      result === false
+        ? Object.assign(new Error('invalid data'), { validation: check.errors ?? [], validationContext: 'data' })
+        : result.error
     throw validationError(validationMessage(error as FastifyError))
   }
 }

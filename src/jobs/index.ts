@@ -68,7 +68,8 @@ export function createJobs(ctx: AppContext, options: RunnerOptions = {}): JobRun
   })
   jobs.define({
     name: 'account-cleanup',
-    summary: "gives back deleted accounts' usernames after ACCOUNT_USERNAME_GRACE_DAYS and takes lapsed unconfirmed email addresses off their accounts",
+    summary:
+      "gives back deleted accounts' usernames after ACCOUNT_USERNAME_GRACE_DAYS and takes lapsed unconfirmed email addresses off their accounts",
     scope: 'cluster',
     everyMs: ACCOUNT_CLEANUP_EVERY_MS,
     runAtStart: true,

@@ -22,11 +22,26 @@ export interface NewItem {
 export async function put(db: Db, item: NewItem, now: number, onExisting: 'keep' | 'replace') {
   await db
     .insertInto('work_queue')
-    .values({ kind: item.kind, item_key: item.key, due_at: item.dueAt, since: item.since ?? item.dueAt, ref: item.ref ?? null, data: item.data ?? null, created_at: now })
+    .values({
+      kind: item.kind,
+      item_key: item.key,
+      due_at: item.dueAt,
+      since: item.since ?? item.dueAt,
+      ref: item.ref ?? null,
+      data: item.data ?? null,
+      created_at: now,
+    })
     .onConflict((oc) =>
       oc.columns(['kind', 'item_key']).doUpdateSet((eb) =>
         onExisting === 'replace'
-          ? { revision: eb('work_queue.revision', '+', 1), due_at: eb.ref('excluded.due_at'), since: eb.ref('excluded.since'), ref: eb.ref('excluded.ref'), attempts: 0, last_error: null }
+          ? {
+              revision: eb('work_queue.revision', '+', 1),
+              due_at: eb.ref('excluded.due_at'),
+              since: eb.ref('excluded.since'),
+              ref: eb.ref('excluded.ref'),
+              attempts: 0,
+              last_error: null,
+            }
           : { revision: eb('work_queue.revision', '+', 1) },
       ),
     )
@@ -43,7 +58,15 @@ export async function remove(db: Db, kind: string, key: string) {
  * instance is claiming at the same moment are skipped (FOR UPDATE SKIP LOCKED), on SQLite the
  * single writer makes it atomic. So an item is held by one instance at a time.
  */
-export function claim(db: Db, dialect: Dialect, instance: string, now: number, until: number, limit: number, kinds: readonly string[]): Promise<WorkQueueRow[]> {
+export function claim(
+  db: Db,
+  dialect: Dialect,
+  instance: string,
+  now: number,
+  until: number,
+  limit: number,
+  kinds: readonly string[],
+): Promise<WorkQueueRow[]> {
   return db
     .updateTable('work_queue')
     .set({ claimed_by: instance, claimed_until: until })
@@ -71,13 +94,28 @@ export async function extend(db: Db, instance: string, ids: readonly number[], u
 
 /** Done: removes the item, unless something was added to it meanwhile (its revision moved): then it is let go to run again. */
 export async function finish(db: Db, item: Pick<WorkQueueRow, 'id' | 'revision'>, instance: string) {
-  const removed = await db.deleteFrom('work_queue').where('id', '=', item.id).where('claimed_by', '=', instance).where('revision', '=', item.revision).executeTakeFirst()
+  const removed = await db
+    .deleteFrom('work_queue')
+    .where('id', '=', item.id)
+    .where('claimed_by', '=', instance)
+    .where('revision', '=', item.revision)
+    .executeTakeFirst()
   if (Number(removed.numDeletedRows) === 0) await letGo(db, item.id, instance, {})
 }
 
 /** Lets a claimed item go, with new values (its next due time, attempts…). */
-export async function letGo(db: Db, id: number, instance: string, values: Partial<Pick<WorkQueueRow, 'due_at' | 'attempts' | 'since' | 'ref' | 'last_error'>>) {
-  await db.updateTable('work_queue').set({ ...values, claimed_by: null, claimed_until: null }).where('id', '=', id).where('claimed_by', '=', instance).execute()
+export async function letGo(
+  db: Db,
+  id: number,
+  instance: string,
+  values: Partial<Pick<WorkQueueRow, 'due_at' | 'attempts' | 'since' | 'ref' | 'last_error'>>,
+) {
+  await db
+    .updateTable('work_queue')
+    .set({ ...values, claimed_by: null, claimed_until: null })
+    .where('id', '=', id)
+    .where('claimed_by', '=', instance)
+    .execute()
 }
 
 /** Lets every claim of this instance go (it stops). */
@@ -92,7 +130,11 @@ export async function releaseAll(db: Db, instance: string) {
 export async function nextDue(db: Db, instance: string, kinds: readonly string[]): Promise<number | null> {
   const row = await db
     .selectFrom('work_queue')
-    .select(sql<number | string | null>`min(case when claimed_until is null or claimed_until < due_at then due_at else claimed_until end)`.as('at'))
+    .select(
+      sql<number | string | null>`min(case when claimed_until is null or claimed_until < due_at then due_at else claimed_until end)`.as(
+        'at',
+      ),
+    )
     .where('kind', 'in', kinds)
     .where((w) => w.or([w('claimed_by', 'is', null), w('claimed_by', '<>', instance)]))
     .executeTakeFirst()

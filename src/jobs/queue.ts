@@ -95,7 +95,8 @@ export async function enqueue(ctx: AppContext, item: repo.NewItem, onExisting: '
 }
 
 /** Adds work inside the caller's transaction: wake the runner (queueWake) once it committed. */
-export const enqueueIn = (db: Db, item: repo.NewItem, now: number, onExisting: 'keep' | 'replace' = 'keep') => repo.put(db, item, now, onExisting)
+export const enqueueIn = (db: Db, item: repo.NewItem, now: number, onExisting: 'keep' | 'replace' = 'keep') =>
+  repo.put(db, item, now, onExisting)
 
 export const dequeue = (db: Db, kind: string, key: string) => repo.remove(db, kind, key)
 
@@ -117,7 +118,14 @@ async function runOne(ctx: AppContext, kind: QueueKind, item: QueueItem, instanc
 async function settle(ctx: AppContext, kind: QueueKind, item: QueueItem, instance: string, outcome: Outcome): Promise<void> {
   if ('done' in outcome) return repo.finish(ctx.db, item, instance)
   if ('again' in outcome) {
-    const fresh = outcome.fresh ? { attempts: 0, since: outcome.fresh.since, last_error: null, ...(outcome.fresh.ref === undefined ? {} : { ref: outcome.fresh.ref }) } : {}
+    const fresh = outcome.fresh
+      ? {
+          attempts: 0,
+          since: outcome.fresh.since,
+          last_error: null,
+          ...(outcome.fresh.ref === undefined ? {} : { ref: outcome.fresh.ref }),
+        }
+      : {}
     return repo.letGo(ctx.db, item.id, instance, { due_at: outcome.again, ...fresh })
   }
   const attempts = item.attempts + 1
@@ -142,7 +150,7 @@ export async function drain(ctx: AppContext, kind: QueueKind, signal: AbortSigna
   const seen = new Set<number>()
   while (!signal.aborted) {
     const now = ctx.clock.now()
-    const items = (await repo.claim(ctx.db, ctx.dialect, instance, now, now + 60_000, 16, [kind.kind]))
+    const items = await repo.claim(ctx.db, ctx.dialect, instance, now, now + 60_000, 16, [kind.kind])
     const fresh = items.filter((item) => !seen.has(item.id))
     for (const item of items) if (seen.has(item.id)) await repo.letGo(ctx.db, item.id, instance, {})
     if (fresh.length === 0) return
@@ -197,8 +205,17 @@ export class WorkQueue {
     this.kinds.set(kind.kind, kind)
     if (!this.records.has(kind.job)) {
       const record: JobRunRecord = {
-        name: kind.job, instance: this.instance, scope: 'cluster', every_ms: 0, runs: 0, failures: 0,
-        last_started_at: null, last_finished_at: null, last_duration_ms: null, last_error: null, last_error_at: null,
+        name: kind.job,
+        instance: this.instance,
+        scope: 'cluster',
+        every_ms: 0,
+        runs: 0,
+        failures: 0,
+        last_started_at: null,
+        last_finished_at: null,
+        last_duration_ms: null,
+        last_error: null,
+        last_error_at: null,
       }
       this.records.set(kind.job, { record, dirty: true })
     }
@@ -249,7 +266,8 @@ export class WorkQueue {
       await this.pumping
       await Promise.all([...this.tasks])
       if (this.keeper) clearInterval(this.keeper)
-      if (this.started) await repo.releaseAll(this.ctx.db, this.instance).catch((err) => this.ctx.log.warn({ err }, 'could not let the queue claims go'))
+      if (this.started)
+        await repo.releaseAll(this.ctx.db, this.instance).catch((err) => this.ctx.log.warn({ err }, 'could not let the queue claims go'))
     })()
     return this.stopping
   }
@@ -257,11 +275,14 @@ export class WorkQueue {
   private sleepUntil(at: number) {
     if (this.timer) clearTimeout(this.timer)
     this.timerAt = at
-    this.timer = setTimeout(() => {
-      this.timer = null
-      this.timerAt = Infinity
-      this.pump()
-    }, Math.max(0, Math.min(at - this.ctx.clock.now(), 2 ** 31 - 1)))
+    this.timer = setTimeout(
+      () => {
+        this.timer = null
+        this.timerAt = Infinity
+        this.pump()
+      },
+      Math.max(0, Math.min(at - this.ctx.clock.now(), 2 ** 31 - 1)),
+    )
     this.timer.unref()
   }
 
@@ -347,7 +368,9 @@ export class WorkQueue {
     if (this.keeper) return
     this.keeper = setInterval(() => {
       const until = this.ctx.clock.now() + this.leaseMs
-      repo.extend(this.ctx.db, this.instance, [...this.running.keys()], until).catch((err) => this.ctx.log.warn({ err }, 'could not renew queue claims'))
+      repo
+        .extend(this.ctx.db, this.instance, [...this.running.keys()], until)
+        .catch((err) => this.ctx.log.warn({ err }, 'could not renew queue claims'))
     }, this.leaseMs / 3)
     this.keeper.unref()
   }

@@ -4,7 +4,11 @@ import type { JobRunRow } from '../db/tables.js'
 
 /** The lease row of a job, so that taking it is a plain conditional UPDATE. */
 export async function ensureLease(db: Db, name: string) {
-  await db.insertInto('job_leases').values({ name, holder: null, expires_at: 0, last_run_at: 0 }).onConflict((oc) => oc.column('name').doNothing()).execute()
+  await db
+    .insertInto('job_leases')
+    .values({ name, holder: null, expires_at: 0, last_run_at: 0 })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute()
 }
 
 /**
@@ -25,7 +29,12 @@ export async function claimRun(db: Db, name: string, holder: string, now: number
 
 /** Keeps the lease while a long run goes on; false if it is no longer this holder's. */
 export async function extendLease(db: Db, name: string, holder: string, until: number): Promise<boolean> {
-  const result = await db.updateTable('job_leases').set({ expires_at: until }).where('name', '=', name).where('holder', '=', holder).executeTakeFirst()
+  const result = await db
+    .updateTable('job_leases')
+    .set({ expires_at: until })
+    .where('name', '=', name)
+    .where('holder', '=', holder)
+    .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
 }
 

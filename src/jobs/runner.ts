@@ -144,7 +144,9 @@ export class JobRunner {
       // a release names this instance as the holder: a lease held by another is left alone
       for (const state of this.states.values()) {
         if (state.job.scope === 'cluster') {
-          await repo.releaseLease(this.ctx.db, state.job.name, this.instance).catch((err) => this.ctx.log.warn({ err, job: state.job.name }, 'could not release a job lease'))
+          await repo
+            .releaseLease(this.ctx.db, state.job.name, this.instance)
+            .catch((err) => this.ctx.log.warn({ err, job: state.job.name }, 'could not release a job lease'))
         }
       }
       await this.saveRecords()
@@ -171,26 +173,29 @@ export class JobRunner {
   private schedule(state: State, delayMs: number, atStart = false) {
     if (this.abort.signal.aborted) return
     state.timerAt = this.ctx.clock.now() + delayMs
-    state.timer = setTimeout(() => {
-      state.timer = null
-      state.timerAt = undefined
-      const startedAt = Date.now()
-      state.running = this.tick(state, atStart).finally(async () => {
-        const woken = state.wokenAt
-        state.wokenAt = undefined
-        let delay = Math.max(0, state.job.everyMs - (Date.now() - startedAt))
-        if (state.job.nextDueAt) {
-          const now = this.ctx.clock.now()
-          const next = await state.job.nextDueAt(now).catch((err) => {
-            this.ctx.log.warn({ err, job: state.job.name }, 'could not tell when a job is next due')
-            return null
-          })
-          delay = Math.max(0, Math.min(delay, (next ?? Infinity) - now, (woken ?? Infinity) - now))
-        }
-        state.running = null
-        this.schedule(state, delay)
-      })
-    }, Math.min(delayMs, 2 ** 31 - 1))
+    state.timer = setTimeout(
+      () => {
+        state.timer = null
+        state.timerAt = undefined
+        const startedAt = Date.now()
+        state.running = this.tick(state, atStart).finally(async () => {
+          const woken = state.wokenAt
+          state.wokenAt = undefined
+          let delay = Math.max(0, state.job.everyMs - (Date.now() - startedAt))
+          if (state.job.nextDueAt) {
+            const now = this.ctx.clock.now()
+            const next = await state.job.nextDueAt(now).catch((err) => {
+              this.ctx.log.warn({ err, job: state.job.name }, 'could not tell when a job is next due')
+              return null
+            })
+            delay = Math.max(0, Math.min(delay, (next ?? Infinity) - now, (woken ?? Infinity) - now))
+          }
+          state.running = null
+          this.schedule(state, delay)
+        })
+      },
+      Math.min(delayMs, 2 ** 31 - 1),
+    )
     state.timer.unref()
   }
 
@@ -245,7 +250,8 @@ export class JobRunner {
 
   private async extend(state: State) {
     const until = this.ctx.clock.now() + this.leaseMs
-    await repo.extendLease(this.ctx.db, state.job.name, this.instance, until)
+    await repo
+      .extendLease(this.ctx.db, state.job.name, this.instance, until)
       .then((held) => (state.leaseUntil = held ? until : 0))
       .catch((err) => this.ctx.log.warn({ err, job: state.job.name }, 'could not extend a job lease'))
   }

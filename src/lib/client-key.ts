@@ -13,7 +13,8 @@ export function clientKey(address: string | undefined): string {
   if (family !== 6) return address
   const bytes = ipv6Bytes(address)
   if (!bytes) return address
-  if (bytes.subarray(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`
+  if (bytes.subarray(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff)
+    return `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`
   const groups: string[] = []
   for (let i = 0; i < 8; i += 2) groups.push(((bytes[i] << 8) | bytes[i + 1]).toString(16))
   return `${groups.join(':')}::/64`

@@ -34,14 +34,18 @@ test('processes racing to create it all read the same whole contents', async () 
     createFileOnce(${JSON.stringify(file)}, '${digit}'.repeat(SIZE) + '\\n')
     const read = fs.readFileSync(${JSON.stringify(file)}, 'utf8')
     process.stdout.write(read.length + ' ' + new Set(read.slice(0, -1)).size + ' ' + read[0])`
-  const runs = Array.from({ length: 6 }, (_, digit) =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(digit)], { stdio: ['ignore', 'pipe', 'inherit'] })
-      let out = ''
-      child.stdout.on('data', (chunk) => (out += chunk))
-      child.on('error', reject)
-      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))))
-    }),
+  const runs = Array.from(
+    { length: 6 },
+    (_, digit) =>
+      new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(digit)], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        })
+        let out = ''
+        child.stdout.on('data', (chunk) => (out += chunk))
+        child.on('error', reject)
+        child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))))
+      }),
   )
   await new Promise((resolve) => setTimeout(resolve, 3000))
   fs.writeFileSync(go, '')

@@ -37,7 +37,8 @@ test("the exposition is prom-client's own, value for value, for labelled and unl
   assert.match(text, /tern_test_seconds_bucket\{le="0.001",route="\/a",status="2xx"\} 2/)
   assert.match(text, /tern_test_seconds_count\{route="\/a",status="2xx"\} 4/)
   // the JSON too, but for prom-client's exemplars (never enabled here)
-  const withoutExemplars = (metrics: { values: object[] }[]) => metrics.map((m) => ({ ...m, values: m.values.map(({ exemplar: _, ...row }: { exemplar?: unknown }) => row) }))
+  const withoutExemplars = (metrics: { values: object[] }[]) =>
+    metrics.map((m) => ({ ...m, values: m.values.map(({ exemplar: _, ...row }: { exemplar?: unknown }) => row) }))
   assert.deepEqual(withoutExemplars(await ours.getMetricsAsJSON()), withoutExemplars(await theirs.getMetricsAsJSON()))
 
   const unlabelled = pair([])

@@ -74,7 +74,8 @@ export class LeanHistogram<L extends string> {
    * set is kept for good.
    */
   labels(...values: string[]): Observer {
-    if (values.length !== this.labelNames.length) throw new TypeError(`${this.name} takes ${this.labelNames.length} label values, got ${values.length}`)
+    if (values.length !== this.labelNames.length)
+      throw new TypeError(`${this.name} takes ${this.labelNames.length} label values, got ${values.length}`)
     const key = values.join('\u0000')
     let child = this.children.get(key)
     if (!child) {

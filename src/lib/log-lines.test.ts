@@ -60,6 +60,9 @@ test('a process that crashes still writes the lines it logged', () => {
     encoding: 'utf8',
   })
   assert.notEqual(run.status, 0)
-  const lines = run.stdout.trim().split('\n').map((line) => JSON.parse(line).msg)
+  const lines = run.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line).msg)
   assert.deepEqual(lines, ['line 0 before the crash', 'line 1 before the crash', 'line 2 before the crash'])
 })

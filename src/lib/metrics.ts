@@ -64,7 +64,11 @@ export class Metrics {
       buckets: REQUEST_BUCKETS,
       registry: this.registry,
     })
-    this.framesSent = new Counter({ name: 'tern_ws_frames_sent_total', help: 'Frames handed to WebSocket clients (events delivered)', registers })
+    this.framesSent = new Counter({
+      name: 'tern_ws_frames_sent_total',
+      help: 'Frames handed to WebSocket clients (events delivered)',
+      registers,
+    })
     this.socketWrites = new Counter({
       name: 'tern_ws_writes_total',
       help: 'Writes to WebSocket clients: the frames one socket is handed in one burst of work leave in one write',
@@ -84,8 +88,16 @@ export class Metrics {
       buckets: LAG_BUCKETS,
       registry: this.registry,
     }).labels()
-    this.slowRequests = new Counter({ name: 'tern_http_slow_requests_total', help: 'Requests slower than SLOW_REQUEST_MS (each is also logged)', registers })
-    this.slowQueries = new Counter({ name: 'tern_db_slow_queries_total', help: 'Database queries slower than SLOW_QUERY_MS (each is also logged)', registers })
+    this.slowRequests = new Counter({
+      name: 'tern_http_slow_requests_total',
+      help: 'Requests slower than SLOW_REQUEST_MS (each is also logged)',
+      registers,
+    })
+    this.slowQueries = new Counter({
+      name: 'tern_db_slow_queries_total',
+      help: 'Database queries slower than SLOW_QUERY_MS (each is also logged)',
+      registers,
+    })
 
     const sources = this.sources
     new Gauge({

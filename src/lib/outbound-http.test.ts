@@ -35,19 +35,66 @@ const send = (url: string, policy = open, resolve?: Resolver) =>
 
 /** Spellings of this machine's loopback (and of other refused addresses) as a URL's host. */
 const spellings = [
-  '127.0.0.1', '127.1', '127.0.1', '2130706433', '0x7f000001', '0x7f.0.0.1', '0x7f.1', '0177.0.0.1', '0177.1', '017700000001',
-  '127.000.000.001', '0x7F.0X0.0x0.0X1', '0.0.0.0', '0', '0x0', '[::1]', '[0:0:0:0:0:0:0:1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]',
-  '[0:0:0:0:0:ffff:127.0.0.1]', '[::127.0.0.1]', '[::7f00:1]', '[::ffff:0:127.0.0.1]', '[::ffff:0:7f00:1]', '[64:ff9b::127.0.0.1]',
-  '[64:ff9b::7f00:1]', '[64:ff9b:1::7f00:1]', '[2002:7f00:1::1]', '[2001::7f00:1]', '[::]', '[fe80::1]', '[fc00::1]', '[fd00::1]',
-  '[ff02::1]', '[::ffff:a9fe:a9fe]', '169.254.169.254', '0xa9fea9fe', '2852039166', '10.0.0.1', '012.0.0.1', '172.16.0.1',
-  '192.168.0.1', '100.64.0.1', '224.0.0.1', '255.255.255.255', 'localhost', 'LOCALHOST', 'localhost.', 'ip6-localhost',
+  '127.0.0.1',
+  '127.1',
+  '127.0.1',
+  '2130706433',
+  '0x7f000001',
+  '0x7f.0.0.1',
+  '0x7f.1',
+  '0177.0.0.1',
+  '0177.1',
+  '017700000001',
+  '127.000.000.001',
+  '0x7F.0X0.0x0.0X1',
+  '0.0.0.0',
+  '0',
+  '0x0',
+  '[::1]',
+  '[0:0:0:0:0:0:0:1]',
+  '[::ffff:127.0.0.1]',
+  '[::ffff:7f00:1]',
+  '[0:0:0:0:0:ffff:127.0.0.1]',
+  '[::127.0.0.1]',
+  '[::7f00:1]',
+  '[::ffff:0:127.0.0.1]',
+  '[::ffff:0:7f00:1]',
+  '[64:ff9b::127.0.0.1]',
+  '[64:ff9b::7f00:1]',
+  '[64:ff9b:1::7f00:1]',
+  '[2002:7f00:1::1]',
+  '[2001::7f00:1]',
+  '[::]',
+  '[fe80::1]',
+  '[fc00::1]',
+  '[fd00::1]',
+  '[ff02::1]',
+  '[::ffff:a9fe:a9fe]',
+  '169.254.169.254',
+  '0xa9fea9fe',
+  '2852039166',
+  '10.0.0.1',
+  '012.0.0.1',
+  '172.16.0.1',
+  '192.168.0.1',
+  '100.64.0.1',
+  '224.0.0.1',
+  '255.255.255.255',
+  'localhost',
+  'LOCALHOST',
+  'localhost.',
+  'ip6-localhost',
 ]
 
 test('no spelling of a refused address is reached, and the registration check refuses each', async () => {
   hits.length = 0
   for (const host of spellings) {
     const url = `http://${host}:${port}/refused`
-    await assert.rejects(send(url), (err: Error) => err instanceof RefusedDestination || /ENOTFOUND|EAI_AGAIN/.test(String((err as NodeJS.ErrnoException).code)), url)
+    await assert.rejects(
+      send(url),
+      (err: Error) => err instanceof RefusedDestination || /ENOTFOUND|EAI_AGAIN/.test(String((err as NodeJS.ErrnoException).code)),
+      url,
+    )
     assert.notEqual(await refuseUrl(url, open), null, url)
   }
   assert.deepEqual(hits, [], 'nothing reached the listener')
@@ -62,16 +109,22 @@ test('the address a connection uses is checked, not the one seen at registration
   hits.length = 0
   let calls = 0
   // public when registered, this machine when connected
-  const rebinding: Resolver = async () => (++calls === 1 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }])
+  const rebinding: Resolver = async () =>
+    ++calls === 1 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]
   assert.equal(await refuseUrl(`http://rebind.example:${port}/`, open, rebinding), null)
   await assert.rejects(send(`http://rebind.example:${port}/rebound`, open, rebinding), RefusedDestination)
   assert.ok(calls >= 2, 'the connection resolved the name itself')
   // a name that resolves to both is connected only to its public address (never the private one)
-  const mixed: Resolver = async () => [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]
+  const mixed: Resolver = async () => [
+    { address: '127.0.0.1', family: 4 },
+    { address: '::1', family: 6 },
+  ]
   await assert.rejects(send(`http://mixed.example:${port}/mixed`, open, mixed), RefusedDestination)
   assert.deepEqual(hits, [])
   // control: the same name, allowed to reach private addresses, connects
-  const answer = await send(`http://rebind.example:${port}/control`, { allowPrivate: true, requireHttps: false }, async () => [{ address: '127.0.0.1', family: 4 }])
+  const answer = await send(`http://rebind.example:${port}/control`, { allowPrivate: true, requireHttps: false }, async () => [
+    { address: '127.0.0.1', family: 4 },
+  ])
   assert.equal(answer.status, 200)
   assert.deepEqual(hits, ['/control'])
 })
@@ -86,7 +139,10 @@ test('https is required where the policy says so; plain http then only to loopba
   assert.equal((await outboundRequest(`http://localhost:${port}/x`, testPush, { timeoutMs: 2000, maxResponseBytes: 64 })).status, 200)
   // without the loopback exception (webhooks in production) plain http is refused even there
   assert.match((await refuseUrl(`http://127.0.0.1:${port}/x`, { allowPrivate: true, requireHttps: true }))!, /https/)
-  await assert.rejects(outboundRequest(`http://localhost:${port}/x`, { allowPrivate: true, requireHttps: true }, { timeoutMs: 2000, maxResponseBytes: 64 }), RefusedDestination)
+  await assert.rejects(
+    outboundRequest(`http://localhost:${port}/x`, { allowPrivate: true, requireHttps: true }, { timeoutMs: 2000, maxResponseBytes: 64 }),
+    RefusedDestination,
+  )
   await assert.rejects(send('http://8.8.8.8/x', strict), RefusedDestination)
   assert.match((await refuseUrl('ftp://8.8.8.8/x', open))!, /https/)
   assert.match((await refuseUrl('https://user:pw@8.8.8.8/x', open))!, /credentials/)
@@ -100,7 +156,10 @@ test('a redirect is not followed, a silent receiver times out, a long answer is 
   const redirected = await send(`http://127.0.0.1:${port}/redirect`, test)
   assert.equal(redirected.status, 302)
   const started = Date.now()
-  await assert.rejects(outboundRequest(`http://127.0.0.1:${port}/silent`, test, { timeoutMs: 300, maxResponseBytes: 1024 }), (err: Error) => err.name === 'TimeoutError' || err.name === 'AbortError')
+  await assert.rejects(
+    outboundRequest(`http://127.0.0.1:${port}/silent`, test, { timeoutMs: 300, maxResponseBytes: 1024 }),
+    (err: Error) => err.name === 'TimeoutError' || err.name === 'AbortError',
+  )
   assert.ok(Date.now() - started < 1500, 'bounded in time')
   const big = await outboundRequest(`http://127.0.0.1:${port}/big`, test, { method: 'GET', timeoutMs: 2000, maxResponseBytes: 1000 })
   assert.equal(big.truncated, true)

@@ -83,13 +83,17 @@ export async function refuseUrl(raw: string, policy: OutboundPolicy, resolve: Re
 /** A `lookup` for net/http that keeps only the addresses the policy allows; none left is an error. */
 export function guardedLookup(allowPrivate: boolean, resolve: Resolver = systemResolver): LookupFunction {
   return (hostname, options, callback) => {
-    resolve(hostname).then((list) => {
-      const wanted = options.family === 4 || options.family === 6 ? list.filter((entry) => entry.family === options.family) : list
-      const usable = allowPrivate ? wanted : wanted.filter((entry) => isPublicAddress(entry.address))
-      if (usable.length === 0) return callback(new RefusedDestination(`${hostname} resolves only to private, loopback or link-local addresses`), '', 0)
-      if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable)
-      callback(null, usable[0].address, usable[0].family)
-    }, (err: NodeJS.ErrnoException) => callback(err, '', 0))
+    resolve(hostname).then(
+      (list) => {
+        const wanted = options.family === 4 || options.family === 6 ? list.filter((entry) => entry.family === options.family) : list
+        const usable = allowPrivate ? wanted : wanted.filter((entry) => isPublicAddress(entry.address))
+        if (usable.length === 0)
+          return callback(new RefusedDestination(`${hostname} resolves only to private, loopback or link-local addresses`), '', 0)
+        if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable)
+        callback(null, usable[0].address, usable[0].family)
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    )
   }
 }
 
@@ -133,7 +137,10 @@ export function outboundRequest(raw: string, policy: OutboundPolicy, request: Ou
   const literal = isIP(host) ? [host] : null
   const form = refuseForm(url, policy, literal)
   // a name's http is decided once its addresses are known: http only to loopback (tests)
-  if (form && !(literal === null && url.protocol === 'http:' && policy.loopbackHttp && policy.allowPrivate && !url.username && !url.password)) {
+  if (
+    form &&
+    !(literal === null && url.protocol === 'http:' && policy.loopbackHttp && policy.allowPrivate && !url.username && !url.password)
+  ) {
     return Promise.reject(new RefusedDestination(`the URL ${form}`))
   }
   // an IP literal never goes through the lookup: it is checked here
@@ -143,45 +150,57 @@ export function outboundRequest(raw: string, policy: OutboundPolicy, request: Ou
   const secure = url.protocol === 'https:'
   const resolve = request.resolve ?? systemResolver
   // plain http to a name (tests): only where every address it resolves to is loopback
-  const lookup: LookupFunction = !secure && policy.requireHttps && literal === null
-    ? (hostname, options, callback) => {
-        resolve(hostname).then((list) => {
-          const loopback = list.filter((entry) => isLoopbackAddress(entry.address))
-          if (loopback.length === 0 || loopback.length !== list.length) return callback(new RefusedDestination('plain http is for loopback only'), '', 0)
-          guardedLookup(policy.allowPrivate, async () => loopback)(hostname, options, callback)
-        }, (err: NodeJS.ErrnoException) => callback(err, '', 0))
-      }
-    : guardedLookup(policy.allowPrivate, resolve)
-  return new Promise<OutboundResponse>((resolvePromise, reject) => {
-    const signal = request.signal ? AbortSignal.any([AbortSignal.timeout(request.timeoutMs), request.signal]) : AbortSignal.timeout(request.timeoutMs)
-    const req = (secure ? https : http).request(url, {
-      method: request.method ?? 'POST',
-      headers: request.headers,
-      agent: request.agents ? (secure ? request.agents.https : request.agents.http) : undefined,
-      lookup,
-      signal,
-    }, (response) => {
-      const chunks: Buffer[] = []
-      let size = 0
-      let truncated = false
-      const finish = () => resolvePromise({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks), truncated })
-      response.on('data', (chunk: Buffer) => {
-        if (truncated) return
-        if (size + chunk.length > request.maxResponseBytes) {
-          chunks.push(chunk.subarray(0, request.maxResponseBytes - size))
-          size = request.maxResponseBytes
-          truncated = true
-          // the rest is not wanted: the connection goes, not back to the pool
-          response.destroy()
-          finish()
-          return
+  const lookup: LookupFunction =
+    !secure && policy.requireHttps && literal === null
+      ? (hostname, options, callback) => {
+          resolve(hostname).then(
+            (list) => {
+              const loopback = list.filter((entry) => isLoopbackAddress(entry.address))
+              if (loopback.length === 0 || loopback.length !== list.length)
+                return callback(new RefusedDestination('plain http is for loopback only'), '', 0)
+              guardedLookup(policy.allowPrivate, async () => loopback)(hostname, options, callback)
+            },
+            (err: NodeJS.ErrnoException) => callback(err, '', 0),
+          )
         }
-        size += chunk.length
-        chunks.push(chunk)
-      })
-      response.on('end', finish)
-      response.on('error', (err) => (truncated ? undefined : reject(err)))
-    })
+      : guardedLookup(policy.allowPrivate, resolve)
+  return new Promise<OutboundResponse>((resolvePromise, reject) => {
+    const signal = request.signal
+      ? AbortSignal.any([AbortSignal.timeout(request.timeoutMs), request.signal])
+      : AbortSignal.timeout(request.timeoutMs)
+    const req = (secure ? https : http).request(
+      url,
+      {
+        method: request.method ?? 'POST',
+        headers: request.headers,
+        agent: request.agents ? (secure ? request.agents.https : request.agents.http) : undefined,
+        lookup,
+        signal,
+      },
+      (response) => {
+        const chunks: Buffer[] = []
+        let size = 0
+        let truncated = false
+        const finish = () =>
+          resolvePromise({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks), truncated })
+        response.on('data', (chunk: Buffer) => {
+          if (truncated) return
+          if (size + chunk.length > request.maxResponseBytes) {
+            chunks.push(chunk.subarray(0, request.maxResponseBytes - size))
+            size = request.maxResponseBytes
+            truncated = true
+            // the rest is not wanted: the connection goes, not back to the pool
+            response.destroy()
+            finish()
+            return
+          }
+          size += chunk.length
+          chunks.push(chunk)
+        })
+        response.on('end', finish)
+        response.on('error', (err) => (truncated ? undefined : reject(err)))
+      },
+    )
     req.on('error', reject)
     req.end(request.body ?? undefined)
   })

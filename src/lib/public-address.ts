@@ -10,17 +10,35 @@ import { BlockList, isIP } from 'node:net'
 
 const blockedV4 = new BlockList()
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blockedV4.addSubnet(net, prefix, 'ipv4')
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blockedV4.addSubnet(net, prefix, 'ipv4')
 
 /**
  * Inside global unicast (2000::/3), the ranges that are not globally reachable: IETF protocol
  * assignments (2001::/23: Teredo, benchmarking, ORCHID), documentation (2001:db8::/32, 3fff::/20).
  */
 const blockedGlobalV6 = new BlockList()
-for (const [net, prefix] of [['2001::', 23], ['2001:db8::', 32], ['3fff::', 20]] as const) blockedGlobalV6.addSubnet(net, prefix, 'ipv6')
+for (const [net, prefix] of [
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['3fff::', 20],
+] as const)
+  blockedGlobalV6.addSubnet(net, prefix, 'ipv6')
 
 /** The 16 bytes of an IPv6 address (a zone id is not an address here), or null. */
 export function ipv6Bytes(address: string): Uint8Array | null {
@@ -56,7 +74,8 @@ function classifyV6(bytes: Uint8Array, text: string): V6Kind {
   // ::ffff:a.b.c.d, mapped: the socket talks IPv4 to a.b.c.d
   if (zeros(bytes, 0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return { embedded: v4(bytes, 12) }
   // 64:ff9b::/96, the well-known NAT64 prefix: a translator reaches a.b.c.d
-  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zeros(bytes, 4, 12)) return { embedded: v4(bytes, 12) }
+  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zeros(bytes, 4, 12))
+    return { embedded: v4(bytes, 12) }
   // 2002:aabb:ccdd::/48, 6to4: a relay reaches a.b.c.d
   if (bytes[0] === 0x20 && bytes[1] === 0x02) return { embedded: v4(bytes, 2) }
   // only global unicast (2000::/3) is routable; ::/96 (IPv4-compatible, ::, ::1), ::ffff:0:0:0/96

@@ -4,7 +4,15 @@ import fc from 'fast-check'
 import { isShared, shapeJson, share, stringifyShared } from './shared-json.js'
 
 test('a frame embedding a shared message has JSON.stringify’s text, field order included, and the text is made once', () => {
-  const message = { message_id: 7, chat_id: 3, content: 'hé "quoted" \u2028', reactions: {}, read_at: null, is_read: false, skipped: undefined }
+  const message = {
+    message_id: 7,
+    chat_id: 3,
+    content: 'hé "quoted" \u2028',
+    reactions: {},
+    read_at: null,
+    is_read: false,
+    skipped: undefined,
+  }
   share(message)
   assert.ok(isShared(message))
   assert.ok(!isShared({}) && !isShared(null) && !isShared('x'))
@@ -42,7 +50,7 @@ test('a copy of a shared object is not shared, and a frozen object is stringifie
 test('primitives and keys as JSON.stringify writes them', () => {
   const message = { a: 1 }
   share(message)
-  for (const value of [-0, 1.5e300, Number.NaN, Number.POSITIVE_INFINITY, true, false, null, 'é\u2028"', { 'k"ey\n': 1, '': 2, 'ü': [] }]) {
+  for (const value of [-0, 1.5e300, Number.NaN, Number.POSITIVE_INFINITY, true, false, null, 'é\u2028"', { 'k"ey\n': 1, '': 2, ü: [] }]) {
     const frame = { type: 't', value, data: { message, value } }
     assert.equal(stringifyShared(frame), JSON.stringify(frame))
     assert.equal(stringifyShared(value), JSON.stringify(value))
@@ -51,11 +59,13 @@ test('primitives and keys as JSON.stringify writes them', () => {
 })
 
 test('without shared objects it is JSON.stringify, whatever the value', () => {
-  fc.assert(fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
-    const value = { type: 'x', data: { a, nested: { b } }, list: [a] }
-    assert.equal(stringifyShared(value), JSON.stringify(value))
-    assert.equal(stringifyShared(a), JSON.stringify(a))
-  }))
+  fc.assert(
+    fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+      const value = { type: 'x', data: { a, nested: { b } }, list: [a] }
+      assert.equal(stringifyShared(value), JSON.stringify(value))
+      assert.equal(stringifyShared(a), JSON.stringify(a))
+    }),
+  )
 })
 
 test('a shared object deeper than the depth walked is stringified as it is (same text)', () => {
@@ -74,14 +84,30 @@ test('shapeJson writes what JSON.stringify writes, for any values in the shape a
     fc.boolean(),
     fc.double(),
     fc.integer(),
-    fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, '', 'plain', 'a "quote"', 'back\\slash', '\u0000\u001f\u007f', '\ud83d\ude00 paired', 'lone \ud800', 'lone \udfff end', 'line\u2028sep'),
+    fc.constantFrom(
+      -0,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      '',
+      'plain',
+      'a "quote"',
+      'back\\slash',
+      '\u0000\u001f\u007f',
+      '\ud83d\ude00 paired',
+      'lone \ud800',
+      'lone \udfff end',
+      'line\u2028sep',
+    ),
     fc.string({ unit: 'binary' }),
     fc.jsonValue(),
   )
-  fc.assert(fc.property(value, value, value, value, (a, b, c, d) => {
-    const shaped = { a, b, c, d }
-    assert.equal(json(shaped), JSON.stringify(shaped))
-  }), { numRuns: 2000 })
+  fc.assert(
+    fc.property(value, value, value, value, (a, b, c, d) => {
+      const shaped = { a, b, c, d }
+      assert.equal(json(shaped), JSON.stringify(shaped))
+    }),
+    { numRuns: 2000 },
+  )
   // the skeletons (one per set of null fields) are reused: the same text for the same values
   const twice = { a: null, b: 'x', c: null, d: 1 }
   assert.equal(json(twice), '{"a":null,"b":"x","c":null,"d":1}')
@@ -95,7 +121,8 @@ test('shapeJson writes what JSON.stringify writes, for any values in the shape a
     { a: 1, b: 2, c: 3 },
     { a: 1, b: 2, c: 3, d: 4, e: 5 },
     { a: new Date(0), b: { toJSON: () => undefined }, c: [undefined, () => 1], d: { nested: 'é' } },
-  ]) assert.equal(json(odd as unknown as Shape), JSON.stringify(odd))
+  ])
+    assert.equal(json(odd as unknown as Shape), JSON.stringify(odd))
   assert.throws(() => json({ a: 1, b: 2n, c: 3, d: 4 }), TypeError)
   assert.equal(shapeJson<object>([])({}), '{}')
 })
@@ -109,7 +136,10 @@ test('a shared object with its shape serializer: the frames embed that text, mad
     calls++
     return json(value)
   })
-  for (const frame of [{ type: 'ack', id: 2, data: message }, { type: 'message.new', data: { message } }]) {
+  for (const frame of [
+    { type: 'ack', id: 2, data: message },
+    { type: 'message.new', data: { message } },
+  ]) {
     assert.equal(stringifyShared(frame), JSON.stringify(frame))
   }
   assert.equal(calls, 1)

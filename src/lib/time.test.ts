@@ -13,8 +13,26 @@ test('iso formats every millisecond as Date does, also when the same one repeats
 
 test('iso agrees with Date across minutes, hours, years, before 1970 and at the ends of its range', () => {
   const samples = [
-    59_999, 60_000, 60_001, 3_599_999, 3_600_000, 1_798_761_599_999, 1_798_761_600_000, 1_798_761_600_010, 1_798_761_600_100,
-    -1, -59_999, -60_000, -60_001, -62_198_755_200_000, 253_402_300_799_999, 253_402_300_800_000, 8.64e15 - 1, -8.64e15, 1.5, 1_000.75,
+    59_999,
+    60_000,
+    60_001,
+    3_599_999,
+    3_600_000,
+    1_798_761_599_999,
+    1_798_761_600_000,
+    1_798_761_600_010,
+    1_798_761_600_100,
+    -1,
+    -59_999,
+    -60_000,
+    -60_001,
+    -62_198_755_200_000,
+    253_402_300_799_999,
+    253_402_300_800_000,
+    8.64e15 - 1,
+    -8.64e15,
+    1.5,
+    1_000.75,
   ]
   for (const ms of samples) assert.equal(iso(ms), new Date(ms).toISOString(), String(ms))
   // every millisecond of a minute, in order and then in reverse
@@ -38,22 +56,50 @@ test('parseInstant takes RFC 3339 instants and refuses what names no real instan
     ['2024-02-29T00:00:00Z', Date.UTC(2024, 1, 29)],
     ['2000-02-29T00:00:00Z', Date.UTC(2000, 1, 29)],
     ['0050-06-01T00:00:00Z', new Date('0050-06-01T00:00:00Z').getTime()],
-  ] as const) assert.equal(parseInstant(text), ms, text)
+  ] as const)
+    assert.equal(parseInstant(text), ms, text)
   for (const text of [
-    '2016-12-31T23:59:60Z', '2026-02-29T00:00:00Z', '1900-02-29T00:00:00Z', '2026-02-30T00:00:00Z', '2026-04-31T00:00:00Z',
-    '2026-11-24T24:00:00Z', '2026-11-24T20:60:00Z', '2026-13-01T00:00:00Z', '2026-00-10T00:00:00Z', '0000-01-01T00:00:00Z',
-    '2026-11-24T20:00:00+24:00', '2026-11-24T20:00:00', '2026-11-24', '+275760-09-13T00:00:00Z', 'not a date', '',
-    '0050-06-01 00:00:00Z', '2026-11-24 20:00:00Z',
-  ]) assert.equal(parseInstant(text), null, text)
+    '2016-12-31T23:59:60Z',
+    '2026-02-29T00:00:00Z',
+    '1900-02-29T00:00:00Z',
+    '2026-02-30T00:00:00Z',
+    '2026-04-31T00:00:00Z',
+    '2026-11-24T24:00:00Z',
+    '2026-11-24T20:60:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-00-10T00:00:00Z',
+    '0000-01-01T00:00:00Z',
+    '2026-11-24T20:00:00+24:00',
+    '2026-11-24T20:00:00',
+    '2026-11-24',
+    '+275760-09-13T00:00:00Z',
+    'not a date',
+    '',
+    '0050-06-01 00:00:00Z',
+    '2026-11-24 20:00:00Z',
+  ])
+    assert.equal(parseInstant(text), null, text)
 })
 
 test('every timestamp parseInstant accepts, Date.parse reads as the same instant', () => {
   const digits = (max: number, width = 2) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(width, '0'))
   const timestamp = fc
     .tuple(
-      digits(9999, 4), digits(13), digits(32), fc.constantFrom('T', 't', ' '), digits(24), digits(60), digits(61),
-      fc.oneof(fc.constant(''), fc.integer({ min: 1, max: 9 }).chain((width) => digits(10 ** width - 1, width).map((f) => `.${f}`))),
-      fc.oneof(fc.constantFrom('Z', 'z'), fc.tuple(fc.constantFrom('+', '-'), digits(24), digits(60)).map(([sign, h, m]) => `${sign}${h}:${m}`)),
+      digits(9999, 4),
+      digits(13),
+      digits(32),
+      fc.constantFrom('T', 't', ' '),
+      digits(24),
+      digits(60),
+      digits(61),
+      fc.oneof(
+        fc.constant(''),
+        fc.integer({ min: 1, max: 9 }).chain((width) => digits(10 ** width - 1, width).map((f) => `.${f}`)),
+      ),
+      fc.oneof(
+        fc.constantFrom('Z', 'z'),
+        fc.tuple(fc.constantFrom('+', '-'), digits(24), digits(60)).map(([sign, h, m]) => `${sign}${h}:${m}`),
+      ),
     )
     .map(([y, mo, d, t, h, mi, s, fraction, zone]) => `${y}-${mo}-${d}${t}${h}:${mi}:${s}${fraction}${zone}`)
   let accepted = 0

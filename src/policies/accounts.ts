@@ -20,7 +20,8 @@ export const usableAccount = (alias: string): RawBuilder<SqlBool> =>
 export const isPlatformAdmin = (user: AccountState & Pick<UserRow, 'is_admin'>): boolean => user.is_admin === 1 && isUsable(user)
 
 /** `isPlatformAdmin` for queries. */
-export const platformAdmin = (alias: string): RawBuilder<SqlBool> => sql<SqlBool>`(${col(`${alias}.is_admin`)} = 1 and ${usableAccount(alias)})`
+export const platformAdmin = (alias: string): RawBuilder<SqlBool> =>
+  sql<SqlBool>`(${col(`${alias}.is_admin`)} = 1 and ${usableAccount(alias)})`
 
 /** 403 unless `user` is a platform admin. */
 export function assertPlatformAdmin(user: AccountState & Pick<UserRow, 'is_admin'>) {

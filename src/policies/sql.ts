@@ -4,16 +4,7 @@
  * query (`.where(expr)`) and, rendered once to text by `sqlText`, into the hand-written statements
  * of the send fast paths, so a rule is spelled in one place whatever runs it.
  */
-import {
-  DummyDriver,
-  Kysely,
-  SqliteAdapter,
-  SqliteIntrospector,
-  SqliteQueryCompiler,
-  sql,
-  type Expression,
-  type RawBuilder,
-} from 'kysely'
+import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql, type Expression, type RawBuilder } from 'kysely'
 
 /** A value a policy compares: a column (`col('u.id')`), a bound number, or an expression. */
 export type Operand = number | Expression<unknown>
@@ -46,6 +37,7 @@ const renderer = new Kysely<never>({
  */
 export function sqlText(expression: Expression<unknown>): string {
   const compiled = sql`${expression}`.compile(renderer)
-  if (compiled.parameters.length) throw new Error(`sqlText: the expression binds ${compiled.parameters.length} value(s); use col() or placeholder`)
+  if (compiled.parameters.length)
+    throw new Error(`sqlText: the expression binds ${compiled.parameters.length} value(s); use col() or placeholder`)
   return compiled.sql
 }

@@ -25,7 +25,10 @@ export async function append(db: Db, chatId: number, type: string, data: unknown
     .where('id', '=', chatId)
     .returning('event_seq')
     .executeTakeFirstOrThrow()
-  await db.insertInto('chat_events').values({ chat_id: chatId, seq, type, data: JSON.stringify(data), created_at: now }).execute()
+  await db
+    .insertInto('chat_events')
+    .values({ chat_id: chatId, seq, type, data: JSON.stringify(data), created_at: now })
+    .execute()
   // the same amortized retention as the per-user log: a short range delete every keep/100 events
   for (const cut of prunes([{ userId: chatId, seq }], keep)) {
     await db.deleteFrom('chat_events').where('chat_id', '=', chatId).where('seq', '<=', cut.seq).execute()

@@ -34,7 +34,8 @@ type MemberEvent = { chat_id?: number; user_id?: number; chat_seq?: number }
  */
 export function frameText(frame: { data?: unknown }): string {
   const data = frame.data
-  if (typeof data === 'object' && data !== null && (isShared(data) || isShared((data as { message?: unknown }).message))) return stringifyShared(frame)
+  if (typeof data === 'object' && data !== null && (isShared(data) || isShared((data as { message?: unknown }).message)))
+    return stringifyShared(frame)
   return JSON.stringify(frame)
 }
 
@@ -119,16 +120,19 @@ export class Connection {
   ) {
     // The connection is registered (and sees live frames) before start() reads the user's seq:
     // frames of that moment wait for it, then go out only if they come after it.
-    this.user = new Stream({
-      seqOf: (frame) => frame.seq!,
-      load: (after, limit) => updates.since(ctx, userId, after, limit, hooks.renderMessages),
-      emit: (frame) => this.onUserFrame(frame),
-      backlogged: () => this.backlogged(),
-      reset: (from, to) => this.send({ type: 'reset', data: { reason: 'pruned', missed_from: from, missed_to: to } }),
-      latest: () => updates.currentSeq(ctx, userId),
-      ahead: (seq) => this.send({ type: 'reset', data: { reason: 'ahead', seq } }),
-      fail: (err) => this.fail(err),
-    }, true)
+    this.user = new Stream(
+      {
+        seqOf: (frame) => frame.seq!,
+        load: (after, limit) => updates.since(ctx, userId, after, limit, hooks.renderMessages),
+        emit: (frame) => this.onUserFrame(frame),
+        backlogged: () => this.backlogged(),
+        reset: (from, to) => this.send({ type: 'reset', data: { reason: 'pruned', missed_from: from, missed_to: to } }),
+        latest: () => updates.currentSeq(ctx, userId),
+        ahead: (seq) => this.send({ type: 'reset', data: { reason: 'ahead', seq } }),
+        fail: (err) => this.fail(err),
+      },
+      true,
+    )
   }
 
   /** Hands the frame to the socket; false if it did not go out (closed, or closed now for being too slow). */

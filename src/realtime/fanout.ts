@@ -216,7 +216,10 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
         // connected (Redis refused the command): ask at once; otherwise once the publisher is back
         lost++
         if (publisher.status === 'ready') setImmediate(askResync)
-        log.warn({ err, count: deliveries.length }, 'fan-out publish failed; the other instances catch up from the update log once Redis is back')
+        log.warn(
+          { err, count: deliveries.length },
+          'fan-out publish failed; the other instances catch up from the update log once Redis is back',
+        )
       })
     },
     subscribe(handler) {
@@ -228,7 +231,9 @@ export function createRedisFanout(options: { url: string; prefix: string; log: L
       const envelope: Envelope = { origin, controls: messages }
       // a lost control message is covered by its receiver (a long poll re-reads every second, due
       // work is looked for again at the latest a minute later, a closed session fails its next use)
-      publisher.publish(channel, JSON.stringify(envelope)).catch((err) => log.warn({ err, count: messages.length }, 'fan-out control publish failed'))
+      publisher
+        .publish(channel, JSON.stringify(envelope))
+        .catch((err) => log.warn({ err, count: messages.length }, 'fan-out control publish failed'))
     },
     subscribeControl(handler) {
       controlHandlers.push(handler)

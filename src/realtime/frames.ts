@@ -13,28 +13,31 @@ type InboundHandler = (connection: Connection, frame: Record<string, unknown>) =
  * plain object would answer `valueOf` or `__proto__` with what it inherits.
  */
 const inbound = new Map<string, InboundHandler>([
-  ['resume', (connection, frame) => {
-    const cursor = (value: unknown) => (Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : null)
-    const seq = frame.seq === undefined && frame.chats !== undefined ? undefined : cursor(frame.seq)
-    const chats = new Map<number, number>()
-    const named = frame.chats ?? {}
-    const valid =
-      seq !== null &&
-      typeof named === 'object' &&
-      named !== null &&
-      !Array.isArray(named) &&
-      Object.entries(named as Record<string, unknown>).every(([id, at]) => {
-        const chatId = Number(id)
-        const chatSeq = cursor(at)
-        if (!/^[1-9][0-9]*$/.test(id) || !Number.isSafeInteger(chatId) || chatSeq === null) return false
-        chats.set(chatId, chatSeq)
-        return true
-      })
-    if (!valid) {
-      return connection.send({ type: 'error', data: { message: 'resume needs seq (an integer ≥ 0) and/or chats ({chat_id: chat_seq})' } })
-    }
-    return connection.resume(seq, chats)
-  }],
+  [
+    'resume',
+    (connection, frame) => {
+      const cursor = (value: unknown) => (Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : null)
+      const seq = frame.seq === undefined && frame.chats !== undefined ? undefined : cursor(frame.seq)
+      const chats = new Map<number, number>()
+      const named = frame.chats ?? {}
+      const valid =
+        seq !== null &&
+        typeof named === 'object' &&
+        named !== null &&
+        !Array.isArray(named) &&
+        Object.entries(named as Record<string, unknown>).every(([id, at]) => {
+          const chatId = Number(id)
+          const chatSeq = cursor(at)
+          if (!/^[1-9][0-9]*$/.test(id) || !Number.isSafeInteger(chatId) || chatSeq === null) return false
+          chats.set(chatId, chatSeq)
+          return true
+        })
+      if (!valid) {
+        return connection.send({ type: 'error', data: { message: 'resume needs seq (an integer ≥ 0) and/or chats ({chat_id: chat_seq})' } })
+      }
+      return connection.resume(seq, chats)
+    },
+  ],
   ['ping', (connection) => connection.send({ type: 'pong', data: {} })],
 ])
 
@@ -47,7 +50,8 @@ const inbound = new Map<string, InboundHandler>([
 export function resumeFromUrl(query: unknown): { seq: number | undefined; chats: Map<number, number> } | string | null {
   const q = query as { seq?: unknown; chats?: unknown } | undefined
   if (q?.seq === undefined && q?.chats === undefined) return null
-  const integer = (text: unknown) => (typeof text === 'string' && /^\d{1,16}$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : null)
+  const integer = (text: unknown) =>
+    typeof text === 'string' && /^\d{1,16}$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : null
   const seq = q.seq === undefined ? undefined : integer(q.seq)
   const chats = new Map<number, number>()
   const pairs = q.chats === undefined || q.chats === '' ? [] : typeof q.chats === 'string' ? q.chats.split(',') : [null]
@@ -108,13 +112,20 @@ export function onInbound(connection: Connection, raw: unknown, requests: BoundR
   }
   if (!object) return connection.send({ type: 'error', data: { message: 'frames are JSON objects' } })
   if (isRequest) {
-    if (id === null) return connection.send({ type: 'error', data: { message: `a ${type} request needs an id (a string of 1-128 characters or an integer), echoed in its answer` } })
+    if (id === null)
+      return connection.send({
+        type: 'error',
+        data: { message: `a ${type} request needs an id (a string of 1-128 characters or an integer), echoed in its answer` },
+      })
     return runRequest(connection, requests, type, id, object.data)
   }
   const handler = typeof type === 'string' ? inbound.get(type) : undefined
   if (!handler) {
     const shown = typeof type === 'string' ? JSON.stringify(type.slice(0, 64)) : String(typeof type)
-    return connection.send({ type: 'error', data: { message: `unknown frame type ${shown}`, types: [...inbound.keys(), ...requests.types] } })
+    return connection.send({
+      type: 'error',
+      data: { message: `unknown frame type ${shown}`, types: [...inbound.keys(), ...requests.types] },
+    })
   }
   return handler(connection, object)
 }

@@ -53,7 +53,8 @@ function upgradeToken(request: FastifyRequest, publicBaseUrl: string): string | 
   const token = socketToken(request)
   if (token) return token
   const cookie = cookieToken(request)
-  if (cookie && !sameOrigin(request, publicBaseUrl)) throw forbidden('The session cookie opens the gateway only from this server’s own pages (Origin)')
+  if (cookie && !sameOrigin(request, publicBaseUrl))
+    throw forbidden('The session cookie opens the gateway only from this server’s own pages (Origin)')
   return cookie
 }
 
@@ -153,24 +154,32 @@ export async function registerGateway(app: FastifyInstance, ctx: AppContext, pre
           lane: (type, data) => hooks.requests.lane(type, data),
           accept: (type, data) => hooks.requests.accept(key, type, data),
         }
-        const guard = <A extends unknown[]>(what: string, fn: (...args: A) => unknown) => (...args: A) => {
-          try {
-            const result = fn(...args)
-            if (result instanceof Promise) result.catch((err) => connection.crashed(what, err))
-          } catch (err) {
-            connection.crashed(what, err)
+        const guard =
+          <A extends unknown[]>(what: string, fn: (...args: A) => unknown) =>
+          (...args: A) => {
+            try {
+              const result = fn(...args)
+              if (result instanceof Promise) result.catch((err) => connection.crashed(what, err))
+            } catch (err) {
+              connection.crashed(what, err)
+            }
           }
-        }
         socket.on('error', (err) => ctx.log.warn({ err, userId: connection.userId, socketId: connection.id }, 'websocket error'))
         socket.on('pong', () => (connection.alive = true))
-        socket.on('close', guard('close', () => {
-          registry.remove(connection)
-          if (connection.present) void presence.disconnected(connection.userId)
-        }))
-        socket.on('message', guard('message', (raw: unknown) => {
-          connection.alive = true
-          return onInbound(connection, raw, requests)
-        }))
+        socket.on(
+          'close',
+          guard('close', () => {
+            registry.remove(connection)
+            if (connection.present) void presence.disconnected(connection.userId)
+          }),
+        )
+        socket.on(
+          'message',
+          guard('message', (raw: unknown) => {
+            connection.alive = true
+            return onInbound(connection, raw, requests)
+          }),
+        )
         // positioned before it opens (see resumeFromUrl), so the replay comes first and nothing twice
         const resumed = resumeFromUrl(request.query)
         if (typeof resumed === 'string') return connection.close({ code: CLOSE.badResume.code, reason: resumed })

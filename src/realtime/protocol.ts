@@ -8,7 +8,10 @@ import type { Turn } from '../lib/lane.js'
 
 const Integer = Type.Integer({ minimum: 0 })
 /** the id a client gives a request, echoed in its answer */
-export const RequestId = Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Integer({ minimum: -(2 ** 53) + 1, maximum: 2 ** 53 - 1 })])
+export const RequestId = Type.Union([
+  Type.String({ minLength: 1, maxLength: 128 }),
+  Type.Integer({ minimum: -(2 ** 53) + 1, maximum: 2 ** 53 - 1 }),
+])
 /** {"<chat_id>": <chat_seq>} */
 const ChatPositions = Type.Record(Type.String({ pattern: '^[1-9][0-9]*$' }), Integer)
 
@@ -68,10 +71,13 @@ export const SERVER_FRAMES: Record<string, ControlFrame> = {
 export const CLIENT_FRAMES: Record<string, ControlFrame> = {
   resume: {
     summary:
-      "Where the client stands (its last seq, and the last chat_seq of each group or channel): the server replays what it missed, then goes on live. Better given in the upgrade URL: ?seq=N&chats=<chat_id>:<chat_seq>,…",
+      'Where the client stands (its last seq, and the last chat_seq of each group or channel): the server replays what it missed, then goes on live. Better given in the upgrade URL: ?seq=N&chats=<chat_id>:<chat_seq>,…',
     frame: Type.Object({ type: Type.Literal('resume'), seq: Type.Optional(Integer), chats: Type.Optional(ChatPositions) }),
   },
-  ping: { summary: 'Asks for a pong (the server also pings every socket at the protocol level).', frame: Type.Object({ type: Type.Literal('ping') }) },
+  ping: {
+    summary: 'Asks for a pong (the server also pings every socket at the protocol level).',
+    frame: Type.Object({ type: Type.Literal('ping') }),
+  },
 }
 
 /**
@@ -104,6 +110,11 @@ export const ackFrame = (answers: TSchema[]) =>
   Type.Object({
     type: Type.Literal('ack'),
     id: RequestId,
-    seq: Type.Optional(Type.Integer({ minimum: 1, description: "on a send's ack: the seq of the sender's message.new, which this socket gets as this ack instead" })),
+    seq: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: "on a send's ack: the seq of the sender's message.new, which this socket gets as this ack instead",
+      }),
+    ),
     data: answers.length === 1 ? answers[0] : Type.Union(answers),
   })

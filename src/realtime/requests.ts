@@ -37,7 +37,13 @@ const lanes = new WeakMap<Connection, Map<string, Lane>>()
  * are placed: lib/lane.ts) and answers it. Never rejects: a failure is an error frame, an
  * unexpected one is also logged.
  */
-export function runRequest(connection: Connection, requests: BoundRequests, type: string, id: string | number, data: unknown): Promise<void> {
+export function runRequest(
+  connection: Connection,
+  requests: BoundRequests,
+  type: string,
+  id: string | number,
+  data: unknown,
+): Promise<void> {
   let byKey = lanes.get(connection)
   if (!byKey) lanes.set(connection, (byKey = new Map()))
   const key = requests.lane(type, data)
@@ -51,7 +57,8 @@ export function runRequest(connection: Connection, requests: BoundRequests, type
       connection.answer({ type: 'ack', id, data: await answer(turn) })
     } catch (error) {
       const failure = clientError(error)
-      if (failure.unexpected) connection.ctx.log.error({ err: error, userId: connection.userId, socketId: connection.id, request: type }, 'socket request failed')
+      if (failure.unexpected)
+        connection.ctx.log.error({ err: error, userId: connection.userId, socketId: connection.id, request: type }, 'socket request failed')
       refuse(connection, id, failure)
       outcome = failure.code
     }

@@ -65,9 +65,7 @@ const pruneStep = (keep: number) => Math.max(1, Math.floor(keep / 100))
 /** Which of the new seqs trigger a prune, and up to which seq it deletes. */
 export function prunes(recorded: Recorded[], keep: number): Recorded[] {
   const step = pruneStep(keep)
-  return recorded
-    .filter((r) => (r.seq + r.userId) % step === 0 && r.seq > keep)
-    .map((r) => ({ userId: r.userId, seq: r.seq - keep }))
+  return recorded.filter((r) => (r.seq + r.userId) % step === 0 && r.seq > keep).map((r) => ({ userId: r.userId, seq: r.seq - keep }))
 }
 
 /** An update that is about one message, logged as a reference to it (see `since`). */
@@ -100,7 +98,16 @@ export async function record(
     // The recent log's part is a scan of it, needed only when the cut reaches past the user's rows
     // in the main log (their rows in the recent log are all newer than those): when nothing they
     // keep is left there, after more than the kept number of updates within one round of moves.
-    if (recent && !(await db.selectFrom('updates').select('seq').where('user_id', '=', cut.userId).where('seq', '>', cut.seq).limit(1).executeTakeFirst())) {
+    if (
+      recent &&
+      !(await db
+        .selectFrom('updates')
+        .select('seq')
+        .where('user_id', '=', cut.userId)
+        .where('seq', '>', cut.seq)
+        .limit(1)
+        .executeTakeFirst())
+    ) {
       await db.deleteFrom('recent_updates').where('user_id', '=', cut.userId).where('seq', '<=', cut.seq).execute()
     }
   }
@@ -300,7 +307,8 @@ export function runEntries(row: { seq: number; message_ids: string }): { seq: nu
 }
 
 /** The seq of a row's first entry. */
-const firstSeq = (row: { seq: number; message_ids: string | null }) => (row.message_ids === null ? row.seq : runEntries({ seq: row.seq, message_ids: row.message_ids })[0].seq)
+const firstSeq = (row: { seq: number; message_ids: string | null }) =>
+  row.message_ids === null ? row.seq : runEntries({ seq: row.seq, message_ids: row.message_ids })[0].seq
 
 /** The user's oldest kept seq (null when the log is empty). */
 export async function oldestSeq(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: number): Promise<number | null> {
@@ -336,7 +344,13 @@ type Entry = { seq: number; type: string; data: unknown; messageId: number | nul
  * it is read as those entries, the ones at or before `after` left out. Each row read gives at
  * least one entry after `after`, so `limit` rows give at least `limit` entries.
  */
-export async function since(ctx: Pick<AppContext, 'db' | 'dialect'>, userId: number, after: number, limit: number, render: RenderMessages): Promise<Update[]> {
+export async function since(
+  ctx: Pick<AppContext, 'db' | 'dialect'>,
+  userId: number,
+  after: number,
+  limit: number,
+  render: RenderMessages,
+): Promise<Update[]> {
   const { db } = ctx
   const logged = (table: 'updates' | 'recent_updates') =>
     db.selectFrom(table).select(['seq', 'type', 'data', 'message_id', 'message_ids']).where('user_id', '=', userId).where('seq', '>', after)

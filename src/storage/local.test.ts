@@ -48,9 +48,23 @@ test('a failing source leaves no temporary object', async () => {
 })
 
 test('keys that could leave the root are refused', async () => {
-  for (const key of ['../x', 'objects/../../x', '/etc/passwd', 'objects/.hidden', 'objects/a\\..\\b', 'objects/a\0b', 'Objects/x', 'x', 'a/b/c/d/e']) {
+  for (const key of [
+    '../x',
+    'objects/../../x',
+    '/etc/passwd',
+    'objects/.hidden',
+    'objects/a\\..\\b',
+    'objects/a\0b',
+    'Objects/x',
+    'x',
+    'a/b/c/d/e',
+  ]) {
     await assert.rejects(storage.open(key), /invalid storage key/, key)
-    await assert.rejects(storage.putTemp(Readable.from([])).then((t) => storage.move(t, key)), /invalid storage key/, key)
+    await assert.rejects(
+      storage.putTemp(Readable.from([])).then((t) => storage.move(t, key)),
+      /invalid storage key/,
+      key,
+    )
   }
 })
 

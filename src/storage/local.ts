@@ -41,7 +41,10 @@ export class LocalStorage implements Storage {
     const key = `tmp/${randomBytes(16).toString('hex')}`
     const file = await this.file(key, true)
     try {
-      await pipeline(source, (await fsp.open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)).createWriteStream({ highWaterMark: WRITE_BUFFER }))
+      await pipeline(
+        source,
+        (await fsp.open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)).createWriteStream({ highWaterMark: WRITE_BUFFER }),
+      )
     } catch (error) {
       await fsp.rm(file, { force: true })
       throw error
@@ -51,7 +54,10 @@ export class LocalStorage implements Storage {
 
   async append(key: string, source: Source): Promise<void> {
     const file = await this.file(key, true)
-    await pipeline(source, (await fsp.open(file, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW)).createWriteStream({ highWaterMark: WRITE_BUFFER }))
+    await pipeline(
+      source,
+      (await fsp.open(file, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW)).createWriteStream({ highWaterMark: WRITE_BUFFER }),
+    )
   }
 
   async stat(key: string): Promise<ObjectStat | null> {

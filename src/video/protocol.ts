@@ -15,18 +15,21 @@ export const MAX_FRAME_BYTES = 96 * 1024
 const PeerId = Type.String({ pattern: '^[A-Za-z0-9_-]{8,32}$', description: 'a peer (one connection in a room), as the server named it' })
 export const RoomId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the room (VideoCall.room_id)' })
 const Sdp = Type.String({ minLength: 1, maxLength: MAX_SDP_BYTES, description: 'the session description (RTCSessionDescription.sdp)' })
-const Candidate = Type.Union([
-  Type.Object(
-    {
-      candidate: Type.String({ maxLength: 2048 }),
-      sdpMid: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
-      sdpMLineIndex: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 1024 }), Type.Null()])),
-      usernameFragment: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
-    },
-    { additionalProperties: false },
-  ),
-  Type.Null(),
-], { description: 'RTCIceCandidateInit, or null at the end of candidates' })
+const Candidate = Type.Union(
+  [
+    Type.Object(
+      {
+        candidate: Type.String({ maxLength: 2048 }),
+        sdpMid: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()])),
+        sdpMLineIndex: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 1024 }), Type.Null()])),
+        usernameFragment: Type.Optional(Type.Union([Type.String({ maxLength: 256 }), Type.Null()])),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  { description: 'RTCIceCandidateInit, or null at the end of candidates' },
+)
 const Media = {
   audio: Type.Boolean({ description: 'microphone on' }),
   video: Type.Boolean({ description: 'camera on' }),
@@ -54,7 +57,8 @@ const closed = { additionalProperties: false }
 /** Frames a client sends. */
 export const CLIENT_FRAMES = {
   join: {
-    summary: 'The first frame: the room ticket from `calls/rooms/{room_id}/join` or `calls/{id}/ticket`. Anything before it, or a bad or already used ticket, closes the socket (4001).',
+    summary:
+      'The first frame: the room ticket from `calls/rooms/{room_id}/join` or `calls/{id}/ticket`. Anything before it, or a bad or already used ticket, closes the socket (4001).',
     frame: Type.Object({ type: Type.Literal('join'), room_id: RoomId, ticket: Type.String({ minLength: 1, maxLength: 2048 }) }, closed),
   },
   offer: {
@@ -89,14 +93,31 @@ export type ClientFrame =
   | Static<typeof CLIENT_FRAMES.leave.frame>
   | Static<typeof CLIENT_FRAMES.ping.frame>
 
-export const ERROR_CODES = ['malformed', 'unknown_type', 'not_joined', 'already_joined', 'unknown_peer', 'too_large', 'unauthorized', 'forbidden', 'rate_limited', 'too_many_sockets'] as const
+export const ERROR_CODES = [
+  'malformed',
+  'unknown_type',
+  'not_joined',
+  'already_joined',
+  'unknown_peer',
+  'too_large',
+  'unauthorized',
+  'forbidden',
+  'rate_limited',
+  'too_many_sockets',
+] as const
 export type SignalErrorCode = (typeof ERROR_CODES)[number]
 
 /** Frames the server sends. */
 export const SERVER_FRAMES = {
   joined: {
-    summary: 'The answer to join: this peer\'s id and the peers already in the room (the newcomer sends each an offer).',
-    frame: Type.Object({ type: Type.Literal('joined'), room_id: Type.String(), peer_id: PeerId, user_id: Type.Integer(), peers: Type.Array(PeerView) }),
+    summary: "The answer to join: this peer's id and the peers already in the room (the newcomer sends each an offer).",
+    frame: Type.Object({
+      type: Type.Literal('joined'),
+      room_id: Type.String(),
+      peer_id: PeerId,
+      user_id: Type.Integer(),
+      peers: Type.Array(PeerView),
+    }),
   },
   'peer-joined': {
     summary: 'Another peer joined the room (expect its offer).',
@@ -142,14 +163,20 @@ export function parseClientFrame(text: string): Parsed {
   } catch {
     return { ok: false, code: 'malformed', message: 'A frame is a JSON object with a type' }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, code: 'malformed', message: 'A frame is a JSON object with a type' }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, code: 'malformed', message: 'A frame is a JSON object with a type' }
   const type = (value as { type?: unknown }).type
   const validate = typeof type === 'string' ? validators.get(type) : undefined
   if (!validate) return { ok: false, code: 'unknown_type', message: `Unknown frame type; known: ${[...validators.keys()].join(', ')}` }
   if (!validate(value)) {
     const err = validate.errors?.[0]
-    if (err?.keyword === 'maxLength' && err.instancePath === '/sdp') return { ok: false, code: 'too_large', message: `The SDP is over ${MAX_SDP_BYTES} bytes` }
-    return { ok: false, code: 'malformed', message: `Bad ${type} frame: ${err ? `${err.instancePath || 'frame'} ${err.message}` : 'invalid'}` }
+    if (err?.keyword === 'maxLength' && err.instancePath === '/sdp')
+      return { ok: false, code: 'too_large', message: `The SDP is over ${MAX_SDP_BYTES} bytes` }
+    return {
+      ok: false,
+      code: 'malformed',
+      message: `Bad ${type} frame: ${err ? `${err.instancePath || 'frame'} ${err.message}` : 'invalid'}`,
+    }
   }
   return { ok: true, frame: value as ClientFrame }
 }

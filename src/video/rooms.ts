@@ -191,7 +191,9 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
   /** every instance hears of ended sessions here */
   const endsChannel = `${options.prefix}video:session-ends`
   const endedKey = (end: { userId: number; sessionId?: number }) =>
-    end.sessionId === undefined ? `${options.prefix}video:ended:user:${end.userId}` : `${options.prefix}video:ended:session:${end.sessionId}`
+    end.sessionId === undefined
+      ? `${options.prefix}video:ended:user:${end.userId}`
+      : `${options.prefix}video:ended:session:${end.sessionId}`
   const endHandlers: SessionEndHandler[] = []
   /** the sockets on this instance: room → peer → deliver */
   const local = new Map<string, Map<string, Deliver>>()
@@ -228,7 +230,9 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
     }
   }
   const all = async (room: string): Promise<Stored[]> =>
-    Object.values(await pub.hgetall(roomKey(room))).map(parse).filter((p): p is Stored => p !== null)
+    Object.values(await pub.hgetall(roomKey(room)))
+      .map(parse)
+      .filter((p): p is Stored => p !== null)
   const view = ({ instance: _instance, ...peer }: Stored): PeerView => peer
   const route = async (room: string, targets: Stored[], text: string) => {
     const remote = new Map<string, string[]>()
@@ -245,7 +249,11 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
       mine.set(peer.peer_id, deliver)
       if (drop) drops.set(peer.peer_id, drop)
       const before = await all(room)
-      await pub.multi().hset(roomKey(room), peer.peer_id, JSON.stringify({ ...peer, instance })).expire(roomKey(room), ROOM_TTL_SECONDS).exec()
+      await pub
+        .multi()
+        .hset(roomKey(room), peer.peer_id, JSON.stringify({ ...peer, instance }))
+        .expire(roomKey(room), ROOM_TTL_SECONDS)
+        .exec()
       return before.filter((p) => p.peer_id !== peer.peer_id).map(view)
     },
     async remove(room, peerId) {
@@ -263,7 +271,11 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
       return true
     },
     async broadcast(room, except, text) {
-      await route(room, (await all(room)).filter((p) => p.peer_id !== except), text)
+      await route(
+        room,
+        (await all(room)).filter((p) => p.peer_id !== except),
+        text,
+      )
     },
     async setMedia(room, peerId, media) {
       const raw = await pub.hget(roomKey(room), peerId)
@@ -307,7 +319,9 @@ export async function createRedisRooms(options: { url: string; prefix: string; l
     async close() {
       endHandlers.length = 0
       // this instance's peers leave their rooms' records
-      await Promise.all([...local].map(([room, peers]) => (peers.size ? pub.hdel(roomKey(room), ...peers.keys()) : 0))).catch(() => undefined)
+      await Promise.all([...local].map(([room, peers]) => (peers.size ? pub.hdel(roomKey(room), ...peers.keys()) : 0))).catch(
+        () => undefined,
+      )
       local.clear()
       drops.clear()
       await sub.quit().catch(() => sub.disconnect())

@@ -73,7 +73,11 @@ type SignedBody = { ok: true; body: Record<string, unknown> } | { ok: false; sta
 
 function json(res: http.ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body)
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) })
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-length': Buffer.byteLength(text),
+  })
   res.end(text)
 }
 
@@ -81,7 +85,9 @@ export async function startVideoService(config: Readonly<Config>, options: Video
   const log = options.log.child({ service: 'video' })
   const clock = options.clock ?? systemClock
   const secret = videoSecret(config)
-  const rooms: RoomStore = config.redisUrl ? await createRedisRooms({ url: config.redisUrl, prefix: config.redisPrefix, log }) : createLocalRooms()
+  const rooms: RoomStore = config.redisUrl
+    ? await createRedisRooms({ url: config.redisUrl, prefix: config.redisPrefix, log })
+    : createLocalRooms()
   const asyncApi = videoAsyncApi()
 
   /** this instance's admitted sockets by user */
@@ -113,7 +119,13 @@ export async function startVideoService(config: Readonly<Config>, options: Video
    */
   const report = async (claims: TicketClaims, event: Record<string, unknown>, refused?: () => void) => {
     if (!claims.cb) return
-    const body = JSON.stringify({ ...event, room_id: claims.room, user_id: claims.uid, ...(claims.sid === undefined ? {} : { session_id: claims.sid }), at: clock.now() })
+    const body = JSON.stringify({
+      ...event,
+      room_id: claims.room,
+      user_id: claims.uid,
+      ...(claims.sid === undefined ? {} : { session_id: claims.sid }),
+      at: clock.now(),
+    })
     try {
       const res = await fetch(`${claims.cb}/internal/video/events`, {
         method: 'POST',
@@ -123,7 +135,8 @@ export async function startVideoService(config: Readonly<Config>, options: Video
       })
       await res.arrayBuffer().catch(() => undefined)
       if (res.status === 403 && refused) refused()
-      else if (res.status === 429) log.debug({ event: event.event }, 'video: the main service is taking no more media reports from this participant now')
+      else if (res.status === 429)
+        log.debug({ event: event.event }, 'video: the main service is taking no more media reports from this participant now')
       else if (!res.ok) log.warn({ status: res.status, event: event.event }, 'video: the main service refused a report')
     } catch (err) {
       log.warn({ err, event: event.event }, 'video: could not report to the main service')
@@ -134,7 +147,12 @@ export async function startVideoService(config: Readonly<Config>, options: Video
    * A POST from the main service: the body signed with the video secret, JSON, with `at` (epoch ms)
    * within REQUEST_SKEW_MS of now; `handle` answers its data.
    */
-  const signedPost = (req: http.IncomingMessage, res: http.ServerResponse, name: string, handle: (body: Record<string, unknown>) => Promise<SignedBody | { ok: true; data: unknown }>) => {
+  const signedPost = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    name: string,
+    handle: (body: Record<string, unknown>) => Promise<SignedBody | { ok: true; data: unknown }>,
+  ) => {
     const chunks: Buffer[] = []
     let size = 0
     let over = false
@@ -148,7 +166,8 @@ export async function startVideoService(config: Readonly<Config>, options: Video
       void (async () => {
         if (over) return json(res, 413, { success: false, error: { code: 'payload_too_large', message: 'Body too large' } })
         const raw = Buffer.concat(chunks).toString('utf8')
-        if (!bodySignatureValid(secret, raw, req.headers[SIGNATURE_HEADER])) return json(res, 401, { success: false, error: { code: 'unauthorized', message: 'Not signed with the video secret' } })
+        if (!bodySignatureValid(secret, raw, req.headers[SIGNATURE_HEADER]))
+          return json(res, 401, { success: false, error: { code: 'unauthorized', message: 'Not signed with the video secret' } })
         let body: unknown = null
         try {
           body = JSON.parse(raw)
@@ -158,7 +177,8 @@ export async function startVideoService(config: Readonly<Config>, options: Video
         if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { at?: unknown }).at !== 'number') {
           return json(res, 400, { success: false, error: { code: 'validation_error', message: 'A JSON object with at is required' } })
         }
-        if (Math.abs((body as { at: number }).at - clock.now()) > REQUEST_SKEW_MS) return json(res, 401, { success: false, error: { code: 'unauthorized', message: 'The request is too old' } })
+        if (Math.abs((body as { at: number }).at - clock.now()) > REQUEST_SKEW_MS)
+          return json(res, 401, { success: false, error: { code: 'unauthorized', message: 'The request is too old' } })
         const answer = await handle(body as Record<string, unknown>)
         if ('data' in answer) return json(res, 200, { success: true, data: answer.data })
         if (!answer.ok) return json(res, answer.status, { success: false, error: { code: answer.code, message: answer.message } })
@@ -188,7 +208,11 @@ export async function startVideoService(config: Readonly<Config>, options: Video
   const endSession = (req: http.IncomingMessage, res: http.ServerResponse) =>
     signedPost(req, res, 'session end', async (body) => {
       const { user_id: userId, session_id: sessionId, tickets_until: ticketsUntil, code, reason } = body
-      if (!Number.isSafeInteger(userId) || (sessionId !== undefined && !Number.isSafeInteger(sessionId)) || !Number.isSafeInteger(ticketsUntil)) {
+      if (
+        !Number.isSafeInteger(userId) ||
+        (sessionId !== undefined && !Number.isSafeInteger(sessionId)) ||
+        !Number.isSafeInteger(ticketsUntil)
+      ) {
         return invalid('user_id, tickets_until and at are required; session_id is an integer')
       }
       const end: SessionEnd = {
@@ -207,7 +231,8 @@ export async function startVideoService(config: Readonly<Config>, options: Video
       const url = new URL(req.url ?? '/', 'http://video')
       if (req.method === 'POST' && url.pathname === '/internal/rooms/kick') return kick(req, res)
       if (req.method === 'POST' && url.pathname === '/internal/sessions/end') return endSession(req, res)
-      if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { success: false, error: { code: 'method_not_allowed', message: 'Method not allowed' } })
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return json(res, 405, { success: false, error: { code: 'method_not_allowed', message: 'Method not allowed' } })
       if (url.pathname === '/health') return json(res, 200, { status: 'ok', connections: wss.clients.size })
       if (url.pathname === '/asyncapi.json') return json(res, 200, asyncApi)
       if (url.pathname === '/video/integration/config') {
@@ -215,10 +240,12 @@ export async function startVideoService(config: Readonly<Config>, options: Video
         const auth = req.headers.authorization
         const ticket = auth?.startsWith('Bearer ') ? auth.slice(7) : url.searchParams.get('ticket')
         const check = ticket ? verifyTicket(secret, ticket, clock.now()) : null
-        if (check && !check.ok) return json(res, 401, { success: false, error: { code: 'unauthorized', message: `The ticket is ${check.reason}` } })
+        if (check && !check.ok)
+          return json(res, 401, { success: false, error: { code: 'unauthorized', message: `The ticket is ${check.reason}` } })
         return json(res, 200, { success: true, data: iceConfig(config, check?.ok ? check.claims.uid : null, clock.now()) })
       }
-      if (url.pathname === '/signal') return json(res, 426, { success: false, error: { code: 'upgrade_required', message: 'This endpoint speaks WebSocket' } })
+      if (url.pathname === '/signal')
+        return json(res, 426, { success: false, error: { code: 'upgrade_required', message: 'This endpoint speaks WebSocket' } })
       return json(res, 404, { success: false, error: { code: 'not_found', message: 'Not found' } })
     } catch (err) {
       log.error({ err }, 'video: request failed')
@@ -284,15 +311,18 @@ export async function startVideoService(config: Readonly<Config>, options: Video
     /** the latest media state goes to the main service, at most once per MEDIA_REPORT_INTERVAL_MS */
     const reportMedia = () => {
       if (mediaTimer) return
-      mediaTimer = setTimeout(() => {
-        mediaTimer = null
-        const me = joined
-        const media = pendingMedia
-        pendingMedia = null
-        if (!me || !media) return
-        lastMediaReport = Date.now()
-        reports = reports.then(() => report(me.claims, { event: 'media', peer_id: me.peer.peer_id, media }, () => sessionGone()))
-      }, Math.max(0, lastMediaReport + MEDIA_REPORT_INTERVAL_MS - Date.now()))
+      mediaTimer = setTimeout(
+        () => {
+          mediaTimer = null
+          const me = joined
+          const media = pendingMedia
+          pendingMedia = null
+          if (!me || !media) return
+          lastMediaReport = Date.now()
+          reports = reports.then(() => report(me.claims, { event: 'media', peer_id: me.peer.peer_id, media }, () => sessionGone()))
+        },
+        Math.max(0, lastMediaReport + MEDIA_REPORT_INTERVAL_MS - Date.now()),
+      )
       mediaTimer.unref()
     }
     const joinTimer = setTimeout(() => {
@@ -337,16 +367,26 @@ export async function startVideoService(config: Readonly<Config>, options: Video
         const { claims } = check
         // the caps, counted and taken before any wait so that joins in parallel cannot pass them together
         const mine = [...(admitted.get(claims.uid) ?? [])]
-        if (mine.length >= config.videoMaxSocketsPerUser || mine.filter((s) => s.room === claims.room).length >= config.videoMaxSocketsPerRoom) {
+        if (
+          mine.length >= config.videoMaxSocketsPerUser ||
+          mine.filter((s) => s.room === claims.room).length >= config.videoMaxSocketsPerRoom
+        ) {
           const inRoom = mine.length < config.videoMaxSocketsPerUser
           send({
             type: 'error',
             code: 'too_many_sockets',
-            message: inRoom ? `You have ${config.videoMaxSocketsPerRoom} sockets in this room already` : `You have ${config.videoMaxSocketsPerUser} sockets open already`,
+            message: inRoom
+              ? `You have ${config.videoMaxSocketsPerRoom} sockets in this room already`
+              : `You have ${config.videoMaxSocketsPerUser} sockets open already`,
           })
           return close(CLOSE.rateLimited, 'too many sockets')
         }
-        const socket: Admitted = { room: claims.room, sessionId: claims.sid, ended: false, end: (code, reason) => sessionGone(code, reason) }
+        const socket: Admitted = {
+          room: claims.room,
+          sessionId: claims.sid,
+          ended: false,
+          end: (code, reason) => sessionGone(code, reason),
+        }
         admission = { userId: claims.uid, socket }
         admit(claims.uid, socket)
         // a ticket lets in one socket: a copy of it (a second tab, a leaked one) is refused
@@ -376,7 +416,9 @@ export async function startVideoService(config: Readonly<Config>, options: Video
         })
         send({ type: 'joined', room_id: claims.room, peer_id: peer.peer_id, user_id: peer.user_id, peers: before })
         await rooms.broadcast(claims.room, peer.peer_id, JSON.stringify({ type: 'peer-joined', peer }))
-        reports = reports.then(() => report(claims, { event: 'join', peer_id: peer.peer_id, audio_only: claims.audio_only, media: peer.media }, () => sessionGone()))
+        reports = reports.then(() =>
+          report(claims, { event: 'join', peer_id: peer.peer_id, audio_only: claims.audio_only, media: peer.media }, () => sessionGone()),
+        )
         return
       }
       if (!joined) {
@@ -404,13 +446,21 @@ export async function startVideoService(config: Readonly<Config>, options: Video
           }
           if (++mediaInWindow > config.videoMediaRateLimit.max) {
             // told, not closed: the frame is dropped and the state stays as it was
-            return send({ type: 'error', code: 'rate_limited', message: `Over ${config.videoMediaRateLimit.max} media frames in ${config.videoMediaRateLimit.windowMs / 1000} s; this one was dropped` })
+            return send({
+              type: 'error',
+              code: 'rate_limited',
+              message: `Over ${config.videoMediaRateLimit.max} media frames in ${config.videoMediaRateLimit.windowMs / 1000} s; this one was dropped`,
+            })
           }
           if (me.claims.audio_only && (frame.video || frame.screenshare)) return fail('forbidden', 'This peer joined audio-only')
           const media: MediaState = { audio: frame.audio, video: frame.video, screenshare: frame.screenshare }
           me.peer = { ...me.peer, media }
           await rooms.setMedia(me.room, me.peer.peer_id, media)
-          await rooms.broadcast(me.room, me.peer.peer_id, JSON.stringify({ type: 'media', from: me.peer.peer_id, user_id: me.peer.user_id, ...media }))
+          await rooms.broadcast(
+            me.room,
+            me.peer.peer_id,
+            JSON.stringify({ type: 'media', from: me.peer.peer_id, user_id: me.peer.user_id, ...media }),
+          )
           pendingMedia = media
           reportMedia()
           return
@@ -442,10 +492,12 @@ export async function startVideoService(config: Readonly<Config>, options: Video
         }
         return fail(parsed.code, parsed.message)
       }
-      queue = queue.then(() => handle(parsed.frame)).catch((err) => {
-        log.error({ err }, 'video: frame failed')
-        send({ type: 'error', code: 'malformed', message: 'The frame could not be handled' })
-      })
+      queue = queue
+        .then(() => handle(parsed.frame))
+        .catch((err) => {
+          log.error({ err }, 'video: frame failed')
+          send({ type: 'error', code: 'malformed', message: 'The frame could not be handled' })
+        })
     })
     ws.on('close', () => {
       closed = true

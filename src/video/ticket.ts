@@ -45,7 +45,8 @@ export type TicketCheck = { ok: true; claims: TicketClaims } | { ok: false; reas
 
 /** Checks a ticket's signature and expiry; never throws. */
 export function verifyTicket(secret: Buffer, ticket: unknown, now: number): TicketCheck {
-  if (typeof ticket !== 'string' || ticket.length > MAX_TICKET_LENGTH || !ticket.startsWith(PREFIX)) return { ok: false, reason: 'malformed' }
+  if (typeof ticket !== 'string' || ticket.length > MAX_TICKET_LENGTH || !ticket.startsWith(PREFIX))
+    return { ok: false, reason: 'malformed' }
   const dot = ticket.lastIndexOf('.')
   if (dot <= PREFIX.length) return { ok: false, reason: 'malformed' }
   const body = ticket.slice(0, dot)
@@ -60,9 +61,18 @@ export function verifyTicket(secret: Buffer, ticket: unknown, now: number): Tick
   }
   const c = claims as Partial<TicketClaims> | null
   if (
-    typeof c !== 'object' || c === null || typeof c.room !== 'string' || typeof c.uid !== 'number' || typeof c.username !== 'string' ||
-    typeof c.exp !== 'number' || typeof c.audio_only !== 'boolean' || (c.cb !== null && typeof c.cb !== 'string') ||
-    typeof c.n !== 'string' || c.n.length === 0 || c.n.length > 64 || (c.sid !== undefined && !Number.isSafeInteger(c.sid))
+    typeof c !== 'object' ||
+    c === null ||
+    typeof c.room !== 'string' ||
+    typeof c.uid !== 'number' ||
+    typeof c.username !== 'string' ||
+    typeof c.exp !== 'number' ||
+    typeof c.audio_only !== 'boolean' ||
+    (c.cb !== null && typeof c.cb !== 'string') ||
+    typeof c.n !== 'string' ||
+    c.n.length === 0 ||
+    c.n.length > 64 ||
+    (c.sid !== undefined && !Number.isSafeInteger(c.sid))
   ) {
     return { ok: false, reason: 'malformed' }
   }

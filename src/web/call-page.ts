@@ -61,7 +61,8 @@ const body = html`<section id="call" class="call" aria-label="Calls">
 
 export const callPage: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.get('/pages/call.js', { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('cache-control', 'no-cache').type('text/javascript; charset=utf-8').send(CALL_JS))
+    reply.header('cache-control', 'no-cache').type('text/javascript; charset=utf-8').send(CALL_JS),
+  )
 
   app.get(CALL_PATH, { schema: { hide: true } }, async (request, reply) => {
     reply.headers(callPageHeaders(ctx))

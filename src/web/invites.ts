@@ -32,8 +32,15 @@ function refusal(invite: InviteLinkRow, now: number): string | null {
 const chatPath = (chatId: number) => `${APP_PATH}/chat/${chatId}`
 
 function notFoundPage(reply: FastifyReply) {
-  return sendPage(reply, sitePage('Invite link not found', html`<p class="error" role="alert">This invite link does not exist. Ask for a new one.</p>
-<p><a href="/">To the start page</a></p>`), 404)
+  return sendPage(
+    reply,
+    sitePage(
+      'Invite link not found',
+      html`<p class="error" role="alert">This invite link does not exist. Ask for a new one.</p>
+<p><a href="/">To the start page</a></p>`,
+    ),
+    404,
+  )
 }
 
 export const invitePages: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
@@ -58,16 +65,26 @@ export const invitePages: FastifyPluginAsync<{ ctx: AppContext }> = async (app, 
     const counted = channel ? (chat.member_count === 1 ? 'subscriber' : 'subscribers') : chat.member_count === 1 ? 'member' : 'members'
     const problem = refusal(invite, ctx.clock.now())
     let action: Markup
-    if (me && chat.my_role !== null) action = html`<p>You are already in this ${noun}. <a class="button" href="${chatPath(chat.id)}">Open it</a></p>`
+    if (me && chat.my_role !== null)
+      action = html`<p>You are already in this ${noun}. <a class="button" href="${chatPath(chat.id)}">Open it</a></p>`
     else if (problem) action = html`<p class="error" role="alert">${problem}</p>`
     else if (me) {
       action = html`<form method="post" action="${here}">${formToken(reply)}<button type="submit">${channel ? 'Subscribe' : 'Join the group'}</button></form>`
-    } else action = html`<p><a class="button" href="${loginTo(here)}">Sign in to ${channel ? 'subscribe' : 'join'}</a> or <a href="/register?next=${encodeURIComponent(here)}">create an account</a></p>`
-    return sendPage(reply, sitePage(chat.title ?? (channel ? 'A channel' : 'A group'), html`<div class="card">
+    } else
+      action = html`<p><a class="button" href="${loginTo(here)}">Sign in to ${channel ? 'subscribe' : 'join'}</a> or <a href="/register?next=${encodeURIComponent(here)}">create an account</a></p>`
+    return sendPage(
+      reply,
+      sitePage(
+        chat.title ?? (channel ? 'A channel' : 'A group'),
+        html`<div class="card">
 <p class="muted">${channel ? 'Channel' : 'Group'} · <span data-testid="member-count">${chat.member_count}</span> ${counted}</p>
 ${chat.description ? html`<p>${chat.description}</p>` : ''}
 ${action}
-</div>`, { signedInAs: me?.user.username ?? null }), problem && !(me && chat.my_role !== null) ? 410 : 200)
+</div>`,
+        { signedInAs: me?.user.username ?? null },
+      ),
+      problem && !(me && chat.my_role !== null) ? 410 : 200,
+    )
   }
 
   const join = (kind: Kind) => async (request: FastifyRequest<{ Params: CodeParams }>, reply: FastifyReply) => {
@@ -92,7 +109,11 @@ ${action}
 
   for (const kind of ['join', 'channel'] as const) {
     const summary = kind === 'join' ? 'A group invite link: preview and Join button' : 'A channel invite link: preview and Subscribe button'
-    app.get<{ Params: CodeParams }>(`/${kind}/:code`, { schema: { summary, tags: ['service'], hide: true, params: CodeParams } }, preview(kind))
+    app.get<{ Params: CodeParams }>(
+      `/${kind}/:code`,
+      { schema: { summary, tags: ['service'], hide: true, params: CodeParams } },
+      preview(kind),
+    )
     app.post<{ Params: CodeParams }>(`/${kind}/:code`, { schema: { hide: true, params: CodeParams } }, join(kind))
   }
 }

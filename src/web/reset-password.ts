@@ -53,50 +53,86 @@ ${formToken(reply)}
 
 export const resetPasswordPages: FastifyPluginAsync<{ ctx: AppContext; limiters: RateLimiters }> = async (app, { ctx, limiters }) => {
   app.get('/forgot-password', { schema: { hide: true } }, async (_request, reply) =>
-    sendPage(reply.header('cache-control', 'no-store'), sitePage('Forgot your password?', forgotForm(reply, {}))))
+    sendPage(reply.header('cache-control', 'no-store'), sitePage('Forgot your password?', forgotForm(reply, {}))),
+  )
 
-  app.post<{ Body: Static<typeof ForgotForm> }>('/forgot-password', { schema: { hide: true, body: ForgotForm } }, async (request, reply) => {
-    const email = request.body.email.trim()
-    if (!EMAIL.test(email)) return sendPage(reply, sitePage('Forgot your password?', forgotForm(reply, { email, error: 'Enter a valid email address.' })), 400)
-    try {
-      await forgotPassword(ctx, email, request.ip)
-    } catch (error) {
-      if (!(error instanceof AppError) || error.statusCode >= 500) throw error
-      reply.headers(error.headers)
-      return sendPage(reply, sitePage('Forgot your password?', forgotForm(reply, { email, error: error.message })), error.statusCode)
-    }
-    const minutes = ctx.config.passwordResetCodeMinutes
-    return sendPage(reply, sitePage('Choose a new password', resetForm(reply, {
-      email,
-      notice: `If an account has this address, a code is on its way to it. It works for ${minutes} minutes.`,
-    })))
-  })
+  app.post<{ Body: Static<typeof ForgotForm> }>(
+    '/forgot-password',
+    { schema: { hide: true, body: ForgotForm } },
+    async (request, reply) => {
+      const email = request.body.email.trim()
+      if (!EMAIL.test(email))
+        return sendPage(reply, sitePage('Forgot your password?', forgotForm(reply, { email, error: 'Enter a valid email address.' })), 400)
+      try {
+        await forgotPassword(ctx, email, request.ip)
+      } catch (error) {
+        if (!(error instanceof AppError) || error.statusCode >= 500) throw error
+        reply.headers(error.headers)
+        return sendPage(reply, sitePage('Forgot your password?', forgotForm(reply, { email, error: error.message })), error.statusCode)
+      }
+      const minutes = ctx.config.passwordResetCodeMinutes
+      return sendPage(
+        reply,
+        sitePage(
+          'Choose a new password',
+          resetForm(reply, {
+            email,
+            notice: `If an account has this address, a code is on its way to it. It works for ${minutes} minutes.`,
+          }),
+        ),
+      )
+    },
+  )
 
   // the mail's link: its reset_token fills the form in (nothing is checked until the form is sent)
-  app.get<{ Querystring: Static<typeof ResetQuery> }>('/reset-password', { schema: { hide: true, querystring: ResetQuery } }, async (request, reply) => {
-    const filled = request.query.reset_token === undefined ? undefined : readResetLinkToken(request.query.reset_token)
-    return sendPage(reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer'),
-      sitePage('Choose a new password', resetForm(reply, {
-        email: filled?.email,
-        code: filled?.code,
-        error: request.query.reset_token !== undefined && !filled ? 'This link is incomplete: enter your email and the code from the mail.' : undefined,
-      })))
-  })
+  app.get<{ Querystring: Static<typeof ResetQuery> }>(
+    '/reset-password',
+    { schema: { hide: true, querystring: ResetQuery } },
+    async (request, reply) => {
+      const filled = request.query.reset_token === undefined ? undefined : readResetLinkToken(request.query.reset_token)
+      return sendPage(
+        reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer'),
+        sitePage(
+          'Choose a new password',
+          resetForm(reply, {
+            email: filled?.email,
+            code: filled?.code,
+            error:
+              request.query.reset_token !== undefined && !filled
+                ? 'This link is incomplete: enter your email and the code from the mail.'
+                : undefined,
+          }),
+        ),
+      )
+    },
+  )
 
-  app.post<{ Body: Static<typeof ResetForm> }>('/reset-password', { schema: { hide: true, body: ResetForm }, onRequest: limiters.login }, async (request, reply) => {
-    const email = request.body.email.trim()
-    const code = request.body.code.replace(/\s+/g, '')
-    const again = (status: number, error: string) => sendPage(reply, sitePage('Choose a new password', resetForm(reply, { email, code, error })), status)
-    if (!EMAIL.test(email)) return again(400, 'Enter a valid email address.')
-    if (request.body.new_password.length < 8 || request.body.new_password.length > 256) return again(400, 'The new password must be 8 to 256 characters.')
-    try {
-      await resetPassword(ctx, { email, code, new_password: request.body.new_password })
-    } catch (error) {
-      if (!(error instanceof AppError) || error.statusCode >= 500) throw error
-      reply.headers(error.headers)
-      return again(error.statusCode, error.message)
-    }
-    return sendPage(reply, sitePage('Password changed', html`<p class="notice" role="status">Your password is changed, and every session of the account is signed out.</p>
-<p><a class="button" href="/login">Sign in</a></p>`))
-  })
+  app.post<{ Body: Static<typeof ResetForm> }>(
+    '/reset-password',
+    { schema: { hide: true, body: ResetForm }, onRequest: limiters.login },
+    async (request, reply) => {
+      const email = request.body.email.trim()
+      const code = request.body.code.replace(/\s+/g, '')
+      const again = (status: number, error: string) =>
+        sendPage(reply, sitePage('Choose a new password', resetForm(reply, { email, code, error })), status)
+      if (!EMAIL.test(email)) return again(400, 'Enter a valid email address.')
+      if (request.body.new_password.length < 8 || request.body.new_password.length > 256)
+        return again(400, 'The new password must be 8 to 256 characters.')
+      try {
+        await resetPassword(ctx, { email, code, new_password: request.body.new_password })
+      } catch (error) {
+        if (!(error instanceof AppError) || error.statusCode >= 500) throw error
+        reply.headers(error.headers)
+        return again(error.statusCode, error.message)
+      }
+      return sendPage(
+        reply,
+        sitePage(
+          'Password changed',
+          html`<p class="notice" role="status">Your password is changed, and every session of the account is signed out.</p>
+<p><a class="button" href="/login">Sign in</a></p>`,
+        ),
+      )
+    },
+  )
 }

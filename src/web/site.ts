@@ -25,7 +25,13 @@ export function overHttps(ctx: AppContext, request: FastifyRequest): boolean {
 
 /** The session cookie: script-proof, sent on top-level navigations from other sites but not on their posts. */
 export function sessionCookie(ctx: AppContext, request: FastifyRequest) {
-  return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: overHttps(ctx, request), maxAge: ctx.config.sessionTtlDays * 86_400 }
+  return {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: overHttps(ctx, request),
+    maxAge: ctx.config.sessionTtlDays * 86_400,
+  }
 }
 
 /** Who the `tern_session` cookie signs in (the pages never take a bearer token), or null. */
@@ -35,7 +41,8 @@ export async function cookieUser(ctx: AppContext, request: FastifyRequest): Prom
 }
 
 /** The request carries a session cookie that no longer works (expired, ended, unknown). */
-export const staleCookie = (request: FastifyRequest, found: sessions.Authenticated | null) => found === null && cookieToken(request) !== null
+export const staleCookie = (request: FastifyRequest, found: sessions.Authenticated | null) =>
+  found === null && cookieToken(request) !== null
 
 /**
  * A `next` a form may send someone to after signing in: a path on this site ("/…", not "//…",

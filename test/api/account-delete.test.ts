@@ -69,10 +69,22 @@ test('personal data is erased; messages stay in others\' chats, from "Deleted ac
   const friend = await member(server, 'Friend')
   const sent = await send(user, friend, 'hello before I go')
   await friend.api.post(`${V2}/contacts/add`, { user_id: user.id })
-  await server.ctx.db.updateTable('users').set({ phone: '+79990001122', bio: 'my bio', avatar: 'preloaded/dawn-star' }).where('id', '=', user.id).execute()
-  await server.ctx.db.insertInto('identity_provider_accounts').values({
-    provider: 'test', subject: uniqueName('sub'), user_id: user.id, email: user.email, created_at: clock.now(), last_login_at: clock.now(),
-  }).execute()
+  await server.ctx.db
+    .updateTable('users')
+    .set({ phone: '+79990001122', bio: 'my bio', avatar: 'preloaded/dawn-star' })
+    .where('id', '=', user.id)
+    .execute()
+  await server.ctx.db
+    .insertInto('identity_provider_accounts')
+    .values({
+      provider: 'test',
+      subject: uniqueName('sub'),
+      user_id: user.id,
+      email: user.email,
+      created_at: clock.now(),
+      last_login_at: clock.now(),
+    })
+    .execute()
   // positive control: before, the friend sees the name and finds the user
   const before = await friend.api.get(`${V2}/search/global`, { query: { q: user.username } })
   assert.ok(before.body.items.some((item: any) => item.user_id === user.id))
@@ -82,7 +94,8 @@ test('personal data is erased; messages stay in others\' chats, from "Deleted ac
 
   const row = await server.ctx.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow()
   assert.ok(row.deleted_at !== null)
-  for (const field of ['email', 'phone', 'avatar', 'password_hash', 'two_factor_secret', 'birthday'] as const) assert.equal(row[field], null, field)
+  for (const field of ['email', 'phone', 'avatar', 'password_hash', 'two_factor_secret', 'birthday'] as const)
+    assert.equal(row[field], null, field)
   assert.equal(row.bio, '')
   assert.equal(row.display_name, 'Deleted account')
   assert.notEqual(row.username.toLowerCase(), user.username.toLowerCase())
@@ -127,14 +140,23 @@ test('the username is held back during the grace period, then free to register',
     const user = await member(s)
     await deleteAccount(user)
     assertError(await s.api.post(`${V2}/auth/register`, { username: user.username, password: 'password 1234' }), 409, 'conflict')
-    assertError(await s.api.post(`${V2}/auth/register`, { username: user.username.toUpperCase(), password: 'password 1234' }), 409, 'conflict')
+    assertError(
+      await s.api.post(`${V2}/auth/register`, { username: user.username.toUpperCase(), password: 'password 1234' }),
+      409,
+      'conflict',
+    )
     // positive control: a free name registers
     assert.equal((await s.api.post(`${V2}/auth/register`, { username: uniqueName('free'), password: 'password 1234' })).status, 201)
     c.advance(2 * 86_400_000 + 60_000)
     // the account-cleanup job gives it back (it runs at start, so a restart runs it now)
     const restarted = await s.restart()
-    await waitFor(async () => ((await restarted.api.post(`${V2}/auth/register`, { username: user.username, password: 'password 1234' })).status === 201 ? true : undefined),
-      { timeoutMs: 5000, message: 'the username registers again' })
+    await waitFor(
+      async () =>
+        (await restarted.api.post(`${V2}/auth/register`, { username: user.username, password: 'password 1234' })).status === 201
+          ? true
+          : undefined,
+      { timeoutMs: 5000, message: 'the username registers again' },
+    )
   } finally {
     await s.close()
   }
@@ -174,7 +196,13 @@ test('an account without a password deletes itself with a mailed code, or a TOTP
   assert.equal((await totpUser.api.post(`${V2}/auth/2fa/enable`, { code: totp.generate({ timestamp: clock.now() }) })).status, 200)
   clock.advance(30_000)
   assertError(await totpUser.api.post(`${V2}/auth/delete-account/code`), 409, 'conflict')
-  assertError(await totpUser.api.post(`${V2}/auth/delete-account`, { code: '000000' === totp.generate({ timestamp: clock.now() }) ? '111111' : '000000' }), 403, 'forbidden')
+  assertError(
+    await totpUser.api.post(`${V2}/auth/delete-account`, {
+      code: '000000' === totp.generate({ timestamp: clock.now() }) ? '111111' : '000000',
+    }),
+    403,
+    'forbidden',
+  )
   await deleteAccount(totpUser, { code: totp.generate({ timestamp: clock.now() }) })
   const recovery = await server.ctx.db.selectFrom('two_factor_recovery_codes').select('id').where('user_id', '=', totpUser.id).execute()
   assert.equal(recovery.length, 0)
@@ -223,12 +251,20 @@ test('a session of an account marked deleted is refused everywhere, even one tha
   assert.equal(await signedIn(user), 200)
   // deleted_at alone (as an older deletion, or a row edited by hand, would leave it): the session row stays active
   await server.ctx.db.updateTable('users').set({ deleted_at: clock.now() }).where('id', '=', user.id).execute()
-  const session = await server.ctx.db.selectFrom('user_sessions').select('is_active').where('user_id', '=', user.id).executeTakeFirstOrThrow()
+  const session = await server.ctx.db
+    .selectFrom('user_sessions')
+    .select('is_active')
+    .where('user_id', '=', user.id)
+    .executeTakeFirstOrThrow()
   assert.equal(session.is_active, 1)
   // the auth cache (SQLite) may hold the row for a moment: poll until the refusal shows
   await waitFor(async () => ((await signedIn(user)) === 401 ? true : undefined), { timeoutMs: 3000, message: 'the session is refused' })
   assertError(await user.api.get(`${V2}/chat_list`), 401, 'unauthorized')
-  assertError(await user.api.post(`${V2}/messages/send`, { receiver_id: control.id, content: 'from a deleted account' }), 401, 'unauthorized')
+  assertError(
+    await user.api.post(`${V2}/messages/send`, { receiver_id: control.id, content: 'from a deleted account' }),
+    401,
+    'unauthorized',
+  )
   await assert.rejects(TestSocket.connect(server.url, user.token), /401/)
   assertError(await server.api.post(`${V2}/auth/login`, { login: user.username, password: user.password }), 401, 'unauthorized')
   // positive control: another account's session works
@@ -246,27 +282,29 @@ test("a deleted account's bots stop: their tokens no longer work; another owner'
   const getMe = (token: string) => fetch(`${server.url}/bot${token}/getMe`).then((res) => res.status)
   assert.equal(await getMe(mine.body.data.token), 200, 'works before')
   await deleteAccount(owner)
-  assert.equal(await getMe(mine.body.data.token), 401, 'the deleted owner\'s bot is stopped')
-  assert.equal(await getMe(theirs.body.data.token), 200, 'positive control: another owner\'s bot')
+  assert.equal(await getMe(mine.body.data.token), 401, "the deleted owner's bot is stopped")
+  assert.equal(await getMe(theirs.body.data.token), 200, "positive control: another owner's bot")
 })
 
-test('a deleted account\'s groups pass to their longest-standing admin (else member), a group it was alone in ends; a group it only belongs to keeps it', async () => {
+test("a deleted account's groups pass to their longest-standing admin (else member), a group it was alone in ends; a group it only belongs to keeps it", async () => {
   const owner = await member()
   const [admin, plain] = [await member(), await member()]
   const group = async (by: TestUser, title: string, others: TestUser[]) => {
     const created = await by.api.post(`${V2}/groups/create`, { title })
     assert.equal(created.status, 200, created.text)
     const chatId: number = created.body.data.group_id ?? created.body.data.chat_id
-    for (const user of others) assert.equal((await by.api.post(`${V2}/groups/add-member`, { chat_id: chatId, user_id: user.id })).status, 200)
+    for (const user of others)
+      assert.equal((await by.api.post(`${V2}/groups/add-member`, { chat_id: chatId, user_id: user.id })).status, 200)
     return chatId
   }
   const withAdmin = await group(owner, 'Has an admin', [plain, admin])
   assert.equal((await owner.api.post(`${V2}/groups/promote`, { chat_id: withAdmin, user_id: admin.id })).status, 200)
   const membersOnly = await group(owner, 'Members only', [plain])
   const alone = await group(owner, 'Just me', [])
-  const notMine = await group(plain, 'Someone else\'s', [owner])
+  const notMine = await group(plain, "Someone else's", [owner])
   await deleteAccount(owner)
-  const info = async (user: TestUser, chatId: number) => (await user.api.get(`${V2}/groups/info`, { query: { chat_id: String(chatId) } })).body.data
+  const info = async (user: TestUser, chatId: number) =>
+    (await user.api.get(`${V2}/groups/info`, { query: { chat_id: String(chatId) } })).body.data
   assert.equal((await info(admin, withAdmin)).owner_id, admin.id, 'the admin inherits')
   assert.equal((await info(plain, membersOnly)).owner_id, plain.id, 'else the longest-standing member')
   const rows = await server.ctx.db.selectFrom('chats').select('id').where('id', '=', alone).execute()

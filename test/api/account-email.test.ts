@@ -40,7 +40,7 @@ test('the real owner registers with an address someone holds unconfirmed, and cl
   const squatter = await squat(email)
   const res = await server.api.post(`${V2}/auth/register`, { username: uniqueName('real'), password: 'real owner 123', email })
   assert.equal(res.status, 201, res.text)
-  assert.equal(res.body.data.user.email, null, 'not the new account\'s until confirmed')
+  assert.equal(res.body.data.user.email, null, "not the new account's until confirmed")
   const owner = { api: server.api.as(res.body.data.session_token) } as TestUser
   assert.equal((await me(squatter)).email, email, 'the squatter still has it meanwhile')
 
@@ -61,7 +61,11 @@ test('a confirmed address is never taken: registration and auth/email answer 409
   const holder = await server.registerUser({ email })
   const token = await linkToken(email)
   assert.equal((await server.api.post(`${V2}/auth/verify-email`, { token })).status, 200)
-  assertError(await server.api.post(`${V2}/auth/register`, { username: uniqueName('x'), password: 'password 1234', email }), 409, 'conflict')
+  assertError(
+    await server.api.post(`${V2}/auth/register`, { username: uniqueName('x'), password: 'password 1234', email }),
+    409,
+    'conflict',
+  )
   const other = await server.registerUser()
   assertError(await other.api.post(`${V2}/auth/email`, { email, password: other.password }), 409, 'conflict')
   assert.equal((await me(holder)).email, email)
@@ -109,7 +113,7 @@ test('an unconfirmed address lapses: after UNCONFIRMED_EMAIL_TTL_DAYS it is free
   clock.advance(86_400_000 + 60_000)
   const late = await server.api.post(`${V2}/auth/register`, { username: uniqueName('late'), password: 'password 1234', email })
   assert.equal(late.status, 201, late.text)
-  assert.equal(late.body.data.user.email, email, 'the lapsed address is the new account\'s at once (unconfirmed)')
+  assert.equal(late.body.data.user.email, email, "the lapsed address is the new account's at once (unconfirmed)")
   assert.equal((await me(squatter)).email, null)
   // auth/email takes a lapsed one directly too
   const taker = await server.registerUser()
@@ -131,7 +135,10 @@ test('the account-cleanup job takes lapsed addresses off their accounts; confirm
     // the job runs at start
     const restarted = await s.restart()
     const squatterApi = restarted.api.as(squatter.token)
-    await waitFor(async () => ((await squatterApi.get(`${V2}/auth/me`)).body.data.email === null ? true : undefined), { timeoutMs: 5000, message: 'the lapsed address is dropped' })
+    await waitFor(async () => ((await squatterApi.get(`${V2}/auth/me`)).body.data.email === null ? true : undefined), {
+      timeoutMs: 5000,
+      message: 'the lapsed address is dropped',
+    })
     assert.equal((await restarted.api.as(owner.token).get(`${V2}/auth/me`)).body.data.email, confirmedEmail)
   } finally {
     await s.close()

@@ -23,7 +23,10 @@ async function download(user: TestUser) {
   const res = await user.api.get(`${V2}/auth/export`)
   assert.equal(res.status, 200, res.text)
   assert.match(res.headers.get('content-type') ?? '', /^application\/json/)
-  assert.match(res.headers.get('content-disposition') ?? '', new RegExp(`^attachment; filename="tern-export-${user.id}-\\d{4}-\\d{2}-\\d{2}\\.json"$`))
+  assert.match(
+    res.headers.get('content-disposition') ?? '',
+    new RegExp(`^attachment; filename="tern-export-${user.id}-\\d{4}-\\d{2}-\\d{2}\\.json"$`),
+  )
   assert.equal(res.body.success, true)
   return { data: res.body.data, text: res.text }
 }
@@ -55,13 +58,22 @@ test('the export holds my data, and of others only ids and usernames', async () 
   assert.equal(data.sessions[0].is_current, true)
   assert.ok(!text.includes(me.token), 'no session token')
   assert.match(data.sessions[0].session_token, /^.{6}…$/)
-  assert.deepEqual(data.contacts.map((c: any) => [c.user_id, c.username, c.custom_name]), [[friend.id, friend.username, 'My Pal']])
-  assert.deepEqual(data.blocked_users.map((b: any) => [b.user_id, b.username]), [[blockedOne.id, blockedOne.username]])
+  assert.deepEqual(
+    data.contacts.map((c: any) => [c.user_id, c.username, c.custom_name]),
+    [[friend.id, friend.username, 'My Pal']],
+  )
+  assert.deepEqual(
+    data.blocked_users.map((b: any) => [b.user_id, b.username]),
+    [[blockedOne.id, blockedOne.username]],
+  )
   const chatIds = data.chats.map((c: any) => c.chat_id)
   assert.ok(chatIds.includes(mine.chat_id) && chatIds.includes(group.chat_id ?? group.group_id), JSON.stringify(data.chats))
   const personal = data.chats.find((c: any) => c.chat_id === mine.chat_id)
   assert.deepEqual(personal.peer, { user_id: friend.id, username: friend.username })
-  assert.deepEqual(data.messages_sent.map((m: any) => m.content), ['my own words'])
+  assert.deepEqual(
+    data.messages_sent.map((m: any) => m.content),
+    ['my own words'],
+  )
   const savedTheirs = data.saved_messages.find((s: any) => s.message_id === theirs.message_id)
   assert.deepEqual(savedTheirs.sender, { user_id: friend.id, username: friend.username })
   assert.equal(savedTheirs.content, undefined, "another's message text stays out")
@@ -96,9 +108,18 @@ test('a large export comes whole, page after page', async () => {
   const friend = await member('Listener')
   const first = await send(me, friend, 'message 0')
   const rows = Array.from({ length: 1200 }, (_, i) => ({
-    chat_id: first.chat_id, seq: 1000 + i, sender_id: me.id, receiver_id: friend.id, content: `bulk ${i}`, created_at: clock.now(),
+    chat_id: first.chat_id,
+    seq: 1000 + i,
+    sender_id: me.id,
+    receiver_id: friend.id,
+    content: `bulk ${i}`,
+    created_at: clock.now(),
   }))
-  for (let i = 0; i < rows.length; i += 200) await server.ctx.db.insertInto('messages').values(rows.slice(i, i + 200)).execute()
+  for (let i = 0; i < rows.length; i += 200)
+    await server.ctx.db
+      .insertInto('messages')
+      .values(rows.slice(i, i + 200))
+      .execute()
   const { data } = await download(me)
   assert.equal(data.messages_sent.length, 1201)
   assert.equal(data.messages_sent[0].content, 'message 0')

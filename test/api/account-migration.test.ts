@@ -30,5 +30,8 @@ test('old addresses count as set at the upgrade; down removes what the lifecycle
   await assert.rejects(db.selectFrom('account_codes').selectAll().execute())
   await assert.rejects(db.selectFrom('users').select('email_set_at').execute())
   // positive control: the rest of the table is intact
-  assert.equal((await db.selectFrom('users').select('email').where('id', '=', withEmail).executeTakeFirstOrThrow()).email, 'old@example.test')
+  assert.equal(
+    (await db.selectFrom('users').select('email').where('id', '=', withEmail).executeTakeFirstOrThrow()).email,
+    'old@example.test',
+  )
 })

@@ -18,7 +18,12 @@ const clock = new TestClock()
 const smtp = await startSmtpServer()
 const server = await startTestServer({
   clock,
-  env: { SMTP_URL: smtp.url, LOGIN_ACCOUNT_RATE_LIMIT: '4/900', PASSWORD_RESET_RATE_LIMIT: '1000/900', PASSWORD_RESET_EMAIL_RATE_LIMIT: '3/3600' },
+  env: {
+    SMTP_URL: smtp.url,
+    LOGIN_ACCOUNT_RATE_LIMIT: '4/900',
+    PASSWORD_RESET_RATE_LIMIT: '1000/900',
+    PASSWORD_RESET_EMAIL_RATE_LIMIT: '3/3600',
+  },
 })
 
 async function member(s: TestServer = server): Promise<TestUser & { email: string }> {
@@ -77,10 +82,22 @@ test('changing the password: the current one is checked, other sessions end (the
   const socket = await TestSocket.connect(server.url, other.token)
   const mine = await TestSocket.connect(server.url, user.token)
 
-  assertError(await user.api.post(`${V2}/auth/password`, { current_password: 'not my password', new_password: 'a new password 1' }), 403, 'forbidden')
+  assertError(
+    await user.api.post(`${V2}/auth/password`, { current_password: 'not my password', new_password: 'a new password 1' }),
+    403,
+    'forbidden',
+  )
   assertError(await user.api.post(`${V2}/auth/password`, { new_password: 'a new password 1' }), 400, 'validation_error')
-  assertError(await user.api.post(`${V2}/auth/password`, { current_password: user.password, new_password: 'short' }), 400, 'validation_error')
-  assertError(await server.api.post(`${V2}/auth/password`, { current_password: user.password, new_password: 'a new password 1' }), 401, 'unauthorized')
+  assertError(
+    await user.api.post(`${V2}/auth/password`, { current_password: user.password, new_password: 'short' }),
+    400,
+    'validation_error',
+  )
+  assertError(
+    await server.api.post(`${V2}/auth/password`, { current_password: user.password, new_password: 'a new password 1' }),
+    401,
+    'unauthorized',
+  )
   // refused changes changed nothing: every session still works
   assert.equal(await signedIn(other), 200)
 
@@ -109,10 +126,14 @@ test('the legacy mount changes the password too', async () => {
   assert.equal((await login(user.username, 'legacy new password')).status, 200)
 })
 
-test('wrong current passwords count against the account\'s guessing limit (shared with sign-in)', async () => {
+test("wrong current passwords count against the account's guessing limit (shared with sign-in)", async () => {
   const user = await member()
   for (let i = 0; i < 3; i++) {
-    assertError(await user.api.post(`${V2}/auth/password`, { current_password: `wrong ${i}`, new_password: 'a new password 2' }), 403, 'forbidden')
+    assertError(
+      await user.api.post(`${V2}/auth/password`, { current_password: `wrong ${i}`, new_password: 'a new password 2' }),
+      403,
+      'forbidden',
+    )
   }
   // the fourth wrong try is at sign-in, by the same name: the limit is shared
   assertError(await login(user.username, 'wrong 3'), 401, 'unauthorized')
@@ -121,7 +142,10 @@ test('wrong current passwords count against the account\'s guessing limit (share
   assert.ok(Number(locked.headers?.get('retry-after')) > 0)
   // positive control: another account is not locked
   const control = await member()
-  assert.equal((await control.api.post(`${V2}/auth/password`, { current_password: control.password, new_password: 'a new password 2' })).status, 200)
+  assert.equal(
+    (await control.api.post(`${V2}/auth/password`, { current_password: control.password, new_password: 'a new password 2' })).status,
+    200,
+  )
 })
 
 test('an account without a password sets one with a mailed code', async () => {
@@ -165,14 +189,17 @@ test('an account without a password but with two-factor sets one with a TOTP cod
   const totp = await enableTwoFactor(user)
   assertError(await user.api.post(`${V2}/auth/password/code`), 409, 'conflict')
   assertError(await user.api.post(`${V2}/auth/password`, { code: '12345', new_password: 'totp password 1' }), 403, 'forbidden')
-  const res = await user.api.post(`${V2}/auth/password`, { code: totp.generate({ timestamp: clock.now() }), new_password: 'totp password 1' })
+  const res = await user.api.post(`${V2}/auth/password`, {
+    code: totp.generate({ timestamp: clock.now() }),
+    new_password: 'totp password 1',
+  })
   assert.equal(res.status, 200, res.text)
   const signIn = await login(user.username, 'totp password 1')
   assert.equal(signIn.status, 200)
   assert.equal(signIn.body.data.next, 'totp')
 })
 
-test('forgot password: the same answer for any address, a mail only to an account\'s', async () => {
+test("forgot password: the same answer for any address, a mail only to an account's", async () => {
   const user = await member()
   const unknown = `${uniqueName('nobody')}@example.test`
   const a = await server.api.post(`${V2}/auth/password/forgot`, { email: unknown })
@@ -188,7 +215,11 @@ test('forgot password: the same answer for any address, a mail only to an accoun
   assert.equal(Buffer.from(link[2], 'base64url').toString(), `${user.email}\n${code}`, 'the link carries the address and the code')
   assert.equal(smtp.to(unknown).length, 0, 'nothing for an address without an account (the mail above is the positive control)')
   // a code for an address without an account is refused like a wrong one
-  assertError(await server.api.post(`${V2}/auth/password/reset`, { email: unknown, code, new_password: 'whatever 123' }), 400, 'validation_error')
+  assertError(
+    await server.api.post(`${V2}/auth/password/reset`, { email: unknown, code, new_password: 'whatever 123' }),
+    400,
+    'validation_error',
+  )
 })
 
 test('reset: the code sets a new password once, and every session ends', async () => {
@@ -197,7 +228,11 @@ test('reset: the code sets a new password once, and every session ends', async (
   const socket = await TestSocket.connect(server.url, second.token)
   await server.api.post(`${V2}/auth/password/forgot`, { email: user.email })
   const { code } = await mailedCode(user.email, /Reset/)
-  assertError(await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code, new_password: 'short' }), 400, 'validation_error')
+  assertError(
+    await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code, new_password: 'short' }),
+    400,
+    'validation_error',
+  )
   assert.equal(await signedIn(user), 200, 'a refused reset ends nothing')
   const res = await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code, new_password: 'after reset 123' })
   assert.equal(res.status, 200, res.text)
@@ -208,7 +243,11 @@ test('reset: the code sets a new password once, and every session ends', async (
   assertError(await login(user.username, user.password), 401, 'unauthorized')
   assert.equal((await login(user.username, 'after reset 123')).status, 200)
   // single use
-  assertError(await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code, new_password: 'again reset 123' }), 400, 'validation_error')
+  assertError(
+    await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code, new_password: 'again reset 123' }),
+    400,
+    'validation_error',
+  )
   assert.equal((await login(user.username, 'after reset 123')).status, 200)
 })
 
@@ -218,19 +257,34 @@ test('reset: a code takes at most 5 tries, and expires after 15 minutes', async 
   const { code } = await mailedCode(user.email, /Reset/)
   const wrong = code === '111111' ? '222222' : '111111'
   for (let i = 0; i < 5; i++) {
-    assertError(await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code: wrong, new_password: 'guessed 12345' }), 400, 'validation_error')
+    assertError(
+      await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code: wrong, new_password: 'guessed 12345' }),
+      400,
+      'validation_error',
+    )
   }
-  assertError(await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code, new_password: 'guessed 12345' }), 400, 'validation_error')
+  assertError(
+    await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code, new_password: 'guessed 12345' }),
+    400,
+    'validation_error',
+  )
   assert.equal((await login(user.username, user.password)).status, 200, 'the password is unchanged')
 
   await server.api.post(`${V2}/auth/password/forgot`, { email: user.email })
   const late = await mailedCode(user.email, /Reset/)
   clock.advance(15 * 60_000 + 1000)
-  assertError(await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code: late.code, new_password: 'too late 12345' }), 400, 'validation_error')
+  assertError(
+    await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code: late.code, new_password: 'too late 12345' }),
+    400,
+    'validation_error',
+  )
   // positive control: a fresh code works
   await server.api.post(`${V2}/auth/password/forgot`, { email: user.email })
   const fresh = await mailedCode(user.email, /Reset/)
-  assert.equal((await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code: fresh.code, new_password: 'in time 12345' })).status, 200)
+  assert.equal(
+    (await server.api.post(`${V2}/auth/password/reset`, { email: user.email, code: fresh.code, new_password: 'in time 12345' })).status,
+    200,
+  )
 })
 
 test('forgot password is limited per address, alike for addresses with and without an account', async () => {
@@ -255,7 +309,8 @@ test('forgot password is limited per client IP, and answers before the mail is h
     const res = await s.api.post(`${V2}/auth/password/forgot`, { email: user.email })
     assert.equal(res.status, 200, res.text)
     assert.ok(Date.now() - started < 2000, 'the answer does not wait for the SMTP server (which never answers)')
-    for (let i = 0; i < 2; i++) assert.equal((await s.api.post(`${V2}/auth/password/forgot`, { email: `${uniqueName('ip')}@example.test` })).status, 200)
+    for (let i = 0; i < 2; i++)
+      assert.equal((await s.api.post(`${V2}/auth/password/forgot`, { email: `${uniqueName('ip')}@example.test` })).status, 200)
     assertError(await s.api.post(`${V2}/auth/password/forgot`, { email: `${uniqueName('ip')}@example.test` }), 429, 'rate_limited')
   } finally {
     await s.close()

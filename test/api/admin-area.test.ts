@@ -100,8 +100,11 @@ test('role: self-demotion 409; two admins demoting each other at once leave one 
   assert.equal((await detail(first.id)).is_admin, true, 'nothing changed')
   // the main admin steps aside so these two are the only active admins
   assert.equal((await first.api.post(`${A}/users/${admin.id}/role`, { is_admin: false })).status, 200)
-  const others = (await first.api.get(`${A}/users`, { query: { is_admin: true, is_active: true, per_page: 100 } })).body.items.map((u: any) => u.user_id)
-  for (const id of others) if (id !== first.id && id !== second.id) assert.equal((await first.api.post(`${A}/users/${id}/role`, { is_admin: false })).status, 200)
+  const others = (await first.api.get(`${A}/users`, { query: { is_admin: true, is_active: true, per_page: 100 } })).body.items.map(
+    (u: any) => u.user_id,
+  )
+  for (const id of others)
+    if (id !== first.id && id !== second.id) assert.equal((await first.api.post(`${A}/users/${id}/role`, { is_admin: false })).status, 200)
 
   const [a, b] = await Promise.all([
     first.api.post(`${A}/users/${second.id}/role`, { is_admin: false }),
@@ -123,7 +126,12 @@ test('report action ban_user: the user is banned, their socket closes, their tok
   const id = await report(reporter, { reported_user_id: spammer.id })
   assertError(await admin.api.post(`${A}/reports/${id}/action`, { action: 'mute_user' }), 400, 'validation_error', 'unknown action')
   assertError(await admin.api.post(`${A}/reports/987654/action`, { action: 'ban_user' }), 404, 'not_found')
-  assertError(await admin.api.post(`${A}/reports/${id}/action`, { action: 'delete_message' }), 400, 'validation_error', 'a user report has no message')
+  assertError(
+    await admin.api.post(`${A}/reports/${id}/action`, { action: 'delete_message' }),
+    400,
+    'validation_error',
+    'a user report has no message',
+  )
   assert.equal((await spammer.api.get(`${V2}/auth/me`)).status, 200, 'still signed in after the refusals')
 
   const res = await admin.api.post(`${A}/reports/${id}/action`, { action: 'ban_user', note: 'repeated spam' })
@@ -133,7 +141,10 @@ test('report action ban_user: the user is banned, their socket closes, their tok
   assertError(await spammer.api.get(`${V2}/auth/me`), 401, 'unauthorized')
   assertError(await admin.api.post(`${A}/reports/${id}/action`, { action: 'ban_user' }), 409, 'conflict', 'acted on once')
   const rows = await modlog({ target_id: spammer.id })
-  assert.deepEqual(rows.map((r) => r.action), ['report.ban_user'])
+  assert.deepEqual(
+    rows.map((r) => r.action),
+    ['report.ban_user'],
+  )
   assert.deepEqual(rows[0].details, { report_id: id, note: 'repeated spam' })
 })
 
@@ -152,7 +163,10 @@ test('report action delete_message: deleted for everyone with message.deleted to
   const ids = items.map((m: any) => m.message_id)
   assert.ok(!ids.includes(message.message_id) && ids.includes(kept.message_id), 'gone from history; the other message stays')
   const rows = await modlog({ action: 'report.delete_message' })
-  assert.deepEqual(rows.filter((r) => r.details.report_id === id).map((r) => [r.target_id, r.details.message_id]), [[sender.id, message.message_id]])
+  assert.deepEqual(
+    rows.filter((r) => r.details.report_id === id).map((r) => [r.target_id, r.details.message_id]),
+    [[sender.id, message.message_id]],
+  )
 
   // a second report of the same message, now deleted: 409, nothing more logged
   const other = await report(sender, { reported_message_id: kept.message_id })
@@ -179,7 +193,10 @@ test('report action warn_user: a message from the system account tern, the warni
   const second = await report(reporter, { reported_user_id: rude.id, reason: 'again' })
   assert.equal((await admin.api.post(`${A}/reports/${second}/action`, { action: 'warn_user' })).status, 200)
   assert.equal((await detail(rude.id)).warnings, 2)
-  assert.deepEqual((await modlog({ target_id: rude.id })).map((r) => r.action), ['report.warn_user', 'report.warn_user'])
+  assert.deepEqual(
+    (await modlog({ target_id: rude.id })).map((r) => r.action),
+    ['report.warn_user', 'report.warn_user'],
+  )
   // nobody can register the system account's name
   assertError(await server.api.post(`${V2}/auth/register`, { username: 'tern', password: 'long enough pass' }), 409, 'conflict')
   assertError(await admin.api.post(`${A}/users/${warning.sender_id}/ban`, {}), 409, 'conflict', 'the system account is not moderated')
@@ -202,10 +219,13 @@ test('broadcast: answers at once, the job delivers to every active user, progres
   const frame = await socket.next('message.new', 5000)
   assert.equal(frame.data.message.content, 'Tern 2.0 is here')
   assert.equal(frame.data.message.sender_username, 'tern')
-  const done = await waitFor(async () => {
-    const b = (await admin.api.get(`${A}/broadcasts/${id}`)).body.data
-    return b.status === 'done' ? b : undefined
-  }, { timeoutMs: 10_000, message: 'the broadcast to finish' })
+  const done = await waitFor(
+    async () => {
+      const b = (await admin.api.get(`${A}/broadcasts/${id}`)).body.data
+      return b.status === 'done' ? b : undefined
+    },
+    { timeoutMs: 10_000, message: 'the broadcast to finish' },
+  )
   assert.deepEqual([done.sent, done.total], [recipients, recipients])
   assert.match(done.finished_at, ISO)
 
@@ -224,7 +244,10 @@ test('broadcast: answers at once, the job delivers to every active user, progres
   const unbanned = { ...banned, api: server.api.as(login.body.data.session_token) }
   assert.equal(await chatWithTern(unbanned), undefined, 'a banned user gets nothing')
   const rows = (await modlog({ action: 'broadcast.start' })).filter((r) => r.details.broadcast_id === id)
-  assert.deepEqual(rows.map((r) => r.details.recipients), [recipients])
+  assert.deepEqual(
+    rows.map((r) => r.details.recipients),
+    [recipients],
+  )
   const listed = (await admin.api.get(`${A}/broadcasts`)).body.items
   assert.equal(listed[0].broadcast_id, id)
 })
@@ -266,10 +289,13 @@ test('status: version, uptime, database health, the jobs and the queues; read-on
   assert.ok(s.uptime_seconds >= 0)
   assert.equal(s.database.status, 'ok')
   assert.equal(s.redis.status, process.env.TEST_REDIS_URL ? 'ok' : 'off')
-  await waitFor(async () => {
-    const jobs = (await admin.api.get(`${A}/status`)).body.data.jobs.map((j: any) => j.name)
-    return jobs.includes('broadcast-delivery') ? true : undefined
-  }, { timeoutMs: 10_000, message: 'the job records' })
+  await waitFor(
+    async () => {
+      const jobs = (await admin.api.get(`${A}/status`)).body.data.jobs.map((j: any) => j.name)
+      return jobs.includes('broadcast-delivery') ? true : undefined
+    },
+    { timeoutMs: 10_000, message: 'the job records' },
+  )
   assert.ok(Number.isInteger(s.queues.pending_reports))
   assertError(await admin.api.post(`${A}/status`, {}), 405, 'method_not_allowed', 'nothing to run')
 })

@@ -39,7 +39,10 @@ test('mail test: sent through SMTP and logged once; refusals send nothing', asyn
   assert.match(mail.text, new RegExp(admin.username))
   assert.ok(mail.html.includes('<p>'))
   const rows = await modlog({ action: 'mail.test' })
-  assert.deepEqual(rows.map((r) => r.details.to), ['ops@example.test'])
+  assert.deepEqual(
+    rows.map((r) => r.details.to),
+    ['ops@example.test'],
+  )
 })
 
 test('mail test with the SMTP server down: 503 mail_unavailable, no ModLog row', async () => {
@@ -81,5 +84,8 @@ test('2FA reset: the user signs in with the password alone again; once; logged',
   assert.equal(typeof after.body.data.session_token, 'string', 'a session without a code')
   assert.equal((await admin.api.get(`${A}/users/${user.id}`)).body.data.two_factor_enabled, false)
   assertError(await admin.api.post(`${A}/users/${user.id}/2fa/reset`), 409, 'conflict', 'not on any more')
-  assert.deepEqual((await modlog({ target_id: user.id })).map((r) => r.action), ['user.2fa_reset'])
+  assert.deepEqual(
+    (await modlog({ target_id: user.id })).map((r) => r.action),
+    ['user.2fa_reset'],
+  )
 })

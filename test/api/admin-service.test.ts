@@ -24,7 +24,10 @@ test('every admin service action refuses a caller who is not a platform admin; a
   await assert.rejects(admin.ban(server.ctx, malloryRow, victim.id, 'no reason'), refused)
   await assert.rejects(admin.unban(server.ctx, malloryRow, victim.id), refused)
   await assert.rejects(admin.setRole(server.ctx, malloryRow, mallory.id, true), refused)
-  await assert.rejects(server.ctx.db.transaction().execute((trx) => modlog.recordModeration(trx, malloryRow, 'user.ban', victim.id, null, 0)), refused)
+  await assert.rejects(
+    server.ctx.db.transaction().execute((trx) => modlog.recordModeration(trx, malloryRow, 'user.ban', victim.id, null, 0)),
+    refused,
+  )
   // nothing happened: the victim is active, mallory is not an admin, the log is empty
   assert.equal((await asRow(victim.id)).is_active, 1)
   assert.equal((await asRow(mallory.id)).is_admin, 0)

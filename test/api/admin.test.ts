@@ -33,7 +33,8 @@ async function modlogRows(filter: { action?: string; target_id?: number }) {
   const res = await admin.api.get(`${ADMIN}/modlog`, { query: { per_page: 100 } })
   assert.equal(res.status, 200, res.text)
   return res.body.items.filter(
-    (r: any) => (filter.action === undefined || r.action === filter.action) && (filter.target_id === undefined || r.target_id === filter.target_id),
+    (r: any) =>
+      (filter.action === undefined || r.action === filter.action) && (filter.target_id === undefined || r.target_id === filter.target_id),
   )
 }
 
@@ -57,11 +58,17 @@ test('admin users list: paginated envelope, newest first, no secrets', async () 
   assert.equal(page1.body.per_page, 2)
   assert.equal(page1.body.total, 3)
   assert.equal(page1.body.pages, 2)
-  assert.deepEqual(page1.body.items.map((u: any) => u.user_id), [users[2].id, users[1].id])
+  assert.deepEqual(
+    page1.body.items.map((u: any) => u.user_id),
+    [users[2].id, users[1].id],
+  )
   const page2 = await admin.api.get(`${ADMIN}/users`, { query: { q: m, per_page: 2, page: 2 } })
   assert.equal(page2.status, 200)
   assert.equal(page2.body.page, 2)
-  assert.deepEqual(page2.body.items.map((u: any) => u.user_id), [users[0].id])
+  assert.deepEqual(
+    page2.body.items.map((u: any) => u.user_id),
+    [users[0].id],
+  )
 
   for (const item of [...page1.body.items, ...page2.body.items]) {
     for (const key of ['user_id', 'username', 'email', 'is_active', 'is_admin', 'created_at', 'last_activity']) {
@@ -125,7 +132,11 @@ test('admin users search treats % and _ literally', async () => {
   await server.registerUser({ username: `p${m}zx` })
   const search = (q: string) => admin.api.get(`${ADMIN}/users`, { query: { q, per_page: 100 } })
   const exact = await search(`${m}_x`)
-  assert.deepEqual(exact.body.items.map((u: any) => u.user_id), [underscore.id], '_ is not a wildcard')
+  assert.deepEqual(
+    exact.body.items.map((u: any) => u.user_id),
+    [underscore.id],
+    '_ is not a wildcard',
+  )
   const percent = await search(`${m}%x`)
   assert.equal(percent.status, 200)
   assert.equal(percent.body.total, 0, '% is not a wildcard')
@@ -252,7 +263,10 @@ test('unban restores login but the sessions revoked by the ban stay revoked', as
   assert.equal(sessions.body.total, 1, 'only the new session is active')
 })
 
-for (const [how, body] of [['an empty JSON object {}', {}], ['no body at all (no JSON, no content-type)', undefined]] as const) {
+for (const [how, body] of [
+  ['an empty JSON object {}', {}],
+  ['no body at all (no JSON, no content-type)', undefined],
+] as const) {
   test(`ban with ${how} works and records a null reason`, async () => {
     const target = await server.registerUser()
     const before = await modlogTotal()
@@ -384,9 +398,16 @@ test('the ModLog grows by exactly one row per action, newest first', async () =>
     assert.equal(top.target_id, target.id)
   }
   const log = await admin.api.get(`${ADMIN}/modlog`, { query: { per_page: 5 } })
-  assert.deepEqual(log.body.items.map((r: any) => r.action), steps.map(([a]) => a).reverse())
+  assert.deepEqual(
+    log.body.items.map((r: any) => r.action),
+    steps.map(([a]) => a).reverse(),
+  )
   const ids = log.body.items.map((r: any) => r.id)
-  assert.deepEqual(ids, [...ids].sort((a: number, b: number) => b - a), 'newest first')
+  assert.deepEqual(
+    ids,
+    [...ids].sort((a: number, b: number) => b - a),
+    'newest first',
+  )
   assert.deepEqual(log.body.items[2].details, { is_admin: true })
   assert.deepEqual(log.body.items[1].details, { is_admin: false })
 })
@@ -492,7 +513,10 @@ test('CLI: admin:create makes an admin that user:list shows and that can use the
   assert.equal(row.active, 'yes')
   assert.match(row.created_at, ISO)
   const searched = await cli('user:list', 'ROOT_ad')
-  assert.deepEqual(parseUserList(searched.stdout).map((r) => r.username), ['root_admin'])
+  assert.deepEqual(
+    parseUserList(searched.stdout).map((r) => r.username),
+    ['root_admin'],
+  )
 
   // running it again is idempotent: still one account
   const again = await cli('admin:create', 'root_admin', 'root password 1')

@@ -10,7 +10,9 @@ import { TestSocket } from '../harness/socket.js'
 const server = await startTestServer()
 const users = (n: number) => registerUsers(server, n)
 const png = (width: number, height: number) =>
-  sharp({ create: { width, height, channels: 3, background: { r: 20, g: 120, b: 200 } } }).png().toBuffer()
+  sharp({ create: { width, height, channels: 3, background: { r: 20, g: 120, b: 200 } } })
+    .png()
+    .toBuffer()
 
 test('a message with an uploaded image carries its attachment fields in both shapes and on the socket', async () => {
   const [alice, bob] = await users(2)
@@ -70,7 +72,12 @@ test('forwarding a message keeps its attachment; a scheduled one delivers it', a
   assert.equal(rich.file_name, 'data.bin')
 
   const at = new Date(Date.now() + 600).toISOString()
-  const pending = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'later', file_path: file.path, scheduled_at: at })
+  const pending = await alice.api.post(`${V2}/messages/send`, {
+    receiver_id: bob.id,
+    content: 'later',
+    file_path: file.path,
+    scheduled_at: at,
+  })
   assert.equal(pending.status, 200, pending.text)
   assert.equal(pending.body.data.file_path, file.path)
   for (let i = 0; i < 40; i++) {

@@ -29,9 +29,26 @@ test('register returns 201 with the user and a session token that works at once'
   const me = await server.api.as(session_token).get(`${V2}/auth/me`)
   assert.equal(me.status, 200)
   assert.deepEqual(Object.keys(me.body.data).sort(), [
-    'avatar_url', 'bio', 'bot_webapp_url', 'created_at', 'display_name', 'email', 'email_verified',
-    'followers_count', 'following_count', 'groups_count', 'has_story', 'is_admin', 'is_bot',
-    'is_online', 'is_premium', 'last_seen', 'phone', 'status_emoji', 'user_id', 'username',
+    'avatar_url',
+    'bio',
+    'bot_webapp_url',
+    'created_at',
+    'display_name',
+    'email',
+    'email_verified',
+    'followers_count',
+    'following_count',
+    'groups_count',
+    'has_story',
+    'is_admin',
+    'is_bot',
+    'is_online',
+    'is_premium',
+    'last_seen',
+    'phone',
+    'status_emoji',
+    'user_id',
+    'username',
   ])
   assert.equal(me.body.data.user_id, user.user_id)
   assert.match(me.body.data.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
@@ -109,7 +126,11 @@ test('the reserved Saved Messages username cannot be registered', async () => {
 test('login by username or by email, case-insensitively, records the device', async () => {
   const email = `${uniqueName('e')}@example.com`
   const user = await server.registerUser({ email })
-  const byName = await server.api.post(`${V2}/auth/login`, { login: user.username.toUpperCase(), password: user.password, device: 'Pixel 9' })
+  const byName = await server.api.post(`${V2}/auth/login`, {
+    login: user.username.toUpperCase(),
+    password: user.password,
+    device: 'Pixel 9',
+  })
   assert.equal(byName.status, 200)
   assert.equal(byName.body.data.user.user_id, user.id)
   const byEmail = await server.api.post(`${V2}/auth/login`, { login: email, password: user.password })
@@ -137,7 +158,10 @@ test('login validates its body', async () => {
 })
 
 test('me without a token, with a garbage token, or a malformed header is 401', async () => {
-  for (const headers of [{}, { authorization: 'Bearer nonsense-token-that-does-not-exist' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
+  for (const headers of [{}, { authorization: 'Bearer nonsense-token-that-does-not-exist' }, { authorization: 'Basic abc' }] as Record<
+    string,
+    string
+  >[]) {
     const res = await server.api.get(`${V2}/auth/me`, { headers })
     assert.equal(res.status, 401)
     assert.equal(res.body.error.code, 'unauthorized')

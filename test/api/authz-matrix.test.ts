@@ -44,20 +44,50 @@ const ACCESS = new Map<string, 'public' | 'user' | 'admin' | 'bot' | 'signed'>()
 const allow = (access: 'public' | 'user' | 'admin' | 'bot' | 'signed', ...keys: string[]) => {
   for (const key of keys) ACCESS.set(key, access)
 }
-allow('public',
-  'POST V2/auth/register', 'POST V2/auth/login', 'POST V2/auth/qr', 'POST V2/auth/login/totp', 'POST V2/auth/login_v3', 'POST V2/auth/qr/generate',
-  'POST V2/auth/qr/request', 'POST V2/auth/qr/status', 'POST V2/auth/qr/login', 'POST V2/auth/qr/decline', 'POST V2/auth/oauth/{provider}', 'POST V2/auth/verify-email',
-  'GET V2/push/vapid-public-key', 'GET /premium/plans', 'GET /health', 'GET /ready', 'GET /stats', 'GET /metrics', 'GET /video/integration/config',
-  'GET /uploads/{path}', 'GET /logout', 'POST /logout', 'GET /verify-email', 'GET /qr/{token}', 'GET /api/get_user_id', 'GET /api/web/session', 'GET V2/profile/{username}',
-  'GET V2/avatars/preloaded', 'GET V2/stickers', 'GET /uploads/tus/{id}/file',
-  'POST V2/auth/password/forgot', 'POST V2/auth/password/reset',
+allow(
+  'public',
+  'POST V2/auth/register',
+  'POST V2/auth/login',
+  'POST V2/auth/qr',
+  'POST V2/auth/login/totp',
+  'POST V2/auth/login_v3',
+  'POST V2/auth/qr/generate',
+  'POST V2/auth/qr/request',
+  'POST V2/auth/qr/status',
+  'POST V2/auth/qr/login',
+  'POST V2/auth/qr/decline',
+  'POST V2/auth/oauth/{provider}',
+  'POST V2/auth/verify-email',
+  'GET V2/push/vapid-public-key',
+  'GET /premium/plans',
+  'GET /health',
+  'GET /ready',
+  'GET /stats',
+  'GET /metrics',
+  'GET /video/integration/config',
+  'GET /uploads/{path}',
+  'GET /logout',
+  'POST /logout',
+  'GET /verify-email',
+  'GET /qr/{token}',
+  'GET /api/get_user_id',
+  'GET /api/web/session',
+  'GET V2/profile/{username}',
+  'GET V2/avatars/preloaded',
+  'GET V2/stickers',
+  'GET /uploads/tus/{id}/file',
+  'POST V2/auth/password/forgot',
+  'POST V2/auth/password/reset',
 )
 allow('signed', 'POST /premium/webhook/{provider}')
 allow('bot', 'POST /api/bots/webhook')
 
 /** `METHOD path` as ACCESS spells it. */
 function keyOf(method: string, path: string): string {
-  const folded = path.replace(/^\/api\.v[23]\/api/, 'V2').replace(/^\/api\/(auth|push)\//, 'V2/$1/').replace(/^\/api\/stories/, 'V2/stories')
+  const folded = path
+    .replace(/^\/api\.v[23]\/api/, 'V2')
+    .replace(/^\/api\/(auth|push)\//, 'V2/$1/')
+    .replace(/^\/api\/stories/, 'V2/stories')
   return `${method} ${folded}`
 }
 
@@ -105,20 +135,58 @@ async function data(res: Response, what: string) {
   assert.equal(res.status, 200, `${what}: ${res.text}`)
   return res.body.data
 }
-const personal = await data(await victim.api.post(`${V2}/messages/send`, { receiver_id: confidant.id, content: secret('PERSONAL') }), 'personal')
+const personal = await data(
+  await victim.api.post(`${V2}/messages/send`, { receiver_id: confidant.id, content: secret('PERSONAL') }),
+  'personal',
+)
 await data(await confidant.api.post(`${V2}/messages/send`, { receiver_id: victim.id, content: secret('REPLY') }), 'reply')
-const group = await createGroup(victim, { title: secret('GROUPTITLE'), description: secret('GROUPDESC'), is_public: false, member_ids: [confidant.id, member.id] })
-const groupMessage = await data(await victim.api.post(`${V2}/messages/send`, { chat_id: group.group_id, content: secret('GROUPMSG') }), 'group message')
+const group = await createGroup(victim, {
+  title: secret('GROUPTITLE'),
+  description: secret('GROUPDESC'),
+  is_public: false,
+  member_ids: [confidant.id, member.id],
+})
+const groupMessage = await data(
+  await victim.api.post(`${V2}/messages/send`, { chat_id: group.group_id, content: secret('GROUPMSG') }),
+  'group message',
+)
 const channel = await createChannel(victim, { title: secret('CHANTITLE'), description: secret('CHANDESC'), is_public: false })
 const post = await data(await victim.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: secret('POST') }), 'post')
-const poll = await data(await victim.api.post(`${V2}/poll/create`, { chat_type: 'group', chat_id: group.group_id, question: secret('POLLQ'), options: [secret('OPTA'), secret('OPTB')] }), 'poll')
-const scheduled = await data(await victim.api.post(`${V2}/messages/send`, { receiver_id: confidant.id, content: secret('SCHEDULED'), scheduled_at: new Date(Date.now() + 3600_000).toISOString() }), 'scheduled')
+const poll = await data(
+  await victim.api.post(`${V2}/poll/create`, {
+    chat_type: 'group',
+    chat_id: group.group_id,
+    question: secret('POLLQ'),
+    options: [secret('OPTA'), secret('OPTB')],
+  }),
+  'poll',
+)
+const scheduled = await data(
+  await victim.api.post(`${V2}/messages/send`, {
+    receiver_id: confidant.id,
+    content: secret('SCHEDULED'),
+    scheduled_at: new Date(Date.now() + 3600_000).toISOString(),
+  }),
+  'scheduled',
+)
 const fileForm = new FormData()
 fileForm.append('file', new Blob([new Uint8Array(await png(8, 8, 3))], { type: 'image/png' }), `${secret('FILENAME')}.png`)
-const uploaded = await fetch(`${server.url}/files/upload`, { method: 'POST', body: fileForm, headers: { authorization: `Bearer ${victim.token}` } })
+const uploaded = await fetch(`${server.url}/files/upload`, {
+  method: 'POST',
+  body: fileForm,
+  headers: { authorization: `Bearer ${victim.token}` },
+})
 assert.equal(uploaded.status, 200)
 const file = ((await uploaded.json()) as { data: { id: number; path: string } }).data
-const story = await data(await victim.api.post(`${V2}/stories/create`, { media_path: file.path, caption: secret('STORY'), privacy_type: 'selected', allowed_user_ids: [confidant.id] }), 'story')
+const story = await data(
+  await victim.api.post(`${V2}/stories/create`, {
+    media_path: file.path,
+    caption: secret('STORY'),
+    privacy_type: 'selected',
+    allowed_user_ids: [confidant.id],
+  }),
+  'story',
+)
 const bot = (await victim.api.post('/api/bots/register', { name: 'Victim bot', username: `v${tag}_bot` })).body.data
 markers.set(bot.token, 'bot token')
 const call = await data(await victim.api.post(`${V2}/calls/start`, { receiver_id: confidant.id }), 'call')
@@ -225,7 +293,24 @@ function fieldValue(name: string, schema: any, variant: number): unknown {
 }
 
 /** optional fields that name one of the victim's things: filled in whenever an operation has them */
-const VICTIM_FIELDS = new Set(['chat_id', 'group_id', 'channel_id', 'message_id', 'reply_to_id', 'user_id', 'receiver_id', 'member_id', 'story_id', 'poll_id', 'call_id', 'file_id', 'file_path', 'scheduled_id', 'bot_id', 'session_id'])
+const VICTIM_FIELDS = new Set([
+  'chat_id',
+  'group_id',
+  'channel_id',
+  'message_id',
+  'reply_to_id',
+  'user_id',
+  'receiver_id',
+  'member_id',
+  'story_id',
+  'poll_id',
+  'call_id',
+  'file_id',
+  'file_path',
+  'scheduled_id',
+  'bot_id',
+  'session_id',
+])
 
 interface Operation {
   method: string
@@ -240,7 +325,9 @@ const operations: Operation[] = []
 for (const [path, item] of Object.entries<any>(openapi.paths)) {
   for (const [method, op] of Object.entries<any>(item)) {
     if (method === 'parameters') continue
-    const query = (op.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => ({ name: p.name, schema: p.schema, required: p.required === true }))
+    const query = (op.parameters ?? [])
+      .filter((p: any) => p.in === 'query')
+      .map((p: any) => ({ name: p.name, schema: p.schema, required: p.required === true }))
     const body = op.requestBody?.content?.['application/json']?.schema ?? null
     operations.push({ method: method.toUpperCase(), path, key: keyOf(method.toUpperCase(), path), query, body })
   }
@@ -276,10 +363,32 @@ async function snapshot() {
   const db = server.ctx.db
   const chatIds = [personal.chat_id, group.group_id, channel.channel_id]
   const [messages, chats, members, user, polls, stories, calls] = await Promise.all([
-    db.selectFrom('messages').selectAll().where('chat_id', 'in', chatIds).where('sender_id', 'in', [victim.id, confidant.id]).orderBy('id').execute(),
-    db.selectFrom('chats').select(['id', 'title', 'description', 'avatar', 'is_public', 'owner_id', 'is_verified', 'is_forum', 'invite_code']).where('id', 'in', chatIds).orderBy('id').execute(),
-    db.selectFrom('chat_members').select(['chat_id', 'user_id', 'role']).where('chat_id', 'in', chatIds).where('user_id', 'in', [victim.id, confidant.id]).orderBy('chat_id').orderBy('user_id').execute(),
-    db.selectFrom('users').select(['username', 'display_name', 'bio', 'email', 'is_active', 'is_admin', 'password_hash']).where('id', '=', victim.id).execute(),
+    db
+      .selectFrom('messages')
+      .selectAll()
+      .where('chat_id', 'in', chatIds)
+      .where('sender_id', 'in', [victim.id, confidant.id])
+      .orderBy('id')
+      .execute(),
+    db
+      .selectFrom('chats')
+      .select(['id', 'title', 'description', 'avatar', 'is_public', 'owner_id', 'is_verified', 'is_forum', 'invite_code'])
+      .where('id', 'in', chatIds)
+      .orderBy('id')
+      .execute(),
+    db
+      .selectFrom('chat_members')
+      .select(['chat_id', 'user_id', 'role'])
+      .where('chat_id', 'in', chatIds)
+      .where('user_id', 'in', [victim.id, confidant.id])
+      .orderBy('chat_id')
+      .orderBy('user_id')
+      .execute(),
+    db
+      .selectFrom('users')
+      .select(['username', 'display_name', 'bio', 'email', 'is_active', 'is_admin', 'password_hash'])
+      .where('id', '=', victim.id)
+      .execute(),
     db.selectFrom('polls').selectAll().where('chat_id', '=', group.group_id).execute(),
     db.selectFrom('stories').selectAll().where('user_id', '=', victim.id).execute(),
     db.selectFrom('calls').selectAll().where('id', '=', call.call_id).execute(),
@@ -290,7 +399,8 @@ async function snapshot() {
 /** the answer as a leak would show: its body and its headers (a file name in Content-Disposition) */
 const shown = (res: Response) => `${res.text}\n${JSON.stringify([...res.headers])}`
 /** the proxy's documented answer while no video service runs (the harness starts none) */
-const isVideoDown = (op: Operation, res: Response) => op.path === '/video/integration/config' && res.status === 504 && res.body?.error?.code === 'upstream_timeout'
+const isVideoDown = (op: Operation, res: Response) =>
+  op.path === '/video/integration/config' && res.status === 504 && res.body?.error?.code === 'upstream_timeout'
 const leaksIn = (text: string) => [...markers.keys()].filter((value) => text.includes(value)).map((value) => markers.get(value)!)
 
 test('every operation has an entry in the matrix', () => {
@@ -317,7 +427,11 @@ test('non-admins get 403 in the admin area; a platform admin gets in (the contro
   const adminOps = operations.filter((op) => accessOf(op.key) === 'admin')
   assert.ok(adminOps.length >= 15)
   for (const op of adminOps) {
-    for (const [role, who] of [['stranger', stranger], ['adminElsewhere', adminElsewhere], ['member', member]] as const) {
+    for (const [role, who] of [
+      ['stranger', stranger],
+      ['adminElsewhere', adminElsewhere],
+      ['member', member],
+    ] as const) {
       const res = await call_(who.api, op, 1)
       walked(role)
       if (res.status !== 403) wrong.push(`${op.key} as a non-admin (${role}) → ${res.status}`)
@@ -336,9 +450,15 @@ test('a stranger, an admin elsewhere and a plain member, walking every operation
   // elsewhere owning its group and channel, none of them the victim's; the member in the victim's group)
   assert.deepEqual(await chatsOf(stranger.id), [], 'the stranger is in no chat')
   const elsewhere = await chatsOf(adminElsewhere.id)
-  assert.deepEqual(elsewhere.map((chat) => [chat.chat_type, chat.role]).sort(), [['channel', 'owner'], ['group', 'owner']])
+  assert.deepEqual(elsewhere.map((chat) => [chat.chat_type, chat.role]).sort(), [
+    ['channel', 'owner'],
+    ['group', 'owner'],
+  ])
   assert.ok(elsewhere.every((chat) => ![personal.chat_id, group.group_id, channel.channel_id].includes(chat.id)))
-  assert.ok((await chatsOf(member.id)).some((chat) => chat.id === group.group_id), 'the member is in the victim’s group')
+  assert.ok(
+    (await chatsOf(member.id)).some((chat) => chat.id === group.group_id),
+    'the member is in the victim’s group',
+  )
 
   const before = await snapshot()
   const leaks: string[] = []
@@ -352,7 +472,11 @@ test('a stranger, an admin elsewhere and a plain member, walking every operation
   let strangerInNothing = 0
   let strangerJoined = '(nothing)'
   const here = new Map<string, number>()
-  const roles = [['stranger', stranger, readsFirst], ['adminElsewhere', adminElsewhere, walkable], ['member', member, walkable]] as const
+  const roles = [
+    ['stranger', stranger, readsFirst],
+    ['adminElsewhere', adminElsewhere, walkable],
+    ['member', member, walkable],
+  ] as const
   for (const [who, user, ops] of roles) {
     for (const op of ops) {
       for (const variant of [0, 1, 2]) {
@@ -364,13 +488,18 @@ test('a stranger, an admin elsewhere and a plain member, walking every operation
         }
         walked(who)
         here.set(who, (here.get(who) ?? 0) + 1)
-        assert.ok(res.status < 500 || isVideoDown(op, res), `${who}: ${op.key} (variant ${variant}) answered ${res.status}: ${res.text.slice(0, 300)}`)
+        assert.ok(
+          res.status < 500 || isVideoDown(op, res),
+          `${who}: ${op.key} (variant ${variant}) answered ${res.status}: ${res.text.slice(0, 300)}`,
+        )
         // a member of the victim's group may read what is in it
-        const allowed = who === 'member' ? new Set(['GROUPTITLE', 'GROUPDESC', 'GROUPMSG', 'POLLQ', 'OPTA', 'OPTB'].map(marker)) : new Set<string>()
+        const allowed =
+          who === 'member' ? new Set(['GROUPTITLE', 'GROUPDESC', 'GROUPMSG', 'POLLQ', 'OPTA', 'OPTB'].map(marker)) : new Set<string>()
         // a file's own URL is its capability (unguessable, like Telegram's file links): who holds it may read the file and its name
         const text = op.path === '/uploads/{path}' ? '' : shown(res)
         const found = [...markers.keys()].filter((value) => !allowed.has(value) && text.includes(value))
-        if (found.length) leaks.push(`${who}: ${op.key} (variant ${variant}) → ${res.status} shows ${found.map((value) => markers.get(value)).join(', ')}`)
+        if (found.length)
+          leaks.push(`${who}: ${op.key} (variant ${variant}) → ${res.status} shows ${found.map((value) => markers.get(value)).join(', ')}`)
       }
     }
   }
@@ -383,11 +512,19 @@ test('a stranger, an admin elsewhere and a plain member, walking every operation
   for (const [who, user] of roles) assert.equal((await user.api.get(`${V2}/auth/me`)).status, 200, `${who} is still signed in`)
   // every role walked every cell, as many as before the stranger came (two roles then, over 500)
   const per = roles.map(([who]) => here.get(who) ?? 0)
-  assert.deepEqual(per, roles.map(() => walkable.length * 3))
+  assert.deepEqual(
+    per,
+    roles.map(() => walkable.length * 3),
+  )
   assert.ok(per[0] > 250, `${per[0]} cells per role`)
   // every cell before the joins met a stranger in nothing (a read or another write that put it in a chat would show here)
-  assert.ok(strangerInNothing >= readsFirst.filter((op) => rank(op) < 2).length * 3, `the stranger was in no chat for ${strangerInNothing} cells, until ${strangerJoined}`)
-  t.diagnostic(`cells: ${roles.map(([who], i) => `${who} ${per[i]}`).join(', ')}; the stranger in no chat for ${strangerInNothing} of its ${per[0]}, until ${strangerJoined}`)
+  assert.ok(
+    strangerInNothing >= readsFirst.filter((op) => rank(op) < 2).length * 3,
+    `the stranger was in no chat for ${strangerInNothing} cells, until ${strangerJoined}`,
+  )
+  t.diagnostic(
+    `cells: ${roles.map(([who], i) => `${who} ${per[i]}`).join(', ')}; the stranger in no chat for ${strangerInNothing} of its ${per[0]}, until ${strangerJoined}`,
+  )
 })
 
 test('the control: the victim walking the same requests does see its own secrets', async () => {
@@ -404,4 +541,3 @@ test('the control: the victim walking the same requests does see its own secrets
     assert.ok(seen.has(what), `the victim sees ${what} somewhere (seen: ${[...seen].join(', ')})`)
   }
 })
-

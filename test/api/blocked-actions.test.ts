@@ -44,7 +44,11 @@ async function chatListItem(user: TestUser, chatId: number) {
 /** After the drains: nothing at all is left on these sockets (presence is checked on its own). */
 function assertNothingElse(sockets: TestSocket[], what: string) {
   for (const socket of sockets) {
-    assert.deepEqual(socket.frames.filter((f) => f.type !== 'presence'), [], `${what}: no frame of any type`)
+    assert.deepEqual(
+      socket.frames.filter((f) => f.type !== 'presence'),
+      [],
+      `${what}: no frame of any type`,
+    )
   }
 }
 
@@ -84,7 +88,7 @@ test('blocked: bob editing his own message is 403 blocked; alice sees it unchang
   assert.equal(mine.edited_at, null)
   assert.deepEqual(await history(alice, chatId), before)
   assert.equal((await byId(bob, chatId, b1.message_id)).content, 'bob 1', 'nothing written for bob either')
-  assert.deepEqual(await logOf(alice), aliceLog, 'alice\'s update log is unchanged')
+  assert.deepEqual(await logOf(alice), aliceLog, "alice's update log is unchanged")
   // control: an edit alice may make reaches all three sockets
   await assertDelivered([...aliceSockets, bobSocket], 'message.edited', () => edit(alice, a1.message_id, 'alice 1, edited'))
 })
@@ -112,7 +116,7 @@ test('blocked: bob deleting for everyone is 403 blocked; alice still sees the me
   assert.deepEqual(await history(alice, chatId), before)
   assert.equal((await byId(bob, chatId, b2.message_id)).content, 'bob 2', 'still there for bob too')
   assert.equal((await chatListItem(alice, chatId)).last_message.message_id, before[0].message_id)
-  assert.deepEqual(await logOf(alice), aliceLog, 'alice\'s update log is unchanged')
+  assert.deepEqual(await logOf(alice), aliceLog, "alice's update log is unchanged")
   // control: alice deleting her last message for everyone reaches all three (and moves the last message)
   await assertDelivered([...aliceSockets, bobSocket], 'message.deleted', () => del(alice, a2.message_id, true))
   for (const socket of aliceSockets) assert.equal((await socket.next('chat.updated')).data.chat_id, chatId)
@@ -130,16 +134,22 @@ test('blocked: bob deleting for himself works for bob only; nothing reaches alic
   assert.deepEqual(theirs.body.data, { message_id: a1.message_id, deleted_for_all: false })
 
   const frames = [await bobSocket.next('message.deleted'), await bobSocket.next('message.deleted')]
-  assert.deepEqual(frames.map((f) => f.data), [
-    { chat_id: chatId, message_id: b1.message_id, deleted_for_all: false },
-    { chat_id: chatId, message_id: a1.message_id, deleted_for_all: false },
-  ])
-  assert.deepEqual((await history(bob, chatId)).map((m) => m.message_id), [a2.message_id, b2.message_id])
+  assert.deepEqual(
+    frames.map((f) => f.data),
+    [
+      { chat_id: chatId, message_id: b1.message_id, deleted_for_all: false },
+      { chat_id: chatId, message_id: a1.message_id, deleted_for_all: false },
+    ],
+  )
+  assert.deepEqual(
+    (await history(bob, chatId)).map((m) => m.message_id),
+    [a2.message_id, b2.message_id],
+  )
 
   for (const socket of aliceSockets) await assertNone(socket, 'message.deleted', 300)
   assertNothingElse(aliceSockets, 'after bob deleted for himself')
   assert.deepEqual(await history(alice, chatId), before, 'alice still sees all four')
-  assert.deepEqual(await logOf(alice), aliceLog, 'alice\'s update log is unchanged')
+  assert.deepEqual(await logOf(alice), aliceLog, "alice's update log is unchanged")
   // control: alice deleting for herself reaches her devices
   await assertDelivered(aliceSockets, 'message.deleted', () => del(alice, b2.message_id, false))
 })
@@ -168,15 +178,18 @@ test('blocked: bob reacting (set, change or remove) is 403 blocked; reactions un
   assert.deepEqual([m1.message_id, m2.message_id], [a1.message_id, a2.message_id])
   assert.deepEqual(m1.reactions, { '❤️': 1 })
   assert.deepEqual(m2.reactions, { '👍': 1 })
-  assert.deepEqual((await history(bob, chatId)).map((m) => m.reactions), [{ '👍': 1 }, { '❤️': 1 }])
-  assert.deepEqual(await logOf(alice), aliceLog, 'alice\'s update log is unchanged')
+  assert.deepEqual(
+    (await history(bob, chatId)).map((m) => m.reactions),
+    [{ '👍': 1 }, { '❤️': 1 }],
+  )
+  assert.deepEqual(await logOf(alice), aliceLog, "alice's update log is unchanged")
   // control: alice's own reaction reaches her devices
   await assertDelivered([laptop, phone], 'reaction.updated', () => react(alice, a2.message_id, '🎉'))
 })
 
 // ---------------------------------------------------------------- read
 
-test('blocked: bob\'s read works for him and is the chat\'s state: both members\' devices get message.read', async () => {
+test("blocked: bob's read works for him and is the chat's state: both members' devices get message.read", async () => {
   const { alice, bob, chatId, a2, aliceSockets, bobSocket, aliceLog } = await blockedChat()
   assert.equal((await chatListItem(bob, chatId)).unread_count, 1, 'a2 is unread for bob')
 
@@ -203,12 +216,20 @@ test('blocked: after bob read them, alice sees her messages read in history and 
   // alice writes once more (the blocker may); it stays unread until bob reads it too
   const a3 = await send(alice, bob, 'alice 3')
   const mine = async () => (await history(alice, chatId)).filter((m) => m.sender_id === alice.id).map((m) => [m.message_id, m.is_read])
-  assert.deepEqual(await mine(), [[a3.message_id, false], [a2.message_id, true], [a1.message_id, true]])
+  assert.deepEqual(await mine(), [
+    [a3.message_id, false],
+    [a2.message_id, true],
+    [a1.message_id, true],
+  ])
   assert.equal((await chatListItem(alice, chatId)).last_message.is_read, false)
 
   const res = await read(bob, a3.message_id)
   assert.equal(res.status, 200, res.text)
-  assert.deepEqual(await mine(), [[a3.message_id, true], [a2.message_id, true], [a1.message_id, true]])
+  assert.deepEqual(await mine(), [
+    [a3.message_id, true],
+    [a2.message_id, true],
+    [a1.message_id, true],
+  ])
   const a3Row = (await history(alice, chatId)).find((m) => m.message_id === a3.message_id)
   assert.equal(a3Row.read_at, res.body.data.read_at)
   const item = await chatListItem(alice, chatId)
@@ -276,15 +297,21 @@ test('blocked: the Peer in chat_list hides is_online/last_seen both ways', async
   assert.deepEqual([bobSeenByAlice.user_id, aliceSeenByBob.user_id], [bob.id, alice.id])
   const presenceIn = (peer: any) => ({ is_online: peer.is_online, last_seen: peer.last_seen })
   assert.deepEqual(
-    { 'bob, as alice (the blocker) sees him': presenceIn(bobSeenByAlice), 'alice, as bob (the blocked) sees her': presenceIn(aliceSeenByBob) },
-    { 'bob, as alice (the blocker) sees him': { is_online: false, last_seen: null }, 'alice, as bob (the blocked) sees her': { is_online: false, last_seen: null } },
+    {
+      'bob, as alice (the blocker) sees him': presenceIn(bobSeenByAlice),
+      'alice, as bob (the blocked) sees her': presenceIn(aliceSeenByBob),
+    },
+    {
+      'bob, as alice (the blocker) sees him': { is_online: false, last_seen: null },
+      'alice, as bob (the blocked) sees her': { is_online: false, last_seen: null },
+    },
     'presence is hidden both ways in the chat_list Peer',
   )
   await aliceSocket.close()
   await bobSocket.close()
 })
 
-test('blocked: the blocked list and a shared group\'s member list hide presence too (an unblocked member still sees it)', async () => {
+test("blocked: the blocked list and a shared group's member list hide presence too (an unblocked member still sees it)", async () => {
   const [alice, bob, carol] = await users(3)
   const created = await alice.api.post(`${V2}/groups/create`, { title: 'all three', member_ids: [bob.id, carol.id] })
   assert.equal(created.status, 200, created.text)
@@ -297,15 +324,23 @@ test('blocked: the blocked list and a shared group\'s member list hide presence 
     return new Map<number, any>(res.body.items.map((m: any) => [m.user_id, m]))
   }
   // control: carol sees bob online in the same list
-  await waitFor(async () => ((await membersAs(carol)).get(bob.id)?.is_online === true ? true : undefined), { message: 'carol sees bob online' })
+  await waitFor(async () => ((await membersAs(carol)).get(bob.id)?.is_online === true ? true : undefined), {
+    message: 'carol sees bob online',
+  })
   const presenceIn = (peer: any) => ({ is_online: peer.is_online, last_seen: peer.last_seen })
   const hidden = { is_online: false, last_seen: null }
   assert.deepEqual(presenceIn((await membersAs(alice)).get(bob.id)), hidden, 'bob in the member list, as alice sees him')
   const listed = await alice.api.get(`${V2}/blocked`)
   assert.equal(listed.status, 200, listed.text)
-  assert.deepEqual(listed.body.items.map((p: any) => [p.user_id, presenceIn(p)]), [[bob.id, hidden]], 'bob in alice\'s blocked list')
+  assert.deepEqual(
+    listed.body.items.map((p: any) => [p.user_id, presenceIn(p)]),
+    [[bob.id, hidden]],
+    "bob in alice's blocked list",
+  )
   const aliceSocket = await connect(alice)
-  await waitFor(async () => ((await membersAs(carol)).get(alice.id)?.is_online === true ? true : undefined), { message: 'carol sees alice online' })
+  await waitFor(async () => ((await membersAs(carol)).get(alice.id)?.is_online === true ? true : undefined), {
+    message: 'carol sees alice online',
+  })
   assert.deepEqual(presenceIn((await membersAs(bob)).get(alice.id)), hidden, 'alice in the member list, as bob sees her')
   await aliceSocket.close()
   await bobSocket.close()
@@ -313,7 +348,7 @@ test('blocked: the blocked list and a shared group\'s member list hide presence 
 
 // ---------------------------------------------------------------- unblock
 
-test('after unblock: bob\'s edit, reaction, read, delete for all and presence reach alice again', async () => {
+test("after unblock: bob's edit, reaction, read, delete for all and presence reach alice again", async () => {
   const { alice, bob, chatId, a2, b1, b2, aliceSockets, bobSocket } = await blockedChat()
   assertError(await edit(bob, b1.message_id, 'nope'), 403, 'blocked', 'edit while blocked')
   assert.equal((await unblock(alice, bob.id)).status, 200)
@@ -376,7 +411,10 @@ test('blocked: a message bob scheduled before the block is dropped (bob is told)
     assert.equal(res.status, 200, res.text)
     return res.body.items as any[]
   }
-  assert.deepEqual((await pendingList()).map((m) => m.scheduled_id), [pending.scheduled_id])
+  assert.deepEqual(
+    (await pendingList()).map((m) => m.scheduled_id),
+    [pending.scheduled_id],
+  )
 
   assert.equal((await block(alice, bob.id)).status, 200)
   const [laptop, phone, bobSocket] = [await connect(alice), await device(alice), await connect(bob)]
@@ -387,7 +425,7 @@ test('blocked: a message bob scheduled before the block is dropped (bob is told)
   await waitFor(async () => ((await pendingList()).length === 0 ? true : undefined), {
     timeoutMs: Date.parse(due) - Date.now() + 2000,
     intervalMs: 100,
-    message: 'the pending message leaves bob\'s scheduled list',
+    message: "the pending message leaves bob's scheduled list",
   })
   assert.ok(Date.now() >= Date.parse(due) - 50, 'it left the list no earlier than due')
   for (const socket of [laptop, phone]) await assertNone(socket, 'message.new', 300)
@@ -396,15 +434,31 @@ test('blocked: a message bob scheduled before the block is dropped (bob is told)
   const dropped = await bobSocket.next('scheduled.dropped', 1000)
   assert.deepEqual(dropped.data, { chat_id: chatId, scheduled_id: pending.scheduled_id, reason: 'blocked' })
   assertNothingElse([laptop, phone, bobSocket], 'after the scheduled time')
-  assert.deepEqual((await history(alice, chatId)).map((m) => m.content), ['before'])
-  assert.deepEqual((await history(bob, chatId)).map((m) => m.content), ['before'], 'dropped: not in bob\'s history either')
-  assert.deepEqual(await logOf(alice), aliceLog, 'alice\'s update log is unchanged')
-  assert.deepEqual(await logOf(bob), { seq: dropped.seq, items: [...bobLog.items, ['scheduled.dropped', dropped.seq]] }, 'bob\'s update log has only the drop')
+  assert.deepEqual(
+    (await history(alice, chatId)).map((m) => m.content),
+    ['before'],
+  )
+  assert.deepEqual(
+    (await history(bob, chatId)).map((m) => m.content),
+    ['before'],
+    "dropped: not in bob's history either",
+  )
+  assert.deepEqual(await logOf(alice), aliceLog, "alice's update log is unchanged")
+  assert.deepEqual(
+    await logOf(bob),
+    { seq: dropped.seq, items: [...bobLog.items, ['scheduled.dropped', dropped.seq]] },
+    "bob's update log has only the drop",
+  )
   assert.equal((await chatListItem(alice, chatId)).last_message.message_id, first.message_id)
   assert.equal((await chatListItem(alice, chatId)).unread_count, 1)
 
   // the pending id is gone: bob cannot send it now either
-  assertError(await bob.api.post(`${V2}/messages/${pending.scheduled_id}/scheduled`, { scheduled_at: null }), 404, 'not_found', 'send now after drop')
+  assertError(
+    await bob.api.post(`${V2}/messages/${pending.scheduled_id}/scheduled`, { scheduled_at: null }),
+    404,
+    'not_found',
+    'send now after drop',
+  )
   // control: a message alice sends does reach all three sockets
   await assertDelivered([laptop, phone, bobSocket], 'message.new', () => send(alice, bob, 'from alice'))
 })

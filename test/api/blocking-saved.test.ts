@@ -37,7 +37,7 @@ test('block, list and unblock: idempotent, Peer items, paginated', async () => {
   assert.equal(typeof list.items[0].is_online, 'boolean')
   assert.equal(list.total, 1)
   assert.equal(list.page, 1)
-  assert.deepEqual((await blocked(bob)).items, [], 'the list is the blocker\'s own')
+  assert.deepEqual((await blocked(bob)).items, [], "the list is the blocker's own")
 
   await block(alice, carol.id)
   await block(alice, dave.id)
@@ -82,16 +82,21 @@ test('a blocked sender is refused with code blocked, and nothing reaches the blo
   const aliceLog = await updates(alice)
   const before = await contents(alice, chatId)
 
-  assertError(await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'let me explain' }), 403, 'blocked', 'by receiver_id')
+  assertError(
+    await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'let me explain' }),
+    403,
+    'blocked',
+    'by receiver_id',
+  )
   assertError(await bob.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'please' }), 403, 'blocked', 'by chat_id')
   await bob.api.post(`${V2}/chat/typing`, { chat_id: chatId, is_typing: true })
   await sleep(300)
   // alice's own block may tell her devices (chat.updated); nothing of bob's may arrive
   const fromBob = aliceSocket.frames.filter((f) => f.type !== 'presence' && !(f.type === 'chat.updated' && f.data?.is_blocked === true))
-  assert.deepEqual(fromBob, [], 'alice\'s socket gets nothing from bob')
+  assert.deepEqual(fromBob, [], "alice's socket gets nothing from bob")
   assert.deepEqual(await contents(alice, chatId), before)
   assert.deepEqual(await contents(bob, chatId), before, 'nothing written for bob either')
-  assert.deepEqual(await updates(alice), aliceLog, 'alice\'s update log is unchanged')
+  assert.deepEqual(await updates(alice), aliceLog, "alice's update log is unchanged")
   assert.equal((await alice.api.get(`${V2}/chat_list`)).body.items.find((i: any) => i.chat_id === chatId).unread_count, 1)
 
   // the blocker may still write to the blocked user
@@ -145,8 +150,15 @@ test('save: {message_id, saved_at}, idempotent with the same saved_at, listed ne
   assert.deepEqual(repeat.body.data, s2.body.data, 'saving again keeps the first saved_at')
 
   const list = await savedList(bob)
-  assert.deepEqual(list.items.map((m: any) => m.message_id), [m1.message_id, m2.message_id], 'newest saved first, not newest message')
-  assert.deepEqual(list.items.map((m: any) => m.saved_at), [s1.body.data.saved_at, s2.body.data.saved_at])
+  assert.deepEqual(
+    list.items.map((m: any) => m.message_id),
+    [m1.message_id, m2.message_id],
+    'newest saved first, not newest message',
+  )
+  assert.deepEqual(
+    list.items.map((m: any) => m.saved_at),
+    [s1.body.data.saved_at, s2.body.data.saved_at],
+  )
   assert.equal(list.items[0].content, 'first')
   assert.equal(list.items[0].sender_id, alice.id)
   assert.equal(list.items[0].chat_id, m1.chat_id)
@@ -156,7 +168,10 @@ test('save: {message_id, saved_at}, idempotent with the same saved_at, listed ne
   assert.deepEqual((await savedList(alice)).items, [], 'saved is per user')
 
   const paged = await savedList(bob, { per_page: 1, page: 2 })
-  assert.deepEqual(paged.items.map((m: any) => m.message_id), [m2.message_id])
+  assert.deepEqual(
+    paged.items.map((m: any) => m.message_id),
+    [m2.message_id],
+  )
   assert.equal(paged.pages, 2)
 })
 
@@ -201,11 +216,14 @@ test('a message deleted for all disappears from saved lists', async () => {
   const del = await alice.api.delete(`${V2}/messages/${gone.message_id}`, { query: { for_all: 'true' } })
   assert.equal(del.status, 200, del.text)
   const list = await savedList(bob)
-  assert.deepEqual(list.items.map((m: any) => m.message_id), [keep.message_id])
+  assert.deepEqual(
+    list.items.map((m: any) => m.message_id),
+    [keep.message_id],
+  )
   assert.equal(list.total, 1)
 })
 
-test('a saved message of a private group drops out of the saver\'s list once they are removed (edits and reactions included), and is back if they rejoin', async () => {
+test("a saved message of a private group drops out of the saver's list once they are removed (edits and reactions included), and is back if they rejoin", async () => {
   const [owner, saver] = await users(2)
   const create = await owner.api.post(`${V2}/groups/create`, { title: 'Private circle' })
   assert.equal(create.status, 200, create.text)
@@ -218,13 +236,21 @@ test('a saved message of a private group drops out of the saver\'s list once the
   const personal = await send(owner, saver, 'a personal note')
   await save(saver, messageId)
   await save(saver, personal.message_id)
-  assert.deepEqual((await savedList(saver)).items.map((m: any) => m.message_id).sort(), [messageId, personal.message_id].sort(), 'both shown while a member')
+  assert.deepEqual(
+    (await savedList(saver)).items.map((m: any) => m.message_id).sort(),
+    [messageId, personal.message_id].sort(),
+    'both shown while a member',
+  )
 
   assert.equal((await owner.api.post(`${V2}/groups/remove-member`, { chat_id: chatId, user_id: saver.id })).status, 200)
   assert.equal((await owner.api.post(`${V2}/messages/${messageId}/edit`, { content: 'the plan, version 2 (secret)' })).status, 200)
   assert.equal((await owner.api.post(`${V2}/messages/${messageId}/reaction`, { emoji: '👍' })).status, 200)
   const after = await savedList(saver)
-  assert.deepEqual(after.items.map((m: any) => m.message_id), [personal.message_id], 'only what the saver may still read')
+  assert.deepEqual(
+    after.items.map((m: any) => m.message_id),
+    [personal.message_id],
+    'only what the saver may still read',
+  )
   assert.equal(after.total, 1)
   assert.ok(!JSON.stringify(after).includes('secret'), 'the later edit is not shown')
 

@@ -12,17 +12,85 @@ import { startTestServer, uniqueName, type TestUser } from '../harness/server.js
 const RUNS = Number(process.env.FUZZ_RUNS ?? 600)
 const server = await startTestServer()
 const [owner, user] = [await server.registerUser(), await server.registerUser()]
-const registered = await owner.api.post('/api/bots/register', { name: 'Fuzz', username: `${uniqueName('z').slice(0, 20)}_bot`, allowed_commands: ['start'] })
+const registered = await owner.api.post('/api/bots/register', {
+  name: 'Fuzz',
+  username: `${uniqueName('z').slice(0, 20)}_bot`,
+  allowed_commands: ['start'],
+})
 const bot = registered.body.data as { bot_id: number; token: string }
 const first = await send(user, { id: bot.bot_id } as TestUser, 'hello')
 
-const NASTY = ['', ' ', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '\u0000', '\ud800', '../../etc/passwd', '%2e%2e', '<script>', "' OR 1=1 --", '1e400', 'NaN', '-0', '9007199254740993', '👍', 'x'.repeat(5000)]
-const METHOD_NAMES = ['getMe', 'getUpdates', 'sendMessage', 'setMyCommands', 'getMyCommands', 'deleteWebhook', 'getWebhookInfo', 'SENDMESSAGE', 'setWebhook', ...NASTY]
-const PARAM_NAMES = ['chat_id', 'text', 'offset', 'limit', 'timeout', 'allowed_updates', 'reply_markup', 'reply_parameters', 'reply_to_message_id', 'commands', 'drop_pending_updates', '__proto__', 'constructor']
+const NASTY = [
+  '',
+  ' ',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  '\u0000',
+  '\ud800',
+  '../../etc/passwd',
+  '%2e%2e',
+  '<script>',
+  "' OR 1=1 --",
+  '1e400',
+  'NaN',
+  '-0',
+  '9007199254740993',
+  '👍',
+  'x'.repeat(5000),
+]
+const METHOD_NAMES = [
+  'getMe',
+  'getUpdates',
+  'sendMessage',
+  'setMyCommands',
+  'getMyCommands',
+  'deleteWebhook',
+  'getWebhookInfo',
+  'SENDMESSAGE',
+  'setWebhook',
+  ...NASTY,
+]
+const PARAM_NAMES = [
+  'chat_id',
+  'text',
+  'offset',
+  'limit',
+  'timeout',
+  'allowed_updates',
+  'reply_markup',
+  'reply_parameters',
+  'reply_to_message_id',
+  'commands',
+  'drop_pending_updates',
+  '__proto__',
+  'constructor',
+]
 
 const value: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom(...NASTY),
-  fc.constantFrom(null, true, false, 0, -1, 1.5, 2 ** 53, user.id, -user.id, first.message_id, 4097, 101, 51, [], {}, [[]], { inline_keyboard: [[{ text: 'a' }]] }, { message_id: 'x' }),
+  fc.constantFrom(
+    null,
+    true,
+    false,
+    0,
+    -1,
+    1.5,
+    2 ** 53,
+    user.id,
+    -user.id,
+    first.message_id,
+    4097,
+    101,
+    51,
+    [],
+    {},
+    [[]],
+    { inline_keyboard: [[{ text: 'a' }]] },
+    { message_id: 'x' },
+  ),
   fc.string({ maxLength: 30 }),
   fc.integer(),
   fc.array(fc.string({ maxLength: 8 }), { maxLength: 3 }),
@@ -34,10 +102,16 @@ const request = fc.record({
   params: fc.dictionary(fc.constantFrom(...PARAM_NAMES), value, { maxKeys: 5 }),
   encoding: fc.constantFrom('json', 'json', 'form', 'multipart', 'query', 'raw'),
   raw: fc.constantFrom('{', '[]', 'null', '"x"', '{"__proto__": {"text": "x"}}', '\u0000', '--x\r\nbroken'),
-  contentType: fc.constantFrom('application/json', 'text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded'),
+  contentType: fc.constantFrom(
+    'application/json',
+    'text/plain',
+    'application/xml',
+    'multipart/form-data; boundary=x',
+    'application/x-www-form-urlencoded',
+  ),
 })
 
-const asText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '')
+const asText = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''))
 
 test(`fuzz: ${RUNS} Bot API calls answer in Telegram's envelope without a 5xx`, { timeout: 300_000 }, async () => {
   const failures: string[] = []
@@ -83,9 +157,13 @@ test(`fuzz: ${RUNS} Bot API calls answer in Telegram's envelope without a 5xx`, 
       const problems: string[] = []
       if (res.status >= 500) problems.push(`status ${res.status}`)
       if (!body || typeof body.ok !== 'boolean') problems.push('not the Telegram envelope')
-      else if (!body.ok && (body.error_code !== res.status || typeof body.description !== 'string')) problems.push('a failure without error_code/description')
+      else if (!body.ok && (body.error_code !== res.status || typeof body.description !== 'string'))
+        problems.push('a failure without error_code/description')
       if (/\n\s+at .+:\d+:\d+/.test(text)) problems.push('a stack trace')
-      if (problems.length) failures.push(`${init.method} ${url.slice(server.url.length, 200)} ${String(init.body ?? '').slice(0, 120)} → ${res.status} ${problems.join(', ')}: ${text.slice(0, 200)}`)
+      if (problems.length)
+        failures.push(
+          `${init.method} ${url.slice(server.url.length, 200)} ${String(init.body ?? '').slice(0, 120)} → ${res.status} ${problems.join(', ')}: ${text.slice(0, 200)}`,
+        )
       return true
     }),
     { numRuns: RUNS, seed: 20261125 },

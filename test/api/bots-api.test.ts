@@ -22,13 +22,23 @@ interface Bot {
 }
 
 async function registerBot(owner: TestUser, fields: Record<string, unknown> = {}): Promise<Bot> {
-  const res = await owner.api.post('/api/bots/register', { name: 'Helper', username: `${uniqueName('b').slice(0, 24)}_bot`, allowed_commands: ['start'], ...fields })
+  const res = await owner.api.post('/api/bots/register', {
+    name: 'Helper',
+    username: `${uniqueName('b').slice(0, 24)}_bot`,
+    allowed_commands: ['start'],
+    ...fields,
+  })
   assert.equal(res.status, 200, res.text)
   tokens.push(res.body.data.token)
   return res.body.data
 }
 
-async function call(token: string, method: string, params?: unknown, init: { headers?: Record<string, string>; raw?: BodyInit; http?: string } = {}) {
+async function call(
+  token: string,
+  method: string,
+  params?: unknown,
+  init: { headers?: Record<string, string>; raw?: BodyInit; http?: string } = {},
+) {
   const res = await fetch(`${server.url}/bot${token}/${method}`, {
     method: init.http ?? 'POST',
     headers: init.raw !== undefined ? init.headers : { 'content-type': 'application/json', ...init.headers },
@@ -76,7 +86,7 @@ async function conversation(fields: Record<string, unknown> = {}) {
 
 const sendTo = (user: TestUser, bot: Bot, content: string) => send(user, { id: bot.bot_id } as TestUser, content)
 
-test('a message a user sends the bot becomes an update in Telegram\'s shape; offset acknowledges it', async () => {
+test("a message a user sends the bot becomes an update in Telegram's shape; offset acknowledges it", async () => {
   const { user, bot } = await conversation()
   const message = await sendTo(user, bot, 'hello bot')
   const [update] = await pending(bot.token, 1)
@@ -92,10 +102,16 @@ test('a message a user sends the bot becomes an update in Telegram\'s shape; off
   assert.equal((await ok(bot.token, 'getUpdates', {})).length, 1)
   await sendTo(user, bot, 'second')
   const both = await pending(bot.token, 2, { offset: update.update_id })
-  assert.deepEqual(both.map((u: any) => u.message.text), ['hello bot', 'second'])
+  assert.deepEqual(
+    both.map((u: any) => u.message.text),
+    ['hello bot', 'second'],
+  )
   assert.equal(both[1].update_id, update.update_id + 1)
   const rest = await ok(bot.token, 'getUpdates', { offset: both[1].update_id })
-  assert.deepEqual(rest.map((u: any) => u.message.text), ['second'])
+  assert.deepEqual(
+    rest.map((u: any) => u.message.text),
+    ['second'],
+  )
   assert.deepEqual(await ok(bot.token, 'getUpdates', { offset: both[1].update_id + 1 }), [])
   // acknowledged updates are gone for good
   assert.deepEqual(await ok(bot.token, 'getUpdates', {}), [])
@@ -111,11 +127,17 @@ test('update ids grow per bot, each message makes exactly one update, and limit 
   const updates = await pending(bot.token, 12, { limit: 100 })
   assert.equal(updates.length, 12)
   const ids = updates.map((u: any) => u.update_id)
-  assert.deepEqual(ids, Array.from({ length: 12 }, (_, i) => ids[0] + i))
+  assert.deepEqual(
+    ids,
+    Array.from({ length: 12 }, (_, i) => ids[0] + i),
+  )
   assert.equal(new Set(updates.map((u: any) => u.message.message_id)).size, 12)
   assert.equal((await ok(bot.token, 'getUpdates', { limit: 5 })).length, 5)
   const theirs = await pending(other.token, 1)
-  assert.deepEqual(theirs.map((u: any) => u.message.text), ['to the other bot'])
+  assert.deepEqual(
+    theirs.map((u: any) => u.message.text),
+    ['to the other bot'],
+  )
   // a negative offset answers the newest ones
   assert.deepEqual((await ok(bot.token, 'getUpdates', { offset: -2 })).map((u: any) => u.message.text).length, 2)
 })
@@ -130,7 +152,10 @@ test('commands: an allowed or defined one becomes an update with a bot_command e
   await sendTo(user, bot, '/weather')
   await sendTo(user, bot, 'plain text after the ignored ones')
   const updates = await pending(bot.token, 3)
-  assert.deepEqual(updates.map((u: any) => u.message.text), ['/start', `/help@${bot.username.toUpperCase()} me`, 'plain text after the ignored ones'])
+  assert.deepEqual(
+    updates.map((u: any) => u.message.text),
+    ['/start', `/help@${bot.username.toUpperCase()} me`, 'plain text after the ignored ones'],
+  )
   assert.deepEqual(updates[0].message.entities, [{ type: 'bot_command', offset: 0, length: 6 }])
   assert.deepEqual(updates[1].message.entities, [{ type: 'bot_command', offset: 0, length: 6 + bot.username.length }])
   assert.equal(updates[2].message.entities, undefined)
@@ -143,7 +168,10 @@ test('commands: an allowed or defined one becomes an update with a bot_command e
   await ok(bot.token, 'setMyCommands', { commands: [{ command: 'weather', description: 'Weather' }] })
   await sendTo(user, bot, '/weather')
   const next = await pending(bot.token, 2, { offset: updates[2].update_id + 1 })
-  assert.deepEqual(next.map((u: any) => u.message.text), ['x', '/weather'])
+  assert.deepEqual(
+    next.map((u: any) => u.message.text),
+    ['x', '/weather'],
+  )
 })
 
 test('no update for messages that are not to a bot, nor for what the bot sends', async () => {
@@ -155,7 +183,10 @@ test('no update for messages that are not to a bot, nor for what the bot sends',
   await ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'the bot speaks' })
   await sendTo(user, bot, 'control')
   const all = await pending(bot.token, 2)
-  assert.deepEqual(all.map((u: any) => u.message.text), ['for the bot', 'control'])
+  assert.deepEqual(
+    all.map((u: any) => u.message.text),
+    ['for the bot', 'control'],
+  )
   assert.equal(all[0].update_id, update.update_id)
 })
 
@@ -167,7 +198,10 @@ test('long polling answers at once when an update arrives, and after the timeout
   await sendTo(user, bot, 'wake up')
   const updates = await polling
   const took = Date.now() - started
-  assert.deepEqual(updates.map((u: any) => u.message.text), ['wake up'])
+  assert.deepEqual(
+    updates.map((u: any) => u.message.text),
+    ['wake up'],
+  )
   assert.ok(took < 1500, `answered after ${took} ms`)
 
   const quiet = Date.now()
@@ -176,7 +210,7 @@ test('long polling answers at once when an update arrives, and after the timeout
   assert.ok(waited >= 900 && waited < 3000, `waited ${waited} ms`)
 })
 
-test('a second getUpdates ends a waiting one with 409 Conflict, as Telegram\'s does', async () => {
+test("a second getUpdates ends a waiting one with 409 Conflict, as Telegram's does", async () => {
   const { user, bot } = await conversation()
   const first = call(bot.token, 'getUpdates', { timeout: 20 })
   await sleep(300)
@@ -185,12 +219,19 @@ test('a second getUpdates ends a waiting one with 409 Conflict, as Telegram\'s d
   const ended = await first
   assert.ok(Date.now() - started < 1500)
   assert.equal(ended.status, 409)
-  assert.deepEqual(ended.body, { ok: false, error_code: 409, description: 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running' })
+  assert.deepEqual(ended.body, {
+    ok: false,
+    error_code: 409,
+    description: 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running',
+  })
   // control: the newer poll is the one that gets the update
   const second = ok(bot.token, 'getUpdates', { timeout: 20 })
   await sleep(200)
   await sendTo(user, bot, 'to the newer poll')
-  assert.deepEqual((await second).map((u: any) => u.message.text), ['to the newer poll'])
+  assert.deepEqual(
+    (await second).map((u: any) => u.message.text),
+    ['to the newer poll'],
+  )
 })
 
 test('a long poll on another instance is answered when the update is recorded (fan-out, or the recheck without Redis)', async () => {
@@ -198,13 +239,19 @@ test('a long poll on another instance is answered when the update is recorded (f
   try {
     const { user, bot } = await conversation()
     const started = Date.now()
-    const polling = fetch(`${second.url}/bot${bot.token}/getUpdates`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout: 20 }) })
-      .then((res) => res.json())
+    const polling = fetch(`${second.url}/bot${bot.token}/getUpdates`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ timeout: 20 }),
+    }).then((res) => res.json())
     await sleep(300)
     await sendTo(user, bot, 'across instances')
     const answer = await polling
     const took = Date.now() - started
-    assert.deepEqual(answer.result.map((u: any) => u.message.text), ['across instances'])
+    assert.deepEqual(
+      answer.result.map((u: any) => u.message.text),
+      ['across instances'],
+    )
     // with Redis the fan-out wakes it at once; without, the once-a-second recheck finds it
     const bound = testRedisUrl ? 1200 : 2500
     assert.ok(took < bound, `answered after ${took} ms (bound ${bound} ms)`)
@@ -213,14 +260,20 @@ test('a long poll on another instance is answered when the update is recorded (f
   }
 })
 
-test('a getUpdates on another instance ends the waiting one with 409 too (the fan-out tells it)', { skip: testRedisUrl ? false : 'needs Redis (TEST_REDIS_URL): without it instances share no fan-out' }, async () => {
+test('a getUpdates on another instance ends the waiting one with 409 too (the fan-out tells it)', {
+  skip: testRedisUrl ? false : 'needs Redis (TEST_REDIS_URL): without it instances share no fan-out',
+}, async () => {
   const second = await startTestServer({ database: server.database, env: { REDIS_PREFIX: server.ctx.config.redisPrefix } })
   try {
     const { user, bot } = await conversation()
     const first = call(bot.token, 'getUpdates', { timeout: 20 })
     await sleep(300)
     const started = Date.now()
-    const other = await fetch(`${second.url}/bot${bot.token}/getUpdates`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout: 0 }) })
+    const other = await fetch(`${second.url}/bot${bot.token}/getUpdates`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ timeout: 0 }),
+    })
     assert.deepEqual((await other.json()).result, [])
     const ended = await first
     assert.ok(Date.now() - started < 1500, `ended after ${Date.now() - started} ms`)
@@ -228,12 +281,19 @@ test('a getUpdates on another instance ends the waiting one with 409 too (the fa
     assert.match(ended.body.description, /terminated by other getUpdates request/)
     // control: the newer poll, on the second instance, keeps waiting and gets the update; a poll
     // started before it on the first instance does not end it
-    const newer = fetch(`${second.url}/bot${bot.token}/getUpdates`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timeout: 20 }) }).then((res) => res.json())
+    const newer = fetch(`${second.url}/bot${bot.token}/getUpdates`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ timeout: 20 }),
+    }).then((res) => res.json())
     await sleep(300)
     await sendTo(user, bot, 'to the newer poll, elsewhere')
     const answer = await newer
     assert.equal(answer.ok, true)
-    assert.deepEqual(answer.result.map((u: any) => u.message.text), ['to the newer poll, elsewhere'])
+    assert.deepEqual(
+      answer.result.map((u: any) => u.message.text),
+      ['to the newer poll, elsewhere'],
+    )
   } finally {
     await second.close()
   }
@@ -264,10 +324,26 @@ test('sendMessage writes through the one path: the user sees it from the bot, by
 test('sendMessage: reply_parameters and reply_to_message_id reply; an inline keyboard is kept with the message', async () => {
   const { user, bot } = await conversation()
   const question = await sendTo(user, bot, 'what now?')
-  const keyboard = { inline_keyboard: [[{ text: 'Yes', callback_data: 'yes' }, { text: 'Site', url: 'https://example.com' }]] }
-  const sent = await ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'Choose', reply_parameters: { message_id: question.message_id }, reply_markup: keyboard })
+  const keyboard = {
+    inline_keyboard: [
+      [
+        { text: 'Yes', callback_data: 'yes' },
+        { text: 'Site', url: 'https://example.com' },
+      ],
+    ],
+  }
+  const sent = await ok(bot.token, 'sendMessage', {
+    chat_id: user.id,
+    text: 'Choose',
+    reply_parameters: { message_id: question.message_id },
+    reply_markup: keyboard,
+  })
   assert.deepEqual(sent.reply_markup, keyboard)
-  const stored = await server.ctx.db.selectFrom('bot_message_markup').selectAll().where('message_id', '=', sent.message_id).executeTakeFirstOrThrow()
+  const stored = await server.ctx.db
+    .selectFrom('bot_message_markup')
+    .selectAll()
+    .where('message_id', '=', sent.message_id)
+    .executeTakeFirstOrThrow()
   assert.deepEqual(typeof stored.reply_markup === 'string' ? JSON.parse(stored.reply_markup) : stored.reply_markup, keyboard)
   assert.equal(sent.reply_to_message.message_id, question.message_id)
   assert.equal(sent.reply_to_message.text, 'what now?')
@@ -278,8 +354,10 @@ test('sendMessage: reply_parameters and reply_to_message_id reply; an inline key
   const answer = await send(user, { id: bot.bot_id } as TestUser, 'yes', { reply_to_id: sent.message_id })
   const updates = await pending(bot.token, 2)
   assert.equal(updates[1].message.message_id, answer.message_id)
-  assert.deepEqual([updates[1].message.reply_to_message.message_id, updates[1].message.reply_to_message.text, updates[1].message.reply_to_message.from.id],
-    [sent.message_id, 'Choose', bot.bot_id])
+  assert.deepEqual(
+    [updates[1].message.reply_to_message.message_id, updates[1].message.reply_to_message.text, updates[1].message.reply_to_message.from.id],
+    [sent.message_id, 'Choose', bot.bot_id],
+  )
   assert.equal(updates[0].message.reply_to_message, undefined)
   const legacy = await ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'Again', reply_to_message_id: question.message_id })
   const items = await history(user, question.chat_id)
@@ -288,12 +366,22 @@ test('sendMessage: reply_parameters and reply_to_message_id reply; an inline key
 
   // a reply to a message of another chat is refused, unless allowed to send without it
   const elsewhere = await send(user, await server.registerUser(), 'elsewhere')
-  await refused(bot.token, 'sendMessage', { chat_id: user.id, text: 'x', reply_parameters: { message_id: elsewhere.message_id } }, 400, /message to be replied not found/)
-  const lenient = await ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'anyway', reply_parameters: { message_id: elsewhere.message_id, allow_sending_without_reply: true } })
+  await refused(
+    bot.token,
+    'sendMessage',
+    { chat_id: user.id, text: 'x', reply_parameters: { message_id: elsewhere.message_id } },
+    400,
+    /message to be replied not found/,
+  )
+  const lenient = await ok(bot.token, 'sendMessage', {
+    chat_id: user.id,
+    text: 'anyway',
+    reply_parameters: { message_id: elsewhere.message_id, allow_sending_without_reply: true },
+  })
   assert.equal((await history(user, question.chat_id)).find((m) => m.message_id === lenient.message_id).reply_to_id, null)
 })
 
-test('sendMessage refuses bad input in Telegram\'s envelope and writes nothing', async () => {
+test("sendMessage refuses bad input in Telegram's envelope and writes nothing", async () => {
   const { user, bot } = await conversation()
   const first = await sendTo(user, bot, 'hi')
   const stranger = await server.registerUser()
@@ -312,8 +400,16 @@ test('sendMessage refuses bad input in Telegram\'s envelope and writes nothing',
     [{ chat_id: bot.bot_id, text: 'x' }, 400, /chat not found/],
     [{ chat_id: stranger.id, text: 'x' }, 403, /can't initiate conversation/],
     [{ chat_id: user.id, text: 'x', reply_markup: '{bad json' }, 400, /reply_markup/],
-    [{ chat_id: user.id, text: 'x', reply_markup: { inline_keyboard: [[{ text: 'a', callback_data: 'x'.repeat(65) }]] } }, 400, /BUTTON_DATA_INVALID/],
-    [{ chat_id: user.id, text: 'x', reply_markup: { inline_keyboard: [[{ text: 'a', url: 'javascript:alert(1)' }]] } }, 400, /BUTTON_URL_INVALID/],
+    [
+      { chat_id: user.id, text: 'x', reply_markup: { inline_keyboard: [[{ text: 'a', callback_data: 'x'.repeat(65) }]] } },
+      400,
+      /BUTTON_DATA_INVALID/,
+    ],
+    [
+      { chat_id: user.id, text: 'x', reply_markup: { inline_keyboard: [[{ text: 'a', url: 'javascript:alert(1)' }]] } },
+      400,
+      /BUTTON_URL_INVALID/,
+    ],
     [{ chat_id: user.id, text: 'x', reply_markup: { inline_keyboard: 'no' } }, 400, /inline_keyboard/],
     [{ chat_id: user.id, text: 'x', reply_markup: { inline_keyboard: [[{ callback_data: 'a' }]] } }, 400, /needs a text/],
     [{ chat_id: user.id, text: 'x', reply_parameters: { message_id: 'one' } }, 400, /reply_parameters/],
@@ -324,7 +420,10 @@ test('sendMessage refuses bad input in Telegram\'s envelope and writes nothing',
   ]
   for (const [params, status, description] of cases) await refused(bot.token, 'sendMessage', params, status, description)
   const items = await history(user, first.chat_id)
-  assert.deepEqual(items.map((m) => m.content), ['hi'])
+  assert.deepEqual(
+    items.map((m) => m.content),
+    ['hi'],
+  )
   // a group the bot is not in
   const group = (await user.api.post(`${V2}/groups/create`, { title: 'No bots here' })).body.data
   await refused(bot.token, 'sendMessage', { chat_id: -group.group_id, text: 'x' }, 400, /chat not found/)
@@ -356,7 +455,16 @@ test('a user who blocked the bot gets nothing from it: 403 "bot was blocked by t
 test('the envelope: a bad token is 401 Unauthorized, an unknown method 404 Not Found; method names ignore case', async () => {
   const { bot } = await conversation()
   const [id] = bot.token.split(':')
-  for (const token of ['', 'junk', `${id}:`, `${id}:${'A'.repeat(43)}`, `99999999:${bot.token.split(':')[1]}`, `${id}:${bot.token.split(':')[1]}x`, `0${bot.token}`, '__proto__']) {
+  for (const token of [
+    '',
+    'junk',
+    `${id}:`,
+    `${id}:${'A'.repeat(43)}`,
+    `99999999:${bot.token.split(':')[1]}`,
+    `${id}:${bot.token.split(':')[1]}x`,
+    `0${bot.token}`,
+    '__proto__',
+  ]) {
     const res = await call(token, 'getMe', {})
     assert.ok([401, 404].includes(res.status), `${token}: ${res.status}`)
     assert.equal(res.body.ok, false)
@@ -389,7 +497,11 @@ test('parameters come as JSON, urlencoded, multipart or the query string; malfor
   const { user, bot } = await conversation()
   await sendTo(user, bot, 'hi')
   const form = await call(bot.token, 'sendMessage', undefined, {
-    raw: new URLSearchParams({ chat_id: String(user.id), text: 'by form', reply_markup: JSON.stringify({ inline_keyboard: [[{ text: 'A', callback_data: 'a' }]] }) }).toString(),
+    raw: new URLSearchParams({
+      chat_id: String(user.id),
+      text: 'by form',
+      reply_markup: JSON.stringify({ inline_keyboard: [[{ text: 'A', callback_data: 'a' }]] }),
+    }).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
   })
   assert.equal(form.status, 200, JSON.stringify(form.body))
@@ -408,14 +520,23 @@ test('parameters come as JSON, urlencoded, multipart or the query string; malfor
 
   const empty = await call(bot.token, 'getMe', undefined, { raw: '', headers: { 'content-type': 'application/json' } })
   assert.equal(empty.status, 200)
-  for (const [raw, type] of [['{', 'application/json'], ['[1,2]', 'application/json'], ['"text"', 'application/json'], ['<x/>', 'application/xml'], ['--x\r\nbroken', 'multipart/form-data; boundary=x']]) {
+  for (const [raw, type] of [
+    ['{', 'application/json'],
+    ['[1,2]', 'application/json'],
+    ['"text"', 'application/json'],
+    ['<x/>', 'application/xml'],
+    ['--x\r\nbroken', 'multipart/form-data; boundary=x'],
+  ]) {
     const res = await call(bot.token, 'sendMessage', undefined, { raw, headers: { 'content-type': type } })
     assert.equal(res.status, 400, `${raw}: ${JSON.stringify(res.body)}`)
     assert.equal(res.body.ok, false)
     assert.match(res.body.description, /^Bad Request: /)
   }
   // a prototype name as a parameter is only a (missing) parameter
-  const proto = await call(bot.token, 'sendMessage', undefined, { raw: '{"__proto__": {"text": "x"}, "chat_id": 1}', headers: { 'content-type': 'application/json' } })
+  const proto = await call(bot.token, 'sendMessage', undefined, {
+    raw: '{"__proto__": {"text": "x"}, "chat_id": 1}',
+    headers: { 'content-type': 'application/json' },
+  })
   assert.equal(proto.status, 400)
   assert.match(proto.body.description, /text is required|chat not found/)
 })
@@ -440,12 +561,24 @@ test('getUpdates refuses a bad limit, timeout or allowed_updates; allowed_update
 test('setMyCommands, getMyCommands, getWebhookInfo and deleteWebhook', async () => {
   const { user, bot } = await conversation()
   assert.deepEqual(await ok(bot.token, 'getMyCommands', {}), [])
-  const commands = [{ command: 'start', description: 'Start' }, { command: 'help', description: 'Help' }]
+  const commands = [
+    { command: 'start', description: 'Start' },
+    { command: 'help', description: 'Help' },
+  ]
   assert.equal(await ok(bot.token, 'setMyCommands', { commands }), true)
   assert.deepEqual(await ok(bot.token, 'getMyCommands', {}), commands)
   assert.equal(await ok(bot.token, 'setMyCommands', { commands: JSON.stringify([commands[1]]) }), true)
   assert.deepEqual(await ok(bot.token, 'getMyCommands', {}), [commands[1]])
-  for (const bad of [undefined, 'x', [{ command: 'Bad', description: 'x' }], [{ command: 'ok', description: '' }], [{ command: 'a'.repeat(33), description: 'x' }], [commands[0], commands[0]], [null], [{ command: 'nul', description: 'a\u0000' }]]) {
+  for (const bad of [
+    undefined,
+    'x',
+    [{ command: 'Bad', description: 'x' }],
+    [{ command: 'ok', description: '' }],
+    [{ command: 'a'.repeat(33), description: 'x' }],
+    [commands[0], commands[0]],
+    [null],
+    [{ command: 'nul', description: 'a\u0000' }],
+  ]) {
     await refused(bot.token, 'setMyCommands', bad === undefined ? {} : { commands: bad }, 400)
   }
   assert.deepEqual(await ok(bot.token, 'getMyCommands', {}), [commands[1]], 'refusals changed nothing')

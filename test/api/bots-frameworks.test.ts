@@ -15,17 +15,24 @@ import { waitFor } from '../harness/wait.js'
 const server = await startTestServer()
 
 async function registerBot(owner: TestUser, name: string) {
-  const res = await owner.api.post('/api/bots/register', { name, username: `${uniqueName('f').slice(0, 24)}_bot`, allowed_commands: ['start'] })
+  const res = await owner.api.post('/api/bots/register', {
+    name,
+    username: `${uniqueName('f').slice(0, 24)}_bot`,
+    allowed_commands: ['start'],
+  })
   assert.equal(res.status, 200, res.text)
   return res.body.data as { bot_id: number; token: string; username: string }
 }
 
 /** Waits until the chat's newest message is from the bot, and returns it. */
 async function replyFrom(user: TestUser, chatId: number, botId: number, afterId: number) {
-  return waitFor(async () => {
-    const [newest] = await history(user, chatId)
-    return newest && newest.sender_id === botId && newest.message_id > afterId ? newest : undefined
-  }, { timeoutMs: 10_000, intervalMs: 100, message: 'the bot answers' })
+  return waitFor(
+    async () => {
+      const [newest] = await history(user, chatId)
+      return newest && newest.sender_id === botId && newest.message_id > afterId ? newest : undefined
+    },
+    { timeoutMs: 10_000, intervalMs: 100, message: 'the bot answers' },
+  )
 }
 
 test('a grammY bot on long polling answers /start and echoes text, with apiRoot pointed at Tern', { timeout: 60_000 }, async () => {

@@ -22,7 +22,11 @@ async function setUp() {
 }
 
 async function sendMessage(token: string, params: Record<string, unknown>) {
-  const res = await fetch(`${server.url}/bot${token}/sendMessage`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(params) })
+  const res = await fetch(`${server.url}/bot${token}/sendMessage`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(params),
+  })
   return { status: res.status, body: await res.json() }
 }
 
@@ -47,7 +51,7 @@ test('a personal chat takes BOT_CHAT_RATE_LIMIT messages per window; then 429 wi
   }
 })
 
-test('a group takes BOT_GROUP_RATE_LIMIT; the bot over all chats BOT_RATE_LIMIT; the shared receive endpoint answers 429 in Tern\'s envelope', async () => {
+test("a group takes BOT_GROUP_RATE_LIMIT; the bot over all chats BOT_RATE_LIMIT; the shared receive endpoint answers 429 in Tern's envelope", async () => {
   const { user, bot } = await setUp()
   const group = (await user.api.post(`${V2}/groups/create`, { title: 'Busy' })).body.data
   assert.equal((await user.api.post(`${V2}/groups/add-member`, { chat_id: group.group_id, user_id: bot.bot_id })).status, 200)

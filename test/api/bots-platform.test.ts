@@ -20,7 +20,12 @@ interface Bot {
 }
 
 async function registerBot(owner: TestUser, fields: Record<string, unknown> = {}): Promise<Bot> {
-  const res = await owner.api.post('/api/bots/register', { name: 'Helper', username: `${uniqueName('b').slice(0, 24)}_bot`, allowed_commands: ['start'], ...fields })
+  const res = await owner.api.post('/api/bots/register', {
+    name: 'Helper',
+    username: `${uniqueName('b').slice(0, 24)}_bot`,
+    allowed_commands: ['start'],
+    ...fields,
+  })
   assert.equal(res.status, 200, res.text)
   return res.body.data
 }
@@ -102,7 +107,10 @@ test('groups: a bot member gets its commands (/help, /help@it) and replies to it
   await groupSend(user, groupId, `/help@${bot.username} now`)
   await groupSend(user, groupId, 'answering you', { reply_to_id: botPost.message_id })
   const got = await pending(bot.token, 3)
-  assert.deepEqual(got.map((u: any) => u.message.text), ['/help', `/help@${bot.username} now`, 'answering you'])
+  assert.deepEqual(
+    got.map((u: any) => u.message.text),
+    ['/help', `/help@${bot.username} now`, 'answering you'],
+  )
   assert.deepEqual(got[0].message.chat, { id: -groupId, type: 'group', title: 'Bots and people' })
   assert.equal(got[0].message.from.id, user.id)
   assert.equal(got[2].message.reply_to_message.message_id, botPost.message_id)
@@ -114,7 +122,14 @@ test('groups: a bot member gets its commands (/help, /help@it) and replies to it
 
 test('callback queries: a user presses a button, the bot gets callback_query, answers, and the answer reaches the user', async () => {
   const { user, bot, chatId } = await conversation()
-  const keyboard = { inline_keyboard: [[{ text: 'Yes', callback_data: 'vote:yes' }, { text: 'Site', url: 'https://example.org' }]] }
+  const keyboard = {
+    inline_keyboard: [
+      [
+        { text: 'Yes', callback_data: 'vote:yes' },
+        { text: 'Site', url: 'https://example.org' },
+      ],
+    ],
+  }
   const sent = await ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'Vote?', reply_markup: keyboard })
   const shown = await user.api.get(`${V2}/messages/${sent.message_id}/buttons`)
   assert.equal(shown.status, 200, shown.text)
@@ -141,25 +156,44 @@ test('callback queries: a user presses a button, the bot gets callback_query, an
 
   assert.equal(await ok(bot.token, 'answerCallbackQuery', { callback_query_id: query.id, text: 'Counted!', show_alert: true }), true)
   const answer = (await updates(user)).items.find((u) => u.type === 'bot.callback_answer')
-  assert.deepEqual(answer?.data, { callback_query_id: query.id, bot_id: bot.bot_id, chat_id: chatId, message_id: sent.message_id, text: 'Counted!', show_alert: true, url: null })
+  assert.deepEqual(answer?.data, {
+    callback_query_id: query.id,
+    bot_id: bot.bot_id,
+    chat_id: chatId,
+    message_id: sent.message_id,
+    text: 'Counted!',
+    show_alert: true,
+    url: null,
+  })
   // once only; an unknown id, or another bot's, is refused alike
   await refused(bot.token, 'answerCallbackQuery', { callback_query_id: query.id }, 400, /query ID is invalid/)
   await refused(bot.token, 'answerCallbackQuery', { callback_query_id: '12345' }, 400, /query ID is invalid/)
   await refused(bot.token, 'answerCallbackQuery', {}, 400, /callback_query_id is required/)
 })
 
-test('editMessageText edits the bot\'s own message (and its keyboard); others\' messages and no-op edits are refused', async () => {
+test("editMessageText edits the bot's own message (and its keyboard); others' messages and no-op edits are refused", async () => {
   const { user, bot, chatId } = await conversation()
   const keyboard = { inline_keyboard: [[{ text: 'A', callback_data: 'a' }]] }
   const sent = await ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'draft', reply_markup: keyboard })
-  const edited = await ok(bot.token, 'editMessageText', { chat_id: user.id, message_id: sent.message_id, text: 'final', reply_markup: keyboard })
+  const edited = await ok(bot.token, 'editMessageText', {
+    chat_id: user.id,
+    message_id: sent.message_id,
+    text: 'final',
+    reply_markup: keyboard,
+  })
   assert.equal(edited.text, 'final')
   assert.equal(typeof edited.edit_date, 'number')
   assert.deepEqual(edited.reply_markup, keyboard)
   const mine = (await history(user, chatId)).find((m) => m.message_id === sent.message_id)
   assert.equal(mine.content, 'final')
   assert.notEqual(mine.edited_at, null)
-  await refused(bot.token, 'editMessageText', { chat_id: user.id, message_id: sent.message_id, text: 'final', reply_markup: keyboard }, 400, /not modified/)
+  await refused(
+    bot.token,
+    'editMessageText',
+    { chat_id: user.id, message_id: sent.message_id, text: 'final', reply_markup: keyboard },
+    400,
+    /not modified/,
+  )
   // the same text without the keyboard takes the keyboard away
   const bare = await ok(bot.token, 'editMessageText', { chat_id: user.id, message_id: sent.message_id, text: 'final' })
   assert.equal(bare.reply_markup, undefined)
@@ -173,7 +207,7 @@ test('editMessageText edits the bot\'s own message (and its keyboard); others\' 
   assert.equal((await history(user, chatId)).find((m) => m.message_id === theirs.message_id).content, 'hi')
 })
 
-test('deleteMessage deletes the bot\'s own message for everyone; a user\'s message in a personal chat cannot be', async () => {
+test("deleteMessage deletes the bot's own message for everyone; a user's message in a personal chat cannot be", async () => {
   const { user, bot, chatId } = await conversation()
   const sent = await ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'oops' })
   const theirs = (await history(user, chatId)).find((m) => m.sender_id === user.id)
@@ -244,12 +278,12 @@ test('sendPhoto and sendDocument: multipart upload or a file_id, through the fil
   await refused(bot.token, 'getFile', { file_id: 'nope' }, 400, /wrong file_id/)
 
   // a user's photo reaches the bot as a photo it can fetch and send on
-  const userFile = (await (async () => {
+  const userFile = await (async () => {
     const f = new FormData()
     f.append('file', new Blob([new Uint8Array(await png(50, 40, 3))], { type: 'image/png' }), 'me.png')
     const res = await fetch(`${server.url}/files/upload`, { method: 'POST', body: f, headers: { authorization: `Bearer ${user.token}` } })
     return (await res.json()).data
-  })())
+  })()
   await send(user, { id: bot.bot_id } as TestUser, 'look', { file_path: userFile.path })
   const [update] = await pending(bot.token, 1)
   assert.equal(update.message.caption, 'look')
@@ -263,7 +297,11 @@ test('sendPhoto and sendDocument: multipart upload or a file_id, through the fil
   const hidden = await (async () => {
     const f = new FormData()
     f.append('file', new Blob([new TextEncoder().encode('secret')], { type: 'text/plain' }), 's.txt')
-    const res = await fetch(`${server.url}/files/upload`, { method: 'POST', body: f, headers: { authorization: `Bearer ${stranger.token}` } })
+    const res = await fetch(`${server.url}/files/upload`, {
+      method: 'POST',
+      body: f,
+      headers: { authorization: `Bearer ${stranger.token}` },
+    })
     return (await res.json()).data
   })()
   await refused(bot.token, 'getFile', { file_id: hidden.path }, 400, /wrong file_id/)
@@ -305,7 +343,9 @@ test('bridges: external_message_id marks a message relayed, and a retry answers 
   const elsewhere = await ok(bot.token, 'sendMessage', { chat_id: -groupId, text: 'from Slack', external_message_id: 'slack:1' })
   assert.notEqual(elsewhere.message_id, first.message_id)
   // racing retries still make one message
-  const raced = await Promise.all(Array.from({ length: 5 }, () => ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'race', external_message_id: 'slack:2' })))
+  const raced = await Promise.all(
+    Array.from({ length: 5 }, () => ok(bot.token, 'sendMessage', { chat_id: user.id, text: 'race', external_message_id: 'slack:2' })),
+  )
   assert.equal(new Set(raced.map((m: any) => m.message_id)).size, 1)
   // people cannot set it: the field is not part of a person's send (dropped as unknown)
   const byUser = await user.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'x', external_message_id: 'fake' })
@@ -357,7 +397,7 @@ test('shared receive: POST /api/bots/webhook with the bot token sends as the bot
   assert.ok(!contents.includes('x') && !contents.some((c) => c.startsWith('/reboot')))
 })
 
-test('bad input: a deleted bot\'s token, missing and wrong-typed parameters, a chat the bot is not in, an oversized text; nothing changes', async () => {
+test("bad input: a deleted bot's token, missing and wrong-typed parameters, a chat the bot is not in, an oversized text; nothing changes", async () => {
   const { owner, user, bot, chatId } = await conversation()
   const cases: [string, unknown, number, RegExp][] = [
     ['sendMessage', { text: 'no chat' }, 400, /chat_id is required/],
@@ -372,14 +412,24 @@ test('bad input: a deleted bot\'s token, missing and wrong-typed parameters, a c
     ['answerCallbackQuery', { callback_query_id: 'x', show_alert: 'maybe' }, 400, /show_alert must be a boolean/],
   ]
   for (const [method, params, status, description] of cases) await refused(bot.token, method, params, status, description)
-  assert.deepEqual((await history(user, chatId)).map((m) => m.content), ['hi'])
+  assert.deepEqual(
+    (await history(user, chatId)).map((m) => m.content),
+    ['hi'],
+  )
 
   await server.ctx.db.updateTable('users').set({ deleted_at: Date.now() }).where('id', '=', bot.bot_id).execute()
   await refused(bot.token, 'getMe', {}, 401, /Unauthorized/)
   await refused(bot.token, 'sendMessage', { chat_id: user.id, text: 'after deletion' }, 401, /Unauthorized/)
-  const receive = await fetch(`${server.url}/api/bots/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${bot.token}` }, body: JSON.stringify({ chat_id: chatId, text: 'x' }) })
+  const receive = await fetch(`${server.url}/api/bots/webhook`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${bot.token}` },
+    body: JSON.stringify({ chat_id: chatId, text: 'x' }),
+  })
   assert.equal(receive.status, 401)
-  assert.deepEqual((await history(user, chatId)).map((m) => m.content), ['hi'])
+  assert.deepEqual(
+    (await history(user, chatId)).map((m) => m.content),
+    ['hi'],
+  )
   // positive control: a live bot of the same owner still works
   const live = await registerBot(owner)
   assert.equal((await ok(live.token, 'getMe')).id, live.bot_id)

@@ -51,10 +51,11 @@ async function startReceiver(port = 0) {
     answerWith(fn: (body: any) => number) {
       answer = fn
     },
-    close: () => new Promise<void>((resolve) => {
-      listener.closeAllConnections()
-      listener.close(() => resolve())
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        listener.closeAllConnections()
+        listener.close(() => resolve())
+      }),
   }
   after(() => receiver.close())
   return receiver
@@ -74,7 +75,11 @@ async function setHook(owner: TestUser, botId: number, body: Record<string, unkn
 }
 
 async function botApi(on: TestServer, token: string, method: string, body: Record<string, unknown> = {}) {
-  const res = await fetch(`${on.url}/bot${token}/${method}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const res = await fetch(`${on.url}/bot${token}/${method}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
   return { status: res.status, body: (await res.json()) as any }
 }
 
@@ -99,7 +104,10 @@ test('webhook/send: a delivery signed the Standard Webhooks way, verified by the
   assert.equal(sent.status, 200, sent.text)
   const deliveryId = sent.body.data.delivery_id
   assert.ok(Number.isInteger(deliveryId))
-  const [got] = await waitFor(async () => (receiver.received.length ? receiver.received : undefined), { timeoutMs: 5000, message: 'the delivery arrives' })
+  const [got] = await waitFor(async () => (receiver.received.length ? receiver.received : undefined), {
+    timeoutMs: 5000,
+    message: 'the delivery arrives',
+  })
   assert.deepEqual(got.json, { type: 'custom', data: { hello: 'world', n: 1 } })
   assert.equal(got.headers['webhook-id'], `msg_${deliveryId}`)
   assert.equal(got.headers['content-type'], 'application/json')
@@ -107,13 +115,18 @@ test('webhook/send: a delivery signed the Standard Webhooks way, verified by the
   const verified = new Webhook(hook.secret).verify(got.body, got.headers as Record<string, string>)
   assert.deepEqual(verified, got.json)
   // negative controls: another secret, or a changed body, fail the same check
-  assert.throws(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(got.body, got.headers as Record<string, string>))
+  assert.throws(() =>
+    new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(got.body, got.headers as Record<string, string>),
+  )
   assert.throws(() => new Webhook(hook.secret).verify(got.body.replace('world', 'World'), got.headers as Record<string, string>))
 
-  const log = await waitFor(async () => {
-    const page = await deliveries(owner, bot.bot_id)
-    return page.items[0]?.status === 'delivered' ? page : undefined
-  }, { timeoutMs: 3000, message: 'the log shows it delivered' })
+  const log = await waitFor(
+    async () => {
+      const page = await deliveries(owner, bot.bot_id)
+      return page.items[0]?.status === 'delivered' ? page : undefined
+    },
+    { timeoutMs: 3000, message: 'the log shows it delivered' },
+  )
   assert.equal(log.total, 1)
   assert.equal(log.items[0].id, deliveryId)
   assert.equal(log.items[0].attempts, 1)
@@ -135,7 +148,14 @@ test('webhook/send: a delivery signed the Standard Webhooks way, verified by the
 test('bad webhook input: a malformed URL or secret is 400; webhook/send without a webhook is 409; a paused one holds deliveries', async () => {
   const owner = await server.registerUser()
   const bot = await registerBot(owner)
-  for (const body of [{ url: 'not a url' }, { url: 'ftp://127.0.0.1/x' }, { url: 'http://user:pw@127.0.0.1/x' }, { url: 'http://127.0.0.1/', secret: 'plain' }, { url: 'http://127.0.0.1/', secret: 'whsec_AAAA' }, { url: 'http://no-such-host.invalid/' }]) {
+  for (const body of [
+    { url: 'not a url' },
+    { url: 'ftp://127.0.0.1/x' },
+    { url: 'http://user:pw@127.0.0.1/x' },
+    { url: 'http://127.0.0.1/', secret: 'plain' },
+    { url: 'http://127.0.0.1/', secret: 'whsec_AAAA' },
+    { url: 'http://no-such-host.invalid/' },
+  ]) {
     const res = await owner.api.post(`/api/bots/${bot.bot_id}/webhook`, body)
     assert.equal(res.status, 400, `${JSON.stringify(body)} ${res.text}`)
     assert.equal(res.body.success, false)
@@ -152,7 +172,10 @@ test('bad webhook input: a malformed URL or secret is 400; webhook/send without 
   // positive control: active again, the held delivery goes out
   await setHook(owner, bot.bot_id, { url: receiver.url, is_active: true })
   await waitFor(async () => (receiver.received.length ? true : undefined), { timeoutMs: 5000, message: 'the held delivery goes out' })
-  assert.deepEqual(receiver.received.map((r) => r.json.data), ['held'])
+  assert.deepEqual(
+    receiver.received.map((r) => r.json.data),
+    ['held'],
+  )
   const missing = await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, {})
   assert.equal(missing.status, 400, missing.text)
 })
@@ -168,16 +191,30 @@ test("a bot's updates go to its webhook in order, once each, with the secret tok
   assert.deepEqual(set.body, { ok: true, result: true })
   const conflict = await botApi(server, bot.token, 'getUpdates')
   assert.equal(conflict.status, 409)
-  assert.deepEqual(conflict.body, { ok: false, error_code: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first" })
+  assert.deepEqual(conflict.body, {
+    ok: false,
+    error_code: 409,
+    description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+  })
 
   const texts = ['one', 'two', 'three', 'four', 'five']
   for (const text of texts) await send(user, toBot(bot.bot_id), text)
-  const got = await waitFor(async () => (receiver.received.length >= texts.length ? receiver.received : undefined), { timeoutMs: 5000, message: 'five updates arrive' })
+  const got = await waitFor(async () => (receiver.received.length >= texts.length ? receiver.received : undefined), {
+    timeoutMs: 5000,
+    message: 'five updates arrive',
+  })
   await sleep(300)
   assert.equal(receiver.received.length, texts.length, 'each update once')
-  assert.deepEqual(got.map((r) => r.json.message.text), texts)
+  assert.deepEqual(
+    got.map((r) => r.json.message.text),
+    texts,
+  )
   const ids = got.map((r) => r.json.update_id)
-  assert.deepEqual(ids, ids.map((_, i) => ids[0] + i), 'consecutive update ids')
+  assert.deepEqual(
+    ids,
+    ids.map((_, i) => ids[0] + i),
+    'consecutive update ids',
+  )
   for (const r of got) {
     assert.equal(r.headers['x-telegram-bot-api-secret-token'], 'tok_en-1')
     assert.equal(r.json.message.from.first_name, 'Una')
@@ -190,18 +227,25 @@ test("a bot's updates go to its webhook in order, once each, with the secret tok
   assert.equal(info.body.result.pending_update_count, 0)
   assert.equal(info.body.result.last_error_date, undefined)
   const log = await deliveries(owner, bot.bot_id)
-  assert.deepEqual(log.items.map((d) => d.update_id), [...ids].reverse(), 'the log, newest first')
+  assert.deepEqual(
+    log.items.map((d) => d.update_id),
+    [...ids].reverse(),
+    'the log, newest first',
+  )
   assert.ok(log.items.every((d) => d.kind === 'update' && d.status === 'delivered'))
 
   // deleteWebhook: the next update waits for getUpdates with the same id sequence
   assert.deepEqual((await botApi(server, bot.token, 'deleteWebhook')).body, { ok: true, result: true })
   assert.equal((await botApi(server, bot.token, 'getWebhookInfo')).body.result.url, '')
   await send(user, toBot(bot.bot_id), 'six')
-  const polled = await waitFor(async () => {
-    const res = await botApi(server, bot.token, 'getUpdates', { timeout: 1 })
-    assert.equal(res.status, 200, JSON.stringify(res.body))
-    return res.body.result.length ? res.body.result : undefined
-  }, { timeoutMs: 5000, message: 'getUpdates gets the update' })
+  const polled = await waitFor(
+    async () => {
+      const res = await botApi(server, bot.token, 'getUpdates', { timeout: 1 })
+      assert.equal(res.status, 200, JSON.stringify(res.body))
+      return res.body.result.length ? res.body.result : undefined
+    },
+    { timeoutMs: 5000, message: 'getUpdates gets the update' },
+  )
   assert.equal(polled[0].message.text, 'six')
   assert.equal(polled[0].update_id, ids[ids.length - 1] + 1)
   await sleep(200)
@@ -220,7 +264,10 @@ test('a receiver that fails, then recovers, gets every update in order once; the
   for (const text of texts) await send(user, toBot(bot.bot_id), text)
   // the first is tried (and retried) while the others wait behind it
   await waitFor(async () => (receiver.received.length >= 3 ? true : undefined), { timeoutMs: 5000, message: 'three failed attempts' })
-  assert.ok(receiver.received.every((r) => r.json.message.text === 'a'), 'nothing overtakes the failing first update')
+  assert.ok(
+    receiver.received.every((r) => r.json.message.text === 'a'),
+    'nothing overtakes the failing first update',
+  )
   const during = await deliveries(owner, bot.bot_id)
   const head = during.items.find((d) => d.update_id === receiver.received[0].json.update_id)
   assert.equal(head.status, 'pending')
@@ -233,15 +280,25 @@ test('a receiver that fails, then recovers, gets every update in order once; the
   assert.match(info.body.result.last_error_message, /500/)
 
   failing = false
-  await waitFor(async () => (receiver.accepted().length >= texts.length ? true : undefined), { timeoutMs: 10_000, message: 'all four delivered' })
+  await waitFor(async () => (receiver.accepted().length >= texts.length ? true : undefined), {
+    timeoutMs: 10_000,
+    message: 'all four delivered',
+  })
   await sleep(300)
-  assert.deepEqual(receiver.accepted().map((r) => r.json.message.text), texts, 'every update, in order, once')
+  assert.deepEqual(
+    receiver.accepted().map((r) => r.json.message.text),
+    texts,
+    'every update, in order, once',
+  )
   const log = await deliveries(owner, bot.bot_id)
   assert.ok(log.items.every((d) => d.status === 'delivered' && d.last_status_code === 200))
   const first = log.items[log.items.length - 1]
   assert.equal(first.attempts, receiver.received.filter((r) => r.json.message.text === 'a').length, 'every attempt counted')
   assert.ok(first.attempts >= 4)
-  assert.ok(log.items.slice(0, 3).every((d) => d.attempts === 1), 'the ones behind it needed one attempt')
+  assert.ok(
+    log.items.slice(0, 3).every((d) => d.attempts === 1),
+    'the ones behind it needed one attempt',
+  )
   // a delivery id is the same on every attempt (the receiver can drop a repeat)
   assert.equal(new Set(receiver.received.filter((r) => r.json.message.text === 'a').map((r) => r.headers['webhook-id'])).size, 1)
 })
@@ -254,24 +311,39 @@ test('a receiver that is down for a while gets every delivery once it is back; c
   await setHook(owner, bot.bot_id, { url: first.url })
   await first.close()
   for (const text of ['a1', 'a2', 'a3']) await send(ann, toBot(bot.bot_id), text)
-  await waitFor(async () => {
-    const log = await deliveries(owner, bot.bot_id)
-    return log.items.length === 3 && log.items.some((d) => d.attempts >= 2) ? true : undefined
-  }, { timeoutMs: 5000, message: 'attempts fail while the receiver is down' })
+  await waitFor(
+    async () => {
+      const log = await deliveries(owner, bot.bot_id)
+      return log.items.length === 3 && log.items.some((d) => d.attempts >= 2) ? true : undefined
+    },
+    { timeoutMs: 5000, message: 'attempts fail while the receiver is down' },
+  )
   const down = await deliveries(owner, bot.bot_id)
   assert.ok(down.items.every((d) => d.status === 'pending'))
-  assert.ok(down.items.some((d) => d.last_status_code === null && /ECONNREFUSED/.test(d.last_error)), JSON.stringify(down.items))
+  assert.ok(
+    down.items.some((d) => d.last_status_code === null && /ECONNREFUSED/.test(d.last_error)),
+    JSON.stringify(down.items),
+  )
 
   // back on the same port, but Ann's chat fails on its own: Bob's chat still gets through
   const back = await startReceiver(port)
   back.answerWith((body) => (body.message?.text?.startsWith('a') ? 500 : 200))
   for (const text of ['b1', 'b2']) await send(bob, toBot(bot.bot_id), text)
   await waitFor(async () => (back.accepted().length >= 2 ? true : undefined), { timeoutMs: 5000, message: "Bob's chat is delivered" })
-  assert.deepEqual(back.accepted().map((r) => r.json.message.text), ['b1', 'b2'])
+  assert.deepEqual(
+    back.accepted().map((r) => r.json.message.text),
+    ['b1', 'b2'],
+  )
   back.answerWith(() => 200)
   await waitFor(async () => (back.accepted().length >= 5 ? true : undefined), { timeoutMs: 10_000, message: "Ann's chat is delivered" })
   await sleep(300)
-  assert.deepEqual(back.accepted().filter((r) => r.json.message.text.startsWith('a')).map((r) => r.json.message.text), ['a1', 'a2', 'a3'])
+  assert.deepEqual(
+    back
+      .accepted()
+      .filter((r) => r.json.message.text.startsWith('a'))
+      .map((r) => r.json.message.text),
+    ['a1', 'a2', 'a3'],
+  )
   assert.equal(back.accepted().length, 5)
 })
 
@@ -281,7 +353,10 @@ test('redeliver queues a copy of a delivered delivery; a pending one is 409, an 
   const receiver = await startReceiver()
   await setHook(owner, bot.bot_id, { url: receiver.url })
   const { delivery_id: id } = (await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, { data: { chat_id: 5, v: 'x' } })).body.data
-  await waitFor(async () => ((await deliveries(owner, bot.bot_id)).items[0]?.status === 'delivered' ? true : undefined), { timeoutMs: 5000, message: 'delivered' })
+  await waitFor(async () => ((await deliveries(owner, bot.bot_id)).items[0]?.status === 'delivered' ? true : undefined), {
+    timeoutMs: 5000,
+    message: 'delivered',
+  })
 
   const again = await owner.api.post(`/api/bots/${bot.bot_id}/deliveries/${id}/redeliver`)
   assert.equal(again.status, 200, again.text)
@@ -291,7 +366,10 @@ test('redeliver queues a copy of a delivered delivery; a pending one is 409, an 
   assert.equal(receiver.received[1].body, receiver.received[0].body)
   assert.equal(receiver.received[1].headers['webhook-id'], `msg_${copyId}`)
   const log = await deliveries(owner, bot.bot_id)
-  assert.deepEqual(log.items.map((d) => d.id), [copyId, id])
+  assert.deepEqual(
+    log.items.map((d) => d.id),
+    [copyId, id],
+  )
   assert.equal(log.items.find((d) => d.id === id).attempts, 1, 'the original keeps its history')
 
   receiver.answerWith(() => 500)
@@ -335,8 +413,14 @@ test('the delivery log pages newest first', async () => {
   const page1 = await deliveries(owner, bot.bot_id, { per_page: 2, page: 1 })
   const page3 = await deliveries(owner, bot.bot_id, { per_page: 2, page: 3 })
   assert.equal(page1.total, 5)
-  assert.deepEqual(page1.items.map((d) => d.id), [ids[4], ids[3]])
-  assert.deepEqual(page3.items.map((d) => d.id), [ids[0]])
+  assert.deepEqual(
+    page1.items.map((d) => d.id),
+    [ids[4], ids[3]],
+  )
+  assert.deepEqual(
+    page3.items.map((d) => d.id),
+    [ids[0]],
+  )
 })
 
 test('private, loopback and link-local destinations are refused without WEBHOOK_ALLOW_PRIVATE, at set time and at delivery time', async () => {
@@ -345,8 +429,19 @@ test('private, loopback and link-local destinations are refused without WEBHOOK_
   const owner = await strict.registerUser()
   const bot = await registerBot(owner, strict)
   const receiver = await startReceiver()
-  for (const url of [receiver.url, 'http://localhost:9/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest', 'http://[::1]:9/x', 'http://192.168.1.1/x',
-    'http://[::127.0.0.1]:9/x', 'http://[::7f00:1]:9/x', 'http://[::ffff:0:127.0.0.1]:9/x', 'http://[64:ff9b:1::7f00:1]:9/x', 'http://[2002:7f00:1::]:9/x']) {
+  for (const url of [
+    receiver.url,
+    'http://localhost:9/x',
+    'http://10.1.2.3/x',
+    'http://169.254.169.254/latest',
+    'http://[::1]:9/x',
+    'http://192.168.1.1/x',
+    'http://[::127.0.0.1]:9/x',
+    'http://[::7f00:1]:9/x',
+    'http://[::ffff:0:127.0.0.1]:9/x',
+    'http://[64:ff9b:1::7f00:1]:9/x',
+    'http://[2002:7f00:1::]:9/x',
+  ]) {
     const res = await owner.api.post(`/api/bots/${bot.bot_id}/webhook`, { url })
     assert.equal(res.status, 400, `${url}: ${res.text}`)
     assert.match(res.body.error.message, /private, loopback or link-local/)
@@ -358,19 +453,33 @@ test('private, loopback and link-local destinations are refused without WEBHOOK_
 
   // a webhook whose address turned private after it was set (DNS rebinding): the attempt is refused
   const now = Date.now()
-  await strict.ctx.db.insertInto('bot_webhooks').values({
-    bot_id: bot.bot_id, url: receiver.url, secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`, secret_token: null, is_active: 1,
-    verified_at: null, last_error_at: null, last_error_message: null, created_at: now, updated_at: now,
-  }).execute()
+  await strict.ctx.db
+    .insertInto('bot_webhooks')
+    .values({
+      bot_id: bot.bot_id,
+      url: receiver.url,
+      secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+      secret_token: null,
+      is_active: 1,
+      verified_at: null,
+      last_error_at: null,
+      last_error_message: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute()
   const sent = await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, { data: 'to a private address' })
   assert.equal(sent.status, 200, sent.text)
-  const refused = await waitFor(async () => {
-    const [row] = (await (async () => {
-      const res = await owner.api.get(`/api/bots/${bot.bot_id}/deliveries`)
-      return res.body.items as any[]
-    })())
-    return row && row.attempts >= 2 ? row : undefined
-  }, { timeoutMs: 5000, message: 'the attempts are refused' })
+  const refused = await waitFor(
+    async () => {
+      const [row] = await (async () => {
+        const res = await owner.api.get(`/api/bots/${bot.bot_id}/deliveries`)
+        return res.body.items as any[]
+      })()
+      return row && row.attempts >= 2 ? row : undefined
+    },
+    { timeoutMs: 5000, message: 'the attempts are refused' },
+  )
   assert.equal(refused.status, 'pending')
   assert.match(refused.last_error, /refused: .*private, loopback or link-local/)
   assert.equal(receiver.received.length, 0, 'nothing reached the private address')
@@ -381,7 +490,10 @@ test('private, loopback and link-local destinations are refused without WEBHOOK_
   await setHook(owner2, bot2.bot_id, { url: receiver.url })
   await owner2.api.post(`/api/bots/${bot2.bot_id}/webhook/send`, { data: 'allowed' })
   await waitFor(async () => (receiver.received.length ? true : undefined), { timeoutMs: 5000, message: 'the allowed delivery arrives' })
-  assert.deepEqual(receiver.received.map((r) => r.json.data), ['allowed'])
+  assert.deepEqual(
+    receiver.received.map((r) => r.json.data),
+    ['allowed'],
+  )
 })
 
 test('https is required with WEBHOOK_REQUIRE_HTTPS (NODE_ENV=production); http is allowed otherwise', async () => {
@@ -410,10 +522,13 @@ test('a delivery still failing when its retry time is over is marked failed, and
   await setHook(owner, bot.bot_id, { url: receiver.url })
   const { delivery_id: doomed } = (await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, { data: 'doomed' })).body.data
   const { delivery_id: next } = (await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, { data: 'next' })).body.data
-  const log = await waitFor(async () => {
-    const items = (await deliveries(owner, bot.bot_id)).items
-    return items.every((d) => d.status !== 'pending') ? items : undefined
-  }, { timeoutMs: 8000, intervalMs: 100, message: 'both settle' })
+  const log = await waitFor(
+    async () => {
+      const items = (await deliveries(owner, bot.bot_id)).items
+      return items.every((d) => d.status !== 'pending') ? items : undefined
+    },
+    { timeoutMs: 8000, intervalMs: 100, message: 'both settle' },
+  )
   const byId = new Map(log.map((d) => [d.id, d]))
   assert.equal(byId.get(doomed).status, 'failed')
   assert.equal(byId.get(doomed).last_status_code, 503)
@@ -436,12 +551,18 @@ test('the queue survives a restart: a delivery pending when the server stops goe
   const second = await first.restart()
   after(() => second.close())
   receiver.answerWith(() => 200)
-  await waitFor(async () => (receiver.accepted().length ? true : undefined), { timeoutMs: 8000, message: 'delivered by the restarted server' })
+  await waitFor(async () => (receiver.accepted().length ? true : undefined), {
+    timeoutMs: 8000,
+    message: 'delivered by the restarted server',
+  })
   // the receiver's 200 is in before the server has recorded it: wait for the row to settle
-  const rows = await waitFor(async () => {
-    const found = await second.ctx.db.selectFrom('bot_webhook_deliveries').selectAll().where('bot_id', '=', bot.bot_id).execute()
-    return found.some((row) => row.status === 'pending') ? undefined : found
-  }, { timeoutMs: 5000, message: 'the delivery recorded' })
+  const rows = await waitFor(
+    async () => {
+      const found = await second.ctx.db.selectFrom('bot_webhook_deliveries').selectAll().where('bot_id', '=', bot.bot_id).execute()
+      return found.some((row) => row.status === 'pending') ? undefined : found
+    },
+    { timeoutMs: 5000, message: 'the delivery recorded' },
+  )
   assert.equal(rows.length, 1)
   assert.equal(rows[0].status, 'delivered')
   assert.ok(rows[0].attempts >= 2)
@@ -463,17 +584,23 @@ test('an attempt times out after 5 s, and a redirect is not followed: both are f
   })
   listener.listen(0, '127.0.0.1')
   await once(listener, 'listening')
-  after(() => new Promise<void>((resolve) => {
-    listener.closeAllConnections()
-    listener.close(() => resolve())
-  }))
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        listener.closeAllConnections()
+        listener.close(() => resolve())
+      }),
+  )
   await setHook(owner, bot.bot_id, { url: `http://127.0.0.1:${(listener.address() as AddressInfo).port}/slow` })
   const started = Date.now()
   await owner.api.post(`/api/bots/${bot.bot_id}/webhook/send`, { data: 'slow' })
-  const timedOut = await waitFor(async () => {
-    const [row] = (await deliveries(owner, bot.bot_id)).items
-    return row?.attempts >= 1 ? row : undefined
-  }, { timeoutMs: 10_000, intervalMs: 100, message: 'the first attempt times out' })
+  const timedOut = await waitFor(
+    async () => {
+      const [row] = (await deliveries(owner, bot.bot_id)).items
+      return row?.attempts >= 1 ? row : undefined
+    },
+    { timeoutMs: 10_000, intervalMs: 100, message: 'the first attempt times out' },
+  )
   const took = Date.now() - started
   assert.ok(took >= 5000 && took < 9000, `timed out after ${took} ms`)
   assert.equal(timedOut.status, 'pending')
@@ -481,20 +608,26 @@ test('an attempt times out after 5 s, and a redirect is not followed: both are f
   assert.match(timedOut.last_error, /no answer within 5 s/)
 
   mode = 'redirect'
-  const redirected = await waitFor(async () => {
-    const [row] = (await deliveries(owner, bot.bot_id)).items
-    return row?.last_status_code === 307 ? row : undefined
-  }, { timeoutMs: 10_000, intervalMs: 50, message: 'an attempt gets the redirect' })
+  const redirected = await waitFor(
+    async () => {
+      const [row] = (await deliveries(owner, bot.bot_id)).items
+      return row?.last_status_code === 307 ? row : undefined
+    },
+    { timeoutMs: 10_000, intervalMs: 50, message: 'an attempt gets the redirect' },
+  )
   assert.equal(redirected.status, 'pending')
   assert.match(redirected.last_error, /redirect \(307\) not followed/)
   assert.equal(target.received.length, 0, 'the redirect target got nothing')
 
   // positive control: the same delivery goes through once the receiver answers
   mode = 'ok'
-  const done = await waitFor(async () => {
-    const [row] = (await deliveries(owner, bot.bot_id)).items
-    return row?.status === 'delivered' ? row : undefined
-  }, { timeoutMs: 10_000, intervalMs: 50, message: 'delivered at last' })
+  const done = await waitFor(
+    async () => {
+      const [row] = (await deliveries(owner, bot.bot_id)).items
+      return row?.status === 'delivered' ? row : undefined
+    },
+    { timeoutMs: 10_000, intervalMs: 50, message: 'delivered at last' },
+  )
   assert.equal(done.last_status_code, 200)
   assert.ok(done.attempts >= 3)
   for (const response of hung) response.destroy()

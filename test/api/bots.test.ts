@@ -23,7 +23,12 @@ const getMe = (token: string) => server.api.post(`/bot${token}/getMe`, {})
 test('registering a bot answers its id and a token <bot_id>:<secret> once; the bot is a user marked is_bot', async () => {
   const owner = await server.registerUser()
   const username = botName()
-  const res = await owner.api.post('/api/bots/register', { name: 'Weather', username, description: 'Tells the weather', allowed_commands: ['start', 'help'] })
+  const res = await owner.api.post('/api/bots/register', {
+    name: 'Weather',
+    username,
+    description: 'Tells the weather',
+    allowed_commands: ['start', 'help'],
+  })
   assert.equal(res.status, 200, res.text)
   const bot = res.body.data
   assert.equal(bot.username, username)
@@ -43,8 +48,10 @@ test('registering a bot answers its id and a token <bot_id>:<secret> once; the b
   // the token works on the Bot API
   const me = await getMe(bot.token)
   assert.equal(me.status, 200, me.text)
-  assert.deepEqual({ id: me.body.result.id, is_bot: me.body.result.is_bot, username: me.body.result.username, first_name: me.body.result.first_name },
-    { id: bot.bot_id, is_bot: true, username, first_name: 'Weather' })
+  assert.deepEqual(
+    { id: me.body.result.id, is_bot: me.body.result.is_bot, username: me.body.result.username, first_name: me.body.result.first_name },
+    { id: bot.bot_id, is_bot: true, username, first_name: 'Weather' },
+  )
 })
 
 test('the token is stored only as its SHA-256, and is never shown again', async () => {
@@ -82,7 +89,10 @@ test('a username must be 5–32 letters, digits or underscores ending in "bot", 
   }
   // positive controls: the shortest, the longest, and any case of "bot"
   for (const username of ['ab' + 'bot', `${'x'.repeat(29)}bot`, `${uniqueName('c').slice(0, 10)}_BoT`]) {
-    const res = await owner.api.post('/api/bots/register', { name: 'X', username: username === 'abbot' ? `${uniqueName('q').slice(0, 2)}bot` : username })
+    const res = await owner.api.post('/api/bots/register', {
+      name: 'X',
+      username: username === 'abbot' ? `${uniqueName('q').slice(0, 2)}bot` : username,
+    })
     assert.equal(res.status, 200, `${username}: ${res.text}`)
   }
   // taken by a person, by another bot (in any case), or reserved
@@ -115,16 +125,28 @@ test('register refuses a bad body: no name, unknown fields are dropped, bad comm
     assert.equal(res.status, 400, `${JSON.stringify(body).slice(0, 80)}: ${res.text}`)
     assert.equal(res.body.error.code, 'validation_error')
   }
-  const ok = await owner.api.post('/api/bots/register', { name: 'X', username: botName(), allowed_commands: ['start', 'a'.repeat(32)], is_admin: 1 })
+  const ok = await owner.api.post('/api/bots/register', {
+    name: 'X',
+    username: botName(),
+    allowed_commands: ['start', 'a'.repeat(32)],
+    is_admin: 1,
+  })
   assert.equal(ok.status, 200, ok.text)
 })
 
 test('/api/bots needs a session: 401 without one, and a bot token is not a session', async () => {
   const owner = await server.registerUser()
   const bot = await registerBot(owner)
-  for (const [method, path] of [['POST', '/api/bots/register'], ['GET', '/api/bots/me'], ['POST', `/api/bots/${bot.bot_id}/token`], ['POST', `/api/bots/${bot.bot_id}/command`]] as const) {
+  for (const [method, path] of [
+    ['POST', '/api/bots/register'],
+    ['GET', '/api/bots/me'],
+    ['POST', `/api/bots/${bot.bot_id}/token`],
+    ['POST', `/api/bots/${bot.bot_id}/command`],
+  ] as const) {
     for (const token of [null, bot.token, 'junk']) {
-      const res = await server.api.as(token).request(method, path, method === 'POST' ? { name: 'X', username: botName(), command: 'x', description: 'y' } : undefined)
+      const res = await server.api
+        .as(token)
+        .request(method, path, method === 'POST' ? { name: 'X', username: botName(), command: 'x', description: 'y' } : undefined)
       assert.equal(res.status, 401, `${method} ${path} with ${token ? 'a token' : 'none'}: ${res.text}`)
       assert.equal(res.body.error.code, 'unauthorized')
     }
@@ -170,7 +192,9 @@ test('an owner has at most 20 bots: the 21st is refused with 409 and a clear mes
 
 test('the cap holds under concurrency: of 25 registrations at once, exactly 20 succeed', async () => {
   const owner = await server.registerUser()
-  const results = await Promise.all(Array.from({ length: 25 }, () => owner.api.post('/api/bots/register', { name: 'Racer', username: botName() })))
+  const results = await Promise.all(
+    Array.from({ length: 25 }, () => owner.api.post('/api/bots/register', { name: 'Racer', username: botName() })),
+  )
   const statuses = results.map((r) => r.status).sort()
   assert.deepEqual(statuses, [...Array(20).fill(200), ...Array(5).fill(409)])
   assert.equal((await owner.api.get('/api/bots/me')).body.items.length, 20)
@@ -183,7 +207,10 @@ test('GET /api/bots/me lists only my bots', async () => {
   await registerBot(bob)
   const res = await alice.api.get('/api/bots/me')
   assert.equal(res.status, 200)
-  assert.deepEqual(res.body.items.map((b: any) => b.bot_id), [a1.bot_id, a2.bot_id])
+  assert.deepEqual(
+    res.body.items.map((b: any) => b.bot_id),
+    [a1.bot_id, a2.bot_id],
+  )
   const none = await (await server.registerUser()).api.get('/api/bots/me')
   assert.deepEqual(none.body.items, [])
 })
@@ -191,7 +218,11 @@ test('GET /api/bots/me lists only my bots', async () => {
 test('commands: the owner defines and updates one; others and bad names are refused', async () => {
   const [owner, other] = [await server.registerUser(), await server.registerUser()]
   const bot = await registerBot(owner)
-  const res = await owner.api.post(`/api/bots/${bot.bot_id}/command`, { command: 'weather', description: 'The weather now', handler: 'https://example.com/h' })
+  const res = await owner.api.post(`/api/bots/${bot.bot_id}/command`, {
+    command: 'weather',
+    description: 'The weather now',
+    handler: 'https://example.com/h',
+  })
   assert.equal(res.status, 200, res.text)
   assert.equal(res.body.data.command, 'weather')
   assert.equal(res.body.data.description, 'The weather now')

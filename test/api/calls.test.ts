@@ -36,7 +36,8 @@ test('a call rings, is answered and ends: both parties see every step, on every 
   const started = await call(ann, bob, { call_type: 'video' })
   assert.deepEqual([started.caller_id, started.receiver_id, started.status, started.call_type], [ann.id, bob.id, 'ringing', 'video'])
   assert.equal(started.caller.username, ann.username)
-  for (const socket of [annPhone, bobPhone, bobLaptop]) assert.equal((await socket.next('call.incoming')).data.call.call_id, started.call_id)
+  for (const socket of [annPhone, bobPhone, bobLaptop])
+    assert.equal((await socket.next('call.incoming')).data.call.call_id, started.call_id)
 
   assertError(await act(ann, started.call_id, 'answer'), 403, 'forbidden', 'the caller does not answer')
   const answered = await act(bob, started.call_id, 'answer')
@@ -56,7 +57,15 @@ test('a call rings, is answered and ends: both parties see every step, on every 
 
   const [annItem] = await historyOf(ann)
   assert.deepEqual(
-    [annItem.call_id, annItem.direction, annItem.status, annItem.duration_seconds, annItem.call_type, annItem.peer.user_id, annItem.peer.username],
+    [
+      annItem.call_id,
+      annItem.direction,
+      annItem.status,
+      annItem.duration_seconds,
+      annItem.call_type,
+      annItem.peer.user_id,
+      annItem.peer.username,
+    ],
     [started.call_id, 'outgoing', 'ended', 42, 'video', bob.id, bob.username],
   )
   assert.match(annItem.ended_at, ISO)
@@ -99,7 +108,7 @@ test('busy: nobody can call someone in a call, nor call while in one; free again
   assert.equal((await call(cid, bob)).status, 'ringing', 'free again')
 })
 
-test('refusals: blocked, yourself, unknown or banned users, bad bodies, other people\'s calls, anonymous', async () => {
+test("refusals: blocked, yourself, unknown or banned users, bad bodies, other people's calls, anonymous", async () => {
   const [ann, bob, eve] = await registerUsers(server, 3)
   assert.equal((await bob.api.post(`${V2}/block`, { user_id: ann.id })).status, 200)
   assertError(await ann.api.post(`${V2}/calls/start`, { receiver_id: bob.id }), 403, 'blocked')

@@ -20,17 +20,67 @@ const users = (n: number) => registerUsers(server, n)
 const connect = (user: TestUser) => TestSocket.connect(server.url, user.token)
 
 const CREATE_KEYS = [
-  'avatar_url', 'channel_id', 'chat_seq', 'created_at', 'description', 'discussion_group_id', 'invite_link', 'is_public',
-  'is_verified', 'my_role', 'name', 'owner_id', 'owner_username', 'subscriber_count',
+  'avatar_url',
+  'channel_id',
+  'chat_seq',
+  'created_at',
+  'description',
+  'discussion_group_id',
+  'invite_link',
+  'is_public',
+  'is_verified',
+  'my_role',
+  'name',
+  'owner_id',
+  'owner_username',
+  'subscriber_count',
 ]
 const FULL_KEYS = [...CREATE_KEYS, 'admins', 'is_subscribed'].sort()
 const MESSAGE_KEYS = [
-  'chat_id', 'client_message_id', 'content', 'delivered_at', 'edited_at', 'emoji', 'emoji_count', 'emoji_file', 'emoji_size',
-  'emoji_url', 'encrypted_content', 'encryption_key_id', 'external_message_id', 'file_path', 'file_type', 'file_url', 'forwarded_from',
-  'is_encrypted', 'is_from_external', 'is_read', 'message_id', 'poll_id', 'reactions', 'read_at', 'receiver_id', 'reply_to_id', 'sender_avatar_url',
-  'sender_id', 'sender_username', 'timestamp', 'topic_id',
+  'chat_id',
+  'client_message_id',
+  'content',
+  'delivered_at',
+  'edited_at',
+  'emoji',
+  'emoji_count',
+  'emoji_file',
+  'emoji_size',
+  'emoji_url',
+  'encrypted_content',
+  'encryption_key_id',
+  'external_message_id',
+  'file_path',
+  'file_type',
+  'file_url',
+  'forwarded_from',
+  'is_encrypted',
+  'is_from_external',
+  'is_read',
+  'message_id',
+  'poll_id',
+  'reactions',
+  'read_at',
+  'receiver_id',
+  'reply_to_id',
+  'sender_avatar_url',
+  'sender_id',
+  'sender_username',
+  'timestamp',
+  'topic_id',
 ]
-const PEER_KEYS = ['avatar_url', 'bot_webapp_url', 'display_name', 'is_bot', 'is_online', 'is_premium', 'last_seen', 'status_emoji', 'user_id', 'username']
+const PEER_KEYS = [
+  'avatar_url',
+  'bot_webapp_url',
+  'display_name',
+  'is_bot',
+  'is_online',
+  'is_premium',
+  'last_seen',
+  'status_emoji',
+  'user_id',
+  'username',
+]
 const CHANNEL_LINK = /^https?:\/\/[^/]+\/channel\/[A-Za-z0-9_-]{16,}$/
 
 function ok(res: Response) {
@@ -38,7 +88,8 @@ function ok(res: Response) {
   assert.equal(res.body.success, true)
   return res.body.data ?? res.body
 }
-const createChannel = (owner: TestUser, body: Record<string, unknown> = {}) => channel(owner, { title: 'News', description: 'daily news', ...body })
+const createChannel = (owner: TestUser, body: Record<string, unknown> = {}) =>
+  channel(owner, { title: 'News', description: 'daily news', ...body })
 const getChannel = async (user: TestUser, id: number) => ok(await user.api.get(`${V2}/channels/${id}`))
 const subscribe = async (user: TestUser, body: Record<string, unknown>) => ok(await user.api.post(`${V2}/channels/subscribe`, body))
 const publish = async (user: TestUser, channelId: number, content: string) =>
@@ -127,7 +178,14 @@ test('GET channels/{id} and channels/info: the full shape, admins owner first, i
   const moved = await getChannel(outsider, channel.channel_id)
   assert.equal(moved.owner_id, subscriber.id)
   assert.equal(moved.owner_username, subscriber.username)
-  assert.deepEqual(moved.admins.map((a: any) => [a.user_id, a.role]), [[subscriber.id, 'owner'], [owner.id, 'admin'], [admin.id, 'admin']])
+  assert.deepEqual(
+    moved.admins.map((a: any) => [a.user_id, a.role]),
+    [
+      [subscriber.id, 'owner'],
+      [owner.id, 'admin'],
+      [admin.id, 'admin'],
+    ],
+  )
 })
 
 test('a private channel: invite link only for owner and admins; invisible (404) to outsiders', async () => {
@@ -228,7 +286,8 @@ test('group endpoints refuse a channel id and channel endpoints a group id (404)
     await owner.api.post(`${V2}/channels/set-title`, { channel_id: gid, title: 'hijacked' }),
     await owner.api.get(`${V2}/channels/subscribers`, { query: { channel_id: gid } }),
     await owner.api.post(`${V2}/channels/unsubscribe`, { channel_id: gid }),
-  ]) assertError(res, 404, 'not_found')
+  ])
+    assertError(res, 404, 'not_found')
   const after = await getChannel(owner, cid)
   assert.equal(after.name, 'News')
   assert.equal(after.subscriber_count, 2)
@@ -251,13 +310,22 @@ test('subscribers: pages in join order with roles; total is the subscriber count
   assert.equal(page1.page, 1)
   assert.equal(page1.per_page, 4)
   assert.equal(page1.pages, 2)
-  assert.deepEqual(page1.items.map((s: any) => [s.user_id, s.role]), [
-    [owner.id, 'owner'], [rest[0].id, 'subscriber'], [rest[1].id, 'subscriber'], [rest[2].id, 'admin'],
-  ])
+  assert.deepEqual(
+    page1.items.map((s: any) => [s.user_id, s.role]),
+    [
+      [owner.id, 'owner'],
+      [rest[0].id, 'subscriber'],
+      [rest[1].id, 'subscriber'],
+      [rest[2].id, 'admin'],
+    ],
+  )
   assert.deepEqual(Object.keys(page1.items[0]).sort(), [...PEER_KEYS, 'joined_at', 'role'].sort())
   assert.match(page1.items[1].joined_at, ISO)
   const page2 = await subscribers(rest[4], channel.channel_id, { per_page: 4, page: 2 })
-  assert.deepEqual(page2.items.map((s: any) => s.user_id), [rest[3].id, rest[4].id])
+  assert.deepEqual(
+    page2.items.map((s: any) => s.user_id),
+    [rest[3].id, rest[4].id],
+  )
   const page3 = await subscribers(rest[4], channel.channel_id, { per_page: 4, page: 3 })
   assert.deepEqual(page3.items, [])
 
@@ -265,7 +333,10 @@ test('subscribers: pages in join order with roles; total is the subscriber count
   ok(await owner.api.post(`${V2}/channels/remove-subscriber`, { channel_id: channel.channel_id, user_id: rest[3].id }))
   const again = await subscribers(owner, channel.channel_id, { per_page: 4 })
   assert.equal(again.total, 4)
-  assert.deepEqual(again.items.map((s: any) => s.user_id), [owner.id, rest[0].id, rest[2].id, rest[4].id])
+  assert.deepEqual(
+    again.items.map((s: any) => s.user_id),
+    [owner.id, rest[0].id, rest[2].id, rest[4].id],
+  )
   assert.equal((await getChannel(owner, channel.channel_id)).subscriber_count, 4)
 })
 
@@ -309,7 +380,10 @@ test('posts by the owner and an admin reach subscribers over the WebSocket as ch
   const refused = await s1.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'let me speak' })
   assertError(refused, 403, 'forbidden')
   assert.deepEqual(await s2Ws.drain('message.new', 250), [], 'nothing reached anyone')
-  assert.deepEqual((await history(s2, channel.channel_id)).map((m) => m.content), ['admin post', 'first post'])
+  assert.deepEqual(
+    (await history(s2, channel.channel_id)).map((m) => m.content),
+    ['admin post', 'first post'],
+  )
   await ownerWs.drain('message.new', 0)
 })
 
@@ -318,9 +392,17 @@ test('a subscriber cannot get a post in sideways: forwards and scheduled sends a
   const channel = await createChannel(owner)
   await subscribe(s1, { channel_id: channel.channel_id })
   const personal = ok(await s1.api.post(`${V2}/messages/send`, { receiver_id: friend.id, content: 'forward me' }))
-  assertError(await s1.api.post(`${V2}/messages/forward`, { message_id: personal.message_id, target_chat_id: channel.channel_id }), 403, 'forbidden')
+  assertError(
+    await s1.api.post(`${V2}/messages/forward`, { message_id: personal.message_id, target_chat_id: channel.channel_id }),
+    403,
+    'forbidden',
+  )
   const later = new Date(Date.now() + 3600_000).toISOString()
-  assertError(await s1.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'later', scheduled_at: later }), 403, 'forbidden')
+  assertError(
+    await s1.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'later', scheduled_at: later }),
+    403,
+    'forbidden',
+  )
   assert.deepEqual(await history(owner, channel.channel_id), [])
 })
 
@@ -330,7 +412,9 @@ test("an admin's scheduled post is dropped when they are no longer an admin at d
   await subscribe(admin, { channel_id: channel.channel_id })
   ok(await owner.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: admin.id }))
   const later = new Date(Date.now() + 3600_000).toISOString()
-  const pending = ok(await admin.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'scheduled', scheduled_at: later }))
+  const pending = ok(
+    await admin.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'scheduled', scheduled_at: later }),
+  )
   ok(await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channel.channel_id, user_id: admin.id }))
   const now = await admin.api.post(`${V2}/messages/${pending.scheduled_id}/scheduled`, { scheduled_at: null })
   assert.notEqual(now.status, 200, 'not delivered')
@@ -367,7 +451,10 @@ test('posts are in history with the V2 message shape and the reactions map; subs
   assert.deepEqual(item.reactions, { '🔥': 2 })
   // an outsider reads a public channel's history too
   const [outsider] = await users(1)
-  assert.deepEqual((await history(outsider, channel.channel_id)).map((m) => m.message_id), [post.message_id])
+  assert.deepEqual(
+    (await history(outsider, channel.channel_id)).map((m) => m.message_id),
+    [post.message_id],
+  )
 
   ok(await s1.api.post(`${V2}/messages/${post.message_id}/reaction`, { emoji: null }))
   assert.deepEqual((await history(owner, channel.channel_id))[0].reactions, { '🔥': 1 })
@@ -451,7 +538,9 @@ test('verify: a platform admin marks the channel verified, with a ModLog row; ot
   const channel = await createChannel(owner)
   await subscribe(subscriber, { channel_id: channel.channel_id })
   const modlog = async () =>
-    (ok(await platformAdmin.api.get('/api/admin/modlog', { query: { per_page: 100 } })).items as any[]).filter((r) => r.target_id === channel.channel_id)
+    (ok(await platformAdmin.api.get('/api/admin/modlog', { query: { per_page: 100 } })).items as any[]).filter(
+      (r) => r.target_id === channel.channel_id,
+    )
 
   assertError(await owner.api.post(`${V2}/channels/verify`, { channel_id: channel.channel_id }), 403, 'forbidden')
   assert.deepEqual(await modlog(), [])
@@ -487,7 +576,10 @@ test('add-admin / remove-admin: an added admin posts and is listed; a removed on
 
   const added = ok(await owner.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: editor.id }))
   assert.deepEqual(added, { chat_id: channel.channel_id, user_id: editor.id, role: 'admin' })
-  assert.deepEqual((await getChannel(owner, channel.channel_id)).admins.map((a: any) => a.user_id), [owner.id, editor.id])
+  assert.deepEqual(
+    (await getChannel(owner, channel.channel_id)).admins.map((a: any) => a.user_id),
+    [owner.id, editor.id],
+  )
   assert.equal((await getChannel(editor, channel.channel_id)).my_role, 'admin')
   const post = await publish(editor, channel.channel_id, 'editor post')
   assert.equal(post.sender_id, editor.id)
@@ -497,10 +589,16 @@ test('add-admin / remove-admin: an added admin posts and is listed; a removed on
   const removed = ok(await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channel.channel_id, user_id: editor.id }))
   assert.deepEqual(removed, { chat_id: channel.channel_id, user_id: editor.id, role: 'subscriber' })
   assertError(await editor.api.post(`${V2}/messages/send`, { chat_id: channel.channel_id, content: 'still here?' }), 403, 'forbidden')
-  assert.deepEqual((await getChannel(owner, channel.channel_id)).admins.map((a: any) => a.user_id), [owner.id])
+  assert.deepEqual(
+    (await getChannel(owner, channel.channel_id)).admins.map((a: any) => a.user_id),
+    [owner.id],
+  )
   assert.equal((await getChannel(editor, channel.channel_id)).my_role, 'subscriber')
   assertError(await owner.api.post(`${V2}/channels/remove-admin`, { channel_id: channel.channel_id, user_id: editor.id }), 409, 'conflict')
-  assert.deepEqual((await history(owner, channel.channel_id)).map((m) => m.content), ['editor post'])
+  assert.deepEqual(
+    (await history(owner, channel.channel_id)).map((m) => m.content),
+    ['editor post'],
+  )
 })
 
 test('channel edits and role changes reach subscribers as chat.updated; the Channel shape follows', async () => {
@@ -517,7 +615,9 @@ test('channel edits and role changes reach subscribers as chat.updated; the Chan
   ok(await owner.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: editor.id }))
   frame = await ws.next('chat.updated')
   assert.deepEqual(frame.data, { chat_id: channel.channel_id, user_id: editor.id, role: 'admin' })
-  const described = ok(await editor.api.post(`${V2}/channels/set-description`, { channel_id: channel.channel_id, description: 'by the editor' }))
+  const described = ok(
+    await editor.api.post(`${V2}/channels/set-description`, { channel_id: channel.channel_id, description: 'by the editor' }),
+  )
   assert.equal(described.description, 'by the editor')
   assert.deepEqual((await ws.next('chat.updated')).data, { chat_id: channel.channel_id, description: 'by the editor' })
   const cleared = ok(await editor.api.post(`${V2}/channels/set-avatar`, { channel_id: channel.channel_id, avatar: null }))
@@ -532,7 +632,11 @@ test("revoking needs the link's own channel: another channel's id does not reach
   const [owner, stranger, joiner] = await users(3)
   const mine = await createChannel(owner)
   const theirs = await createChannel(stranger, { is_public: false })
-  assertError(await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: mine.channel_id, code: theirs.invite_link }), 404, 'not_found')
+  assertError(
+    await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: mine.channel_id, code: theirs.invite_link }),
+    404,
+    'not_found',
+  )
   const joined = await subscribe(joiner, { code: theirs.invite_link })
   assert.equal(joined.channel_id, theirs.channel_id, 'the link still works')
 })
@@ -574,7 +678,11 @@ test('bind-group / unbind-group: discussion_group_id in the Channel shape; bindi
   assert.equal(rebound.discussion_group_id, g2.group_id)
   // a channel is not a group: refused, and the binding stays
   const other = await createChannel(owner)
-  assertError(await owner.api.post(`${V2}/channels/bind-group`, { channel_id: channel.channel_id, group_id: other.channel_id }), 404, 'not_found')
+  assertError(
+    await owner.api.post(`${V2}/channels/bind-group`, { channel_id: channel.channel_id, group_id: other.channel_id }),
+    404,
+    'not_found',
+  )
   assertError(await owner.api.post(`${V2}/channels/bind-group`, { channel_id: channel.channel_id, group_id: 999999999 }), 404, 'not_found')
   assert.equal((await getChannel(owner, channel.channel_id)).discussion_group_id, g2.group_id)
 
@@ -599,7 +707,16 @@ test('channel invite links: {base}/channel/<code>, usage limit, a 409 does not t
   const [owner, a, b, c, d] = await users(5)
   const channel = await createChannel(owner, { is_public: false })
   const link = ok(await owner.api.post(`${V2}/channels/invite-link/create`, { channel_id: channel.channel_id, usage_limit: 1 }))
-  assert.deepEqual(Object.keys(link).sort(), ['code', 'created_at', 'expires_at', 'invite_link', 'is_primary', 'is_revoked', 'usage_limit', 'uses'])
+  assert.deepEqual(Object.keys(link).sort(), [
+    'code',
+    'created_at',
+    'expires_at',
+    'invite_link',
+    'is_primary',
+    'is_revoked',
+    'usage_limit',
+    'uses',
+  ])
   assert.match(link.invite_link, CHANNEL_LINK)
   assert.ok(link.invite_link.endsWith(`/channel/${link.code}`))
   assert.equal(link.usage_limit, 1)
@@ -616,7 +733,9 @@ test('channel invite links: {base}/channel/<code>, usage limit, a 409 does not t
   assertError(exhausted, 403, 'forbidden')
   assert.match(exhausted.body.error.message, /limit/)
 
-  const revoked = ok(await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: channel.channel_id, code: channel.invite_link }))
+  const revoked = ok(
+    await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: channel.channel_id, code: channel.invite_link }),
+  )
   assert.equal(revoked.is_revoked, true)
   assertError(await c.api.post(`${V2}/channels/subscribe`, { code: channel.invite_link }), 403, 'forbidden')
   const now = await getChannel(owner, channel.channel_id)
@@ -625,8 +744,16 @@ test('channel invite links: {base}/channel/<code>, usage limit, a 409 does not t
   await subscribe(c, { code: now.invite_link })
   assert.equal((await getChannel(owner, channel.channel_id)).subscriber_count, 4)
 
-  assertError(await owner.api.post(`${V2}/channels/invite-link/create`, { channel_id: channel.channel_id, expires_at: '2020-01-01T00:00:00Z' }), 400, 'validation_error')
-  assertError(await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: channel.channel_id, code: 'no-such-code' }), 404, 'not_found')
+  assertError(
+    await owner.api.post(`${V2}/channels/invite-link/create`, { channel_id: channel.channel_id, expires_at: '2020-01-01T00:00:00Z' }),
+    400,
+    'validation_error',
+  )
+  assertError(
+    await owner.api.post(`${V2}/channels/invite-link/revoke`, { channel_id: channel.channel_id, code: 'no-such-code' }),
+    404,
+    'not_found',
+  )
   assertError(await d.api.post(`${V2}/channels/subscribe`, { code: link.code }), 403, 'forbidden')
 })
 
@@ -675,21 +802,36 @@ test('catch-up after a reconnect: resume with the channel cursor, and GET chat/u
   const second = await connect(reader)
   second.send({ type: 'resume', chats: { [channel.channel_id]: p1.chat_seq } })
   const replayed: any[] = [await second.next('message.new'), await second.next('message.new'), await second.next('message.new')]
-  assert.deepEqual(replayed.map((f) => f.data.message.content), ['p2', 'p3', 'p4'])
-  assert.deepEqual(replayed.map((f) => f.chat_seq), [p1.chat_seq + 1, p1.chat_seq + 2, p1.chat_seq + 3])
+  assert.deepEqual(
+    replayed.map((f) => f.data.message.content),
+    ['p2', 'p3', 'p4'],
+  )
+  assert.deepEqual(
+    replayed.map((f) => f.chat_seq),
+    [p1.chat_seq + 1, p1.chat_seq + 2, p1.chat_seq + 3],
+  )
   assert.ok(replayed.every((f) => f.chat_id === channel.channel_id && !('seq' in f)))
   await publish(owner, channel.channel_id, 'p5')
   assert.equal((await second.next('message.new')).data.message.content, 'p5')
   assert.deepEqual(await second.drain('message.new', 200), [], 'nothing twice')
 
   const http = ok(await reader.api.get(`${V2}/chat/updates`, { query: { chat_id: channel.channel_id, since: p1.chat_seq } }))
-  assert.deepEqual(http.updates.map((u: any) => u.data.message.content), ['p2', 'p3', 'p4', 'p5'])
-  assert.deepEqual(http.updates.map((u: any) => u.chat_seq), [1, 2, 3, 4].map((n) => p1.chat_seq + n))
+  assert.deepEqual(
+    http.updates.map((u: any) => u.data.message.content),
+    ['p2', 'p3', 'p4', 'p5'],
+  )
+  assert.deepEqual(
+    http.updates.map((u: any) => u.chat_seq),
+    [1, 2, 3, 4].map((n) => p1.chat_seq + n),
+  )
   assert.ok(http.updates.every((u: any) => u.type === 'message.new' && u.chat_id === channel.channel_id))
   assert.equal(http.chat_seq, p1.chat_seq + 4)
   assert.equal(http.reset, false)
   const limited = ok(await reader.api.get(`${V2}/chat/updates`, { query: { chat_id: channel.channel_id, since: p1.chat_seq, limit: 2 } }))
-  assert.deepEqual(limited.updates.map((u: any) => u.data.message.content), ['p2', 'p3'])
+  assert.deepEqual(
+    limited.updates.map((u: any) => u.data.message.content),
+    ['p2', 'p3'],
+  )
   assert.equal((await getChannel(reader, channel.channel_id)).chat_seq, http.chat_seq)
 
   // the ready frame names the channel at its current position
@@ -709,7 +851,10 @@ test('a subscription made while offline: the own log carries the join with its c
   assert.equal(joined.data.user_id, reader.id)
   assert.equal(typeof joined.data.chat_seq, 'number')
   const missed = ok(await reader.api.get(`${V2}/chat/updates`, { query: { chat_id: channel.channel_id, since: joined.data.chat_seq } }))
-  assert.deepEqual(missed.updates.map((u: any) => u.data.message.content), ['q1', 'q2'])
+  assert.deepEqual(
+    missed.updates.map((u: any) => u.data.message.content),
+    ['q1', 'q2'],
+  )
 })
 
 test('removed while offline: the next ready frame no longer names the channel, and the own log says why', async () => {
@@ -730,7 +875,17 @@ test('removed while offline: the next ready frame no longer names the channel, a
 
 test('bad input: validation errors in the envelope; unknown properties are dropped; unknown channels are 404', async () => {
   const [owner, other] = await users(2)
-  for (const body of [{}, { title: '' }, { title: '   ' }, { title: 'x'.repeat(129) }, { title: 5 }, { title: 'ok', is_public: 'yes' }, { title: 'ok', description: 5 }, { title: 'ok', description: 'x'.repeat(256) }, { title: 'ok', avatar: 7 }]) {
+  for (const body of [
+    {},
+    { title: '' },
+    { title: '   ' },
+    { title: 'x'.repeat(129) },
+    { title: 5 },
+    { title: 'ok', is_public: 'yes' },
+    { title: 'ok', description: 5 },
+    { title: 'ok', description: 'x'.repeat(256) },
+    { title: 'ok', avatar: 7 },
+  ]) {
     assertError(await owner.api.post(`${V2}/channels/create`, body), 400, 'validation_error')
   }
   assertError(await owner.api.post(`${V2}/channels/create`, { title: 'ok', avatar: 'never/uploaded.png' }), 400, 'invalid_file')
@@ -795,7 +950,8 @@ test('without a session every channel route is 401', async () => {
     await server.api.post(`${V2}/channels/create`, { title: 'x' }),
     await server.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id }),
     await server.api.get(`${V2}/channels/subscribers`, { query: { channel_id: channel.channel_id } }),
-  ]) assertError(res, 401, 'unauthorized')
+  ])
+    assertError(res, 401, 'unauthorized')
 })
 
 test('channel invite links are listed for the owner and admins only, with their uses', async () => {

@@ -24,7 +24,8 @@ test('add, rename, list and remove a contact', async () => {
   assert.equal(contact.username, bob.username)
   assert.equal(contact.custom_name, null)
   assert.match(contact.added_at, ISO)
-  for (const field of ['display_name', 'avatar_url', 'is_online', 'last_seen', 'is_premium', 'status_emoji']) assert.ok(field in contact, field)
+  for (const field of ['display_name', 'avatar_url', 'is_online', 'last_seen', 'is_premium', 'status_emoji'])
+    assert.ok(field in contact, field)
 
   assertError(await me.api.post(`${V2}/contacts/add`, { user_id: bob.id, display_name: 'Bobby' }), 409, 'conflict', 'twice')
   assert.equal((await list(me)).total, 1, 'never a second row')
@@ -34,7 +35,11 @@ test('add, rename, list and remove a contact', async () => {
 
   await me.api.post(`${V2}/contacts/add`, { user_id: carol.id, display_name: 'Aunt Carol' })
   const all = await list(me)
-  assert.deepEqual(all.contacts.map((c: any) => c.custom_name), ['Aunt Carol', 'Bobby'], 'by name')
+  assert.deepEqual(
+    all.contacts.map((c: any) => c.custom_name),
+    ['Aunt Carol', 'Bobby'],
+    'by name',
+  )
   assert.deepEqual([all.total, all.page, all.per_page, all.pages], [2, 1, 20, 1])
   const page2 = await list(me, { per_page: 1, page: 2 })
   assert.deepEqual([page2.contacts.length, page2.contacts[0].user_id, page2.pages], [1, bob.id, 2])
@@ -43,7 +48,10 @@ test('add, rename, list and remove a contact', async () => {
   const removed = await me.api.delete(`${V2}/contacts/remove`, { query: { user_id: bob.id } })
   assert.equal(removed.status, 200, removed.text)
   assert.equal(removed.body.data.user_id, bob.id)
-  assert.deepEqual((await list(me)).contacts.map((c: any) => c.user_id), [carol.id])
+  assert.deepEqual(
+    (await list(me)).contacts.map((c: any) => c.user_id),
+    [carol.id],
+  )
   assertError(await me.api.delete(`${V2}/contacts/remove`, { query: { user_id: bob.id } }), 404, 'not_found', 'not a contact any more')
 })
 
@@ -53,7 +61,12 @@ test('contacts refusals: myself, unknown users, bad bodies, no session', async (
   assertError(await me.api.post(`${V2}/contacts/add`, { user_id: 987_654_321 }), 404, 'not_found', 'unknown user')
   assertError(await me.api.post(`${V2}/contacts/add`, {}), 400, 'validation_error', 'no user_id')
   assertError(await me.api.post(`${V2}/contacts/add`, { user_id: 'x' }), 400, 'validation_error', 'not an id')
-  assertError(await me.api.post(`${V2}/contacts/add`, { user_id: 2, display_name: 'x'.repeat(65) }), 400, 'validation_error', 'name too long')
+  assertError(
+    await me.api.post(`${V2}/contacts/add`, { user_id: 2, display_name: 'x'.repeat(65) }),
+    400,
+    'validation_error',
+    'name too long',
+  )
   assertError(await me.api.delete(`${V2}/contacts/remove`), 400, 'validation_error', 'no user_id')
   assertError(await me.api.get(`${V2}/contacts`, { query: { per_page: 101 } }), 400, 'validation_error', 'per_page')
   assert.equal((await server.api.get(`${V2}/contacts`)).status, 401)
@@ -102,10 +115,15 @@ test('import: numbers in any spelling become E.164 and find the users who may be
   await server.ctx.db.updateTable('users').set({ is_active: 0 }).where('id', '=', closed.id).execute()
 
   const result = await importPhones(me, [a.local, b.e164, c.e164, d.local, e.e164, f.e164, 'not a phone', a.e164])
-  assert.deepEqual(result.imported.map((contact) => contact.user_id).sort(), [open.id, keepsMe.id].sort(), 'found: everyone, and contacts-only by someone who keeps me')
+  assert.deepEqual(
+    result.imported.map((contact) => contact.user_id).sort(),
+    [open.id, keepsMe.id].sort(),
+    'found: everyone, and contacts-only by someone who keeps me',
+  )
   // nobody, contacts-only strangers, unused and closed accounts all look alike
   assert.deepEqual(result.not_found.sort(), [b.e164, c.e164, e.e164, f.e164, 'not a phone'].sort())
-  for (const contact of result.imported) for (const field of ['username', 'display_name', 'custom_name', 'added_at', 'is_online']) assert.ok(field in contact, field)
+  for (const contact of result.imported)
+    for (const field of ['username', 'display_name', 'custom_name', 'added_at', 'is_online']) assert.ok(field in contact, field)
   assert.deepEqual((await list(me)).contacts.map((c: any) => c.user_id).sort(), [open.id, keepsMe.id].sort(), 'added once each')
 
   // again: already contacts are answered, never added twice; the rest still not found
@@ -127,14 +145,22 @@ test('import: a user who blocked me, or whom I blocked, is not found; myself nei
   assert.deepEqual(result, { imported: [], not_found: [x.e164, y.e164, z.e164] })
   // control: after unblocking, the same number is found
   await me.api.post(`${V2}/unblock`, { user_id: blockedByMe.id })
-  assert.deepEqual((await importPhones(me, [y.e164])).imported.map((c) => c.user_id), [blockedByMe.id])
+  assert.deepEqual(
+    (await importPhones(me, [y.e164])).imported.map((c) => c.user_id),
+    [blockedByMe.id],
+  )
 })
 
 test('import refusals: no list, an empty list, too many, not strings, too long; nothing added', async () => {
   const [me] = await users(1)
   assertError(await me.api.post(`${V2}/contacts/import`, {}), 400, 'validation_error', 'no phones')
   assertError(await me.api.post(`${V2}/contacts/import`, { phones: [] }), 400, 'validation_error', 'empty')
-  assertError(await me.api.post(`${V2}/contacts/import`, { phones: Array.from({ length: 1001 }, (_, i) => `+7916${String(i).padStart(7, '0')}`) }), 400, 'validation_error', '1001')
+  assertError(
+    await me.api.post(`${V2}/contacts/import`, { phones: Array.from({ length: 1001 }, (_, i) => `+7916${String(i).padStart(7, '0')}`) }),
+    400,
+    'validation_error',
+    '1001',
+  )
   assertError(await me.api.post(`${V2}/contacts/import`, { phones: [79161234567] }), 400, 'validation_error', 'a number')
   assertError(await me.api.post(`${V2}/contacts/import`, { phones: ['+7'.padEnd(33, '1')] }), 400, 'validation_error', 'too long')
   assertError(await me.api.post(`${V2}/contacts/import`, 'phones'), 400, 'validation_error', 'not an object')
@@ -146,10 +172,14 @@ test("contact changes reach the owner's other devices (contact.added, contact.re
   const [me, bob] = await users(2)
   const mine = await TestSocket.connect(server.url, me.token)
   const bobs = await TestSocket.connect(server.url, bob.token)
-  const [added] = await assertDelivered(mine, 'contact.added', () => me.api.post(`${V2}/contacts/add`, { user_id: bob.id, display_name: 'B' }))
+  const [added] = await assertDelivered(mine, 'contact.added', () =>
+    me.api.post(`${V2}/contacts/add`, { user_id: bob.id, display_name: 'B' }),
+  )
   assert.deepEqual([added.data.contact.user_id, added.data.contact.custom_name], [bob.id, 'B'])
   assert.equal(typeof added.seq, 'number', 'logged in my update log')
-  const [removed] = await assertDelivered(mine, 'contact.removed', () => me.api.delete(`${V2}/contacts/remove`, { query: { user_id: bob.id } }))
+  const [removed] = await assertDelivered(mine, 'contact.removed', () =>
+    me.api.delete(`${V2}/contacts/remove`, { query: { user_id: bob.id } }),
+  )
   assert.deepEqual(removed.data, { user_id: bob.id })
   await assertNone(bobs, 'contact.added', 300, "to the contact's devices")
   await assertDelivered(bobs, 'contact.added', () => bob.api.post(`${V2}/contacts/add`, { user_id: me.id }))

@@ -156,7 +156,10 @@ test('with the SMTP server down, registration still works; resend is 503 and not
     user = await member()
     assert.equal(await verified(user), false)
     // the link is sent after the answer; its failure is a log line
-    await waitFor(async () => log.entries().find((e) => e.userId === user.id && e.msg === 'the email confirmation link was not sent'), { timeoutMs: 5000, message: 'the failed send' })
+    await waitFor(async () => log.entries().find((e) => e.userId === user.id && e.msg === 'the email confirmation link was not sent'), {
+      timeoutMs: 5000,
+      message: 'the failed send',
+    })
     assertRefused(await user.api.post(`${V2}/auth/verify-email/resend`), 503, 'mail_unavailable')
   } finally {
     smtp.refuse(false)
@@ -171,7 +174,12 @@ test('no confirmation token or session token is in the database or the log in cl
   assert.ok(tokens.size > 15)
   let dump = ''
   for (const table of await server.ctx.db.introspection.getTables()) {
-    dump += JSON.stringify(await server.ctx.db.selectFrom(table.name as any).selectAll().execute())
+    dump += JSON.stringify(
+      await server.ctx.db
+        .selectFrom(table.name as any)
+        .selectAll()
+        .execute(),
+    )
   }
   const logText = log.text()
   assert.ok(dump.includes('"token_hash"'), 'the link rows were read')

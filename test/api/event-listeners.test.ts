@@ -30,14 +30,28 @@ test('listeners hear committed events once, after the commit, from both send pat
   const first = await send(alice, bob, 'one') // a new pair: the general path
   const second = await send(alice, bob, 'two') // an existing pair: the fast path on SQLite
   await waitFor(async () => (heard.length === 2 ? true : undefined), { message: 'two message.new heard' })
-  assert.deepEqual(heard.map((e) => [e.name, (e.payload as { message: { content: string } }).message.content]), [['message.new', 'one'], ['message.new', 'two']])
-  assert.deepEqual(heard.map((e) => e.to), [{ chatId: first.chat_id }, { chatId: second.chat_id }])
+  assert.deepEqual(
+    heard.map((e) => [e.name, (e.payload as { message: { content: string } }).message.content]),
+    [
+      ['message.new', 'one'],
+      ['message.new', 'two'],
+    ],
+  )
+  assert.deepEqual(
+    heard.map((e) => e.to),
+    [{ chatId: first.chat_id }, { chatId: second.chat_id }],
+  )
   assert.deepEqual(await Promise.all(committed), [true, true], 'each message was committed before it was announced')
 
   // bob blocks alice: his own devices hear chat.updated (to him only); alice's send is then refused
   assert.equal((await bob.api.post(`${V2}/block`, { user_id: alice.id })).status, 200)
   await waitFor(async () => (heard.length === 3 ? true : undefined), { message: 'the block heard' })
-  assert.deepEqual(heard[2], { name: 'chat.updated', payload: { chat_id: first.chat_id, is_blocked: true }, to: { userIds: [bob.id] }, at: heard[2].at })
+  assert.deepEqual(heard[2], {
+    name: 'chat.updated',
+    payload: { chat_id: first.chat_id, is_blocked: true },
+    to: { userIds: [bob.id] },
+    at: heard[2].at,
+  })
   assertError(await alice.api.post(`${V2}/messages/send`, { chat_id: first.chat_id, content: 'refused' }), 403, 'blocked')
   // control: the next committed change is heard, and nothing came before it
   assert.equal((await bob.api.post(`${V2}/unblock`, { user_id: alice.id })).status, 200)

@@ -27,7 +27,9 @@ const makePremium = (user: TestUser, until: number) =>
   server.ctx.db.updateTable('users').set({ premium_expires_at: until }).where('id', '=', user.id).execute()
 
 const png = (width: number, height: number) =>
-  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 90 } } }).png().toBuffer()
+  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 90 } } })
+    .png()
+    .toBuffer()
 
 // ---------------------------------------------------------------- upload
 
@@ -37,8 +39,20 @@ test('an upload returns the file: server-made path, SHA-256, the type detected f
   // The name and the declared type lie; the bytes are a PNG.
   const file = await upload(server, alice, bytes, 'holiday notes.txt', 'text/plain')
   assert.deepEqual(Object.keys(file).sort(), [
-    'created_at', 'file_name', 'file_type', 'hash', 'height', 'id', 'mime_type', 'path', 'preview_size',
-    'size', 'thumbnail_path', 'thumbnail_url', 'url', 'width',
+    'created_at',
+    'file_name',
+    'file_type',
+    'hash',
+    'height',
+    'id',
+    'mime_type',
+    'path',
+    'preview_size',
+    'size',
+    'thumbnail_path',
+    'thumbnail_url',
+    'url',
+    'width',
   ])
   assert.equal(typeof file.id, 'number')
   assert.match(file.path, /^[A-Za-z0-9_-]{22}\.png$/)
@@ -113,25 +127,37 @@ test('identical bytes are stored once; each upload is its own, owned by its uplo
  */
 function slowUpload(user: TestUser, total: number) {
   const boundary = 'tern-test-boundary'
-  const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`)
+  const head = Buffer.from(
+    `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`,
+  )
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
   const { port } = new URL(server.url)
   return new Promise<{ status: number; body: any; sentWhenAnswered: number; total: number }>((resolve, reject) => {
     let sent = 0
     let timer: NodeJS.Timeout
-    const req = http.request({
-      host: '127.0.0.1', port, path: '/files/upload', method: 'POST',
-      headers: { authorization: `Bearer ${user.token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + total + tail.length },
-    }, (res) => {
-      const sentWhenAnswered = sent
-      clearInterval(timer)
-      const chunks: Buffer[] = []
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => {
-        req.destroy()
-        resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()), sentWhenAnswered, total })
-      })
-    })
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/files/upload',
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${user.token}`,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'content-length': head.length + total + tail.length,
+        },
+      },
+      (res) => {
+        const sentWhenAnswered = sent
+        clearInterval(timer)
+        const chunks: Buffer[] = []
+        res.on('data', (c) => chunks.push(c))
+        res.on('end', () => {
+          req.destroy()
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()), sentWhenAnswered, total })
+        })
+      },
+    )
     req.on('error', reject)
     req.write(head)
     const piece = bytesOf(16 * 1024, 'slow')
@@ -217,7 +243,9 @@ test('exactly the cap is accepted; premium users get the premium cap while premi
 
 test('a photo gets a WebP thumbnail, its size and a big preview', async () => {
   const [alice] = await users(1)
-  const jpeg = await sharp({ create: { width: 1600, height: 900, channels: 3, background: '#3366aa' } }).jpeg().toBuffer()
+  const jpeg = await sharp({ create: { width: 1600, height: 900, channels: 3, background: '#3366aa' } })
+    .jpeg()
+    .toBuffer()
   const file = await upload(server, alice, jpeg, 'photo.jpg')
   assert.equal(file.mime_type, 'image/jpeg')
   assert.deepEqual([file.width, file.height, file.preview_size], [1600, 900, 'big'])
@@ -242,7 +270,9 @@ test('preview sizes: small pictures and panoramas are medium, EXIF rotation is a
 
   // Stored 1200×800 with "rotate 90°" in EXIF: shown (and measured) as 800×1200.
   const rotated = await sharp({ create: { width: 1200, height: 800, channels: 3, background: '#aa3366' } })
-    .jpeg().withMetadata({ orientation: 6 }).toBuffer()
+    .jpeg()
+    .withMetadata({ orientation: 6 })
+    .toBuffer()
   const portrait = await upload(server, alice, rotated, 'portrait.jpg')
   assert.deepEqual([portrait.width, portrait.height, portrait.preview_size], [800, 1200, 'big'])
   const portraitThumb = await sharp(Buffer.from(await (await get(null, portrait.thumbnail_url)).arrayBuffer())).metadata()
@@ -279,14 +309,23 @@ test('GET /files/{id}: the uploader and members of a chat where it was sent; 404
   assert.equal((await get(alice, `/files/${file.id}`)).status, 200, 'the uploader still may')
 })
 
-test('requireUploaded: the uploader\'s own path gives the attachment; any other path is invalid_file', async () => {
+test("requireUploaded: the uploader's own path gives the attachment; any other path is invalid_file", async () => {
   const [alice, bob] = await users(2)
   const file = await upload(server, alice, await png(700, 500), 'pic.png')
   assert.deepEqual(await requireUploaded(server.ctx, alice.id, file.path), {
-    file_path: file.path, file_type: 'image', file_name: 'pic.png', file_size: file.size,
-    thumbnail_path: file.thumbnail_path, preview_size: 'big', mime_type: 'image/png',
+    file_path: file.path,
+    file_type: 'image',
+    file_name: 'pic.png',
+    file_size: file.size,
+    thumbnail_path: file.thumbnail_path,
+    preview_size: 'big',
+    mime_type: 'image/png',
   })
-  for (const [userId, p] of [[bob.id, file.path], [alice.id, 'never-uploaded.png'], [alice.id, file.thumbnail_path]] as const) {
+  for (const [userId, p] of [
+    [bob.id, file.path],
+    [alice.id, 'never-uploaded.png'],
+    [alice.id, file.thumbnail_path],
+  ] as const) {
     await assert.rejects(requireUploaded(server.ctx, userId, p), (e: any) => e.code === 'invalid_file' && e.statusCode === 400)
   }
 })
@@ -318,7 +357,12 @@ test('Range requests: 206 with Content-Range, suffix and open ranges, 416 when u
   const [alice] = await users(1)
   const bytes = bytesOf(10_000, 'range')
   const file = await upload(server, alice, bytes)
-  const cases: [string, number, number][] = [['bytes=100-199', 100, 199], ['bytes=9990-', 9990, 9999], ['bytes=-10', 9990, 9999], ['bytes=9000-20000', 9000, 9999]]
+  const cases: [string, number, number][] = [
+    ['bytes=100-199', 100, 199],
+    ['bytes=9990-', 9990, 9999],
+    ['bytes=-10', 9990, 9999],
+    ['bytes=9000-20000', 9000, 9999],
+  ]
   for (const [range, start, end] of cases) {
     const res = await get(null, file.url, { range })
     assert.equal(res.status, 206, range)
@@ -335,7 +379,10 @@ test('Range requests: 206 with Content-Range, suffix and open ranges, 416 when u
   assert.equal(unsatisfiable.headers.get('content-range'), 'bytes */10000')
   assert.equal((await unsatisfiable.json()).success, false)
   // Several ranges, nonsense, or a stale If-Range: the whole file.
-  for (const headers of [{ range: 'bytes=0-1,5-6' }, { range: 'pages=1-2' }, { range: 'bytes=0-9', 'if-range': '"stale"' }] as Record<string, string>[]) {
+  for (const headers of [{ range: 'bytes=0-1,5-6' }, { range: 'pages=1-2' }, { range: 'bytes=0-9', 'if-range': '"stale"' }] as Record<
+    string,
+    string
+  >[]) {
     const res = await get(null, file.url, headers)
     assert.equal(res.status, 200, JSON.stringify(headers))
     assert.equal((await res.arrayBuffer()).byteLength, 10_000)
@@ -433,7 +480,10 @@ test('a symlink planted in the uploads directory is not followed', async () => {
   const object = path.join(server.dataDir, 'uploads', 'objects', file.hash.slice(0, 2), file.hash)
   fs.rmSync(object)
   fs.symlinkSync(secret, object)
-  for (const res of [await rawRequest(server, file.url), await rawRequest(server, `/files/${file.id}`, { headers: { authorization: `Bearer ${alice.token}` } })]) {
+  for (const res of [
+    await rawRequest(server, file.url),
+    await rawRequest(server, `/files/${file.id}`, { headers: { authorization: `Bearer ${alice.token}` } }),
+  ]) {
     assert.equal(res.status, 404)
     assert.ok(!res.body.includes('TOP SECRET'))
   }

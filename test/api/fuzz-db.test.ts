@@ -50,7 +50,10 @@ const IGNORED = new Map<string, readonly string[] | 'all'>([
   ['recent_updates', 'all'],
 ])
 
-const tables = (await db.introspection.getTables()).map((table) => table.name).filter((name) => IGNORED.get(name) !== 'all').sort()
+const tables = (await db.introspection.getTables())
+  .map((table) => table.name)
+  .filter((name) => IGNORED.get(name) !== 'all')
+  .sort()
 
 interface TableSummary {
   rows: number
@@ -80,7 +83,10 @@ function sqliteReader(file: string): Reader {
   const sqlite = new SQLite(file, { readonly: true, fileMustExist: true })
   // the update log is both tables, read in one statement (a move between two reads would count twice)
   const log = 'select user_id, seq, type, data, message_id, message_ids, created_at from'
-  const reads = tables.map((name) => [name, sqlite.prepare(name === 'updates' ? `${log} updates union all ${log} recent_updates` : `select * from "${name}"`)] as const)
+  const reads = tables.map(
+    (name) =>
+      [name, sqlite.prepare(name === 'updates' ? `${log} updates union all ${log} recent_updates` : `select * from "${name}"`)] as const,
+  )
   return {
     version: async () => sqlite.pragma('data_version', { simple: true }) as number,
     async snapshot() {
@@ -105,14 +111,17 @@ async function postgresReader(url: string): Promise<Reader> {
   const query = tables
     .map((name) => {
       const ignored = IGNORED.get(name)
-      const row = Array.isArray(ignored) ? `(to_jsonb(t) - array[${ignored.map((column) => `'${column}'`).join(', ')}]::text[])::text` : 'to_jsonb(t)::text'
+      const row = Array.isArray(ignored)
+        ? `(to_jsonb(t) - array[${ignored.map((column) => `'${column}'`).join(', ')}]::text[])::text`
+        : 'to_jsonb(t)::text'
       return `select '${name}' as name, count(*)::int as rows, md5(coalesce(string_agg(${row}, E'\\n' order by ${row}), '')) as hash from "${name}" t`
     })
     .join(' union all ')
   return {
     // the next transaction id of the whole cluster: a refused request that wrote anything took one
     // (ids are assigned at a transaction's first write), so an unchanged xmax proves nothing was written
-    version: async () => Number((await client.query<{ xmax: string }>('select pg_snapshot_xmax(pg_current_snapshot())::text as xmax')).rows[0].xmax),
+    version: async () =>
+      Number((await client.query<{ xmax: string }>('select pg_snapshot_xmax(pg_current_snapshot())::text as xmax')).rows[0].xmax),
     async snapshot() {
       const { rows } = await client.query<{ name: string; rows: number; hash: string }>(query)
       return new Map(rows.map((row) => [row.name, { rows: row.rows, hash: row.hash }]))
@@ -121,12 +130,17 @@ async function postgresReader(url: string): Promise<Reader> {
   }
 }
 
-const reader = server.database.dialect === 'sqlite' ? sqliteReader(server.database.url.replace(/^sqlite:/, '')) : await postgresReader(server.database.url)
+const reader =
+  server.database.dialect === 'sqlite'
+    ? sqliteReader(server.database.url.replace(/^sqlite:/, ''))
+    : await postgresReader(server.database.url)
 after(() => reader.close())
 
 /** The tables whose summary differs, with their row counts. */
 function changes(before: Snapshot, after: Snapshot): string[] {
-  return tables.filter((name) => before.get(name)!.hash !== after.get(name)!.hash).map((name) => `${name} (${before.get(name)!.rows} → ${after.get(name)!.rows} rows)`)
+  return tables
+    .filter((name) => before.get(name)!.hash !== after.get(name)!.hash)
+    .map((name) => `${name} (${before.get(name)!.rows} → ${after.get(name)!.rows} rows)`)
 }
 
 interface Look {
@@ -186,17 +200,25 @@ test('the control: an accepted request changes the snapshot (a message is one mo
   const sent = await settled()
   assert.deepEqual(changes(seen.snapshot, sent.snapshot), [])
   const changed = changes(before.snapshot, sent.snapshot)
-  assert.ok(changed.some((line) => line.startsWith('messages ')), `messages changed: ${changed.join(', ')}`)
+  assert.ok(
+    changed.some((line) => line.startsWith('messages ')),
+    `messages changed: ${changed.join(', ')}`,
+  )
   assert.equal(sent.snapshot.get('messages')!.rows, before.snapshot.get('messages')!.rows + 1)
   // the update log too, wherever SQLite keeps its newest rows
-  assert.ok(changed.some((line) => line.startsWith('updates ')), `the update log changed: ${changed.join(', ')}`)
+  assert.ok(
+    changed.some((line) => line.startsWith('updates ')),
+    `the update log changed: ${changed.join(', ')}`,
+  )
   // and a request refused at the door changes nothing
   const refusedRes = await fuzz.users.alice.api.post(`${V2}/messages/send`, { receiver_id: fuzz.users.bob.id, content: '' })
   assert.equal(refusedRes.status, 400)
   assert.deepEqual(changes(sent.snapshot, (await settled()).snapshot), [])
 })
 
-test(`fuzz-db: ${RUNS} requests over every route; every refused one leaves the database as it was`, { timeout: Math.max(600_000, RUNS * 200) }, async () => {
+test(`fuzz-db: ${RUNS} requests over every route; every refused one leaves the database as it was`, {
+  timeout: Math.max(600_000, RUNS * 200),
+}, async () => {
   const perOperation = Math.ceil(RUNS / operations.length)
   const started = Date.now()
   let before = await settled()
@@ -225,12 +247,17 @@ test(`fuzz-db: ${RUNS} requests over every route; every refused one leaves the d
     return problems.length === 0
   }
   for (const [index, op] of operations.entries()) {
-    const property = fc.asyncProperty(fuzz.request, fuzz.arbitraryFor(op.body), async (input, body) => check(await fuzz.prepare(op, input, body)))
+    const property = fc.asyncProperty(fuzz.request, fuzz.arbitraryFor(op.body), async (input, body) =>
+      check(await fuzz.prepare(op, input, body)),
+    )
     const details = await fc.check(property, { numRuns: perOperation, seed: FUZZ_SEED + 7919 + index, endOnFailure: true })
     // a property that returned false has already said why, in `failures`
-    if (details.errorInstance && !String(details.errorInstance).includes('returning false')) failures.push(`${op.method} ${op.path}: the fuzzer itself failed: ${String(details.errorInstance)}`)
+    if (details.errorInstance && !String(details.errorInstance).includes('returning false'))
+      failures.push(`${op.method} ${op.path}: the fuzzer itself failed: ${String(details.errorInstance)}`)
   }
-  console.log(`# fuzz-db: ${sent} requests (${refused} refused, ${accepted} not) over ${operations.length} operations and ${tables.length} tables in ${((Date.now() - started) / 1000).toFixed(1)} s (${server.ctx.dialect})`)
+  console.log(
+    `# fuzz-db: ${sent} requests (${refused} refused, ${accepted} not) over ${operations.length} operations and ${tables.length} tables in ${((Date.now() - started) / 1000).toFixed(1)} s (${server.ctx.dialect})`,
+  )
   assert.deepEqual(failures.slice(0, 20), [], `${failures.length} bad answers`)
   assert.ok(refused > sent / 2, `most requests were refused (${refused} of ${sent})`)
   assert.ok(accepted > 0, 'some were accepted (the pass reached the handlers)')

@@ -61,13 +61,60 @@ export interface Answer {
   text: string
 }
 
-const NASTY_STRINGS = ['', ' ', '__proto__', 'constructor', 'prototype', 'valueOf', 'toString', 'hasOwnProperty', '\u0000', 'a\u0000b', '\ud800', 'x\udfff', '..', '../../etc/passwd', '%2e%2e%2f', '<script>alert(1)</script>', "' OR 1=1 --", '2016-12-31T23:59:60Z', '2027-02-30T00:00:00Z', '9999-12-31T23:59:59Z', '1e400', 'NaN', '-0', '👍', '🇫🇷', 'x'.repeat(70_000)]
+const NASTY_STRINGS = [
+  '',
+  ' ',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'valueOf',
+  'toString',
+  'hasOwnProperty',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfff',
+  '..',
+  '../../etc/passwd',
+  '%2e%2e%2f',
+  '<script>alert(1)</script>',
+  "' OR 1=1 --",
+  '2016-12-31T23:59:60Z',
+  '2027-02-30T00:00:00Z',
+  '9999-12-31T23:59:59Z',
+  '1e400',
+  'NaN',
+  '-0',
+  '👍',
+  '🇫🇷',
+  'x'.repeat(70_000),
+]
 const NASTY_NUMBERS = [0, -1, 1.5, 2 ** 31, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), Number.MAX_VALUE, 1e-9]
 const AUTH = ['none', 'alice', 'admin', 'junk', 'basic'] as const
 /** operations that end the session they are called with: they get a throwaway one */
 const ENDS_SESSIONS = /\/(logout|sessions\/\{id\}|users\/\{id\}\/(ban|role))$/
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'multipart/form-data', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded', 'application/offset+octet-stream', 'application/xml', null]
-const RAW_BODIES = ['{', '{"chat_id": 1e400}', '{"__proto__": {"is_admin": 1}}', '[]', 'null', '"text"', '{"content": "\\u0000"}', '\u0000', '--x\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc']
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'multipart/form-data',
+  'multipart/form-data; boundary=x',
+  'application/x-www-form-urlencoded',
+  'application/offset+octet-stream',
+  'application/xml',
+  null,
+]
+const RAW_BODIES = [
+  '{',
+  '{"chat_id": 1e400}',
+  '{"__proto__": {"is_admin": 1}}',
+  '[]',
+  'null',
+  '"text"',
+  '{"content": "\\u0000"}',
+  '\u0000',
+  '--x\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nabc',
+]
 
 /** encodeURIComponent, which throws on a lone surrogate: that one goes as a raw, invalid UTF-8 escape */
 function encodeAnyway(text: string) {
@@ -79,7 +126,18 @@ function encodeAnyway(text: string) {
 }
 
 function isApiPath(path: string) {
-  return !(path === '/' || path === '/logout' || path === '/verify-email' || path.startsWith('/qr/') || path.startsWith('/docs') || path.startsWith('/files/') || (path.startsWith('/uploads/') && !path.startsWith('/uploads/multipart') && !path.startsWith('/uploads/complete') && !path.startsWith('/uploads/tus')))
+  return !(
+    path === '/' ||
+    path === '/logout' ||
+    path === '/verify-email' ||
+    path.startsWith('/qr/') ||
+    path.startsWith('/docs') ||
+    path.startsWith('/files/') ||
+    (path.startsWith('/uploads/') &&
+      !path.startsWith('/uploads/multipart') &&
+      !path.startsWith('/uploads/complete') &&
+      !path.startsWith('/uploads/tus'))
+  )
 }
 
 /**
@@ -99,9 +157,14 @@ export async function fuzzRequests(server: TestServer) {
   const ids = [first.message_id, first.chat_id, group.group_id, channel.channel_id, file.id, alice.id, bob.id, target.id]
 
   /** Tokens a request may carry; the sessions that fuzzing may end (logout, revoke) are throwaways. */
-  const throwaway = async () => (await server.api.post(`${V2}/auth/login`, { login: target.username, password: target.password })).body.data.session_token as string
+  const throwaway = async () =>
+    (await server.api.post(`${V2}/auth/login`, { login: target.username, password: target.password })).body.data.session_token as string
 
-  const anyString = fc.oneof(fc.constantFrom(...NASTY_STRINGS), fc.string({ maxLength: 40 }), fc.string({ unit: 'grapheme', maxLength: 20 }))
+  const anyString = fc.oneof(
+    fc.constantFrom(...NASTY_STRINGS),
+    fc.string({ maxLength: 40 }),
+    fc.string({ unit: 'grapheme', maxLength: 20 }),
+  )
   const anyInteger = fc.oneof(fc.constantFrom(...ids), fc.integer({ min: -3, max: 60 }), fc.constantFrom(...NASTY_NUMBERS))
   const junk: fc.Arbitrary<unknown> = fc.oneof(
     fc.constantFrom(null, true, false, [], {}, { __proto__: { polluted: 1 } }, { constructor: { prototype: { polluted: 1 } } }),
@@ -119,9 +182,17 @@ export async function fuzzRequests(server: TestServer) {
     for (const sub of [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])]) options.push(arbitraryFor(sub, depth + 1))
     const types = [schema.type ?? []].flat()
     if (types.includes('object') || schema.properties) {
-      const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, sub]) => [key, arbitraryFor(sub, depth + 1)]))
-      options.push(fc.tuple(fc.record(properties, { requiredKeys: [] }), fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'extra', 'valueOf'), junk, { maxKeys: 2 }))
-        .map(([known, extra]) => ({ ...extra, ...known })))
+      const properties = Object.fromEntries(
+        Object.entries(schema.properties ?? {}).map(([key, sub]) => [key, arbitraryFor(sub, depth + 1)]),
+      )
+      options.push(
+        fc
+          .tuple(
+            fc.record(properties, { requiredKeys: [] }),
+            fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'extra', 'valueOf'), junk, { maxKeys: 2 }),
+          )
+          .map(([known, extra]) => ({ ...extra, ...known })),
+      )
     }
     if (types.includes('integer') || types.includes('number')) {
       const lo = schema.minimum ?? -3
@@ -129,7 +200,8 @@ export async function fuzzRequests(server: TestServer) {
       options.push(fc.integer({ min: Math.ceil(lo), max: Math.floor(hi) }), anyInteger)
     }
     if (types.includes('string')) {
-      if (schema.format === 'date-time') options.push(fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString()))
+      if (schema.format === 'date-time')
+        options.push(fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString()))
       options.push(anyString, fc.constantFrom(...ids.map(String)), fc.constantFrom(file.path, `${V2}/join/abc`))
     }
     if (types.includes('boolean')) options.push(fc.boolean())
@@ -140,27 +212,71 @@ export async function fuzzRequests(server: TestServer) {
   }
 
   const openapi = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
-    paths: Record<string, Record<string, { parameters?: Operation['params']; requestBody?: { content: Record<string, { schema: Schema }> } }>>
+    paths: Record<
+      string,
+      Record<string, { parameters?: Operation['params']; requestBody?: { content: Record<string, { schema: Schema }> } }>
+    >
   }
   const operations: Operation[] = []
   for (const [path, item] of Object.entries(openapi.paths)) {
     for (const [method, op] of Object.entries(item)) {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue
-      operations.push({ method: method.toUpperCase(), path, params: op.parameters ?? [], body: op.requestBody?.content['application/json']?.schema })
+      operations.push({
+        method: method.toUpperCase(),
+        path,
+        params: op.parameters ?? [],
+        body: op.requestBody?.content['application/json']?.schema,
+      })
     }
   }
   // Routes the document leaves out: the gateway over plain HTTP, tus, the V3 mount of a few, the docs.
-  for (const path of [`${V2}/ws`, '/uploads/tus', '/uploads/tus/{path}', '/api.v3/api/messages/send', '/api.v3/api/chat/history', '/docs', '/openapi.json']) {
+  for (const path of [
+    `${V2}/ws`,
+    '/uploads/tus',
+    '/uploads/tus/{path}',
+    '/api.v3/api/messages/send',
+    '/api.v3/api/chat/history',
+    '/docs',
+    '/openapi.json',
+  ]) {
     for (const method of ['GET', 'POST', 'PATCH', 'DELETE']) operations.push({ method, path, params: [{ name: 'path', in: 'path' }] })
   }
 
   const request = fc.record({
     auth: fc.constantFrom(...AUTH),
-    pathValues: fc.array(fc.oneof(fc.constantFrom(...ids.map(String)), anyString.map(encodeAnyway), fc.constantFrom('..%2F..%2Fetc%2Fpasswd', '%00', 'a%2Fb', '1e400', '9007199254740993')), { minLength: 3, maxLength: 3 }),
-    query: fc.dictionary(fc.constantFrom('page', 'per_page', 'chat_id', 'channel_id', 'since', 'limit', 'q', 'before_id', 'after_id', 'token', '__proto__', 'format', 'topic_id'), fc.oneof(anyString, anyInteger.map(String)), { maxKeys: 4 }),
+    pathValues: fc.array(
+      fc.oneof(
+        fc.constantFrom(...ids.map(String)),
+        anyString.map(encodeAnyway),
+        fc.constantFrom('..%2F..%2Fetc%2Fpasswd', '%00', 'a%2Fb', '1e400', '9007199254740993'),
+      ),
+      { minLength: 3, maxLength: 3 },
+    ),
+    query: fc.dictionary(
+      fc.constantFrom(
+        'page',
+        'per_page',
+        'chat_id',
+        'channel_id',
+        'since',
+        'limit',
+        'q',
+        'before_id',
+        'after_id',
+        'token',
+        '__proto__',
+        'format',
+        'topic_id',
+      ),
+      fc.oneof(anyString, anyInteger.map(String)),
+      { maxKeys: 4 },
+    ),
     bodyKind: fc.constantFrom('schema', 'schema', 'schema', 'raw', 'none'),
     raw: fc.constantFrom(...RAW_BODIES),
-    contentType: fc.oneof({ weight: 6, arbitrary: fc.constant('application/json') }, { weight: 4, arbitrary: fc.constantFrom(...CONTENT_TYPES) }),
+    contentType: fc.oneof(
+      { weight: 6, arbitrary: fc.constant('application/json') },
+      { weight: 4, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
+    ),
   })
   type RequestInput = typeof request extends fc.Arbitrary<infer T> ? T : never
 
@@ -171,13 +287,14 @@ export async function fuzzRequests(server: TestServer) {
     const query = new URLSearchParams(input.query).toString()
     const url = `${server.url}${path}${query ? `?${query}` : ''}`
     const headers: Record<string, string> = {}
-    const token = input.auth === 'alice' ? alice.token : input.auth === 'admin' ? admin.token : input.auth === 'junk' ? 'x'.repeat(43) : null
+    const token =
+      input.auth === 'alice' ? alice.token : input.auth === 'admin' ? admin.token : input.auth === 'junk' ? 'x'.repeat(43) : null
     const signedIn = token !== null && ENDS_SESSIONS.test(op.path)
     if (token) headers.authorization = `Bearer ${signedIn ? await throwaway() : token}`
     if (input.auth === 'basic') headers.authorization = 'Basic YWxpY2U6cHc='
     let payload: string | undefined
     if (op.method !== 'GET' && input.bodyKind !== 'none') {
-      payload = input.bodyKind === 'raw' ? input.raw : JSON.stringify(body) ?? 'null'
+      payload = input.bodyKind === 'raw' ? input.raw : (JSON.stringify(body) ?? 'null')
       if (input.contentType) headers['content-type'] = input.contentType
     }
     if (op.path.startsWith('/uploads/tus')) headers['tus-resumable'] = '1.0.0'
@@ -211,12 +328,22 @@ export async function fuzzRequests(server: TestServer) {
         } catch {
           problems.push('a body labelled JSON that is not')
         }
-        if (parsed && (parsed.success !== false || typeof parsed.error?.code !== 'string' || typeof parsed.error?.message !== 'string')) problems.push('no error envelope')
+        if (parsed && (parsed.success !== false || typeof parsed.error?.code !== 'string' || typeof parsed.error?.message !== 'string'))
+          problems.push('no error envelope')
       }
     }
     if (isApiPath(prepared.path) && /^\s*<(!doctype|html)/i.test(text)) problems.push('HTML on an API path')
     return problems
   }
 
-  return { operations, request, arbitraryFor, prepare, deliver, problemsOf, users: { admin, alice, bob, target }, fixtures: { first, group, channel, file } }
+  return {
+    operations,
+    request,
+    arbitraryFor,
+    prepare,
+    deliver,
+    problemsOf,
+    users: { admin, alice, bob, target },
+    fixtures: { first, group, channel, file },
+  }
 }

@@ -25,7 +25,9 @@ const { operations } = fuzz
 const failures: string[] = []
 let sent = 0
 
-test(`fuzz: ${RUNS} requests over every route answer without a 5xx, and API errors in the envelope`, { timeout: Math.max(600_000, RUNS * 20) }, async () => {
+test(`fuzz: ${RUNS} requests over every route answer without a 5xx, and API errors in the envelope`, {
+  timeout: Math.max(600_000, RUNS * 20),
+}, async () => {
   const perOperation = Math.ceil(RUNS / operations.length)
   const started = Date.now()
   for (const [index, op] of operations.entries()) {

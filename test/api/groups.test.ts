@@ -14,7 +14,8 @@ async function ok(res: { status: number; body: any; text: string }) {
   assert.equal(res.body.success, true)
   return res.body.data ?? res.body
 }
-const createGroup = (owner: TestUser, body: Record<string, unknown> = {}) => group(owner, { title: 'Hikers', description: 'weekend trips', ...body })
+const createGroup = (owner: TestUser, body: Record<string, unknown> = {}) =>
+  group(owner, { title: 'Hikers', description: 'weekend trips', ...body })
 const say = async (user: TestUser, chatId: number, content: string, extra: Record<string, unknown> = {}) =>
   ok(await user.api.post(`${V2}/messages/send`, { chat_id: chatId, content, ...extra }))
 /** The chat list without Saved Messages (created, and so on top, at the first listing) */
@@ -25,8 +26,19 @@ test('create answers the Group shape exactly; the creator owns it; info says the
   const [owner, friend] = await users(2)
   const group = await createGroup(owner, { member_ids: [friend.id] })
   assert.deepEqual(Object.keys(group).sort(), [
-    'avatar_url', 'chat_seq', 'created_at', 'description', 'group_id', 'invite_link', 'is_forum', 'is_public', 'last_message',
-    'member_count', 'my_role', 'name', 'owner_id',
+    'avatar_url',
+    'chat_seq',
+    'created_at',
+    'description',
+    'group_id',
+    'invite_link',
+    'is_forum',
+    'is_public',
+    'last_message',
+    'member_count',
+    'my_role',
+    'name',
+    'owner_id',
   ])
   assert.equal(group.name, 'Hikers')
   assert.equal(group.description, 'weekend trips')
@@ -51,7 +63,10 @@ test('group messages: members send and read history; last_message carries sender
   assert.equal(m1.chat_id, group.group_id)
   assert.equal(m1.receiver_id, null)
   await say(owner, group.group_id, 'welcome')
-  assert.deepEqual((await history(member, group.group_id)).map((m) => m.content), ['welcome', 'hello all'])
+  assert.deepEqual(
+    (await history(member, group.group_id)).map((m) => m.content),
+    ['welcome', 'hello all'],
+  )
 
   const info = await ok(await member.api.get(`${V2}/groups/info`, { query: { chat_id: group.group_id } }))
   assert.equal(info.last_message.content, 'welcome')
@@ -117,16 +132,28 @@ test('members: paginated in join order with roles; total is the member count', a
   const page1 = await ok(await rest[3].api.get(`${V2}/groups/members`, { query: { chat_id: group.group_id, per_page: 4 } }))
   assert.equal(page1.total, 6)
   assert.equal(page1.pages, 2)
-  assert.deepEqual(page1.items.map((m: any) => [m.user_id, m.role]), [
-    [owner.id, 'owner'], [rest[0].id, 'admin'], [rest[1].id, 'member'], [rest[2].id, 'member'],
-  ])
+  assert.deepEqual(
+    page1.items.map((m: any) => [m.user_id, m.role]),
+    [
+      [owner.id, 'owner'],
+      [rest[0].id, 'admin'],
+      [rest[1].id, 'member'],
+      [rest[2].id, 'member'],
+    ],
+  )
   assert.match(page1.items[0].joined_at, ISO)
   const page2 = await ok(await rest[3].api.get(`${V2}/groups/members`, { query: { chat_id: group.group_id, per_page: 4, page: 2 } }))
-  assert.deepEqual(page2.items.map((m: any) => m.user_id), [rest[3].id, rest[4].id])
+  assert.deepEqual(
+    page2.items.map((m: any) => m.user_id),
+    [rest[3].id, rest[4].id],
+  )
   // after someone leaves, pages close the gap
   await ok(await rest[1].api.post(`${V2}/groups/leave`, { chat_id: group.group_id }))
   const again = await ok(await owner.api.get(`${V2}/groups/members`, { query: { chat_id: group.group_id, per_page: 4, page: 2 } }))
-  assert.deepEqual(again.items.map((m: any) => m.user_id), [rest[4].id])
+  assert.deepEqual(
+    again.items.map((m: any) => m.user_id),
+    [rest[4].id],
+  )
   assert.equal(again.total, 5)
 })
 
@@ -215,7 +242,10 @@ test('transfer: the owner role moves; the old owner becomes an admin', async () 
   assert.equal(after.owner_id, heir.id)
   assert.equal(after.my_role, 'admin')
   const members = await ok(await heir.api.get(`${V2}/groups/members`, { query: { chat_id: group.group_id } }))
-  assert.deepEqual(members.items.map((m: any) => m.role), ['admin', 'owner'])
+  assert.deepEqual(
+    members.items.map((m: any) => m.role),
+    ['admin', 'owner'],
+  )
 })
 
 test('events: members get message.new, member.joined/left and chat.updated; an added member starts receiving at once', async () => {
@@ -265,14 +295,23 @@ test('catch-up after a reconnect: resume with the chat cursor replays what was m
   const second = await connect(member)
   second.send({ type: 'resume', chats: { [group.group_id]: (m1 as any).chat_seq } })
   const replayed = [await second.next('message.new'), await second.next('message.new'), await second.next('message.new')]
-  assert.deepEqual(replayed.map((f) => f.data.message.content), ['m2', 'm3', 'm4'])
-  assert.deepEqual(replayed.map((f: any) => f.chat_seq), [(m1 as any).chat_seq + 1, (m1 as any).chat_seq + 2, (m1 as any).chat_seq + 3])
+  assert.deepEqual(
+    replayed.map((f) => f.data.message.content),
+    ['m2', 'm3', 'm4'],
+  )
+  assert.deepEqual(
+    replayed.map((f: any) => f.chat_seq),
+    [(m1 as any).chat_seq + 1, (m1 as any).chat_seq + 2, (m1 as any).chat_seq + 3],
+  )
   await say(owner, group.group_id, 'm5')
   assert.equal((await second.next('message.new')).data.message.content, 'm5')
   assert.deepEqual(await second.drain('message.new', 200), [], 'nothing twice')
 
   const http = await ok(await member.api.get(`${V2}/chat/updates`, { query: { chat_id: group.group_id, since: (m1 as any).chat_seq } }))
-  assert.deepEqual(http.updates.map((u: any) => u.data.message.content), ['m2', 'm3', 'm4', 'm5'])
+  assert.deepEqual(
+    http.updates.map((u: any) => u.data.message.content),
+    ['m2', 'm3', 'm4', 'm5'],
+  )
   assert.equal(http.chat_seq, (m1 as any).chat_seq + 4)
 })
 
@@ -283,20 +322,31 @@ test('forum topics: created by admins in forum mode; messages carry topic_id and
   assert.equal(early.status, 400, 'not in forum mode yet')
   const forum = await ok(await owner.api.post(`${V2}/groups/set-forum`, { chat_id: group.group_id, is_forum: true }))
   assert.equal(forum.is_forum, true)
-  const topic = await ok(await owner.api.post(`${V2}/groups/topics/create`, { chat_id: group.group_id, title: 'Routes', icon_emoji_id: '5368' }))
+  const topic = await ok(
+    await owner.api.post(`${V2}/groups/topics/create`, { chat_id: group.group_id, title: 'Routes', icon_emoji_id: '5368' }),
+  )
   assert.equal(topic.title, 'Routes')
   const other = await ok(await owner.api.post(`${V2}/groups/topics/create`, { chat_id: group.group_id, title: 'Gear' }))
   const denied = await member.api.post(`${V2}/groups/topics/create`, { chat_id: group.group_id, title: 'Mine' })
   assert.equal(denied.status, 403)
   const topics = await ok(await member.api.get(`${V2}/groups/topics`, { query: { chat_id: group.group_id } }))
-  assert.deepEqual(topics.items.map((t: any) => t.title), ['Routes', 'Gear'])
+  assert.deepEqual(
+    topics.items.map((t: any) => t.title),
+    ['Routes', 'Gear'],
+  )
 
   const inTopic = await say(member, group.group_id, 'north face', { topic_id: topic.topic_id })
   assert.equal(inTopic.topic_id, topic.topic_id)
   await say(member, group.group_id, 'crampons', { topic_id: other.topic_id })
   await say(member, group.group_id, 'general chat')
-  assert.deepEqual((await history(member, group.group_id, { topic_id: topic.topic_id })).map((m) => m.content), ['north face'])
-  assert.deepEqual((await history(member, group.group_id)).map((m) => m.content), ['general chat', 'crampons', 'north face'])
+  assert.deepEqual(
+    (await history(member, group.group_id, { topic_id: topic.topic_id })).map((m) => m.content),
+    ['north face'],
+  )
+  assert.deepEqual(
+    (await history(member, group.group_id)).map((m) => m.content),
+    ['general chat', 'crampons', 'north face'],
+  )
 
   // a topic of another group, or none at all, is refused and nothing is sent
   const foreign = await createGroup(owner)
@@ -312,7 +362,14 @@ test('forum topics: created by admins in forum mode; messages carry topic_id and
 
 test('bad input gets validation errors in the envelope', async () => {
   const [owner] = await users(1)
-  for (const body of [{}, { title: '' }, { title: '   ' }, { title: 'x'.repeat(129) }, { title: 'ok', member_ids: 'nope' }, { title: 'ok', extra: 1, description: 5 }]) {
+  for (const body of [
+    {},
+    { title: '' },
+    { title: '   ' },
+    { title: 'x'.repeat(129) },
+    { title: 'ok', member_ids: 'nope' },
+    { title: 'ok', extra: 1, description: 5 },
+  ]) {
     const res = await owner.api.post(`${V2}/groups/create`, body)
     assert.equal(res.status, 400, JSON.stringify(body))
     assert.equal(res.body.error.code, 'validation_error')

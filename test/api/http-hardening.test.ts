@@ -24,10 +24,22 @@ test('a wrong method on an existing path is 405 method_not_allowed with Allow; a
   assert.ok(allow.includes('POST') && !allow.includes('GET'), allow.join())
   const sessions = await alice.api.post(`${V2}/sessions`, {})
   assertError(sessions, 405, 'method_not_allowed', 'POST sessions')
-  assert.deepEqual(sessions.headers.get('allow')!.split(', ').filter((m) => m !== 'OPTIONS'), ['GET', 'HEAD'])
+  assert.deepEqual(
+    sessions.headers
+      .get('allow')!
+      .split(', ')
+      .filter((m) => m !== 'OPTIONS'),
+    ['GET', 'HEAD'],
+  )
   const param = await alice.api.post(`${V2}/sessions/12`, {})
   assertError(param, 405, 'method_not_allowed', 'POST sessions/{id}')
-  assert.deepEqual(param.headers.get('allow')!.split(', ').filter((m) => m !== 'OPTIONS'), ['DELETE'])
+  assert.deepEqual(
+    param.headers
+      .get('allow')!
+      .split(', ')
+      .filter((m) => m !== 'OPTIONS'),
+    ['DELETE'],
+  )
   assertError(await alice.api.get(`${V2}/no/such/thing`), 404, 'not_found', 'unknown path')
   assertError(await alice.api.get(`${V2}/%E0%A4%A`), 400, 'validation_error', 'bad encoding')
 })
@@ -44,23 +56,44 @@ test('with CORS_ORIGINS, the preflight allows every method the API uses, DELETE 
   for (const method of ['DELETE', 'POST', 'PATCH', 'PUT']) {
     const res = await fetch(`${server.url}${V2}/sessions/1`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': method,
+        'access-control-request-headers': 'authorization, content-type',
+      },
     })
     assert.equal(res.status, 204, method)
-    assert.ok(res.headers.get('access-control-allow-methods')!.split(',').map((m) => m.trim()).includes(method), method)
+    assert.ok(
+      res.headers
+        .get('access-control-allow-methods')!
+        .split(',')
+        .map((m) => m.trim())
+        .includes(method),
+      method,
+    )
     assert.equal(res.headers.get('access-control-allow-origin'), 'https://app.example')
   }
   // control: another origin gets no grant
-  const other = await fetch(`${server.url}${V2}/sessions/1`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'DELETE' } })
+  const other = await fetch(`${server.url}${V2}/sessions/1`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://evil.example', 'access-control-request-method': 'DELETE' },
+  })
   assert.equal(other.headers.get('access-control-allow-origin'), null)
 })
 
 test('TRUST_PROXY=1 takes the address the nearest proxy saw, not the one the client wrote; off, the header is ignored', async () => {
   const proxied = await startTestServer({ env: { TRUST_PROXY: '1' } })
   const direct = await startTestServer()
-  for (const [on, expected] of [[proxied, '1.2.3.4'], [direct, '127.0.0.1']] as const) {
+  for (const [on, expected] of [
+    [proxied, '1.2.3.4'],
+    [direct, '127.0.0.1'],
+  ] as const) {
     const [user] = await registerUsers(on, 1)
-    const login = await on.api.post(`${V2}/auth/login`, { login: user.username, password: user.password }, { headers: { 'x-forwarded-for': '6.6.6.6, 1.2.3.4' } })
+    const login = await on.api.post(
+      `${V2}/auth/login`,
+      { login: user.username, password: user.password },
+      { headers: { 'x-forwarded-for': '6.6.6.6, 1.2.3.4' } },
+    )
     assert.equal(login.status, 200)
     const list = await on.api.as(login.body.data.session_token).get(`${V2}/sessions`)
     const current = list.body.items.find((s: any) => s.is_current)
@@ -75,7 +108,9 @@ test('a body that stalls is answered 408 within HTTP_REQUEST_TIMEOUT_SECONDS; a 
   const started = Date.now()
   const answer = await new Promise<string>((resolve, reject) => {
     const client = net.connect(Number(port), '127.0.0.1', () => {
-      client.write(`POST ${V2}/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"recei`)
+      client.write(
+        `POST ${V2}/messages/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${alice.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"recei`,
+      )
     })
     let text = ''
     client.on('data', (chunk) => (text += chunk))
@@ -97,8 +132,18 @@ test('timestamps that name no instant are 400; real ones work', async () => {
   const [owner, friend] = await registerUsers(server, 2)
   const group = await createGroup(owner, { title: 'Times' })
   for (const expires_at of ['2016-12-31T23:59:60Z', '2027-02-30T00:00:00Z', '2027-01-01T24:00:00Z', '2027-01-01T00:00:00+25:00']) {
-    assertError(await owner.api.post(`${V2}/groups/invite-link/create`, { chat_id: group.group_id, expires_at }), 400, 'validation_error', expires_at)
-    assertError(await owner.api.post(`${V2}/messages/send`, { receiver_id: friend.id, content: 'later', scheduled_at: expires_at }), 400, 'validation_error', `scheduled ${expires_at}`)
+    assertError(
+      await owner.api.post(`${V2}/groups/invite-link/create`, { chat_id: group.group_id, expires_at }),
+      400,
+      'validation_error',
+      expires_at,
+    )
+    assertError(
+      await owner.api.post(`${V2}/messages/send`, { receiver_id: friend.id, content: 'later', scheduled_at: expires_at }),
+      400,
+      'validation_error',
+      `scheduled ${expires_at}`,
+    )
   }
   const link = await owner.api.post(`${V2}/groups/invite-link/create`, { chat_id: group.group_id, expires_at: '2099-12-31T23:59:59Z' })
   assert.equal(link.status, 200, link.text)

@@ -193,7 +193,10 @@ test('integers in paths and bodies are real integers below 2^53: no Infinity, no
     assert.match(res.body.error.message, /^id /, id)
   }
   for (const chatId of ['1e400', '9007199254740993', '-1e400', '1.5']) {
-    const res = await user.api.post(`${V2}/messages/send`, undefined, { raw: `{"chat_id": ${chatId}, "content": "hi"}`, headers: { 'content-type': 'application/json' } })
+    const res = await user.api.post(`${V2}/messages/send`, undefined, {
+      raw: `{"chat_id": ${chatId}, "content": "hi"}`,
+      headers: { 'content-type': 'application/json' },
+    })
     assertError(res, 400, 'validation_error')
     assert.match(res.body.error.message, /chat_id/, chatId)
   }
@@ -269,7 +272,7 @@ test('API responses carry the API set of security headers: CSP allowing nothing,
 })
 
 // the web client's pages (/, /login…) have a stricter CSP still: test/web/web-pages.test.ts
-test('pages (web pages, /docs, file routes) carry helmet\'s full set with the page CSP instead', async () => {
+test("pages (web pages, /docs, file routes) carry helmet's full set with the page CSP instead", async () => {
   for (const path of ['/qr/nope', '/docs', '/docs/static/index.html', '/files/nope.png']) {
     const res = await server.api.get(path)
     const csp = res.headers.get('content-security-policy') ?? ''
@@ -368,7 +371,11 @@ test('GET /openapi.json is OpenAPI 3 with the V2, admin and service paths and no
   }
   assert.ok(doc.paths[`${V2}/auth/register`].post, 'register is a POST')
   assert.ok(doc.paths[`${V2}/sessions`].get, 'sessions list is a GET')
-  assert.deepEqual(paths.filter((p) => p.startsWith('/api.v3/')), [], 'V3 is hidden')
+  assert.deepEqual(
+    paths.filter((p) => p.startsWith('/api.v3/')),
+    [],
+    'V3 is hidden',
+  )
   assert.ok(!paths.includes('/openapi.json'))
   assert.ok(doc.components.securitySchemes.bearer)
 })
@@ -463,7 +470,7 @@ test('an IPv6 client is limited by its /64: rotating addresses within it does no
   assert.equal((await register(proxied.api, { 'x-forwarded-for': '2001:db8:aa:2::1' })).status, 201, 'the neighbouring /64 is not limited')
 })
 
-test('TRUST_PROXY as the proxy\'s address: only X-Forwarded-For from that peer is believed', async () => {
+test("TRUST_PROXY as the proxy's address: only X-Forwarded-For from that peer is believed", async () => {
   const trusting = await startTestServer({ env: { REGISTER_RATE_LIMIT: '5/300', TRUST_PROXY: '127.0.0.1' } })
   for (let i = 0; i < 5; i++) {
     assert.equal((await register(trusting.api, { 'x-forwarded-for': `${i}.6.6.6, 10.0.3.7` })).status, 201)
@@ -481,7 +488,11 @@ test('TRUST_PROXY as addresses and ranges: the client is the entry before the la
   }
   const chain = await startTestServer({ env: { TRUST_PROXY: '127.0.0.0/8, 10.0.3.0/24' } })
   assert.equal(await ipOf(chain, '6.6.6.6, 10.0.3.7'), '6.6.6.6')
-  assert.equal(await ipOf(chain, '6.6.6.6, 5.5.5.5, 10.0.3.7'), '5.5.5.5', 'the client may prepend anything: only what the proxies added counts')
+  assert.equal(
+    await ipOf(chain, '6.6.6.6, 5.5.5.5, 10.0.3.7'),
+    '5.5.5.5',
+    'the client may prepend anything: only what the proxies added counts',
+  )
   const elsewhere = await startTestServer({ env: { TRUST_PROXY: '10.0.0.1' } })
   assert.equal(await ipOf(elsewhere, '6.6.6.6, 10.0.3.7'), '127.0.0.1')
 })
@@ -570,7 +581,15 @@ test('request logs carry method, URL and status but never passwords, tokens or c
   assert.equal((await api.get('/health', { query: { token: queryToken } })).status, 200)
   assert.equal((await api.get('/health', { query: { a: '1', access_token: accessToken } })).status, 200)
   assert.equal((await api.get(`${V2}/nope`, { query: { token: queryToken } })).status, 404)
-  assert.equal((await api.post(`${V2}/auth/login`, undefined, { raw: `{"login":"${username}","password":"${password}"`, headers: { 'content-type': 'application/json' } })).status, 400)
+  assert.equal(
+    (
+      await api.post(`${V2}/auth/login`, undefined, {
+        raw: `{"login":"${username}","password":"${password}"`,
+        headers: { 'content-type': 'application/json' },
+      })
+    ).status,
+    400,
+  )
 
   // let pino flush, then stop the server
   await new Promise((r) => setTimeout(r, 300))
@@ -579,7 +598,10 @@ test('request logs carry method, URL and status but never passwords, tokens or c
   const log = stdout + stderr
 
   // one line per request, with its method, URL, status and time
-  const completed = log.split('\n').filter((line) => line.includes('request completed')).map((line) => JSON.parse(line))
+  const completed = log
+    .split('\n')
+    .filter((line) => line.includes('request completed'))
+    .map((line) => JSON.parse(line))
   assert.ok(completed.length >= 8, `request completed lines (got ${completed.length})`)
   assert.ok(!log.includes('incoming request'), 'no second line per request')
   const health = completed.find((entry) => entry.req?.url?.startsWith('/health?token='))

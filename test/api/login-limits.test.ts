@@ -70,7 +70,10 @@ test('a name nobody has is locked exactly like a real one: the lock does not tel
   }
   const [forReal, forGhost] = [await answers(real.username), await answers(ghost)]
   assert.deepEqual(forGhost, forReal)
-  assert.deepEqual(forReal.map(([status]) => status), [...Array(MAX).fill(401), 429, 429])
+  assert.deepEqual(
+    forReal.map(([status]) => status),
+    [...Array(MAX).fill(401), 429, 429],
+  )
 })
 
 test('parallel guesses cannot outrun the limit', async () => {
@@ -149,7 +152,10 @@ test('the counters are shared by instances through Redis (REDIS_URL), and hold n
   assertLocked(await login(b, henry.username, henry.password))
   const keys = await a.ctx.redis!.keys(`${prefix}login-fail:*`)
   assert.ok(keys.length >= 1, 'the counter is in Redis')
-  assert.ok(keys.every((key) => !key.toLowerCase().includes(henry.username.toLowerCase())), 'names are hashed')
+  assert.ok(
+    keys.every((key) => !key.toLowerCase().includes(henry.username.toLowerCase())),
+    'names are hashed',
+  )
   // positive control: another account on the same instances
   const ivan = await member(b)
   assert.equal((await login(a, ivan.username, ivan.password)).status, 200)

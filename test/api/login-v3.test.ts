@@ -48,7 +48,12 @@ function noSession(res: { body: any; text: string }) {
 }
 
 async function sessionsOf(userId: number) {
-  return server.ctx.db.selectFrom('user_sessions').select(['method', 'two_factor_verified']).where('user_id', '=', userId).orderBy('id').execute()
+  return server.ctx.db
+    .selectFrom('user_sessions')
+    .select(['method', 'two_factor_verified'])
+    .where('user_id', '=', userId)
+    .orderBy('id')
+    .execute()
 }
 
 async function withTwoFactor(user: TestUser) {
@@ -165,7 +170,11 @@ test('twenty wrong guesses at once still count as at most five tries', async () 
   const guesses = Array.from({ length: 20 }, (_, i) => String((Number(code) + 1 + i) % 1_000_000).padStart(6, '0'))
   const results = await Promise.all(guesses.map((guess) => step({ step: 'verify_otp', email: user.email, code: guess })))
   assert.ok(results.every((r) => r.status === 401))
-  const row = await server.ctx.db.selectFrom('login_codes').select('attempts').where('email_key', '=', user.email.toLowerCase()).executeTakeFirstOrThrow()
+  const row = await server.ctx.db
+    .selectFrom('login_codes')
+    .select('attempts')
+    .where('email_key', '=', user.email.toLowerCase())
+    .executeTakeFirstOrThrow()
   assert.equal(row.attempts, 5)
   assertRefused(await step({ step: 'verify_otp', email: user.email, code }), 401, 'unauthorized')
 })
@@ -352,11 +361,20 @@ test('a suspended account gets no session from any step, and no ticket for the s
 })
 
 test('no sign-in code, ticket, TOTP secret or session token is in the database or the log in clear', async () => {
-  assert.ok(seen.codes.size > 15 && seen.tickets.size >= 3 && seen.tokens.size > 10 && seen.secrets.size >= 2, JSON.stringify(Object.fromEntries(Object.entries(seen).map(([k, v]) => [k, v.size]))))
+  assert.ok(
+    seen.codes.size > 15 && seen.tickets.size >= 3 && seen.tokens.size > 10 && seen.secrets.size >= 2,
+    JSON.stringify(Object.fromEntries(Object.entries(seen).map(([k, v]) => [k, v.size]))),
+  )
   const tables = await server.ctx.db.introspection.getTables()
   assert.ok(tables.some((t) => t.name === 'login_codes'))
   let dump = ''
-  for (const table of tables) dump += JSON.stringify(await server.ctx.db.selectFrom(table.name as any).selectAll().execute())
+  for (const table of tables)
+    dump += JSON.stringify(
+      await server.ctx.db
+        .selectFrom(table.name as any)
+        .selectAll()
+        .execute(),
+    )
   const logText = log.text()
   assert.ok(dump.includes('"code_hash"'), 'the code rows were read')
   assert.ok(logText.includes('/auth/login_v3'), 'the requests are in the log')

@@ -65,7 +65,13 @@ test('an unknown kind or a recipient that is not one address is refused (400) an
   const unknown = await refusal(sendMail(server.ctx, { to: 'ed@example.test', kind: 'toString' as MailKind }))
   assert.equal(unknown.statusCode, 400)
   assert.equal(unknown.code, 'validation_error')
-  for (const to of ['ed@example.test, eve@example.test', 'ed@example.test\r\nBcc: eve@example.test', 'not an address', '', `${'a'.repeat(250)}@x.test`]) {
+  for (const to of [
+    'ed@example.test, eve@example.test',
+    'ed@example.test\r\nBcc: eve@example.test',
+    'not an address',
+    '',
+    `${'a'.repeat(250)}@x.test`,
+  ]) {
     const error = await refusal(sendMail(server.ctx, { to, kind: 'test' }))
     assert.equal(error.statusCode, 400, JSON.stringify(to))
   }

@@ -25,26 +25,29 @@ function post(path: string, headers: Record<string, string>, body: Buffer | stri
   const { port } = new URL(server.url)
   const bytes = Buffer.from(body)
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: '127.0.0.1',
-      port,
-      path,
-      method: 'POST',
-      headers: { authorization: `Bearer ${alice.token}`, 'content-length': String(bytes.length), ...headers },
-    }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString()
-        let parsed: unknown = text
-        try {
-          parsed = JSON.parse(text)
-        } catch {
-          // not JSON: the assertion below names it
-        }
-        resolve({ status: res.statusCode!, headers: res.headers, body: parsed })
-      })
-    })
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: { authorization: `Bearer ${alice.token}`, 'content-length': String(bytes.length), ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c) => chunks.push(c))
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString()
+          let parsed: unknown = text
+          try {
+            parsed = JSON.parse(text)
+          } catch {
+            // not JSON: the assertion below names it
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, body: parsed })
+        })
+      },
+    )
     req.on('error', reject)
     req.end(bytes)
   })
@@ -66,15 +69,30 @@ test('multipart without a boundary is 400, and the body is not read to its end',
 
 test('a truncated multipart body is 400', async () => {
   const cut = part('file', bytesOf(4096, 'truncated').toString('latin1'), 'a.bin').slice(0, 300)
-  assertError(await post('/files/upload', { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, cut), 400, 'validation_error', 'upload')
+  assertError(
+    await post('/files/upload', { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, cut),
+    400,
+    'validation_error',
+    'upload',
+  )
   const chunk = part('session_id', 'x') + part('offset', '0') + part('chunk', 'abcdef', 'c.bin').slice(0, 60)
-  assertError(await post('/uploads/multipart', { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, chunk), 400, 'validation_error', 'chunk')
+  assertError(
+    await post('/uploads/multipart', { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }, chunk),
+    400,
+    'validation_error',
+    'chunk',
+  )
 })
 
 test('no body at all is 400', async () => {
   for (const path of UPLOAD_ROUTES) {
     assertError(await post(path, {}), 400, 'validation_error', `${path} with no content type`)
-    assertError(await post(path, { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }), 400, 'validation_error', `${path} empty multipart`)
+    assertError(
+      await post(path, { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` }),
+      400,
+      'validation_error',
+      `${path} empty multipart`,
+    )
     assertError(await post(path, { 'content-type': 'application/json' }), 400, 'validation_error', `${path} empty JSON`)
   }
 })
@@ -92,11 +110,19 @@ test('a body of a type the route does not take is 415 unsupported_media_type', a
 })
 
 test('controls: the same routes take their real bodies', async () => {
-  const started = await post('/uploads/multipart', { 'content-type': 'application/json' }, JSON.stringify({ file_name: 'a.txt', size: 3, mime_type: 'text/plain' }))
+  const started = await post(
+    '/uploads/multipart',
+    { 'content-type': 'application/json' },
+    JSON.stringify({ file_name: 'a.txt', size: 3, mime_type: 'text/plain' }),
+  )
   assert.equal(started.status, 200, JSON.stringify(started.body))
   assert.equal(typeof started.body.data.session_id, 'string')
   const uploaded = await postMultipart(server, alice, '/files/upload', { name: 'file', bytes: Buffer.from('hello'), filename: 'h.txt' })
   assert.equal(uploaded.status, 200, JSON.stringify(uploaded.body))
-  const sent = await post(`${V2}/messages/send`, { 'content-type': 'application/json; charset=utf-8' }, JSON.stringify({ receiver_id: alice.id, content: 'note to self' }))
+  const sent = await post(
+    `${V2}/messages/send`,
+    { 'content-type': 'application/json; charset=utf-8' },
+    JSON.stringify({ receiver_id: alice.id, content: 'note to self' }),
+  )
   assert.equal(sent.status, 200, JSON.stringify(sent.body))
 })

@@ -22,8 +22,7 @@ const seqOf = async (user: TestUser) => (await updates(user)).seq
 const createChat = async (user: TestUser, other: TestUser) =>
   (await user.api.post(`${V2}/chat/create`, { user_id: other.id })).body.data.chat_id as number
 
-const del = (user: TestUser, id: number, query: Record<string, string | boolean> = {}) =>
-  user.api.delete(`${V2}/messages/${id}`, { query })
+const del = (user: TestUser, id: number, query: Record<string, string | boolean> = {}) => user.api.delete(`${V2}/messages/${id}`, { query })
 
 // ---------------------------------------------------------------- 1. delete
 
@@ -52,7 +51,10 @@ test('delete for me hides the message from my history only; the peer keeps it; r
 
   // the event goes to my devices only
   const mine = await updatesOf(alice, 'message.deleted')
-  assert.deepEqual(mine.map((u) => u.data), [{ chat_id: m1.chat_id, message_id: m2.message_id, deleted_for_all: false }])
+  assert.deepEqual(
+    mine.map((u) => u.data),
+    [{ chat_id: m1.chat_id, message_id: m2.message_id, deleted_for_all: false }],
+  )
   assert.equal(await seqOf(bob), bobSeq, 'the peer gets no update')
 
   const again = await del(alice, m2.message_id)
@@ -82,7 +84,10 @@ test('delete for all by the sender removes it for both, tells both, and moves la
   assert.deepEqual(await contents(bob, chatId), ['second', 'first'])
   for (const user of [alice, bob]) {
     const events = await updatesOf(user, 'message.deleted')
-    assert.deepEqual(events.map((u) => u.data), [{ chat_id: chatId, message_id: m3.message_id, deleted_for_all: true }])
+    assert.deepEqual(
+      events.map((u) => u.data),
+      [{ chat_id: chatId, message_id: m3.message_id, deleted_for_all: true }],
+    )
     const item = await chatItem(user, chatId)
     assert.equal(item.last_message.message_id, m2.message_id)
     assert.equal(item.last_message.content, 'second')
@@ -137,7 +142,7 @@ test('delete refusals: for_all by the non-sender is 403, outsiders and unknown i
 
 // ---------------------------------------------------------------- 2. edit
 
-test('the sender edits: new content, edited_at set, in history and in both members\' updates', async () => {
+test("the sender edits: new content, edited_at set, in history and in both members' updates", async () => {
   const [alice, bob] = await users(2)
   const m = await send(alice, bob, 'typo')
   assert.equal(m.edited_at, null)
@@ -208,15 +213,22 @@ test('reading message N reads everything up to N: unread count, is_read/read_at,
   assert.equal((await chatItem(bob, chatId)).unread_count, 2)
 
   const seen = (await history(alice, chatId)).reverse()
-  assert.deepEqual(seen.map((m) => m.is_read), [true, true, true, false, false])
-  assert.deepEqual(seen.map((m) => m.read_at), [readAt, readAt, readAt, null, null])
+  assert.deepEqual(
+    seen.map((m) => m.is_read),
+    [true, true, true, false, false],
+  )
+  assert.deepEqual(
+    seen.map((m) => m.read_at),
+    [readAt, readAt, readAt, null, null],
+  )
   assert.equal((await chatItem(alice, chatId)).last_message.is_read, false)
 
   for (const user of [alice, bob]) {
     const events = await updatesOf(user, 'message.read')
-    assert.deepEqual(events.map((u) => u.data), [
-      { chat_id: chatId, reader_id: bob.id, message_id: sent[2].message_id, read_at: readAt },
-    ])
+    assert.deepEqual(
+      events.map((u) => u.data),
+      [{ chat_id: chatId, reader_id: bob.id, message_id: sent[2].message_id, read_at: readAt }],
+    )
   }
 
   // an older message after a newer one: 200, nothing moves, no event
@@ -227,7 +239,10 @@ test('reading message N reads everything up to N: unread count, is_read/read_at,
   assert.equal(older.body.data.chat_id, chatId)
   assert.equal((await chatItem(bob, chatId)).unread_count, 2)
   assert.deepEqual([await seqOf(alice), await seqOf(bob)], seqs)
-  assert.deepEqual((await history(alice, chatId)).reverse().map((m) => m.is_read), [true, true, true, false, false])
+  assert.deepEqual(
+    (await history(alice, chatId)).reverse().map((m) => m.is_read),
+    [true, true, true, false, false],
+  )
 
   const all = await bob.api.post(`${V2}/messages/${sent[4].message_id}/read`)
   assert.equal(all.body.data.unread_count, 0)
@@ -258,7 +273,7 @@ test('reactions: one per user, a second replaces the first, null removes, counts
   const expect = async (user: TestUser, emoji: string | null, reactions: Record<string, number>) => {
     const res = await react(user, emoji)
     assert.equal(res.status, 200, res.text)
-    assert.deepEqual(res.body.data, reactions, 'the answer is the message\'s reactions map (docs/api.md)')
+    assert.deepEqual(res.body.data, reactions, "the answer is the message's reactions map (docs/api.md)")
   }
   await expect(alice, '👍', { '👍': 1 })
   await expect(bob, '👍', { '👍': 2 })
@@ -269,13 +284,16 @@ test('reactions: one per user, a second replaces the first, null removes, counts
   for (const user of [alice, bob]) {
     assert.deepEqual((await history(user, m.chat_id))[0].reactions, { '👨‍👩‍👧': 1 })
     const events = await updatesOf(user, 'reaction.updated')
-    assert.deepEqual(events.map((u) => u.data), [
-      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '👍': 1 } },
-      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '👍': 2 } },
-      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '👍': 1, '❤️': 1 } },
-      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '👍': 1 } },
-      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '👨‍👩‍👧': 1 } },
-    ])
+    assert.deepEqual(
+      events.map((u) => u.data),
+      [
+        { chat_id: m.chat_id, message_id: m.message_id, reactions: { '👍': 1 } },
+        { chat_id: m.chat_id, message_id: m.message_id, reactions: { '👍': 2 } },
+        { chat_id: m.chat_id, message_id: m.message_id, reactions: { '👍': 1, '❤️': 1 } },
+        { chat_id: m.chat_id, message_id: m.message_id, reactions: { '👍': 1 } },
+        { chat_id: m.chat_id, message_id: m.message_id, reactions: { '👨‍👩‍👧': 1 } },
+      ],
+    )
   }
   // removing when I have none is harmless
   await expect(bob, null, { '👨‍👩‍👧': 1 })
@@ -298,7 +316,7 @@ test('reaction refusals: outsider 404, missing or over-long emoji 400; nothing c
 
 // ---------------------------------------------------------------- 6. forward
 
-test('forward copies into the target chat with the original sender\'s name, kept through forwards of forwards', async () => {
+test("forward copies into the target chat with the original sender's name, kept through forwards of forwards", async () => {
   const [alice, bob, carol, dave] = await users(4, [{ display_name: 'Alice Liddell' }])
   const original = await send(alice, bob, 'pass it on')
   const bobCarol = await createChat(bob, carol)
@@ -317,7 +335,10 @@ test('forward copies into the target chat with the original sender\'s name, kept
   assert.equal(inCarols.message_id, fwd.message_id)
   assert.equal(inCarols.forwarded_from, 'Alice Liddell')
   const carolNew = (await updates(carol)).items.filter((u) => u.seq > carolSeq)
-  assert.deepEqual(carolNew.map((u) => [u.type, u.data.message?.message_id]), [['message.new', fwd.message_id]])
+  assert.deepEqual(
+    carolNew.map((u) => [u.type, u.data.message?.message_id]),
+    [['message.new', fwd.message_id]],
+  )
   assert.deepEqual(await contents(alice, original.chat_id), ['pass it on'], 'the source chat is untouched')
 
   // a forward of a forward, through the alias, keeps the original author
@@ -379,7 +400,10 @@ test('history format=rich: id, timestamp_formatted, is_own, reply and forward fi
   const res = await bob.api.get(`${V2}/chat/history`, { query: { chat_id: m1.chat_id, format: 'rich' } })
   assert.equal(res.status, 200, res.text)
   const items = res.body.items
-  assert.deepEqual(items.map((m: any) => m.id), [m4.message_id, m3.message_id, m2.message_id, m1.message_id])
+  assert.deepEqual(
+    items.map((m: any) => m.id),
+    [m4.message_id, m3.message_id, m2.message_id, m1.message_id],
+  )
   for (const m of items) {
     assert.equal('message_id' in m, false, 'rich items use id instead of message_id')
     assert.match(m.timestamp_formatted, /^\d{2}:\d{2}$/)
@@ -399,17 +423,28 @@ test('history format=rich: id, timestamp_formatted, is_own, reply and forward fi
   assert.equal(r4.reply_to_sender, bob.username)
 
   const own = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: m1.chat_id, format: 'rich' } })
-  assert.deepEqual(own.body.items.map((m: any) => m.is_own), [true, true, false, true])
+  assert.deepEqual(
+    own.body.items.map((m: any) => m.is_own),
+    [true, true, false, true],
+  )
 
   const v2 = await bob.api.get(`${V2}/chat/history`, { query: { chat_id: m1.chat_id, format: 'v2' } })
   const plain = await bob.api.get(`${V2}/chat/history`, { query: { chat_id: m1.chat_id } })
   assert.equal(v2.status, 200)
-  assert.deepEqual(v2.body.items.map((m: any) => m.message_id), [m4.message_id, m3.message_id, m2.message_id, m1.message_id])
+  assert.deepEqual(
+    v2.body.items.map((m: any) => m.message_id),
+    [m4.message_id, m3.message_id, m2.message_id, m1.message_id],
+  )
   assert.equal('id' in v2.body.items[0], false)
   assert.equal('is_own' in v2.body.items[0], false)
   assert.deepEqual(v2.body, plain.body)
 
-  assertError(await bob.api.get(`${V2}/chat/history`, { query: { chat_id: m1.chat_id, format: 'xml' } }), 400, 'validation_error', 'bad format')
+  assertError(
+    await bob.api.get(`${V2}/chat/history`, { query: { chat_id: m1.chat_id, format: 'xml' } }),
+    400,
+    'validation_error',
+    'bad format',
+  )
   const carolRich = await carol.api.get(`${V2}/chat/history`, { query: { chat_id: m1.chat_id, format: 'rich' } })
   assertError(carolRich, 404, 'not_found', 'outsider, rich')
 })
@@ -456,10 +491,8 @@ test('an outsider gets 404 and no data for every action on a chat, and never see
   await del(alice, m.message_id)
   await new Promise((resolve) => setTimeout(resolve, 400))
   // eve's own chat with alice may bring her a chat.updated; nothing else may arrive
-  const leaked = eveSocket.frames.filter(
-    (f) => f.type !== 'presence' && !(f.type === 'chat.updated' && f.data?.chat_id === eveChat),
-  )
-  assert.deepEqual(leaked, [], 'no event of the chat reaches the outsider\'s socket')
+  const leaked = eveSocket.frames.filter((f) => f.type !== 'presence' && !(f.type === 'chat.updated' && f.data?.chat_id === eveChat))
+  assert.deepEqual(leaked, [], "no event of the chat reaches the outsider's socket")
   assert.ok(
     eveSocket.frames.every((f) => f.type !== 'presence' || f.data.user_id === alice.id),
     'presence only about users eve shares a chat with',

@@ -55,14 +55,20 @@ test('emoji fields round-trip exactly: send answer, history, message.new on both
   for (const m of [sentFire, sentHeart, plain]) check(m, 'send answer')
   for (const user of [alice, bob]) {
     const items = await history(user, chatId)
-    assert.deepEqual(items.map((m) => m.message_id), [plain.message_id, sentHeart.message_id, sentFire.message_id])
+    assert.deepEqual(
+      items.map((m) => m.message_id),
+      [plain.message_id, sentHeart.message_id, sentFire.message_id],
+    )
     for (const m of items) check(m, `history of ${user === alice ? 'alice' : 'bob'}`)
     const rich = await history(user, chatId, { format: 'rich' })
     for (const m of rich) check({ ...m, message_id: m.id }, 'rich history')
   }
   for (const socket of [aliceSocket, bobSocket]) {
     const frames = [await socket.next('message.new'), await socket.next('message.new'), await socket.next('message.new')]
-    assert.deepEqual(frames.map((f) => f.data.message.message_id), [sentFire.message_id, sentHeart.message_id, plain.message_id])
+    assert.deepEqual(
+      frames.map((f) => f.data.message.message_id),
+      [sentFire.message_id, sentHeart.message_id, plain.message_id],
+    )
     for (const f of frames) check(f.data.message, 'message.new')
   }
   for (const user of [alice, bob]) {
@@ -105,7 +111,16 @@ test('invalid emoji fields are 400 validation_error and nothing is sent', async 
     assertError(res, 400, 'validation_error', what)
   }
   // anything but a sticker of a pack is invalid_file: an upload too (it would bypass the packs' premium gate)
-  for (const emojiFile of ['stickers/fire.webp', 'stickers/basics/nope.svg', 'stickers/../basics/wink.svg', uploaded, 'AAAAAAAAAAAAAAAAAAAAAA.webp', '../../etc/passwd', '', 'f'.repeat(255)]) {
+  for (const emojiFile of [
+    'stickers/fire.webp',
+    'stickers/basics/nope.svg',
+    'stickers/../basics/wink.svg',
+    uploaded,
+    'AAAAAAAAAAAAAAAAAAAAAA.webp',
+    '../../etc/passwd',
+    '',
+    'f'.repeat(255),
+  ]) {
     const res = await alice.api.post(`${V2}/messages/send`, { chat_id: chatId, emoji: '🔥', emoji_file: emojiFile })
     assertError(res, 400, 'invalid_file', `emoji_file ${JSON.stringify(emojiFile.slice(0, 30))}`)
   }
@@ -119,8 +134,15 @@ test('invalid emoji fields are 400 validation_error and nothing is sent', async 
     emoji_count: 1,
   })
   const frames = await bobSocket.drain('message.new', 300)
-  assert.deepEqual(frames.map((f) => f.data.message.message_id), [edge.message_id], 'only the valid send reached bob')
-  assert.deepEqual((await history(bob, chatId)).map((m) => m.message_id), [edge.message_id, baseline.message_id])
+  assert.deepEqual(
+    frames.map((f) => f.data.message.message_id),
+    [edge.message_id],
+    'only the valid send reached bob',
+  )
+  assert.deepEqual(
+    (await history(bob, chatId)).map((m) => m.message_id),
+    [edge.message_id, baseline.message_id],
+  )
 })
 
 // ---------------------------------------------------------------- chat_list shapes
@@ -192,7 +214,13 @@ test('chat_list: personal and Saved Messages items have exactly the documented k
   assert.equal(saved.unread_count, 0)
   assert.equal(saved.last_message, null)
   assert.deepEqual(
-    { user_id: saved.peer.user_id, username: saved.peer.username, display_name: saved.peer.display_name, is_online: saved.peer.is_online, last_seen: saved.peer.last_seen },
+    {
+      user_id: saved.peer.user_id,
+      username: saved.peer.username,
+      display_name: saved.peer.display_name,
+      is_online: saved.peer.is_online,
+      last_seen: saved.peer.last_seen,
+    },
     { user_id: alice.id, username: 'saved_messages', display_name: 'Saved Messages', is_online: false, last_seen: null },
   )
 })

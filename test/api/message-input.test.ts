@@ -39,7 +39,10 @@ test('is_encrypted: true needs encrypted_content and encryption_key_id, and then
   }
   const sealed = await sendRaw({ is_encrypted: true, encrypted_content: 'Y2lwaGVy', encryption_key_id: 'k1' })
   assert.equal(sealed.status, 200, sealed.text)
-  assert.deepEqual([sealed.body.data.is_encrypted, sealed.body.data.encrypted_content, sealed.body.data.encryption_key_id, sealed.body.data.content], [true, 'Y2lwaGVy', 'k1', ''])
+  assert.deepEqual(
+    [sealed.body.data.is_encrypted, sealed.body.data.encrypted_content, sealed.body.data.encryption_key_id, sealed.body.data.content],
+    [true, 'Y2lwaGVy', 'k1', ''],
+  )
   assert.equal((await sendRaw({ content: 'plain again' })).status, 200)
 })
 
@@ -61,12 +64,24 @@ test('a client_message_id reused for a different send is 409 conflict; the same 
     assert.equal(res.body.error.code, 'conflict')
   }
   // by chat_id it is the same send: answered
-  const byChat = await alice.api.post(`${V2}/messages/send`, { chat_id: first.body.data.chat_id, content: 'once', client_message_id: 'k-409' })
+  const byChat = await alice.api.post(`${V2}/messages/send`, {
+    chat_id: first.body.data.chat_id,
+    content: 'once',
+    client_message_id: 'k-409',
+  })
   assert.equal(byChat.body.data.message_id, first.body.data.message_id)
   // the Idempotency-Key header follows the same rule
-  const keyed = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'header' }, { headers: { 'idempotency-key': 'h-409' } })
+  const keyed = await alice.api.post(
+    `${V2}/messages/send`,
+    { receiver_id: bob.id, content: 'header' },
+    { headers: { 'idempotency-key': 'h-409' } },
+  )
   assert.equal(keyed.status, 200)
-  const clash = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'header, changed' }, { headers: { 'idempotency-key': 'h-409' } })
+  const clash = await alice.api.post(
+    `${V2}/messages/send`,
+    { receiver_id: bob.id, content: 'header, changed' },
+    { headers: { 'idempotency-key': 'h-409' } },
+  )
   assert.equal(clash.status, 409, clash.text)
   // Saved Messages (a send to oneself) retried is the same send too
   const note = { receiver_id: alice.id, content: 'note', client_message_id: 'self-1' }

@@ -19,7 +19,8 @@ async function search(user: TestUser, q: string, extra: Record<string, string | 
   assert.equal(res.status, 200, res.text)
   return res.body.data as { items: any[]; next_before_id: number | null }
 }
-const contents = async (user: TestUser, q: string, extra: Record<string, string | number> = {}) => (await search(user, q, extra)).items.map((m) => m.content)
+const contents = async (user: TestUser, q: string, extra: Record<string, string | number> = {}) =>
+  (await search(user, q, extra)).items.map((m) => m.content)
 
 async function post(user: TestUser, chatId: number, content: string) {
   const res = await user.api.post(`${V2}/messages/send`, { chat_id: chatId, content })
@@ -41,7 +42,8 @@ test('words match as prefixes, case- and accent-insensitively, all of them, newe
   assert.deepEqual(await contents(alice, 'ланч'), ['Ланч в пятницу'], 'Cyrillic')
   assert.deepEqual(await contents(alice, 'breakfast'), [], 'no match')
   const [found] = (await search(alice, 'dinner')).items
-  for (const field of ['message_id', 'chat_id', 'sender_id', 'sender_username', 'content', 'timestamp', 'is_read']) assert.ok(field in found, field)
+  for (const field of ['message_id', 'chat_id', 'sender_id', 'sender_username', 'content', 'timestamp', 'is_read'])
+    assert.ok(field in found, field)
   const history = await alice.api.get(`${V2}/search/history`)
   assert.equal(history.body.items[0].search_query, 'dinner')
   assert.equal(history.body.items[0].search_type, 'messages')
@@ -58,8 +60,18 @@ test("only my chats: another pair's messages, a group I left and a chat I am not
   assert.deepEqual(await contents(alice, 'rendezvous', { chat_id: group.group_id }), ['secret rendezvous in the group'], 'one chat')
   const dusk = await dave.api.get(`${V2}/chat_list`)
   const carolDaveChat = dusk.body.items.find((item: any) => item.peer?.user_id === carol.id).chat_id
-  assertError(await alice.api.get(`${V2}/search/messages`, { query: { q: 'rendezvous', chat_id: carolDaveChat } }), 404, 'not_found', "someone else's chat")
-  assertError(await alice.api.get(`${V2}/search/messages`, { query: { q: 'rendezvous', chat_id: 987_654 } }), 404, 'not_found', 'unknown chat')
+  assertError(
+    await alice.api.get(`${V2}/search/messages`, { query: { q: 'rendezvous', chat_id: carolDaveChat } }),
+    404,
+    'not_found',
+    "someone else's chat",
+  )
+  assertError(
+    await alice.api.get(`${V2}/search/messages`, { query: { q: 'rendezvous', chat_id: 987_654 } }),
+    404,
+    'not_found',
+    'unknown chat',
+  )
 
   assert.equal((await alice.api.post(`${V2}/groups/leave`, { chat_id: group.group_id })).status, 200)
   assert.deepEqual(await contents(alice, 'rendezvous'), ['secret rendezvous at noon'], 'a group I left')
@@ -92,7 +104,12 @@ test('kept in step: an edit moves a message to its new words, a delete for every
 
 test('encrypted messages are never found', async () => {
   const [alice, bob] = await users(2)
-  const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, is_encrypted: true, encrypted_content: 'cGxhaW4gd29yZHM=', encryption_key_id: 'k1' })
+  const sent = await alice.api.post(`${V2}/messages/send`, {
+    receiver_id: bob.id,
+    is_encrypted: true,
+    encrypted_content: 'cGxhaW4gd29yZHM=',
+    encryption_key_id: 'k1',
+  })
   assert.equal(sent.status, 200, sent.text)
   await send(alice, bob, 'plain words')
   assert.deepEqual(await contents(bob, 'plain'), ['plain words'], 'control: the clear one is')
@@ -118,7 +135,8 @@ test('keyset paging: limit and next_before_id walk every match once, newest firs
 test('refusals: a query with no word of 2 characters, bad limits and ids, no session; short words beside longer ones are left out', async () => {
   const [alice, bob] = await users(2)
   await send(alice, bob, 'a quick note')
-  for (const q of ['', 'a', '!!', '  ', '* ?']) assertError(await alice.api.get(`${V2}/search/messages`, { query: { q } }), 400, 'validation_error', `q ${JSON.stringify(q)}`)
+  for (const q of ['', 'a', '!!', '  ', '* ?'])
+    assertError(await alice.api.get(`${V2}/search/messages`, { query: { q } }), 400, 'validation_error', `q ${JSON.stringify(q)}`)
   assertError(await alice.api.get(`${V2}/search/messages`), 400, 'validation_error', 'no q')
   assertError(await alice.api.get(`${V2}/search/messages`, { query: { q: 'note', limit: 51 } }), 400, 'validation_error', 'limit 51')
   assertError(await alice.api.get(`${V2}/search/messages`, { query: { q: 'note', limit: 0 } }), 400, 'validation_error', 'limit 0')
@@ -143,19 +161,44 @@ test('a word in most messages and a rare one give the same newest-first answers 
       rows.push({ ...(await send(from, to, content)), content })
     }
     await sql`analyze`.execute(own.ctx.db)
-    const expect = (where: (row: any) => boolean, n: number) => rows.filter(where).reverse().slice(0, n).map((row) => row.content)
+    const expect = (where: (row: any) => boolean, n: number) =>
+      rows
+        .filter(where)
+        .reverse()
+        .slice(0, n)
+        .map((row) => row.content)
     const found = async (q: string, extra: Record<string, string | number> = {}) => {
       const res = await alice.api.get(`${V2}/search/messages`, { query: { q, limit: 15, ...extra } })
       assert.equal(res.status, 200, res.text)
       return res.body.data.items.map((m: any) => m.content)
     }
-    assert.deepEqual(await found('ubiquitous'), expect(() => true, 15), 'common: newest first')
-    assert.deepEqual(await found('seldom'), expect((row) => row.content.includes('seldom'), 15), 'rare: newest first')
+    assert.deepEqual(
+      await found('ubiquitous'),
+      expect(() => true, 15),
+      'common: newest first',
+    )
+    assert.deepEqual(
+      await found('seldom'),
+      expect((row) => row.content.includes('seldom'), 15),
+      'rare: newest first',
+    )
     const bobChat = rows.find((row) => row.receiver_id === bob.id).chat_id
-    assert.deepEqual(await found('ubiquitous', { chat_id: bobChat }), expect((row) => row.chat_id === bobChat, 15), 'common in one chat')
+    assert.deepEqual(
+      await found('ubiquitous', { chat_id: bobChat }),
+      expect((row) => row.chat_id === bobChat, 15),
+      'common in one chat',
+    )
     const before = rows[60].message_id
-    assert.deepEqual(await found('ubiq', { before_id: before }), expect((row) => row.message_id < before, 15), 'common, older than a message')
-    assert.deepEqual(await found('seldom ubiquitous'), expect((row) => row.content.includes('seldom'), 15), 'rare and common together')
+    assert.deepEqual(
+      await found('ubiq', { before_id: before }),
+      expect((row) => row.message_id < before, 15),
+      'common, older than a message',
+    )
+    assert.deepEqual(
+      await found('seldom ubiquitous'),
+      expect((row) => row.content.includes('seldom'), 15),
+      'rare and common together',
+    )
   } finally {
     await own.close()
   }

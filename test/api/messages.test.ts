@@ -7,10 +7,37 @@ const server = await startTestServer()
 const V2 = '/api.v2/api'
 
 const MESSAGE_KEYS = [
-  'chat_id', 'client_message_id', 'content', 'delivered_at', 'edited_at', 'emoji', 'emoji_count', 'emoji_file', 'emoji_size',
-  'emoji_url', 'encrypted_content', 'encryption_key_id', 'external_message_id', 'file_path', 'file_type', 'file_url', 'forwarded_from',
-  'is_encrypted', 'is_from_external', 'is_read', 'message_id', 'poll_id', 'reactions', 'read_at', 'receiver_id', 'reply_to_id', 'sender_avatar_url',
-  'sender_id', 'sender_username', 'timestamp', 'topic_id',
+  'chat_id',
+  'client_message_id',
+  'content',
+  'delivered_at',
+  'edited_at',
+  'emoji',
+  'emoji_count',
+  'emoji_file',
+  'emoji_size',
+  'emoji_url',
+  'encrypted_content',
+  'encryption_key_id',
+  'external_message_id',
+  'file_path',
+  'file_type',
+  'file_url',
+  'forwarded_from',
+  'is_encrypted',
+  'is_from_external',
+  'is_read',
+  'message_id',
+  'poll_id',
+  'reactions',
+  'read_at',
+  'receiver_id',
+  'reply_to_id',
+  'sender_avatar_url',
+  'sender_id',
+  'sender_username',
+  'timestamp',
+  'topic_id',
 ]
 
 test('send to receiver_id creates the chat and returns the V2 message', async () => {
@@ -89,10 +116,18 @@ test('sending to an unknown user is 404; to a chat I am not in is 404 and writes
 test('reply_to_id must be a message of the same chat', async () => {
   const [alice, bob, carol] = [await server.registerUser(), await server.registerUser(), await server.registerUser()]
   const first = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'question?' })
-  const reply = await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'answer', reply_to_id: first.body.data.message_id })
+  const reply = await bob.api.post(`${V2}/messages/send`, {
+    receiver_id: alice.id,
+    content: 'answer',
+    reply_to_id: first.body.data.message_id,
+  })
   assert.equal(reply.status, 200)
   assert.equal(reply.body.data.reply_to_id, first.body.data.message_id)
-  const elsewhere = await alice.api.post(`${V2}/messages/send`, { receiver_id: carol.id, content: 'x', reply_to_id: first.body.data.message_id })
+  const elsewhere = await alice.api.post(`${V2}/messages/send`, {
+    receiver_id: carol.id,
+    content: 'x',
+    reply_to_id: first.body.data.message_id,
+  })
   assert.equal(elsewhere.status, 400)
   assert.equal(elsewhere.body.error.code, 'validation_error')
 })
@@ -141,19 +176,34 @@ test('history: page 1 holds the newest, pages and keysets agree, only members ma
   assert.equal(page1.body.per_page, 20)
   assert.equal(page1.body.total, 25)
   assert.equal(page1.body.pages, 2)
-  assert.deepEqual(page1.body.items.map((m: any) => m.content), Array.from({ length: 20 }, (_, i) => `m${25 - i}`))
+  assert.deepEqual(
+    page1.body.items.map((m: any) => m.content),
+    Array.from({ length: 20 }, (_, i) => `m${25 - i}`),
+  )
   const page2 = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, page: 2 } })
-  assert.deepEqual(page2.body.items.map((m: any) => m.content), ['m5', 'm4', 'm3', 'm2', 'm1'])
+  assert.deepEqual(
+    page2.body.items.map((m: any) => m.content),
+    ['m5', 'm4', 'm3', 'm2', 'm1'],
+  )
   const page9 = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, page: 9 } })
   assert.deepEqual(page9.body.items, [])
 
   const before = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, before_id: ids[10], limit: 3 } })
-  assert.deepEqual(before.body.items.map((m: any) => m.content), ['m10', 'm9', 'm8'])
+  assert.deepEqual(
+    before.body.items.map((m: any) => m.content),
+    ['m10', 'm9', 'm8'],
+  )
   assert.equal(before.body.page, undefined)
   const after = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, after_id: ids[20], limit: 3 } })
-  assert.deepEqual(after.body.items.map((m: any) => m.content), ['m24', 'm23', 'm22'])
+  assert.deepEqual(
+    after.body.items.map((m: any) => m.content),
+    ['m24', 'm23', 'm22'],
+  )
   const between = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, after_id: ids[0], before_id: ids[3] } })
-  assert.deepEqual(between.body.items.map((m: any) => m.content), ['m3', 'm2'])
+  assert.deepEqual(
+    between.body.items.map((m: any) => m.content),
+    ['m3', 'm2'],
+  )
 
   const outsider = await eve.api.get(`${V2}/chat/history`, { query: { chat_id: chatId } })
   assert.equal(outsider.status, 404)
@@ -168,36 +218,54 @@ test('history: page 1 holds the newest, pages and keysets agree, only members ma
   assert.equal((await server.api.get(`${V2}/chat/history`, { query: { chat_id: chatId } })).status, 401)
 })
 
-test('every send is in both members\' update logs, in order, with per-user seqs', async () => {
+test("every send is in both members' update logs, in order, with per-user seqs", async () => {
   const [alice, bob] = [await server.registerUser(), await server.registerUser()]
   const a = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'one' })
   await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'two' })
   const bobs = await bob.api.get(`${V2}/updates`, { query: { since: 0 } })
   assert.equal(bobs.status, 200)
   // bob's reply reads alice's message first (a read receipt), then is new itself
-  assert.deepEqual(bobs.body.data.updates.map((u: any) => [u.type, u.seq, u.data.message?.content ?? u.data.message_id]), [
-    ['message.new', 1, 'one'],
-    ['message.read', 2, a.body.data.message_id],
-    ['message.new', 3, 'two'],
-  ])
+  assert.deepEqual(
+    bobs.body.data.updates.map((u: any) => [u.type, u.seq, u.data.message?.content ?? u.data.message_id]),
+    [
+      ['message.new', 1, 'one'],
+      ['message.read', 2, a.body.data.message_id],
+      ['message.new', 3, 'two'],
+    ],
+  )
   assert.equal(bobs.body.data.seq, 3)
   assert.deepEqual({ ...bobs.body.data.updates[0].data.message, is_read: false, read_at: null }, a.body.data)
   const alices = await alice.api.get(`${V2}/updates`, { query: { since: 0 } })
-  assert.deepEqual(alices.body.data.updates.map((u: any) => [u.type, u.seq]), [['message.new', 1], ['message.read', 2], ['message.new', 3]])
+  assert.deepEqual(
+    alices.body.data.updates.map((u: any) => [u.type, u.seq]),
+    [
+      ['message.new', 1],
+      ['message.read', 2],
+      ['message.new', 3],
+    ],
+  )
   assert.deepEqual(alices.body.data.updates[1].data, bobs.body.data.updates[1].data)
   assert.equal(alices.body.data.updates[1].data.reader_id, bob.id)
   const rest = await bob.api.get(`${V2}/updates`, { query: { since: 2 } })
-  assert.deepEqual(rest.body.data.updates.map((u: any) => u.seq), [3])
+  assert.deepEqual(
+    rest.body.data.updates.map((u: any) => u.seq),
+    [3],
+  )
   const limited = await alice.api.get(`${V2}/updates`, { query: { since: 0, limit: 1 } })
   assert.equal(limited.body.data.updates.length, 1)
   assert.equal(limited.body.data.seq, 3)
   // and so alice's message reads as read, in history too
-  const one = (await alice.api.get(`${V2}/chat/history`, { query: { chat_id: a.body.data.chat_id } })).body.items.find((m: any) => m.message_id === a.body.data.message_id)
+  const one = (await alice.api.get(`${V2}/chat/history`, { query: { chat_id: a.body.data.chat_id } })).body.items.find(
+    (m: any) => m.message_id === a.body.data.message_id,
+  )
   assert.deepEqual([one.is_read, one.read_at], [true, alices.body.data.updates[1].data.read_at])
   // a second message from bob reads nothing new: no second receipt
   await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'three' })
   const after = await bob.api.get(`${V2}/updates`, { query: { since: 3 } })
-  assert.deepEqual(after.body.data.updates.map((u: any) => [u.type, u.seq]), [['message.new', 4]])
+  assert.deepEqual(
+    after.body.data.updates.map((u: any) => [u.type, u.seq]),
+    [['message.new', 4]],
+  )
   const stranger = await server.registerUser()
   const none = await stranger.api.get(`${V2}/updates`)
   assert.deepEqual(none.body.data.updates, [])
@@ -213,11 +281,27 @@ test('a reply by chat_id reads the chat: alice sees message.read, then the reply
   const reply = await bob.api.post(`${V2}/messages/send`, { chat_id: first.chat_id, content: 'got both' })
   assert.equal(reply.status, 200, reply.text)
   const frames = [await socket.next('message.read'), await socket.next('message.new')]
-  assert.deepEqual(frames.map((f) => f.seq), [frames[0].seq, frames[0].seq! + 1], 'the receipt first, then the reply')
-  assert.deepEqual(frames[0].data, { chat_id: first.chat_id, reader_id: bob.id, message_id: second.message_id, read_at: frames[0].data.read_at })
+  assert.deepEqual(
+    frames.map((f) => f.seq),
+    [frames[0].seq, frames[0].seq! + 1],
+    'the receipt first, then the reply',
+  )
+  assert.deepEqual(frames[0].data, {
+    chat_id: first.chat_id,
+    reader_id: bob.id,
+    message_id: second.message_id,
+    read_at: frames[0].data.read_at,
+  })
   assert.equal(frames[1].data.message.content, 'got both')
   const history = (await alice.api.get(`${V2}/chat/history`, { query: { chat_id: first.chat_id } })).body.items
-  assert.deepEqual(history.map((m: any) => [m.content, m.is_read]), [['got both', false], ['second', true], ['first', true]])
+  assert.deepEqual(
+    history.map((m: any) => [m.content, m.is_read]),
+    [
+      ['got both', false],
+      ['second', true],
+      ['first', true],
+    ],
+  )
   const list = (await alice.api.get(`${V2}/chat_list`)).body.items.find((i: any) => i.chat_id === first.chat_id)
   assert.equal(list.unread_count, 1, 'the reply is unread for alice')
   const bobs = (await bob.api.get(`${V2}/chat_list`)).body.items.find((i: any) => i.chat_id === first.chat_id)

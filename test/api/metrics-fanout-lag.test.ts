@@ -14,7 +14,8 @@ import { startTestServer, type TestServer } from '../harness/server.js'
 import { TestSocket } from '../harness/socket.js'
 
 const METRICS_TOKEN = 'metrics-token-for-the-lag-test-0123'
-const skip = testDatabaseUrl && testRedisUrl ? false : 'needs PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL): the lag is Redis fan-out’s'
+const skip =
+  testDatabaseUrl && testRedisUrl ? false : 'needs PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL): the lag is Redis fan-out’s'
 if (skip) console.log(`# SKIP two-instance fan-out lag: ${skip}`)
 
 async function lag(server: TestServer): Promise<{ count: number; sum: number; exposed: boolean }> {
@@ -24,7 +25,11 @@ async function lag(server: TestServer): Promise<{ count: number; sum: number; ex
     const match = new RegExp(`^${name} (\\S+)$`, 'm').exec(res.text)
     return match ? Number(match[1]) : NaN
   }
-  return { count: value('tern_fanout_lag_seconds_count'), sum: value('tern_fanout_lag_seconds_sum'), exposed: /^# TYPE tern_fanout_lag_seconds histogram$/m.test(res.text) }
+  return {
+    count: value('tern_fanout_lag_seconds_count'),
+    sum: value('tern_fanout_lag_seconds_sum'),
+    exposed: /^# TYPE tern_fanout_lag_seconds histogram$/m.test(res.text),
+  }
 }
 
 test('a single instance exports the lag histogram; its in-process delivery adds no observation (the socket did get the event)', async () => {
@@ -41,7 +46,9 @@ test('a single instance exports the lag histogram; its in-process delivery adds 
   await server.close()
 })
 
-test('two instances: events published on one and delivered on the other move the other’s lag, by the batches it received', { skip }, async () => {
+test('two instances: events published on one and delivered on the other move the other’s lag, by the batches it received', {
+  skip,
+}, async () => {
   // one prefix for both, so they share the fan-out channel (the harness gives each server its own)
   const env = { METRICS_TOKEN, REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:` }
   const one = await startTestServer({ env })
@@ -57,7 +64,10 @@ test('two instances: events published on one and delivered on the other move the
     }
     const [oneAfter, twoAfter] = [await lag(one), await lag(two)]
     assert.ok(twoAfter.count >= twoBefore.count + 3, `the receiving instance observed each send (${twoBefore.count} → ${twoAfter.count})`)
-    assert.ok(twoAfter.sum >= twoBefore.sum && twoAfter.sum - twoBefore.sum < 10, `the lags are small and not negative (${twoAfter.sum - twoBefore.sum} s)`)
+    assert.ok(
+      twoAfter.sum >= twoBefore.sum && twoAfter.sum - twoBefore.sum < 10,
+      `the lags are small and not negative (${twoAfter.sum - twoBefore.sum} s)`,
+    )
     // the publisher times nothing for its own events...
     assert.equal(oneAfter.count, oneBefore.count, 'the publishing instance observed nothing')
     // ...and does once it receives some: the other direction (sent through two, heard on one)

@@ -30,22 +30,37 @@ test('add my own upload, or the audio of a message I can read; list newest first
   // bob saves the audio alice sent him, by the message's file_url (or its bare path)
   const sent = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'listen', file_path: song.path })
   assert.equal(sent.status, 200, sent.text)
-  const saved = await bob.api.post(`${V2}/music/add`, { file_url: sent.body.data.file_url, artist: 'Nina', title: 'Feeling Good', source_message_id: sent.body.data.message_id })
+  const saved = await bob.api.post(`${V2}/music/add`, {
+    file_url: sent.body.data.file_url,
+    artist: 'Nina',
+    title: 'Feeling Good',
+    source_message_id: sent.body.data.message_id,
+  })
   assert.equal(saved.status, 200, saved.text)
   assert.equal(saved.body.data.source_message_id, sent.body.data.message_id)
 
   const other = await upload(server, alice, mp3('library other'), 'other.mp3')
   await alice.api.post(`${V2}/music/add`, { file_url: other.path, artist: 'A', title: 'B', file_name: 'Renamed.mp3' })
   const list = await library(alice)
-  assert.deepEqual(list.items.map((t: any) => t.title), ['B', 'Feeling Good'])
+  assert.deepEqual(
+    list.items.map((t: any) => t.title),
+    ['B', 'Feeling Good'],
+  )
   assert.equal(list.items[0].file_name, 'Renamed.mp3')
   assert.deepEqual([list.total, list.page], [2, 1])
-  assert.deepEqual((await library(bob)).items.map((t: any) => t.user_id), [bob.id], "bob's library is his")
+  assert.deepEqual(
+    (await library(bob)).items.map((t: any) => t.user_id),
+    [bob.id],
+    "bob's library is his",
+  )
 
   assertError(await bob.api.delete(`${V2}/music/remove`, { query: { id: track.id } }), 404, 'not_found', "someone else's track")
   const removed = await alice.api.delete(`${V2}/music/remove`, { query: { id: track.id } })
   assert.deepEqual(removed.body.data, { id: track.id, removed: true })
-  assert.deepEqual((await library(alice)).items.map((t: any) => t.title), ['B'])
+  assert.deepEqual(
+    (await library(alice)).items.map((t: any) => t.title),
+    ['B'],
+  )
 })
 
 test('music refusals: not audio, not mine, a message I cannot read, a file not in the message, twice; nothing stored', async () => {
@@ -59,9 +74,19 @@ test('music refusals: not audio, not mine, a message I cannot read, a file not i
   assertError(await add({ file_url: picture.url }), 400, 'validation_error', 'an image')
   assertError(await add({ file_url: bobsSong.url }), 400, 'invalid_file', "bob's upload, no message")
   assertError(await add({ file_url: '/uploads/never.mp3' }), 400, 'invalid_file', 'never uploaded')
-  assertError(await add({ file_url: bobsSong.url, source_message_id: hidden.body.data.message_id }), 404, 'not_found', 'a message between others')
+  assertError(
+    await add({ file_url: bobsSong.url, source_message_id: hidden.body.data.message_id }),
+    404,
+    'not_found',
+    'a message between others',
+  )
   const toAlice = await bob.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'hi' })
-  assertError(await add({ file_url: bobsSong.url, source_message_id: toAlice.body.data.message_id }), 400, 'invalid_file', 'the message has no such file')
+  assertError(
+    await add({ file_url: bobsSong.url, source_message_id: toAlice.body.data.message_id }),
+    400,
+    'invalid_file',
+    'the message has no such file',
+  )
   assertError(await add({ file_url: mine.url, artist: ' ' }), 400, 'validation_error', 'blank artist')
   assertError(await add({ file_url: mine.url, title: '' }), 400, 'validation_error', 'empty title')
   assertError(await add({ file_url: mine.url, duration: -1 }), 400, 'validation_error', 'negative duration')

@@ -25,7 +25,12 @@ const server = await startTestServer({
 })
 
 /** every credential this file saw in clear: none may be in the database or the log */
-const seen = { codes: new Set<string>(), idTokens: new Set<string>(), tokens: new Set<string>(), secrets: new Set<string>([idp.clients.tern.secret]) }
+const seen = {
+  codes: new Set<string>(),
+  idTokens: new Set<string>(),
+  tokens: new Set<string>(),
+  secrets: new Set<string>([idp.clients.tern.secret]),
+}
 
 const oauth = (body: Record<string, unknown>, provider = 'acme', prefix = V2) => server.api.post(`${prefix}/auth/oauth/${provider}`, body)
 
@@ -50,7 +55,10 @@ async function providerIdToken(sub: string, options: { nonce?: string; clientId?
 }
 
 async function sessionTotal() {
-  const row = await server.ctx.db.selectFrom('user_sessions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  const row = await server.ctx.db
+    .selectFrom('user_sessions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -97,7 +105,10 @@ test('a code from the provider signs a new identity in: a new account named from
   const me = await server.api.as(token).get(`${V2}/auth/me`)
   assert.equal(me.body.data.email_verified, true)
   const sessions = await server.api.as(token).get(`${V2}/sessions`)
-  assert.deepEqual(sessions.body.items.map((s: any) => s.method), ['oauth:acme'])
+  assert.deepEqual(
+    sessions.body.items.map((s: any) => s.method),
+    ['oauth:acme'],
+  )
   const rows = await server.ctx.db.selectFrom('identity_provider_accounts').selectAll().where('subject', '=', sub).execute()
   assert.equal(rows.length, 1)
   assert.equal(rows[0].provider, 'acme')
@@ -125,11 +136,26 @@ test('PKCE and nonce of a code flow are checked; the same flow with the right on
   const challenge = createHash('sha256').update(verifier).digest('base64url')
   const before = await sessionTotal()
   assertRefused(await oauth({ code: await code(sub, { codeChallenge: challenge }), redirect_uri: REDIRECT_URI }), 401, 'unauthorized')
-  assertRefused(await oauth({ code: await code(sub, { codeChallenge: challenge }), redirect_uri: REDIRECT_URI, code_verifier: randomBytes(32).toString('base64url') }), 401, 'unauthorized')
+  assertRefused(
+    await oauth({
+      code: await code(sub, { codeChallenge: challenge }),
+      redirect_uri: REDIRECT_URI,
+      code_verifier: randomBytes(32).toString('base64url'),
+    }),
+    401,
+    'unauthorized',
+  )
   assertRefused(await oauth({ code: await code(sub, { nonce: 'n-1' }), redirect_uri: REDIRECT_URI, nonce: 'n-2' }), 401, 'unauthorized')
   assertRefused(await oauth({ code: await code(sub), redirect_uri: 'http://127.0.0.1:9/elsewhere' }), 401, 'unauthorized')
   assert.equal(await sessionTotal(), before)
-  signedIn(await oauth({ code: await code(sub, { codeChallenge: challenge, nonce: 'n-3' }), redirect_uri: REDIRECT_URI, code_verifier: verifier, nonce: 'n-3' }))
+  signedIn(
+    await oauth({
+      code: await code(sub, { codeChallenge: challenge, nonce: 'n-3' }),
+      redirect_uri: REDIRECT_URI,
+      code_verifier: verifier,
+      nonce: 'n-3',
+    }),
+  )
 })
 
 test('the id_token a code exchange answers is verified too: re-signed with another key, or issued in the future, it signs nobody in', async () => {
@@ -141,7 +167,9 @@ test('the id_token a code exchange answers is verified too: re-signed with anoth
   assertRefused(await oauth({ code: await code(sub), redirect_uri: REDIRECT_URI }), 401, 'unauthorized')
   idp.rewriteNextIdToken((claims) => idp.sign({ ...claims, sub: 'someone-else' }, { key: otherKey }))
   assertRefused(await oauth({ code: await code(sub), redirect_uri: REDIRECT_URI }), 401, 'unauthorized')
-  idp.rewriteNextIdToken((claims) => idp.sign({ ...claims, iat: Math.floor(Date.now() / 1000) + 365 * 86400, exp: Math.floor(Date.now() / 1000) + 366 * 86400 }))
+  idp.rewriteNextIdToken((claims) =>
+    idp.sign({ ...claims, iat: Math.floor(Date.now() / 1000) + 365 * 86400, exp: Math.floor(Date.now() / 1000) + 366 * 86400 }),
+  )
   assertRefused(await oauth({ code: await code(sub), redirect_uri: REDIRECT_URI }), 401, 'unauthorized')
   assert.equal(await sessionTotal(), before)
   // positive control: the same rewrite that keeps the provider's key and claims still signs in
@@ -169,16 +197,26 @@ test('id_token refusals: wrong audience, expired, wrong issuer, tampered, re-sig
   const otherKey = (await generateKeyPair('RS256')).privateKey
   const real = await idp.sign(claimsFor(sub))
   const [header, payload, signature] = real.split('.')
-  const tamperedPayload = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'someone-else' })).toString('base64url')
+  const tamperedPayload = Buffer.from(
+    JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'someone-else' }),
+  ).toString('base64url')
   const cases: Array<[string, string]> = [
     ['wrong audience (issued by the provider to another client)', await providerIdToken(sub, { clientId: idp.clients.other.id })],
     ['wrong audience (minted)', await idp.sign(claimsFor(sub, { aud: 'not-tern' }))],
     ['two audiences, azp another client', await idp.sign(claimsFor(sub, { aud: [idp.clients.tern.id, 'x'], azp: 'x' }))],
     ['expired', await idp.sign(claimsFor(sub, { iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 3600 }))],
     ['no exp', await idp.sign({ iss: idp.issuer, aud: idp.clients.tern.id, sub, iat: Math.floor(Date.now() / 1000) })],
-    ['issued a year from now', await idp.sign(claimsFor(sub, { iat: Math.floor(Date.now() / 1000) + 365 * 86400, exp: Math.floor(Date.now() / 1000) + 366 * 86400 }))],
+    [
+      'issued a year from now',
+      await idp.sign(
+        claimsFor(sub, { iat: Math.floor(Date.now() / 1000) + 365 * 86400, exp: Math.floor(Date.now() / 1000) + 366 * 86400 }),
+      ),
+    ],
     ['issued ten minutes from now', await idp.sign(claimsFor(sub, { iat: Math.floor(Date.now() / 1000) + 600 }))],
-    ['issued two hours ago, still unexpired', await idp.sign(claimsFor(sub, { iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) + 3600 }))],
+    [
+      'issued two hours ago, still unexpired',
+      await idp.sign(claimsFor(sub, { iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) + 3600 })),
+    ],
     ['no iat', await idp.sign({ iss: idp.issuer, aud: idp.clients.tern.id, sub, exp: Math.floor(Date.now() / 1000) + 300 })],
     ['wrong issuer', await idp.sign(claimsFor(sub, { iss: 'https://evil.example' }))],
     ['tampered payload', `${header}.${tamperedPayload}.${signature}`],
@@ -229,7 +267,9 @@ test('a provider that cannot be reached is 504 upstream_timeout, and no session'
 test('an existing account is linked only when both sides have the email verified', async () => {
   // both verified: the identity signs in to the existing account
   const alice = await confirmedMember()
-  const linked = signedIn(await oauth({ code: await code(account({ email: alice.email.toUpperCase(), email_verified: true })), redirect_uri: REDIRECT_URI }))
+  const linked = signedIn(
+    await oauth({ code: await code(account({ email: alice.email.toUpperCase(), email_verified: true })), redirect_uri: REDIRECT_URI }),
+  )
   assert.equal(linked.user.user_id, alice.id)
 
   // the Tern account's email unconfirmed: a separate account, without the email
@@ -237,14 +277,21 @@ test('an existing account is linked only when both sides have the email verified
   const bob = await server.registerUser({ username: name, email: `${name}@example.test` })
   seen.tokens.add(bob.token)
   await smtp.next(bob.email!)
-  const separate = signedIn(await oauth({ code: await code(account({ email: bob.email!, email_verified: true })), redirect_uri: REDIRECT_URI }))
+  const separate = signedIn(
+    await oauth({ code: await code(account({ email: bob.email!, email_verified: true })), redirect_uri: REDIRECT_URI }),
+  )
   assert.notEqual(separate.user.user_id, bob.id)
   assert.equal(separate.user.email, null)
 
   // the provider does not vouch for the email: a separate account, without the email
   const carol = await confirmedMember()
   for (const emailVerified of [false, undefined]) {
-    const other = signedIn(await oauth({ code: await code(account({ email: carol.email, ...(emailVerified === undefined ? {} : { email_verified: emailVerified }) })), redirect_uri: REDIRECT_URI }))
+    const other = signedIn(
+      await oauth({
+        code: await code(account({ email: carol.email, ...(emailVerified === undefined ? {} : { email_verified: emailVerified }) })),
+        redirect_uri: REDIRECT_URI,
+      }),
+    )
     assert.notEqual(other.user.user_id, carol.id)
     assert.equal(other.user.email, null)
   }
@@ -277,7 +324,10 @@ test('with two-factor on, the identity passes the first step only: a ticket, and
   assert.equal(res.body.data.session_token, undefined)
   seen.tokens.add(res.body.data.ticket)
   // the next time step's code (the enable above used this step's)
-  const finished = await server.api.post(`${V2}/auth/login/totp`, { ticket: res.body.data.ticket, code: totp.generate({ timestamp: Date.now() + 30_000 }) })
+  const finished = await server.api.post(`${V2}/auth/login/totp`, {
+    ticket: res.body.data.ticket,
+    code: totp.generate({ timestamp: Date.now() + 30_000 }),
+  })
   const { token } = signedIn(finished)
   const sessions = await server.api.as(token).get(`${V2}/sessions`)
   assert.ok(sessions.body.items.some((s: any) => s.is_current && s.method === 'oauth:acme'))
@@ -327,12 +377,15 @@ test('OAUTH_PROVIDERS is checked at start, without echoing secrets', async () =>
     '[{"id":"a","issuer":"https://a.example","client_id":"c","client_secret":"s3cr3t-value"},{"id":"a","issuer":"https://b.example","client_id":"c","client_secret":"s3cr3t-value"}]',
   ]
   for (const raw of bad) {
-    assert.throws(() => loadConfig({ OAUTH_PROVIDERS: raw }), (error: unknown) => {
-      assert.ok(error instanceof ConfigError)
-      assert.match(error.message, /OAUTH_PROVIDERS/)
-      assert.ok(!error.message.includes('s3cr3t-value'), 'the secret is not echoed')
-      return true
-    })
+    assert.throws(
+      () => loadConfig({ OAUTH_PROVIDERS: raw }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError)
+        assert.match(error.message, /OAUTH_PROVIDERS/)
+        assert.ok(!error.message.includes('s3cr3t-value'), 'the secret is not echoed')
+        return true
+      },
+    )
   }
   // both spellings of a good value
   const list = loadConfig({ OAUTH_PROVIDERS: '[{"id":"g","issuer":"https://accounts.example","client_id":"c","client_secret":"s"}]' })
@@ -345,7 +398,13 @@ test('no code, id_token, client secret or session token is in the database or th
   assert.ok(seen.codes.size > 10 && seen.idTokens.size > 10 && seen.tokens.size > 10)
   const tables = await server.ctx.db.introspection.getTables()
   let dump = ''
-  for (const table of tables) dump += JSON.stringify(await server.ctx.db.selectFrom(table.name as any).selectAll().execute())
+  for (const table of tables)
+    dump += JSON.stringify(
+      await server.ctx.db
+        .selectFrom(table.name as any)
+        .selectAll()
+        .execute(),
+    )
   const logText = log.text()
   assert.ok(dump.includes('ana.lopez@idp.test'), 'the identities are in the dump')
   assert.ok(logText.includes('/auth/oauth/acme'), 'the requests are in the log')

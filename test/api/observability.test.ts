@@ -57,7 +57,10 @@ test('requests are counted by route pattern (not URL), method and status class',
   assert.equal((await server.api.get('/health')).status, 200)
   const text = (await scrape()).text
   assert.equal(sample(text, 'tern_http_request_duration_seconds_count', { route, method: 'GET', status: '4xx' }), missingBefore + 2)
-  assert.equal(sample(text, 'tern_http_request_duration_seconds_count', { route: '/health', method: 'GET', status: '2xx' }), healthBefore + 1)
+  assert.equal(
+    sample(text, 'tern_http_request_duration_seconds_count', { route: '/health', method: 'GET', status: '2xx' }),
+    healthBefore + 1,
+  )
   // the ids never become labels: one series for the pattern
   assert.ok(!text.includes('987654321'))
 })
@@ -82,7 +85,8 @@ test('open sockets, frames sent, jobs and the update log are exported', async ()
   if (server.ctx.dialect === 'postgres') assert.ok(sample(text, 'tern_db_pool_connections', { state: 'total' })! >= 1)
   socket.ws.close()
   await new Promise((resolve) => socket.ws.once('close', resolve))
-  for (let i = 0; i < 50 && sample((await scrape()).text, 'tern_ws_open_sockets') !== socketsBefore; i++) await new Promise((r) => setTimeout(r, 20))
+  for (let i = 0; i < 50 && sample((await scrape()).text, 'tern_ws_open_sockets') !== socketsBefore; i++)
+    await new Promise((r) => setTimeout(r, 20))
   assert.equal(sample((await scrape()).text, 'tern_ws_open_sockets'), socketsBefore)
 })
 
@@ -112,7 +116,10 @@ test('a slow query is logged with its SQL and time (never its parameters) and co
   await sql`select ${'quick-secret-parameter'} as x`.execute(server.ctx.db)
   assert.equal(log.entries().filter((entry) => entry.msg === 'slow query').length, before)
   if (server.ctx.dialect === 'postgres') await sql`select pg_sleep(0.05), ${'slow-secret-parameter'}::text as p`.execute(server.ctx.db)
-  else await sql`with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000) select count(*), ${'slow-secret-parameter'} as p from c`.execute(server.ctx.db)
+  else
+    await sql`with recursive c(x) as (select 1 union all select x + 1 from c where x < 2000000) select count(*), ${'slow-secret-parameter'} as p from c`.execute(
+      server.ctx.db,
+    )
   const slow = log.entries().filter((entry) => entry.msg === 'slow query')
   assert.equal(slow.length, before + 1)
   assert.ok(slow.at(-1)!.ms >= 20)
@@ -129,7 +136,10 @@ test('/ready checks the database, Redis and the migrations; a pending migration 
   assert.equal(ready.body.data.migrations, 'ok')
   assert.equal(ready.body.data.redis, server.ctx.redis ? 'ok' : 'off')
 
-  const last = await sql<{ name: string; timestamp: unknown }>`select name, timestamp from kysely_migration order by name desc limit 1`.execute(server.ctx.db)
+  const last = await sql<{
+    name: string
+    timestamp: unknown
+  }>`select name, timestamp from kysely_migration order by name desc limit 1`.execute(server.ctx.db)
   const row = last.rows[0]
   await sql`delete from kysely_migration where name = ${row.name}`.execute(server.ctx.db)
   try {
@@ -153,7 +163,10 @@ test('a slow request is logged with its route and time and counted; METRICS_TOKE
     // registering hashes a password: well over a millisecond
     assert.ok(user.id > 0)
     const lines = slowLog.entries().filter((entry) => entry.msg === 'slow request')
-    assert.ok(lines.some((entry) => entry.req.route === `${V2}/auth/register` && entry.responseTime >= 1), JSON.stringify(lines))
+    assert.ok(
+      lines.some((entry) => entry.req.route === `${V2}/auth/register` && entry.responseTime >= 1),
+      JSON.stringify(lines),
+    )
     assertError(await slow.api.get('/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }), 404, 'not_found')
   } finally {
     await slow.close()

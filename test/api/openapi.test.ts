@@ -13,19 +13,23 @@ const text = await (await fetch(`${server.url}/openapi.json`)).text()
 const doc = JSON.parse(text)
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']
 const operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
-  Object.entries(item).filter(([method]) => METHODS.includes(method)).map(([method, operation]) => ({ where: `${method.toUpperCase()} ${path}`, operation })))
+  Object.entries(item)
+    .filter(([method]) => METHODS.includes(method))
+    .map(([method, operation]) => ({ where: `${method.toUpperCase()} ${path}`, operation })),
+)
 
-test('Redocly\'s recommended rules find no error in the document', async () => {
+test("Redocly's recommended rules find no error in the document", async () => {
   const config = await createConfig({ extends: ['recommended'] })
   const problems = await lintFromString({ source: text, config, absoluteRef: 'openapi.json' } as Parameters<typeof lintFromString>[0])
   const errors = problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)
   assert.deepEqual(errors, [])
   // the warnings left are answers that have no 4xx (health, stats, premium plans, the VAPID key, the sign-out page) or are a redirect (signing out)
   const warned = new Set(problems.filter((p) => p.severity === 'warn').map((p) => `${p.ruleId} ${p.location[0]?.pointer}`))
-  for (const warning of warned) assert.match(warning, /~1(health|ready|stats|logout|plans|vapid-public-key)\/get\/responses$|~1logout\/post\/responses$/, warning)
+  for (const warning of warned)
+    assert.match(warning, /~1(health|ready|stats|logout|plans|vapid-public-key)\/get\/responses$|~1logout\/post\/responses$/, warning)
 })
 
-test('no keyword only Tern\'s validator reads leaks into the document', () => {
+test("no keyword only Tern's validator reads leaks into the document", () => {
   assert.ok(!text.includes('errorMessage'))
 })
 
@@ -55,7 +59,8 @@ test('every operation has a summary, a unique operationId, tags and its error an
 
 test('a request field with a default is optional in the document; one without stays required', () => {
   const chatList = doc.paths['/api.v2/api/chat_list'].get.parameters as { name: string; required?: boolean }[]
-  for (const name of ['page', 'per_page', 'archived']) assert.notEqual(chatList.find((p) => p.name === name)?.required, true, `${name} has a default`)
+  for (const name of ['page', 'per_page', 'archived'])
+    assert.notEqual(chatList.find((p) => p.name === name)?.required, true, `${name} has a default`)
   // control: chat_id of groups/info has no default and is required
   const groupInfo = doc.paths['/api.v2/api/groups/info'].get.parameters as { name: string; required?: boolean }[]
   assert.equal(groupInfo.find((p) => p.name === 'chat_id')?.required, true)

@@ -40,7 +40,8 @@ const CODE: Record<number, string> = { 400: 'validation_error', 403: 'forbidden'
 
 const plainRole = (kind: Kind) => (kind === 'group' ? 'member' : 'subscriber')
 const actorName = (kind: Kind, actor: Actor) => (actor === 'member' ? plainRole(kind) : actor)
-const targetName = (kind: Kind, target: Target) => (target === 'member' ? `a ${plainRole(kind)}` : target === 'admin' ? 'another admin' : 'the owner')
+const targetName = (kind: Kind, target: Target) =>
+  target === 'member' ? `a ${plainRole(kind)}` : target === 'admin' ? 'another admin' : 'the owner'
 /** the role a target holds in every fixture before anyone acts on it */
 const initialRole = (kind: Kind, target: Target) => (target === 'member' ? plainRole(kind) : target)
 
@@ -80,9 +81,13 @@ const joinWith = (user: TestUser, fx: Fx, code: string) =>
 /** A fresh chat: owner, admins (admin, admin2, promoted in that order), members (member, member2). */
 async function build(kind: Kind, isPublic: boolean): Promise<Fx> {
   if (kind === 'group') {
-    const group = data(await ownerU.api.post(`${V2}/groups/create`, {
-      title: 'Perm group', is_public: isPublic, member_ids: [adminU.id, admin2U.id, memberU.id, member2U.id],
-    }))
+    const group = data(
+      await ownerU.api.post(`${V2}/groups/create`, {
+        title: 'Perm group',
+        is_public: isPublic,
+        member_ids: [adminU.id, admin2U.id, memberU.id, member2U.id],
+      }),
+    )
     for (const u of [adminU, admin2U]) data(await ownerU.api.post(`${V2}/groups/promote`, { chat_id: group.group_id, user_id: u.id }))
     return { kind, id: group.group_id, isPublic }
   }
@@ -90,7 +95,8 @@ async function build(kind: Kind, isPublic: boolean): Promise<Fx> {
   for (const u of [adminU, admin2U, memberU, member2U]) {
     data(await u.api.post(`${V2}/channels/subscribe`, isPublic ? { channel_id: channel.channel_id } : { code: channel.invite_link }))
   }
-  for (const u of [adminU, admin2U]) data(await ownerU.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: u.id }))
+  for (const u of [adminU, admin2U])
+    data(await ownerU.api.post(`${V2}/channels/add-admin`, { channel_id: channel.channel_id, user_id: u.id }))
   return { kind, id: channel.channel_id, isPublic }
 }
 
@@ -308,7 +314,10 @@ const ACTIONS: Record<string, ActionDef> = {
       assert.ok(link.invite_link.endsWith(`/${fx.kind === 'group' ? 'join' : 'channel'}/${link.code}`), link.invite_link)
       if (fx.kind === 'group') {
         const listed = data(await ownerU.api.get(`${V2}/groups/invite-links`, { query: { chat_id: fx.id } })).items
-        assert.ok(listed.some((l: any) => l.code === link.code), 'listed')
+        assert.ok(
+          listed.some((l: any) => l.code === link.code),
+          'listed',
+        )
       }
       const joined = data(await joinWith(strangerU, fx, link.code))
       assert.equal(joined.my_role, plainRole(fx.kind), 'the new link admits')
@@ -347,7 +356,8 @@ const ACTIONS: Record<string, ActionDef> = {
   },
   delete_for_all: {
     kinds: ['group', 'channel'],
-    label: (kind, target) => `deletes ${target === 'owner' ? "the owner's" : target === 'admin' ? "another admin's" : `a ${plainRole(kind)}'s`} ${kind === 'group' ? 'message' : 'post'} for everyone`,
+    label: (kind, target) =>
+      `deletes ${target === 'owner' ? "the owner's" : target === 'admin' ? "another admin's" : `a ${plainRole(kind)}'s`} ${kind === 'group' ? 'message' : 'post'} for everyone`,
     async setup(fx, _actor, target) {
       const sender = TARGET[target!]
       if (fx.kind === 'channel' && target === 'member') {
@@ -363,7 +373,11 @@ const ACTIONS: Record<string, ActionDef> = {
     async allowed(fx, res, message) {
       assert.deepEqual(res.body.data, { message_id: message.message_id, deleted_for_all: true })
       for (const viewer of [ownerU, memberU]) {
-        assert.equal((await history(viewer, fx.id)).some((m) => m.message_id === message.message_id), false, 'gone for everyone')
+        assert.equal(
+          (await history(viewer, fx.id)).some((m) => m.message_id === message.message_id),
+          false,
+          'gone for everyone',
+        )
       }
     },
     async refused(fx, message) {
@@ -379,7 +393,10 @@ const ACTIONS: Record<string, ActionDef> = {
     async allowed(fx, res) {
       assert.equal(res.body.data.title, 'Routes')
       const topics = data(await memberU.api.get(`${V2}/groups/topics`, { query: { chat_id: fx.id } })).items
-      assert.deepEqual(topics.map((t: any) => t.topic_id), [res.body.data.topic_id])
+      assert.deepEqual(
+        topics.map((t: any) => t.topic_id),
+        [res.body.data.topic_id],
+      )
     },
     async refused(fx) {
       assert.deepEqual(data(await ownerU.api.get(`${V2}/groups/topics`, { query: { chat_id: fx.id } })).items, [])
@@ -591,11 +608,14 @@ const readFixtures = new Map<string, Promise<{ fx: Fx; seed: any }>>()
 function readFixture(kind: Kind, isPublic: boolean) {
   const key = `${kind}:${isPublic}`
   if (!readFixtures.has(key)) {
-    readFixtures.set(key, (async () => {
-      const fx = await build(kind, isPublic)
-      const seed = data(await sendTo(ownerU, fx, 'seed'))
-      return { fx, seed }
-    })())
+    readFixtures.set(
+      key,
+      (async () => {
+        const fx = await build(kind, isPublic)
+        const seed = data(await sendTo(ownerU, fx, 'seed'))
+        return { fx, seed }
+      })(),
+    )
   }
   return readFixtures.get(key)!
 }
@@ -636,13 +656,24 @@ for (const kind of ['group', 'channel'] as const) {
           if (kind === 'channel') assert.equal(info.is_subscribed, actor !== 'outsider')
         }
         expectStatus(hist, 200)
-        assert.deepEqual(hist.body.items.map((m: any) => m.message_id), [seed.message_id])
+        assert.deepEqual(
+          hist.body.items.map((m: any) => m.message_id),
+          [seed.message_id],
+        )
         expectStatus(members, membersStatus)
         if (membersStatus === 200) {
           assert.equal(members.body.total, 5)
-          assert.deepEqual(members.body.items.map((m: any) => [m.user_id, m.role]), [
-            [ownerU.id, 'owner'], [adminU.id, 'admin'], [admin2U.id, 'admin'], [memberU.id, plainRole(kind)], [member2U.id, plainRole(kind)],
-          ], 'join order, with roles')
+          assert.deepEqual(
+            members.body.items.map((m: any) => [m.user_id, m.role]),
+            [
+              [ownerU.id, 'owner'],
+              [adminU.id, 'admin'],
+              [admin2U.id, 'admin'],
+              [memberU.id, plainRole(kind)],
+              [member2U.id, plainRole(kind)],
+            ],
+            'join order, with roles',
+          )
         }
       })
     }

@@ -30,18 +30,34 @@ test('pinned chats lead the chat list, most recently pinned first; unpinning put
 
   const pinned = await me.api.post(`${V2}/pin`, { chat_type: 'personal', chat_id: chatA })
   assert.equal(pinned.status, 200, pinned.text)
-  assert.deepEqual(pinned.body.items.map((p: any) => [p.chat_type, p.chat_id]), [['personal', chatA]])
+  assert.deepEqual(
+    pinned.body.items.map((p: any) => [p.chat_type, p.chat_id]),
+    [['personal', chatA]],
+  )
   assert.equal((await me.api.post(`${V2}/pin`, { chat_type: 'group', chat_id: group.group_id })).status, 200)
   const list = await chatList(me)
-  assert.deepEqual(list.items.filter((i: any) => !i.is_saved).slice(0, 4).map((i: any) => i.chat_id), [group.group_id, chatA, chatC, chatB])
-  assert.deepEqual(list.items.slice(0, 2).map((i: any) => i.chat_id), [group.group_id, chatA], 'pins come before everything')
+  assert.deepEqual(
+    list.items
+      .filter((i: any) => !i.is_saved)
+      .slice(0, 4)
+      .map((i: any) => i.chat_id),
+    [group.group_id, chatA, chatC, chatB],
+  )
+  assert.deepEqual(
+    list.items.slice(0, 2).map((i: any) => i.chat_id),
+    [group.group_id, chatA],
+    'pins come before everything',
+  )
   assert.equal(list.total, totalBefore, 'pins move chats, they do not add any')
   // paging goes through the pins: page 1 of 1 item is the newest pin, page 2 the next
   assert.deepEqual(await order(me, { per_page: 1, page: 1 }), [group.group_id])
   assert.deepEqual(await order(me, { per_page: 1, page: 2 }), [chatA])
 
   const pins = await me.api.get(`${V2}/pins`)
-  assert.deepEqual(pins.body.items.map((p: any) => p.chat_id), [group.group_id, chatA])
+  assert.deepEqual(
+    pins.body.items.map((p: any) => p.chat_id),
+    [group.group_id, chatA],
+  )
   assert.ok(pins.body.items.every((p: any) => typeof p.pinned_at === 'string'))
   assert.equal((await me.api.post(`${V2}/pin`, { chat_type: 'personal', chat_id: chatA })).body.items.length, 2, 'pinning twice pins once')
 
@@ -55,7 +71,8 @@ test('at most 5 pinned chats; pins are per user', async () => {
   const [me, ...peers] = await users(7)
   const chats: number[] = []
   for (const peer of peers) chats.push((await send(peer, me, 'hi')).chat_id)
-  for (const chatId of chats.slice(0, 5)) assert.equal((await me.api.post(`${V2}/pin`, { chat_type: 'personal', chat_id: chatId })).status, 200)
+  for (const chatId of chats.slice(0, 5))
+    assert.equal((await me.api.post(`${V2}/pin`, { chat_type: 'personal', chat_id: chatId })).status, 200)
   assertError(await me.api.post(`${V2}/pin`, { chat_type: 'personal', chat_id: chats[5] }), 400, 'validation_error', 'a sixth pin')
   assert.equal((await me.api.get(`${V2}/pins`)).body.items.length, 5)
   // the peer can still pin the same chat in their own list
@@ -77,10 +94,16 @@ test('archived chats leave the main list and make up chat_list?archived=true; un
 
   const main = await chatList(me)
   assert.ok(!main.items.some((i: any) => i.chat_id === chatA || i.chat_id === group.group_id), 'not in the main list')
-  assert.ok(main.items.some((i: any) => i.chat_id === chatB), 'the others stay')
+  assert.ok(
+    main.items.some((i: any) => i.chat_id === chatB),
+    'the others stay',
+  )
   assert.equal(main.total, total - 2)
   const archive = await chatList(me, { archived: true })
-  assert.deepEqual(archive.items.map((i: any) => i.chat_id), [group.group_id, chatA])
+  assert.deepEqual(
+    archive.items.map((i: any) => i.chat_id),
+    [group.group_id, chatA],
+  )
   assert.equal(archive.total, 2)
 
   // pinning an archived chat brings it back to the main list; archiving a pinned one unpins it

@@ -19,7 +19,13 @@ async function groupOf(owner: TestUser, members: TestUser[]) {
 }
 
 async function createPoll(user: TestUser, chatId: number, fields: Record<string, unknown> = {}) {
-  const res = await user.api.post(`${V2}/poll/create`, { question: 'Lunch?', options: ['Pizza', 'Sushi', 'Salad'], chat_type: 'group', chat_id: chatId, ...fields })
+  const res = await user.api.post(`${V2}/poll/create`, {
+    question: 'Lunch?',
+    options: ['Pizza', 'Sushi', 'Salad'],
+    chat_type: 'group',
+    chat_id: chatId,
+    ...fields,
+  })
   assert.equal(res.status, 200, res.text)
   return res.body.data
 }
@@ -37,11 +43,24 @@ test('a poll is posted as a message of its chat: members see it in history and g
   const chatId = await groupOf(owner, [member])
   const socket = await TestSocket.connect(server.url, member.token)
   let poll: any
-  const [frame] = await assertDelivered(socket, 'message.new', async () => (poll = await createPoll(owner, chatId, { question: '  Lunch?  ' })))
+  const [frame] = await assertDelivered(
+    socket,
+    'message.new',
+    async () => (poll = await createPoll(owner, chatId, { question: '  Lunch?  ' })),
+  )
   assert.equal(frame.data.message.poll_id, poll.poll_id)
   assert.equal(frame.data.message.content, 'Lunch?')
   assert.deepEqual(
-    [poll.question, poll.options.map((o: any) => o.text), votes(poll), poll.total_votes, poll.closed, poll.my_votes, poll.is_anonymous, poll.is_multiple],
+    [
+      poll.question,
+      poll.options.map((o: any) => o.text),
+      votes(poll),
+      poll.total_votes,
+      poll.closed,
+      poll.my_votes,
+      poll.is_anonymous,
+      poll.is_multiple,
+    ],
     ['Lunch?', ['Pizza', 'Sushi', 'Salad'], [0, 0, 0], 0, false, [], true, false],
   )
   const [newest] = await history(member, chatId)
@@ -72,7 +91,13 @@ test('multiple: several options at once; total_votes counts voters, not options'
   const poll = await createPoll(owner, chatId, { is_multiple: true })
   const res = await vote(a, poll.poll_id, { option_indexes: [2, 0] })
   assert.equal(res.status, 200, res.text)
-  assert.deepEqual([votes(res.body.data), res.body.data.my_votes], [[1, 0, 1], [0, 2]])
+  assert.deepEqual(
+    [votes(res.body.data), res.body.data.my_votes],
+    [
+      [1, 0, 1],
+      [0, 2],
+    ],
+  )
   await vote(b, poll.poll_id, { option_index: 1 })
   const state = await results(owner, poll.poll_id)
   assert.deepEqual([votes(state), state.total_votes], [[1, 1, 1], 2])
@@ -87,9 +112,15 @@ test('anonymous polls hide the voters; public ones list them', async () => {
   await vote(a, hidden.poll_id, { option_index: 1 })
   await vote(a, open.poll_id, { option_index: 1 })
   const secret = await results(owner, hidden.poll_id)
-  assert.ok(secret.options.every((o: any) => !('voters' in o)), 'no voters in an anonymous poll')
+  assert.ok(
+    secret.options.every((o: any) => !('voters' in o)),
+    'no voters in an anonymous poll',
+  )
   const listed = await results(owner, open.poll_id)
-  assert.deepEqual(listed.options.map((o: any) => (o.voters ?? []).map((v: any) => v.user_id)), [[], [a.id], []])
+  assert.deepEqual(
+    listed.options.map((o: any) => (o.voters ?? []).map((v: any) => v.user_id)),
+    [[], [a.id], []],
+  )
   assert.equal(listed.options[1].voters[0].username, a.username)
 })
 
@@ -160,7 +191,12 @@ test('outsiders can neither vote nor read; only those who may post create; chann
   assertError(await vote(outsider, poll.poll_id, { option_index: 0 }), 404, 'not_found', 'outsider votes')
   assertError(await outsider.api.get(`${V2}/poll/${poll.poll_id}/results`), 404, 'not_found', 'outsider reads')
   assertError(await outsider.api.post(`${V2}/poll/${poll.poll_id}/close`), 404, 'not_found', 'outsider closes')
-  assertError(await outsider.api.post(`${V2}/poll/create`, { question: 'Q', options: ['a', 'b'], chat_type: 'group', chat_id: chatId }), 404, 'not_found', 'outsider posts')
+  assertError(
+    await outsider.api.post(`${V2}/poll/create`, { question: 'Q', options: ['a', 'b'], chat_type: 'group', chat_id: chatId }),
+    404,
+    'not_found',
+    'outsider posts',
+  )
   assertError(await member.api.get(`${V2}/poll/987654321/results`), 404, 'not_found', 'no such poll')
   assertError(await member.api.get(`${V2}/poll/abc/results`), 400, 'validation_error', 'not an id')
   assert.equal((await vote(member, poll.poll_id, { option_index: 0 })).status, 200, 'a member votes (control)')
@@ -168,7 +204,12 @@ test('outsiders can neither vote nor read; only those who may post create; chann
   const channel = await createChannel(owner, {}, [a])
   const channelPoll = await createPoll(owner, channel.channel_id, { chat_type: 'channel' })
   assert.equal((await vote(a, channelPoll.poll_id, { option_index: 1 })).status, 200, 'a subscriber votes')
-  assertError(await a.api.post(`${V2}/poll/create`, { question: 'Q', options: ['a', 'b'], chat_type: 'channel', chat_id: channel.channel_id }), 403, 'forbidden', 'a subscriber cannot post')
+  assertError(
+    await a.api.post(`${V2}/poll/create`, { question: 'Q', options: ['a', 'b'], chat_type: 'channel', chat_id: channel.channel_id }),
+    403,
+    'forbidden',
+    'a subscriber cannot post',
+  )
 
   // a personal chat works too; a poll deleted for everyone is gone
   const chat = (await send(a, b, 'hi')).chat_id

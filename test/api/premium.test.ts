@@ -47,7 +47,13 @@ function addMonths(ms: number, months: number) {
 test('plans: public, from configuration, prices in RUB', async () => {
   const res = await server.api.get('/premium/plans')
   assert.equal(res.status, 200, res.text)
-  assert.deepEqual(res.body.items.map((p: any) => [p.id, p.months, p.price_rub]), [['monthly', 1, 300], ['yearly', 12, 2990]])
+  assert.deepEqual(
+    res.body.items.map((p: any) => [p.id, p.months, p.price_rub]),
+    [
+      ['monthly', 1, 300],
+      ['yearly', 12, 2990],
+    ],
+  )
   for (const plan of res.body.items) assert.equal(typeof plan.title, 'string')
 })
 
@@ -57,7 +63,10 @@ test('activate with the test provider: a paid order, premium until a month from 
   const first = await activate(me, { plan: 'monthly' })
   assert.equal(first.is_premium, true)
   assert.equal(first.order.status, 'paid')
-  assert.deepEqual([first.order.amount, first.order.amount_rub, first.order.currency, first.order.provider, first.order.payment_method], [300_00, 300, 'RUB', 'test', 'card'])
+  assert.deepEqual(
+    [first.order.amount, first.order.amount_rub, first.order.currency, first.order.provider, first.order.payment_method],
+    [300_00, 300, 'RUB', 'test', 'card'],
+  )
   const expiry = Date.parse(first.premium_expires_at)
   assert.ok(expiry >= addMonths(before, 1) && expiry <= addMonths(Date.now(), 1), 'a calendar month from now')
   const st = await status(me)
@@ -69,14 +78,25 @@ test('activate with the test provider: a paid order, premium until a month from 
   const second = (await me.api.post(`${V2}/premium/activate`, { plan: 'yearly' })).body.data
   assert.equal(Date.parse(second.premium_expires_at), addMonths(expiry, 12), 'extended from the running expiry')
   assert.equal((await status(me)).premium_since, st.premium_since, 'premium since the first purchase')
-  assert.deepEqual((await orders(me)).map((o) => [o.plan, o.status, o.premium_until]), [['yearly', 'paid', second.premium_expires_at], ['monthly', 'paid', first.premium_expires_at]])
+  assert.deepEqual(
+    (await orders(me)).map((o) => [o.plan, o.status, o.premium_until]),
+    [
+      ['yearly', 'paid', second.premium_expires_at],
+      ['monthly', 'paid', first.premium_expires_at],
+    ],
+  )
 })
 
 test('bad input: unknown plan, a method the provider does not take, a declined card, a malformed code; no premium, no paid order', async () => {
   const [me] = await registerUsers(server, 1)
   assertError(await me.api.post('/premium/activate', { plan: 'lifetime' }), 400, 'validation_error', 'unknown plan')
   assertError(await me.api.post('/premium/activate', { plan: '__proto__' }), 400, 'validation_error', 'prototype plan')
-  assertError(await me.api.post('/premium/activate', { plan: 'monthly', payment_method: 'bank_transfer' }), 400, 'validation_error', 'not a test-provider method')
+  assertError(
+    await me.api.post('/premium/activate', { plan: 'monthly', payment_method: 'bank_transfer' }),
+    400,
+    'validation_error',
+    'not a test-provider method',
+  )
   assertError(await me.api.post('/premium/activate', { plan: 'monthly', promo_code: 'x' }), 400, 'validation_error', 'malformed code')
   assertError(await me.api.post('/premium/activate', {}), 400, 'validation_error', 'no plan')
   assertError(await me.api.post('/premium/redeem', { code: 'bad code!' }), 400, 'validation_error', 'malformed redeem code')
@@ -94,13 +114,28 @@ test('Idempotency-Key: a retried activation is the first order, also when both a
   const b = await activate(me, { plan: 'monthly' }, { 'idempotency-key': 'buy-1' })
   assert.equal(b.order_id, a.order_id)
   assert.equal(b.premium_expires_at, a.premium_expires_at, 'not extended twice')
-  const racing = await Promise.all(Array.from({ length: 8 }, () => me.api.post('/premium/activate', { plan: 'yearly' }, { headers: { 'idempotency-key': 'buy-2' } })))
-  assert.ok(racing.every((res) => res.status === 200), racing.map((r) => r.text).join('\n'))
+  const racing = await Promise.all(
+    Array.from({ length: 8 }, () => me.api.post('/premium/activate', { plan: 'yearly' }, { headers: { 'idempotency-key': 'buy-2' } })),
+  )
+  assert.ok(
+    racing.every((res) => res.status === 200),
+    racing.map((r) => r.text).join('\n'),
+  )
   assert.equal(new Set(racing.map((res) => res.body.data.order_id)).size, 1, 'one order')
   assert.equal((await orders(me)).length, 2, 'buy-1 and buy-2')
-  assertError(await me.api.post('/premium/activate', { plan: 'monthly' }, { headers: { 'idempotency-key': 'x'.repeat(65) } }), 400, 'validation_error', 'long key')
+  assertError(
+    await me.api.post('/premium/activate', { plan: 'monthly' }, { headers: { 'idempotency-key': 'x'.repeat(65) } }),
+    400,
+    'validation_error',
+    'long key',
+  )
   // the same key for another order is refused, and orders nothing (the retries above are the positive control)
-  assertError(await me.api.post('/premium/activate', { plan: 'yearly' }, { headers: { 'idempotency-key': 'buy-1' } }), 409, 'conflict', 'the key of another order')
+  assertError(
+    await me.api.post('/premium/activate', { plan: 'yearly' }, { headers: { 'idempotency-key': 'buy-1' } }),
+    409,
+    'conflict',
+    'the key of another order',
+  )
   assert.equal((await orders(me)).length, 2, 'still buy-1 and buy-2')
 })
 
@@ -115,23 +150,56 @@ test('cancel turns auto-renew off; premium stays until it expires; a double canc
 
 test('promo codes: admin create/list/deactivate with ModLog; discounts; every refusal; once per user', async () => {
   const [buyer, other, third, notAdmin] = await registerUsers(server, 4)
-  assertError(await notAdmin.api.post('/api/admin/promos', { code: code(), discount_percent: 10, max_uses: 5 }), 403, 'forbidden', 'not an admin')
-  for (const bad of [{ discount_percent: 0 }, { discount_percent: 101 }, { max_uses: 0 }, { code: 'a b' }, { expires_at: new Date(Date.now() - 1000).toISOString() }]) {
-    assertError(await admin.api.post('/api/admin/promos', { code: code(), discount_percent: 10, max_uses: 5, ...bad }), 400, 'validation_error', JSON.stringify(bad))
+  assertError(
+    await notAdmin.api.post('/api/admin/promos', { code: code(), discount_percent: 10, max_uses: 5 }),
+    403,
+    'forbidden',
+    'not an admin',
+  )
+  for (const bad of [
+    { discount_percent: 0 },
+    { discount_percent: 101 },
+    { max_uses: 0 },
+    { code: 'a b' },
+    { expires_at: new Date(Date.now() - 1000).toISOString() },
+  ]) {
+    assertError(
+      await admin.api.post('/api/admin/promos', { code: code(), discount_percent: 10, max_uses: 5, ...bad }),
+      400,
+      'validation_error',
+      JSON.stringify(bad),
+    )
   }
   const half = await createPromo({ code: code('HALF'), discount_percent: 50, max_uses: 5 })
-  assertError(await admin.api.post('/api/admin/promos', { code: half.code.toLowerCase(), discount_percent: 10, max_uses: 1 }), 409, 'conflict', 'same code, other case')
+  assertError(
+    await admin.api.post('/api/admin/promos', { code: half.code.toLowerCase(), discount_percent: 10, max_uses: 1 }),
+    409,
+    'conflict',
+    'same code, other case',
+  )
   const log = (await admin.api.get('/api/admin/modlog')).body.items
-  assert.ok(log.some((row: any) => row.action === 'premium.promo_create' && row.details.promo_id === half.id), 'ModLog')
+  assert.ok(
+    log.some((row: any) => row.action === 'premium.promo_create' && row.details.promo_id === half.id),
+    'ModLog',
+  )
 
   const redeemed = (await buyer.api.post('/premium/redeem', { code: half.code.toLowerCase(), plan: 'monthly' })).body.data
   assert.deepEqual([redeemed.is_premium, redeemed.order.amount, redeemed.order.status], [true, 150_00, 'paid'], 'half price, any case')
   assertError(await buyer.api.post('/premium/redeem', { code: half.code }), 409, 'conflict', 'once per user')
-  assertError(await buyer.api.post('/premium/activate', { plan: 'yearly', promo_code: half.code }), 409, 'conflict', 'once per user, through activate too')
+  assertError(
+    await buyer.api.post('/premium/activate', { plan: 'yearly', promo_code: half.code }),
+    409,
+    'conflict',
+    'once per user, through activate too',
+  )
 
   const free = await createPromo({ code: code('FREE'), discount_percent: 100, max_uses: 1 })
   const gift = (await other.api.post('/premium/redeem', { code: free.code, plan: 'yearly' })).body.data
-  assert.deepEqual([gift.is_premium, gift.order.amount, gift.order.status, gift.order.provider], [true, 0, 'paid', 'promo'], 'a 100% code: an order of 0')
+  assert.deepEqual(
+    [gift.is_premium, gift.order.amount, gift.order.status, gift.order.provider],
+    [true, 0, 'paid', 'promo'],
+    'a 100% code: an order of 0',
+  )
   assertError(await third.api.post('/premium/redeem', { code: free.code }), 409, 'conflict', 'used up')
   assertError(await third.api.post('/premium/redeem', { code: 'NOSUCHCODE' }), 404, 'not_found', 'unknown')
 
@@ -167,7 +235,12 @@ test('a code that expires is refused after its expiry', async () => {
   try {
     const boss = await own.createAdmin()
     const [me] = await registerUsers(own, 1)
-    const res = await boss.api.post('/api/admin/promos', { code: 'SOONGONE', discount_percent: 10, max_uses: 5, expires_at: new Date(clock.now() + 60_000).toISOString() })
+    const res = await boss.api.post('/api/admin/promos', {
+      code: 'SOONGONE',
+      discount_percent: 10,
+      max_uses: 5,
+      expires_at: new Date(clock.now() + 60_000).toISOString(),
+    })
     assert.equal(res.status, 200, res.text)
     clock.advance(61_000)
     assertError(await me.api.post('/premium/redeem', { code: 'SOONGONE' }), 400, 'validation_error', 'expired')
@@ -181,12 +254,20 @@ test('the manual provider: orders wait as pending until an admin marks them paid
   try {
     const boss = await own.createAdmin()
     const [me] = await registerUsers(own, 1)
-    assertError(await me.api.post('/premium/activate', { plan: 'monthly', payment_method: 'card' }), 400, 'validation_error', 'not a manual method')
+    assertError(
+      await me.api.post('/premium/activate', { plan: 'monthly', payment_method: 'card' }),
+      400,
+      'validation_error',
+      'not a manual method',
+    )
     const pending = (await me.api.post('/premium/activate', { plan: 'monthly', payment_method: 'bank_transfer' })).body.data
     assert.deepEqual([pending.is_premium, pending.order.status, pending.order.provider], [false, 'pending', 'manual'])
     assert.equal((await status(me)).is_premium, false)
     const queue = (await boss.api.get('/api/admin/orders', { query: { status: 'pending' } })).body.items
-    assert.deepEqual(queue.map((o: any) => [o.order_id, o.user_id]), [[pending.order_id, me.id]])
+    assert.deepEqual(
+      queue.map((o: any) => [o.order_id, o.user_id]),
+      [[pending.order_id, me.id]],
+    )
     assertError(await me.api.post(`/api/admin/orders/${pending.order_id}/mark-paid`), 403, 'forbidden', 'not an admin')
     const paid = await boss.api.post(`/api/admin/orders/${pending.order_id}/mark-paid`)
     assert.equal(paid.status, 200, paid.text)
@@ -203,7 +284,10 @@ test('the manual provider: orders wait as pending until an admin marks them paid
 
 test('expiry and renewal by the job: auto-renew extends through the provider; without it premium ends everywhere', async () => {
   const clock = new TestClock()
-  const own = await startTestServer({ clock, env: { PREMIUM_RENEWAL_INTERVAL_SECONDS: '1', PREMIUM_RENEW_BEFORE_SECONDS: '3600', SESSION_TTL_DAYS: '90' } })
+  const own = await startTestServer({
+    clock,
+    env: { PREMIUM_RENEWAL_INTERVAL_SECONDS: '1', PREMIUM_RENEW_BEFORE_SECONDS: '3600', SESSION_TTL_DAYS: '90' },
+  })
   try {
     const [renewing, lapsing] = await registerUsers(own, 2)
     const bought = (await renewing.api.post('/premium/activate', { plan: 'monthly' })).body.data
@@ -213,10 +297,13 @@ test('expiry and renewal by the job: auto-renew extends through the provider; wi
 
     // within the hour before expiry: the job renews the one with auto-renew on
     clock.advance(expiry - clock.now() - 30 * 60_000)
-    const renewed = await waitFor(async () => {
-      const list = await orders(renewing)
-      return list.find((o) => o.kind === 'renewal' && o.status === 'paid')
-    }, { timeoutMs: 5000, message: 'a paid renewal order' })
+    const renewed = await waitFor(
+      async () => {
+        const list = await orders(renewing)
+        return list.find((o) => o.kind === 'renewal' && o.status === 'paid')
+      },
+      { timeoutMs: 5000, message: 'a paid renewal order' },
+    )
     assert.equal(Date.parse(renewed.premium_until), addMonths(expiry, 1), 'extended from the expiry')
     assert.equal((await orders(lapsing)).filter((o) => o.kind === 'renewal').length, 0, 'no renewal without auto-renew')
 
@@ -236,14 +323,20 @@ test('expiry and renewal by the job: auto-renew extends through the provider; wi
 
 test('a renewal the provider declines stops renewing; premium ends at its expiry', async () => {
   const clock = new TestClock()
-  const own: TestServer = await startTestServer({ clock, env: { PREMIUM_RENEWAL_INTERVAL_SECONDS: '1', PREMIUM_RENEW_BEFORE_SECONDS: '3600', SESSION_TTL_DAYS: '90' } })
+  const own: TestServer = await startTestServer({
+    clock,
+    env: { PREMIUM_RENEWAL_INTERVAL_SECONDS: '1', PREMIUM_RENEW_BEFORE_SECONDS: '3600', SESSION_TTL_DAYS: '90' },
+  })
   try {
     const [me] = await registerUsers(own, 1)
     const bought = (await me.api.post('/premium/activate', { plan: 'monthly' })).body.data
     // the card on file starts declining
     await own.ctx.db.updateTable('premium_subscriptions').set({ payment_method: 'declined_card' }).where('user_id', '=', me.id).execute()
     clock.advance(Date.parse(bought.premium_expires_at) - clock.now() - 10 * 60_000)
-    await waitFor(async () => ((await orders(me)).some((o) => o.kind === 'renewal' && o.status === 'failed') ? true : undefined), { timeoutMs: 5000, message: 'a failed renewal' })
+    await waitFor(async () => ((await orders(me)).some((o) => o.kind === 'renewal' && o.status === 'failed') ? true : undefined), {
+      timeoutMs: 5000,
+      message: 'a failed renewal',
+    })
     assert.equal((await status(me)).auto_renew, false)
     clock.advance(11 * 60_000)
     assert.equal((await status(me)).is_premium, false)
@@ -257,14 +350,21 @@ test('what premium unlocks: premium sticker packs, the status emoji, a longer bi
   const [me, friend] = await registerUsers(server, 2)
   const chat = (await me.api.post(`${V2}/messages/send`, { receiver_id: friend.id, content: 'hi' })).body.data.chat_id
   const packs = (await me.api.get(`${V2}/stickers`)).body.items
-  assert.deepEqual(packs.map((p: any) => [p.pack_id, p.is_premium, p.available]), [['basics', false, true], ['gold', true, false]])
+  assert.deepEqual(
+    packs.map((p: any) => [p.pack_id, p.is_premium, p.available]),
+    [
+      ['basics', false, true],
+      ['gold', true, false],
+    ],
+  )
   const free = packs[0].stickers[0]
   const gold = packs[1].stickers[0]
   const image = await fetch(`${server.url}${gold.url}`)
   assert.deepEqual([image.status, image.headers.get('content-type')], [200, 'image/svg+xml'])
   assert.match(await image.text(), /<animate/, 'premium stickers are animated')
 
-  const sendSticker = (sticker: any) => me.api.post(`${V2}/messages/send`, { chat_id: chat, emoji: sticker.emoji, emoji_file: sticker.emoji_file })
+  const sendSticker = (sticker: any) =>
+    me.api.post(`${V2}/messages/send`, { chat_id: chat, emoji: sticker.emoji, emoji_file: sticker.emoji_file })
   assert.equal((await sendSticker(free)).status, 200, 'control: a free sticker')
   assertError(await sendSticker(gold), 403, 'premium_required', 'a premium sticker without premium')
   assertError(await me.api.post(`${V2}/profile/update`, { status_emoji: '🔥' }), 403, 'premium_required', 'status emoji without premium')
@@ -307,7 +407,11 @@ test('the provider webhook: a pending async card payment is settled by a signed 
     assert.deepEqual([pending.is_premium, pending.order.status], [false, 'pending'])
     const sign = (body: string, key = secret) => `sha256=${createHmac('sha256', key).update(body).digest('hex')}`
     const notify = (body: string, signature: string, provider = 'test') =>
-      fetch(`${own.url}/premium/webhook/${provider}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-tern-signature': signature }, body })
+      fetch(`${own.url}/premium/webhook/${provider}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-tern-signature': signature },
+        body,
+      })
     const paidBody = JSON.stringify({ order_id: pending.order_id, outcome: 'paid' })
 
     assert.equal((await notify(paidBody, sign(paidBody, 'wrong'))).status, 401, 'wrong secret')
@@ -337,7 +441,11 @@ test('the provider webhook: a pending async card payment is settled by a signed 
     await own.close()
   }
   // without PAYMENT_WEBHOOK_SECRET there is no webhook at all
-  assert.equal((await fetch(`${server.url}/premium/webhook/test`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 404)
+  assert.equal(
+    (await fetch(`${server.url}/premium/webhook/test`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }))
+      .status,
+    404,
+  )
 })
 
 test('without PAYMENT_PROVIDER nothing can be bought (503 payments_unavailable, no order), but a 100% code still gives premium', async () => {
@@ -348,7 +456,12 @@ test('without PAYMENT_PROVIDER nothing can be bought (503 payments_unavailable, 
   assertError(await buyer.api.post('/premium/activate', { plan: 'monthly' }), 503, 'payments_unavailable', 'no provider')
   assertError(await buyer.api.post(`${V2}/premium/activate`, { plan: 'yearly' }), 503, 'payments_unavailable', 'no provider, V2')
   const half = (await bareAdmin.api.post('/api/admin/promos', { code: code('NOPAYHALF'), discount_percent: 50, max_uses: 1 })).body.data
-  assertError(await buyer.api.post('/premium/redeem', { code: half.code }), 503, 'payments_unavailable', 'half price still needs a provider')
+  assertError(
+    await buyer.api.post('/premium/redeem', { code: half.code }),
+    503,
+    'payments_unavailable',
+    'half price still needs a provider',
+  )
   assert.equal((await buyer.api.get('/premium/orders')).body.items.length, 0, 'no order was written')
   assert.equal((await buyer.api.get('/premium/status')).body.data.is_premium, false)
   // the refused redemption gave the code's use back: its one use is still there

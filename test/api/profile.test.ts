@@ -43,7 +43,11 @@ async function chatPeer(me: TestUser, otherId: number) {
 }
 
 const grantPremium = (user: TestUser) =>
-  server.ctx.db.updateTable('users').set({ premium_expires_at: Date.now() + 86_400_000 }).where('id', '=', user.id).execute()
+  server.ctx.db
+    .updateTable('users')
+    .set({ premium_expires_at: Date.now() + 86_400_000 })
+    .where('id', '=', user.id)
+    .execute()
 
 test('a profile: fuller Peer with bio, link, counts and is_contact; by username in any case; never private fields', async () => {
   const [alice, bob] = await users(2)
@@ -59,7 +63,8 @@ test('a profile: fuller Peer with bio, link, counts and is_contact; by username 
   assert.equal(seen.following_count, 0)
   assert.equal(seen.has_story, false)
   assert.match(seen.created_at, ISO)
-  for (const hidden of ['email', 'password_hash', 'two_factor_secret', 'is_admin', 'privacy_last_seen']) assert.ok(!(hidden in seen), hidden)
+  for (const hidden of ['email', 'password_hash', 'two_factor_secret', 'is_admin', 'privacy_last_seen'])
+    assert.ok(!(hidden in seen), hidden)
   assert.equal((await profileOf(alice, bob.username)).is_contact, false)
   assertError(await bob.api.get(`${V2}/profile/nobody_by_this_name`), 404, 'not_found', 'unknown username')
   assert.equal((await server.api.get(`${V2}/profile/${alice.username}`)).status, 401)
@@ -72,9 +77,16 @@ test('profile/update bounds: names, bio (longer with premium), emoji, link, admi
   assertError(await me.api.post(`${V2}/profile/update`, { display_name: 'x'.repeat(65) }), 400, 'validation_error', 'long name')
   assertError(await me.api.post(`${V2}/profile/update`, { bio: 'b'.repeat(71) }), 403, 'premium_required', 'bio over 70 without premium')
   assertError(await me.api.post(`${V2}/profile/update`, { bio: 'b'.repeat(141) }), 400, 'validation_error', 'bio over 140')
-  for (const emoji of ['ab', '🔥🔥', ':)', '1']) assertError(await me.api.post(`${V2}/profile/update`, { status_emoji: emoji }), 400, 'validation_error', `emoji ${emoji}`)
-  for (const link of ['javascript:alert(1)', 'not a url', 'ftp://example.org']) assertError(await me.api.post(`${V2}/profile/update`, { link }), 400, 'validation_error', link)
-  assertError(await me.api.post(`${V2}/profile/update`, { display_name: 'Fine', link: 'javascript:x' }), 400, 'validation_error', 'one bad field refuses all')
+  for (const emoji of ['ab', '🔥🔥', ':)', '1'])
+    assertError(await me.api.post(`${V2}/profile/update`, { status_emoji: emoji }), 400, 'validation_error', `emoji ${emoji}`)
+  for (const link of ['javascript:alert(1)', 'not a url', 'ftp://example.org'])
+    assertError(await me.api.post(`${V2}/profile/update`, { link }), 400, 'validation_error', link)
+  assertError(
+    await me.api.post(`${V2}/profile/update`, { display_name: 'Fine', link: 'javascript:x' }),
+    400,
+    'validation_error',
+    'one bad field refuses all',
+  )
   assert.deepEqual(await profileOf(me, me.username), before, 'nothing written')
   // fields that are not the profile's are dropped (as in every request), never stored
   assert.equal((await update(me, { is_admin: true, is_premium: true, premium_expires_at: '2999-01-01T00:00:00Z' })).is_premium, false)
@@ -123,7 +135,12 @@ test('avatar: an image I uploaded, or a preloaded one; anything else is refused'
   assert.equal((await fetch(`${server.url}/avatars/preloaded/nope.svg`)).status, 404)
   assert.equal((await fetch(`${server.url}/avatars/preloaded/..%2F..%2Fpackage.json`)).status, 404)
 
-  assertError(await me.api.post(`${V2}/profile/update`, { preloaded_avatar: 'no-such-avatar' }), 400, 'validation_error', 'unknown preloaded')
+  assertError(
+    await me.api.post(`${V2}/profile/update`, { preloaded_avatar: 'no-such-avatar' }),
+    400,
+    'validation_error',
+    'unknown preloaded',
+  )
   assertError(await me.api.post(`${V2}/profile/update`, { preloaded_avatar: '__proto__' }), 400, 'validation_error', 'prototype key')
   assertError(await me.api.post(`${V2}/profile/update`, { preloaded_avatar: pick.id, avatar: mine.path }), 400, 'validation_error', 'both')
   assert.equal((await update(me, { preloaded_avatar: pick.id })).avatar_url, pick.url)
@@ -133,10 +150,16 @@ test('avatar: an image I uploaded, or a preloaded one; anything else is refused'
 
 test('phone: normalised to E.164 (default region for local numbers), one account per number, hidden from non-contacts by default', async () => {
   const [me, friend, stranger, rival] = await users(4)
-  for (const phone of ['12345', '+1 000', 'phone', '+7 999 000']) assertError(await me.api.post(`${V2}/profile/update`, { phone }), 400, 'validation_error', phone)
+  for (const phone of ['12345', '+1 000', 'phone', '+7 999 000'])
+    assertError(await me.api.post(`${V2}/profile/update`, { phone }), 400, 'validation_error', phone)
   await update(me, { phone: '8 (916) 123-45-67' })
   assert.equal((await me.api.get(`${V2}/auth/me`)).body.data.phone, '+79161234567', 'RU local format read in the default region')
-  assertError(await rival.api.post(`${V2}/profile/update`, { phone: '+7 916 123 45 67' }), 409, 'conflict', 'the same number, written another way')
+  assertError(
+    await rival.api.post(`${V2}/profile/update`, { phone: '+7 916 123 45 67' }),
+    409,
+    'conflict',
+    'the same number, written another way',
+  )
 
   // default privacy for the phone: my contacts (people I added) see it
   await me.api.post(`${V2}/contacts/add`, { user_id: friend.id })
@@ -157,7 +180,11 @@ test('privacy settings: defaults, partial updates, bad values refused', async ()
   assert.deepEqual(await get(), { last_seen: 'everyone', phone: 'contacts', avatar: 'everyone' })
   assert.deepEqual(await privacy(me, { avatar: 'contacts' }), { last_seen: 'everyone', phone: 'contacts', avatar: 'contacts' })
   assertError(await me.api.post(`${V2}/privacy/update`, { avatar: 'friends' }), 400, 'validation_error', 'unknown audience')
-  assert.deepEqual(await privacy(me, { mood: 'nobody' }), { last_seen: 'everyone', phone: 'contacts', avatar: 'contacts' }, 'unknown keys are dropped')
+  assert.deepEqual(
+    await privacy(me, { mood: 'nobody' }),
+    { last_seen: 'everyone', phone: 'contacts', avatar: 'contacts' },
+    'unknown keys are dropped',
+  )
   assert.deepEqual(await get(), { last_seen: 'everyone', phone: 'contacts', avatar: 'contacts' }, 'nothing written')
 })
 
@@ -209,7 +236,13 @@ test('last seen privacy: hidden peers show offline and never seen, and get no pr
 
   // control: with the default (everyone) both peers see alice come online
   const online = await assertDelivered([friendSocket, strangerSocket], 'presence', () => connect(alice).then((s) => s.close()))
-  assert.deepEqual(online.map((f) => [f.data.user_id, f.data.is_online]), [[alice.id, true], [alice.id, true]])
+  assert.deepEqual(
+    online.map((f) => [f.data.user_id, f.data.is_online]),
+    [
+      [alice.id, true],
+      [alice.id, true],
+    ],
+  )
   await friendSocket.drain('presence', 300)
   await strangerSocket.drain('presence', 300)
 
@@ -243,7 +276,9 @@ test('last seen privacy: hidden peers show offline and never seen, and get no pr
   assert.match(back.data.last_seen, ISO)
 })
 
-test("a socket's presence repair (after pub/sub lost frames) honours each peer's privacy", { skip: !server.ctx.redis && 'needs TEST_REDIS_URL (a repair follows a fan-out resync)' }, async () => {
+test("a socket's presence repair (after pub/sub lost frames) honours each peer's privacy", {
+  skip: !server.ctx.redis && 'needs TEST_REDIS_URL (a repair follows a fan-out resync)',
+}, async () => {
   const [alice, bob, carol] = await users(3)
   await send(alice, bob, 'hello')
   await send(carol, bob, 'hi')
@@ -255,10 +290,13 @@ test("a socket's presence repair (after pub/sub lost frames) honours each peer's
   // what an instance that lost fan-out messages asks for: every socket repairs its peers' presence
   await server.ctx.redis!.publish(`${server.ctx.config.redisPrefix}fanout`, JSON.stringify({ origin: 'a-test', resync: true }))
   const about = (frames: Frame[], userId: number) => frames.find((f) => f.type === 'presence' && f.data.user_id === userId)
-  const repaired = await waitFor(async () => {
-    const frames = bobSocket.received.slice(mark)
-    return about(frames, alice.id) && about(frames, carol.id) ? frames : undefined
-  }, { timeoutMs: 3000, message: "the repair's presence frames" })
+  const repaired = await waitFor(
+    async () => {
+      const frames = bobSocket.received.slice(mark)
+      return about(frames, alice.id) && about(frames, carol.id) ? frames : undefined
+    },
+    { timeoutMs: 3000, message: "the repair's presence frames" },
+  )
   assert.deepEqual(about(repaired, carol.id)!.data.is_online, true, 'control: carol shows everyone she is online')
   assert.deepEqual(about(repaired, alice.id)!.data, { user_id: alice.id, is_online: false, last_seen: null }, 'alice is hidden')
   assert.equal((await chatPeer(bob, alice.id)).is_online, false)

@@ -28,11 +28,14 @@ const fake = http.createServer((request, response) => {
   let body = ''
   request.on('data', (chunk) => (body += chunk))
   request.on('end', () => {
-    const reply = (status: number, value: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value))
+    const reply = (status: number, value: unknown) =>
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value))
     if (request.url === '/token') {
       const assertion = new URLSearchParams(body).get('assertion') ?? ''
       const [header, claims, signature] = assertion.split('.')
-      const valid = createVerify('RSA-SHA256').update(`${header}.${claims}`).verify(publicKey, Buffer.from(signature ?? '', 'base64url'))
+      const valid = createVerify('RSA-SHA256')
+        .update(`${header}.${claims}`)
+        .verify(publicKey, Buffer.from(signature ?? '', 'base64url'))
       if (!valid) return reply(401, { error: 'invalid_grant' })
       assertions.push(JSON.parse(Buffer.from(claims, 'base64url').toString()).scope)
       return reply(200, { access_token: 'test-access-token', expires_in: 3600 })
@@ -40,7 +43,8 @@ const fake = http.createServer((request, response) => {
     if (request.url === '/v1/projects/tern-test/messages:send') {
       if (request.headers.authorization !== 'Bearer test-access-token') return reply(401, { error: { status: 'UNAUTHENTICATED' } })
       const { message } = JSON.parse(body)
-      if (message.token === 'unregistered-token') return reply(404, { error: { status: 'NOT_FOUND', details: [{ errorCode: 'UNREGISTERED' }] } })
+      if (message.token === 'unregistered-token')
+        return reply(404, { error: { status: 'NOT_FOUND', details: [{ errorCode: 'UNREGISTERED' }] } })
       received.push({ token: message.token, payload: JSON.parse(message.data.payload), collapseKey: message.android?.collapse_key })
       return reply(200, { name: 'projects/tern-test/messages/1' })
     }
@@ -51,14 +55,19 @@ fake.listen(0, '127.0.0.1')
 await once(fake, 'listening')
 const fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`
 const accountFile = path.join(tempDir('tern-fcm-'), 'service-account.json')
-fs.writeFileSync(accountFile, JSON.stringify({
-  type: 'service_account',
-  project_id: 'tern-test',
-  client_email: 'tern@tern-test.iam.gserviceaccount.com',
-  private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }),
-  token_uri: `${fakeUrl}/token`,
-}))
-const server = await startTestServer({ env: { FCM_SERVICE_ACCOUNT_FILE: accountFile, FCM_API_URL: fakeUrl, PUSH_DELIVERY_INTERVAL_MS: '100' } })
+fs.writeFileSync(
+  accountFile,
+  JSON.stringify({
+    type: 'service_account',
+    project_id: 'tern-test',
+    client_email: 'tern@tern-test.iam.gserviceaccount.com',
+    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    token_uri: `${fakeUrl}/token`,
+  }),
+)
+const server = await startTestServer({
+  env: { FCM_SERVICE_ACCOUNT_FILE: accountFile, FCM_API_URL: fakeUrl, PUSH_DELIVERY_INTERVAL_MS: '100' },
+})
 test.after(() => fake.close())
 
 test('an FCM token of an offline user gets the message through FCM HTTP v1, collapsed per chat', async () => {
@@ -92,7 +101,10 @@ test('without a sender for the platform an APNs token is kept and skipped with a
   const registered = await bob.api.post(`${V2}/push/register`, { push_token: 'apns-token', platform: 'apns' })
   assert.equal(registered.status, 200, registered.text)
   await send(alice, bob, 'nobody delivers this')
-  await waitFor(async () => (log.entries().some((line: any) => /no apns sender is configured/.test(line.msg)) ? true : undefined), { timeoutMs: 5000, message: 'skip logged' })
+  await waitFor(async () => (log.entries().some((line: any) => /no apns sender is configured/.test(line.msg)) ? true : undefined), {
+    timeoutMs: 5000,
+    message: 'skip logged',
+  })
   const kept = await quiet.ctx.db.selectFrom('push_subscriptions').select('id').where('id', '=', registered.body.data.id).execute()
   assert.equal(kept.length, 1)
 })
@@ -103,11 +115,19 @@ const apns = http2.createServer((request, response) => {
   let body = ''
   request.on('data', (chunk) => (body += chunk))
   request.on('end', () => {
-    const [header, claims, signature] = String(request.headers.authorization ?? '').replace(/^bearer /, '').split('.')
-    const valid = verify('sha256', Buffer.from(`${header}.${claims}`), { key: apnsKeys.publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature ?? '', 'base64url'))
+    const [header, claims, signature] = String(request.headers.authorization ?? '')
+      .replace(/^bearer /, '')
+      .split('.')
+    const valid = verify(
+      'sha256',
+      Buffer.from(`${header}.${claims}`),
+      { key: apnsKeys.publicKey, dsaEncoding: 'ieee-p1363' },
+      Buffer.from(signature ?? '', 'base64url'),
+    )
     const claimed = valid ? JSON.parse(Buffer.from(claims, 'base64url').toString()) : null
     const kid = valid ? JSON.parse(Buffer.from(header, 'base64url').toString()).kid : null
-    if (!valid || claimed.iss !== 'TEAM123456' || kid !== 'KEY1234567') return response.writeHead(403).end(JSON.stringify({ reason: 'InvalidProviderToken' }))
+    if (!valid || claimed.iss !== 'TEAM123456' || kid !== 'KEY1234567')
+      return response.writeHead(403).end(JSON.stringify({ reason: 'InvalidProviderToken' }))
     if (request.url === '/3/device/dead00') return response.writeHead(410).end(JSON.stringify({ reason: 'Unregistered' }))
     apnsReceived.push({ path: request.url, headers: request.headers, body: JSON.parse(body) })
     response.writeHead(200).end()
@@ -126,8 +146,12 @@ const p8 = path.join(tempDir('tern-apns-'), 'AuthKey.p8')
 fs.writeFileSync(p8, apnsKeys.privateKey.export({ type: 'pkcs8', format: 'pem' }))
 const apple = await startTestServer({
   env: {
-    APNS_KEY_FILE: p8, APNS_KEY_ID: 'KEY1234567', APNS_TEAM_ID: 'TEAM123456', APNS_TOPIC: 'org.tern.app',
-    APNS_URL: `http://127.0.0.1:${(apns.address() as AddressInfo).port}`, PUSH_DELIVERY_INTERVAL_MS: '100',
+    APNS_KEY_FILE: p8,
+    APNS_KEY_ID: 'KEY1234567',
+    APNS_TEAM_ID: 'TEAM123456',
+    APNS_TOPIC: 'org.tern.app',
+    APNS_URL: `http://127.0.0.1:${(apns.address() as AddressInfo).port}`,
+    PUSH_DELIVERY_INTERVAL_MS: '100',
   },
 })
 
@@ -135,7 +159,10 @@ test('an APNs token of an offline user gets an alert over HTTP/2 with the provid
   const [alice, bob] = [await apple.registerUser({ display_name: 'Alice' }), await apple.registerUser()]
   assert.equal((await bob.api.post(`${V2}/push/register`, { push_token: 'abc123', platform: 'apns' })).status, 200)
   const message = await send(alice, bob, 'hi phone')
-  const got = await waitFor(async () => apnsReceived.find((r) => r.path === '/3/device/abc123'), { timeoutMs: 5000, message: 'APNs request' })
+  const got = await waitFor(async () => apnsReceived.find((r) => r.path === '/3/device/abc123'), {
+    timeoutMs: 5000,
+    message: 'APNs request',
+  })
   assert.equal(got.headers['apns-topic'], 'org.tern.app')
   assert.equal(got.headers['apns-push-type'], 'alert')
   assert.equal(got.headers['apns-collapse-id'], `chat-${message.chat_id}`)

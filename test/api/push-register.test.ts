@@ -36,10 +36,13 @@ test('register answers {id}; the same endpoint again updates the row instead of 
 
   const native = await bob.api.post(`${V2}/push/register`, { push_token: 'apns-device-token-abc', platform: 'apns' })
   assert.equal(native.status, 200, native.text)
-  assert.equal((await bob.api.post(`${V2}/push/register`, { push_token: 'apns-device-token-abc', platform: 'apns' })).body.data.id, native.body.data.id)
+  assert.equal(
+    (await bob.api.post(`${V2}/push/register`, { push_token: 'apns-device-token-abc', platform: 'apns' })).body.data.id,
+    native.body.data.id,
+  )
 })
 
-test('an endpoint or token is its first registrant\'s: another account\'s register of it is 409 and moves nothing; once removed it is free', async () => {
+test("an endpoint or token is its first registrant's: another account's register of it is 409 and moves nothing; once removed it is free", async () => {
   const [owner, thief] = [await server.registerUser(), await server.registerUser()]
   const sub = subscription()
   const owned = await owner.api.post(`${V2}/push/register`, { subscription: sub })
@@ -47,13 +50,17 @@ test('an endpoint or token is its first registrant\'s: another account\'s regist
   await owner.api.post(`${V2}/push/register`, { push_token: 'fcm-device-token-owned', platform: 'fcm' })
   const before = await server.ctx.db.selectFrom('push_subscriptions').selectAll().where('user_id', '=', owner.id).orderBy('id').execute()
   assert.equal(before.length, 2)
-  for (const body of [{ subscription: sub }, { subscription: { ...sub, keys: subscription().keys } }, { push_token: 'fcm-device-token-owned', platform: 'fcm' }]) {
+  for (const body of [
+    { subscription: sub },
+    { subscription: { ...sub, keys: subscription().keys } },
+    { push_token: 'fcm-device-token-owned', platform: 'fcm' },
+  ]) {
     const taken = await thief.api.post(`${V2}/push/register`, body)
     assert.equal(taken.status, 409, taken.text)
     assert.equal(taken.body.error.code, 'conflict')
   }
   const after = await server.ctx.db.selectFrom('push_subscriptions').selectAll().where('user_id', '=', owner.id).orderBy('id').execute()
-  assert.deepEqual(after, before, 'the owner\'s rows are untouched (user, session, keys)')
+  assert.deepEqual(after, before, "the owner's rows are untouched (user, session, keys)")
   assert.equal((await server.ctx.db.selectFrom('push_subscriptions').select('id').where('user_id', '=', thief.id).execute()).length, 0)
   // positive control: once the owner removes it (signs out here), another account may register it
   assert.equal((await owner.api.request('DELETE', `${V2}/push/register`, { id: owned.body.data.id })).status, 200)
@@ -79,7 +86,16 @@ test('bad registrations are 400 in the envelope and store nothing', async () => 
     ['p256dh too short', { subscription: { ...good, keys: { ...good.keys, p256dh: good.keys.p256dh.slice(0, 40) } } }, /p256dh/],
     ['p256dh not base64url', { subscription: { ...good, keys: { ...good.keys, p256dh: `${good.keys.p256dh.slice(0, -2)}!?` } } }, /p256dh/],
     ['p256dh off the curve', { subscription: { ...good, keys: { ...good.keys, p256dh: offCurve } } }, /p256dh/],
-    ['p256dh compressed', { subscription: { ...good, keys: { ...good.keys, p256dh: Buffer.concat([Buffer.from([2]), Buffer.alloc(64, 1)]).toString('base64url') } } }, /p256dh/],
+    [
+      'p256dh compressed',
+      {
+        subscription: {
+          ...good,
+          keys: { ...good.keys, p256dh: Buffer.concat([Buffer.from([2]), Buffer.alloc(64, 1)]).toString('base64url') },
+        },
+      },
+      /p256dh/,
+    ],
     ['auth of 15 bytes', { subscription: { ...good, keys: { ...good.keys, auth: randomBytes(15).toString('base64url') } } }, /auth/],
     ['keys missing', { subscription: { endpoint: good.endpoint } }, /keys/],
     ['unknown platform', { push_token: 'abc', platform: 'windows' }, /platform/],
@@ -110,7 +126,7 @@ test('a user holds at most PUSH_MAX_SUBSCRIPTIONS subscriptions (409); updating 
   assert.equal((await bob.api.post(`${V2}/push/register`, { subscription: subs[1] })).status, 200)
 })
 
-test('DELETE removes one of mine by id, endpoint or token; anyone else\'s or an unknown one is 404', async () => {
+test("DELETE removes one of mine by id, endpoint or token; anyone else's or an unknown one is 404", async () => {
   const [bob, eve] = [await server.registerUser(), await server.registerUser()]
   const [a, b] = [subscription(), subscription()]
   const idA = (await bob.api.post(`${V2}/push/register`, { subscription: a })).body.data.id

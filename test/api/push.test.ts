@@ -21,7 +21,9 @@ import { waitFor } from '../harness/wait.js'
 const service = await pushServiceOrSkip()
 const skip = service ? false : 'the push service (web-push-testing) could not start'
 // loopback push service: WEBHOOK_ALLOW_PRIVATE; a short job period so pushes go out quickly
-const server: TestServer | null = service ? await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', PUSH_DELIVERY_INTERVAL_MS: '100' } }) : null
+const server: TestServer | null = service
+  ? await startTestServer({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', PUSH_DELIVERY_INTERVAL_MS: '100' } })
+  : null
 
 /** A server whose push job does not run by itself (an hour apart): the test runs it (deliverQueued) when it wants. */
 const manualOne: TestServer | null = service
@@ -58,13 +60,17 @@ const queuedFor = async (userId: number) => (await pushItems(server!, userId)).l
 
 /** Waits until the subscription has received `n` pushes (and returns them all). */
 const received = (sub: TestSubscription, n: number, timeoutMs = 5000) =>
-  waitFor(async () => {
-    const messages = await service!.messages(sub)
-    return messages.length >= n ? messages : undefined
-  }, { timeoutMs, message: `${n} push(es) received` })
+  waitFor(
+    async () => {
+      const messages = await service!.messages(sub)
+      return messages.length >= n ? messages : undefined
+    },
+    { timeoutMs, message: `${n} push(es) received` },
+  )
 
 /** Waits until nothing is queued for the user any more (the job has dealt with it). */
-const drained = (userId: number) => waitFor(async () => ((await queuedFor(userId)) === 0 ? true : undefined), { timeoutMs: 5000, message: 'push queue drained' })
+const drained = (userId: number) =>
+  waitFor(async () => ((await queuedFor(userId)) === 0 ? true : undefined), { timeoutMs: 5000, message: 'push queue drained' })
 
 test('an offline user gets a push for a new message, naming the sender and the chat, with the text', { skip }, async () => {
   const alice = await server!.registerUser({ display_name: 'Alice A.' })
@@ -92,7 +98,10 @@ test('a receiver who had no subscription and registers one gets the push for the
   const sub = await subscribe(bob)
   await send(alice, bob, 'after')
   const pushes = await received(sub, 1)
-  assert.deepEqual(pushes.map((p) => p.body), ['after'])
+  assert.deepEqual(
+    pushes.map((p) => p.body),
+    ['after'],
+  )
 })
 
 test('in a group, the push names the group; a reply to me is a reply, a mention of me a mention', { skip }, async () => {
@@ -130,7 +139,10 @@ test('a channel post pushes nothing to offline subscribers; a personal message a
   await send(owner, bob, 'direct')
   await received(sub, 1)
   await drained(bob.id)
-  assert.deepEqual((await service!.messages(sub)).map((p) => p.body), ['direct'])
+  assert.deepEqual(
+    (await service!.messages(sub)).map((p) => p.body),
+    ['direct'],
+  )
 })
 
 test('a user with a live socket gets no push; an offline member of the same group does (positive control)', { skip }, async () => {
@@ -148,7 +160,13 @@ test('a user with a live socket gets no push; an offline member of the same grou
   assert.deepEqual(await service!.messages(bobSub), [], 'online bob got no push')
   // once his socket is gone, bob is offline again and gets the next one
   socket.close()
-  await waitFor(async () => ((await server!.ctx.db.selectFrom('users').select('is_online').where('id', '=', bob.id).executeTakeFirstOrThrow()).is_online === 0 ? true : undefined), { timeoutMs: 3000 })
+  await waitFor(
+    async () =>
+      (await server!.ctx.db.selectFrom('users').select('is_online').where('id', '=', bob.id).executeTakeFirstOrThrow()).is_online === 0
+        ? true
+        : undefined,
+    { timeoutMs: 3000 },
+  )
   await alice.api.post(`${V2}/messages/send`, { chat_id: chatId, content: 'bob?' })
   const [later] = await received(bobSub, 1)
   assert.equal(later.body, 'bob?')
@@ -165,14 +183,22 @@ test('a chat muted in settings sends nothing; another chat still does (positive 
   await send(carol, bob, 'from carol')
   const pushes = await received(sub, 2)
   await drained(bob.id)
-  assert.deepEqual((await service!.messages(sub)).map((p) => p.body), ['before muting', 'from carol'])
+  assert.deepEqual(
+    (await service!.messages(sub)).map((p) => p.body),
+    ['before muting', 'from carol'],
+  )
   assert.equal(pushes[1].sender.user_id, carol.id)
 })
 
 test("an encrypted message's push names sender and chat but carries no content", { skip }, async () => {
   const [alice, bob] = [await server!.registerUser(), await server!.registerUser()]
   const sub = await subscribe(bob)
-  const res = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, is_encrypted: true, encrypted_content: 'c2VjcmV0IGNpcGhlcnRleHQ', encryption_key_id: 'k1' })
+  const res = await alice.api.post(`${V2}/messages/send`, {
+    receiver_id: bob.id,
+    is_encrypted: true,
+    encrypted_content: 'c2VjcmV0IGNpcGhlcnRleHQ',
+    encryption_key_id: 'k1',
+  })
   assert.equal(res.status, 200, res.text)
   const [push] = await received(sub, 1)
   assert.equal(push.message_id, res.body.data.message_id)
@@ -191,10 +217,13 @@ test('a burst of messages in one chat collapses into one notification naming the
   assert.equal((await bob.api.post(`${V2}/push/register`, { subscription: sub.subscription })).status, 200)
   const burst: any[] = []
   for (let i = 1; i <= 5; i++) burst.push(await send(alice, bob, `burst ${i}`))
-  const queued = await waitFor(async () => {
-    const rows = await pushItems(manual, bob.id)
-    return rows.length === 1 && rows[0].count === 5 ? rows : undefined
-  }, { timeoutMs: 3000, message: 'five messages queued in one row' })
+  const queued = await waitFor(
+    async () => {
+      const rows = await pushItems(manual, bob.id)
+      return rows.length === 1 && rows[0].count === 5 ? rows : undefined
+    },
+    { timeoutMs: 3000, message: 'five messages queued in one row' },
+  )
   assert.equal(queued[0].ref, burst[4].message_id)
   await dueNow(manual, bob.id)
   const stats = await deliverQueued(manual.ctx, new AbortController().signal)
@@ -208,7 +237,9 @@ test('a burst of messages in one chat collapses into one notification naming the
   assert.equal((await pushItems(manual, bob.id)).length, 0)
 })
 
-test('a push service failing otherwise is retried with backoff and given up after PUSH_MAX_ATTEMPTS; the subscription stays', { skip }, async () => {
+test('a push service failing otherwise is retried with backoff and given up after PUSH_MAX_ATTEMPTS; the subscription stays', {
+  skip,
+}, async () => {
   const manual = await manualServer()
   let hits = 0
   const failing = http.createServer((request, response) => {
@@ -223,7 +254,9 @@ test('a push service failing otherwise is retried with backoff and given up afte
   const ecdh = createECDH('prime256v1')
   ecdh.generateKeys()
   const endpoint = `http://127.0.0.1:${(failing.address() as AddressInfo).port}/push/bob`
-  const registered = await bob.api.post(`${V2}/push/register`, { subscription: { endpoint, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') } } })
+  const registered = await bob.api.post(`${V2}/push/register`, {
+    subscription: { endpoint, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') } },
+  })
   assert.equal(registered.status, 200, registered.text)
   await send(alice, bob, 'will it arrive?')
   const row = async () => (await pushItems(manual, bob.id))[0]
@@ -247,7 +280,10 @@ test('a push service failing otherwise is retried with backoff and given up afte
   await run()
   assert.equal(hits, 3)
   assert.equal(await row(), undefined, 'given up after 3 attempts')
-  assert.equal((await manual.ctx.db.selectFrom('push_subscriptions').select('id').where('id', '=', registered.body.data.id).execute()).length, 1)
+  assert.equal(
+    (await manual.ctx.db.selectFrom('push_subscriptions').select('id').where('id', '=', registered.body.data.id).execute()).length,
+    1,
+  )
 })
 
 test('a call ringing for an offline callee is pushed to them (not to the caller), named as a call', { skip }, async () => {
@@ -275,7 +311,10 @@ test('a 410 from the push service deletes the subscription; the other device sti
   await service!.expire(gone)
   await send(alice, bob, 'anyone there?')
   await received(kept, 1)
-  await waitFor(async () => ((await subscriptionExists(gone.id)) ? undefined : true), { timeoutMs: 3000, message: 'expired subscription deleted' })
+  await waitFor(async () => ((await subscriptionExists(gone.id)) ? undefined : true), {
+    timeoutMs: 3000,
+    message: 'expired subscription deleted',
+  })
   assert.equal(await subscriptionExists(kept.id), true)
 })
 
@@ -315,7 +354,12 @@ test('admin send answers {sent, failed} and writes one ModLog row; others get 40
   const native = await bob.api.post(`/api/push/register`, { push_token: 'fcm-token-123', platform: 'fcm' })
   assert.equal(native.status, 200, native.text)
 
-  const res = await admin.api.post(`${V2}/push/send`, { user_id: bob.id, title: 'Maintenance', body: 'Tonight at 22:00', data: { url: '/status' } })
+  const res = await admin.api.post(`${V2}/push/send`, {
+    user_id: bob.id,
+    title: 'Maintenance',
+    body: 'Tonight at 22:00',
+    data: { url: '/status' },
+  })
   assert.equal(res.status, 200, res.text)
   // the expired one is gone (410) and the FCM token has no sender configured: both not delivered
   assert.deepEqual(res.body.data, { sent: 1, failed: 2 })
@@ -323,7 +367,12 @@ test('admin send answers {sent, failed} and writes one ModLog row; others get 40
   assert.deepEqual(push, { type: 'admin', title: 'Maintenance', body: 'Tonight at 22:00', data: { url: '/status' } })
   assert.equal(await subscriptionExists(failing.id), false)
 
-  const rows = await server!.ctx.db.selectFrom('mod_logs').selectAll().where('action', '=', 'push.send').where('target_id', '=', bob.id).execute()
+  const rows = await server!.ctx.db
+    .selectFrom('mod_logs')
+    .selectAll()
+    .where('action', '=', 'push.send')
+    .where('target_id', '=', bob.id)
+    .execute()
   assert.equal(rows.length, 1)
   assert.equal(rows[0].admin_id, admin.id)
   assert.deepEqual(fromJson(rows[0].details), { title: 'Maintenance', sent: 1, failed: 2 })
@@ -338,5 +387,9 @@ test('admin send answers {sent, failed} and writes one ModLog row; others get 40
   assert.equal((await server!.api.post('/api/push/send', { user_id: bob.id, title: 'x', body: 'y' })).status, 401)
   assert.equal((await admin.api.post(`${V2}/push/send`, { user_id: 999_999_999, title: 'x', body: 'y' })).status, 404)
   assert.equal((await admin.api.post(`${V2}/push/send`, { user_id: bob.id, title: 'x'.repeat(201), body: 'y' })).status, 400)
-  assert.equal((await server!.ctx.db.selectFrom('mod_logs').select('id').where('action', '=', 'push.send').where('target_id', '=', bob.id).execute()).length, 1)
+  assert.equal(
+    (await server!.ctx.db.selectFrom('mod_logs').select('id').where('action', '=', 'push.send').where('target_id', '=', bob.id).execute())
+      .length,
+    1,
+  )
 })

@@ -34,7 +34,9 @@ function remember(code: { token: string; secret: string }) {
 const qr = (stepName: string, body: Record<string, unknown>, client = server.api, prefix = V2) => {
   const device = stepName === 'status' || stepName === 'login' || stepName === 'decline'
   const secret = typeof body.token === 'string' ? secrets.get(body.token) : undefined
-  return client.post(`${prefix}/auth/qr/${stepName}`, device && secret && !('secret' in body) ? { ...body, secret } : body, { headers: NEW_DEVICE })
+  return client.post(`${prefix}/auth/qr/${stepName}`, device && secret && !('secret' in body) ? { ...body, secret } : body, {
+    headers: NEW_DEVICE,
+  })
 }
 
 async function member(s: TestServer = server): Promise<TestUser> {
@@ -86,7 +88,15 @@ test('the whole flow: scanned, approved, and the new device gets one session (me
 
   const scanned = await qr('request', { token }, alice.api)
   assert.equal(scanned.status, 200, scanned.text)
-  assert.deepEqual(Object.keys(scanned.body.data).sort(), ['device', 'expires_at', 'ip_address', 'place', 'requested_at', 'status', 'user_agent'])
+  assert.deepEqual(Object.keys(scanned.body.data).sort(), [
+    'device',
+    'expires_at',
+    'ip_address',
+    'place',
+    'requested_at',
+    'status',
+    'user_agent',
+  ])
   assert.equal(scanned.body.data.status, 'scanned')
   assert.equal(scanned.body.data.device, 'Desktop app on Linux')
   assert.equal(scanned.body.data.user_agent, NEW_DEVICE['user-agent'])
@@ -231,7 +241,8 @@ test('refusals: unknown token, no login, not scanned, someone else’s code, not
   const frank = await member()
   const grace = await member()
   const unknown = 'A'.repeat(43)
-  for (const name of ['status', 'login', 'decline']) assertRefused(await qr(name, { token: unknown, secret: 'S'.repeat(43) }), 404, 'not_found')
+  for (const name of ['status', 'login', 'decline'])
+    assertRefused(await qr(name, { token: unknown, secret: 'S'.repeat(43) }), 404, 'not_found')
   for (const name of ['request', 'authorize']) assertRefused(await qr(name, { token: unknown }, frank.api), 404, 'not_found')
   assertRefused(await qr('login', { token: 'short', secret: 'S'.repeat(43) }), 404, 'not_found')
 
@@ -360,9 +371,16 @@ test('bad input is a 400 in the envelope', async () => {
   assertRefused(await server.api.post(`${V2}/auth/qr`, { step: 'nope', token }), 400, 'validation_error')
   assertRefused(await server.api.post(`${V2}/auth/qr`, { step: 'login' }), 400, 'validation_error')
   assertRefused(await server.api.post(`${V2}/auth/qr`, { token }), 400, 'validation_error')
-  assertRefused(await server.api.post(`${V2}/auth/qr/status`, undefined, { raw: '{"token":', headers: { 'content-type': 'application/json' } }), 400, 'validation_error')
+  assertRefused(
+    await server.api.post(`${V2}/auth/qr/status`, undefined, { raw: '{"token":', headers: { 'content-type': 'application/json' } }),
+    400,
+    'validation_error',
+  )
   // positive controls; unknown fields are dropped, and generate needs no body
-  assert.equal((await server.api.post(`${V2}/auth/qr/status`, { token, secret: secrets.get(token), wait: 0, since: 'pending', extra: 1 })).status, 200)
+  assert.equal(
+    (await server.api.post(`${V2}/auth/qr/status`, { token, secret: secrets.get(token), wait: 0, since: 'pending', extra: 1 })).status,
+    200,
+  )
   const bare = await server.api.post(`${V2}/auth/qr/generate`)
   assert.equal(bare.status, 200, bare.text)
   remember(bare.body.data)
@@ -383,7 +401,12 @@ test('with two-factor on, the approval of a signed-in device is enough: no ticke
   assert.equal(login.status, 200, login.text)
   assert.equal(login.body.data.next, undefined)
   seen.tokens.add(login.body.data.session_token)
-  const row = await server.ctx.db.selectFrom('user_sessions').select(['method', 'two_factor_verified']).where('user_id', '=', henry.id).orderBy('id', 'desc').executeTakeFirstOrThrow()
+  const row = await server.ctx.db
+    .selectFrom('user_sessions')
+    .select(['method', 'two_factor_verified'])
+    .where('user_id', '=', henry.id)
+    .orderBy('id', 'desc')
+    .executeTakeFirstOrThrow()
   // the approving session was opened by registration (no second factor), so this one was not either
   assert.deepEqual(row, { method: 'qr', two_factor_verified: 0 })
 })
@@ -432,7 +455,13 @@ test('no QR token or session token is in the database or the log in clear', asyn
   assert.ok(seen.qr.size > 10 && seen.tokens.size > 5)
   const tables = await server.ctx.db.introspection.getTables()
   let dump = ''
-  for (const table of tables) dump += JSON.stringify(await server.ctx.db.selectFrom(table.name as any).selectAll().execute())
+  for (const table of tables)
+    dump += JSON.stringify(
+      await server.ctx.db
+        .selectFrom(table.name as any)
+        .selectAll()
+        .execute(),
+    )
   const logText = log.text()
   // positive controls: the rows and the requests are there
   assert.ok(dump.includes('Desktop app on Linux'), 'the QR rows are in the dump')

@@ -21,14 +21,19 @@ async function sharing(s: TestServer = server) {
 const DAY = 86_400_000
 
 const me = async (user: TestUser) => (await user.api.get(`${V2}/auth/me`)).body.data
-const orders = (user: TestUser) => server.ctx.db.selectFrom('premium_orders').selectAll().where('user_id', '=', user.id).orderBy('id').execute()
+const orders = (user: TestUser) =>
+  server.ctx.db.selectFrom('premium_orders').selectAll().where('user_id', '=', user.id).orderBy('id').execute()
 
 test('GET referrals/me: the invite link, the count and the threshold', async () => {
   const [alice] = await registerUsers(server, 1)
   const res = await alice.api.get(`${V2}/referrals/me`)
   const [bob] = await registerUsers(server, 1)
   assert.equal(res.status, 200, res.text)
-  assert.deepEqual(res.body.data, { invite_url: `${server.ctx.config.publicBaseUrl}/join?ref=${alice.username}`, invited_count: 0, threshold: 10 })
+  assert.deepEqual(res.body.data, {
+    invite_url: `${server.ctx.config.publicBaseUrl}/join?ref=${alice.username}`,
+    invited_count: 0,
+    threshold: 10,
+  })
   const invited = await bob.api.post(`${V2}/referrals/invite`, { ref: alice.username.toUpperCase() })
   assert.equal(invited.status, 200, invited.text)
   assert.deepEqual(invited.body.data, { inviter_id: alice.id })
@@ -55,7 +60,8 @@ test('invite refusals: twice (409), myself, unknown, neither or both fields; not
 test('every 10 invited users grant the inviter 30 days of premium, with a referral order: not at 9, at exactly 10, again at 20', async () => {
   const inviter = await sharing()
   const invited = await registerUsers(server, 20)
-  for (const user of invited.slice(0, 9)) assert.equal((await user.api.post(`${V2}/referrals/invite`, { ref: inviter.username })).status, 200)
+  for (const user of invited.slice(0, 9))
+    assert.equal((await user.api.post(`${V2}/referrals/invite`, { ref: inviter.username })).status, 200)
   assert.equal((await me(inviter)).is_premium, false, 'not at 9')
   assert.deepEqual(await orders(inviter), [])
 

@@ -28,20 +28,37 @@ const RUNS = Number(process.env.REFUSAL_RUNS ?? 8)
 
 type Who = 'me' | 'peer'
 type Step =
-  | { kind: 'send'; by: Who; via: 'chat' | 'receiver'; reply: 'none' | 'own' | 'foreign' | 'deleted'; client: 'none' | 'fresh' | 'same' | 'other' }
+  | {
+      kind: 'send'
+      by: Who
+      via: 'chat' | 'receiver'
+      reply: 'none' | 'own' | 'foreign' | 'deleted'
+      client: 'none' | 'fresh' | 'same' | 'other'
+    }
   | { kind: 'block' | 'unblock'; by: Who }
   | { kind: 'ban' | 'unban' | 'delete-peer' | 'channel-post' | 'group-post' }
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({
-    kind: fc.constant('send' as const),
-    by: fc.constantFrom<Who>('me', 'peer'),
-    via: fc.constantFrom('chat' as const, 'receiver' as const),
-    reply: fc.constantFrom('none' as const, 'own' as const, 'foreign' as const, 'deleted' as const),
-    client: fc.constantFrom('none' as const, 'fresh' as const, 'same' as const, 'other' as const),
-  }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('block' as const, 'unblock' as const), by: fc.constantFrom<Who>('me', 'peer') }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('ban' as const, 'unban' as const, 'delete-peer' as const, 'channel-post' as const, 'group-post' as const) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('send' as const),
+      by: fc.constantFrom<Who>('me', 'peer'),
+      via: fc.constantFrom('chat' as const, 'receiver' as const),
+      reply: fc.constantFrom('none' as const, 'own' as const, 'foreign' as const, 'deleted' as const),
+      client: fc.constantFrom('none' as const, 'fresh' as const, 'same' as const, 'other' as const),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constantFrom('block' as const, 'unblock' as const), by: fc.constantFrom<Who>('me', 'peer') }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constantFrom('ban' as const, 'unban' as const, 'delete-peer' as const, 'channel-post' as const, 'group-post' as const),
+    }),
+  },
 )
 
 /** What the rules say a step must answer, from what the script did so far; null where the model does not say. */
@@ -128,8 +145,16 @@ async function setUp(server: TestServer, tick: () => void, names: string[]): Pro
   await post(me.api, '/groups/leave', { chat_id: group.group_id })
   const sockets = [await TestSocket.connect(server.url, me.token), await TestSocket.connect(server.url, peer.token)]
   return {
-    me, peer, third, chatId, own: opening.message_id, foreign: elsewhere.message_id, deleted: gone.message_id,
-    channelId: channel.channel_id, groupId: group.group_id, sockets,
+    me,
+    peer,
+    third,
+    chatId,
+    own: opening.message_id,
+    foreign: elsewhere.message_id,
+    deleted: gone.message_id,
+    channelId: channel.channel_id,
+    groupId: group.group_id,
+    sockets,
   }
 }
 
@@ -147,7 +172,8 @@ async function play(server: TestServer, admin: TestUser, clock: ScriptClock, ste
     switch (step.kind) {
       case 'send': {
         const from = user(step.by)
-        let body: Record<string, unknown> = step.via === 'chat' ? { chat_id: f.chatId } : { receiver_id: user(step.by === 'me' ? 'peer' : 'me').id }
+        let body: Record<string, unknown> =
+          step.via === 'chat' ? { chat_id: f.chatId } : { receiver_id: user(step.by === 'me' ? 'peer' : 'me').id }
         body.content = `${step.by} says ${answers.length}`
         if (step.reply !== 'none') body.reply_to_id = f[step.reply]
         if (step.client === 'fresh') body.client_message_id = `c${++clientSeq}`
@@ -180,7 +206,11 @@ async function play(server: TestServer, admin: TestUser, clock: ScriptClock, ste
     }
     if (check) {
       const want = expected(model, step)
-      if (want) assert.ok(want.includes(res.status), `${JSON.stringify(step)} answered ${res.status} (the rules say ${want.join(' or ')}): ${res.text}`)
+      if (want)
+        assert.ok(
+          want.includes(res.status),
+          `${JSON.stringify(step)} answered ${res.status} (the rules say ${want.join(' or ')}): ${res.text}`,
+        )
     }
     if (res.status === 200) {
       if (step.kind === 'block' || step.kind === 'unblock') model.blocked[step.by] = step.kind === 'block'
@@ -267,6 +297,7 @@ test('refusal matrix: generated scripts answer by the rules, alike through the c
 
   // the matrix compared something: sends went through the common path, and each refusal occurred
   assert.ok(commonSends >= RUNS, `the common path stored ${commonSends} sends`)
-  for (const status of [200, 400, 401, 403, 404, 409]) assert.ok((statuses.get(status) ?? 0) > 0, `some step answered ${status}: ${JSON.stringify([...statuses])}`)
+  for (const status of [200, 400, 401, 403, 404, 409])
+    assert.ok((statuses.get(status) ?? 0) > 0, `some step answered ${status}: ${JSON.stringify([...statuses])}`)
   await Promise.all([common.close(), general.close()])
 })

@@ -53,7 +53,9 @@ async function exchange(pieces: (string | Buffer | number)[], gapMs = 0): Promis
 function multipart(bytes: Buffer, count: number) {
   const boundary = 'tern-slow-boundary'
   const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
     bytes,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ])
@@ -64,7 +66,9 @@ function multipart(bytes: Buffer, count: number) {
 
 const head = (line: string, token: string, headers: Record<string, string | number>) =>
   `${line} HTTP/1.1\r\nHost: tern\r\nAuthorization: Bearer ${token}\r\n` +
-  Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('') +
+  Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('') +
   '\r\n'
 
 test('an upload may take longer than the limit while its bytes keep coming; paused for the limit, it is 408', async () => {
@@ -73,7 +77,11 @@ test('an upload may take longer than the limit while its bytes keep coming; paus
 
   // 3 s of steady bytes, at 1 s allowed: it is stored whole
   const slow = multipart(Buffer.alloc(12_000, 7), 12)
-  const headers = { 'Content-Type': `multipart/form-data; boundary=${slow.boundary}`, 'Content-Length': slow.body.length, Connection: 'close' }
+  const headers = {
+    'Content-Type': `multipart/form-data; boundary=${slow.boundary}`,
+    'Content-Length': slow.body.length,
+    Connection: 'close',
+  }
   const done = await exchange([head('POST /files/upload', alice.token, headers), ...slow.pieces], 250)
   assert.match(done.answer, /^HTTP\/1\.1 200 /, done.answer)
   assert.ok(done.took > 2500, `took ${done.took} ms`)
@@ -89,7 +97,15 @@ test('an upload may take longer than the limit while its bytes keep coming; paus
 
   // kept alive, the connection of a slow upload serves another request after a pause past the limit
   const kept = { ...headers, Connection: 'keep-alive' }
-  const again = await exchange([head('POST /files/upload', alice.token, kept), ...slow.pieces, 1500, 'GET /health HTTP/1.1\r\nHost: tern\r\nConnection: close\r\n\r\n'], 150)
+  const again = await exchange(
+    [
+      head('POST /files/upload', alice.token, kept),
+      ...slow.pieces,
+      1500,
+      'GET /health HTTP/1.1\r\nHost: tern\r\nConnection: close\r\n\r\n',
+    ],
+    150,
+  )
   assert.equal(again.answer.match(/HTTP\/1\.1 200 /g)?.length, 2, again.answer)
 
   // a WebSocket is no request: it has outlived both limits
@@ -101,7 +117,14 @@ test('an upload may take longer than the limit while its bytes keep coming; paus
 test('an ordinary body must arrive in full within the limit: trickling it in does not reset the clock', async () => {
   const [alice] = await registerUsers(server, 1)
   const json = JSON.stringify({ title: 'slowly', description: 'x'.repeat(40) })
-  const trickle = [head(`POST ${V2}/groups/create`, alice.token, { 'Content-Type': 'application/json', 'Content-Length': json.length, Connection: 'close' }), ...json]
+  const trickle = [
+    head(`POST ${V2}/groups/create`, alice.token, {
+      'Content-Type': 'application/json',
+      'Content-Length': json.length,
+      Connection: 'close',
+    }),
+    ...json,
+  ]
   const late = await exchange(trickle, 150)
   assert.match(late.answer, /^HTTP\/1\.1 408 /, late.answer)
   assert.ok(late.closed && late.took < 3000, `closed ${late.closed} after ${late.took} ms`)
@@ -130,7 +153,13 @@ test('a tus PATCH may take longer than the limit while its bytes keep coming', a
   })
   assert.equal(created.status, 201, await created.text())
   const path = new URL(created.headers.get('location')!, server.url).pathname
-  const headers = { 'Tus-Resumable': '1.0.0', 'Upload-Offset': 0, 'Content-Type': 'application/offset+octet-stream', 'Content-Length': bytes.length, Connection: 'close' }
+  const headers = {
+    'Tus-Resumable': '1.0.0',
+    'Upload-Offset': 0,
+    'Content-Type': 'application/offset+octet-stream',
+    'Content-Length': bytes.length,
+    Connection: 'close',
+  }
   const pieces = Array.from({ length: 12 }, (_, i) => bytes.subarray(i * 1000, (i + 1) * 1000))
   const done = await exchange([head(`PATCH ${path}`, alice.token, headers), ...pieces], 250)
   assert.match(done.answer, /^HTTP\/1\.1 204 /, done.answer)

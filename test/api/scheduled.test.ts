@@ -39,7 +39,10 @@ async function chatWith(alice: TestUser, bob: TestUser) {
   return { chatId: first.chat_id as number, first }
 }
 
-function assertPending(pending: any, expected: { chat_id: number; sender_id: number; receiver_id: number; content: string; scheduled_at: string }) {
+function assertPending(
+  pending: any,
+  expected: { chat_id: number; sender_id: number; receiver_id: number; content: string; scheduled_at: string },
+) {
   assert.equal(typeof pending.scheduled_id, 'number')
   assert.equal(pending.message_id, null, 'no message id until it is sent')
   assert.equal(pending.is_scheduled, true)
@@ -73,7 +76,11 @@ test('a scheduled message waits (no history, no event), is listed for its sender
   const pending = await send(alice.api, { receiver_id: bob.id, content: 'later, bob', scheduled_at: due })
   assertPending(pending, { chat_id: chatId, sender_id: alice.id, receiver_id: bob.id, content: 'later, bob', scheduled_at: due })
 
-  for (const api of [alice.api, bob.api]) assert.deepEqual((await history(api, chatId)).map((m) => m.content), ['baseline'])
+  for (const api of [alice.api, bob.api])
+    assert.deepEqual(
+      (await history(api, chatId)).map((m) => m.content),
+      ['baseline'],
+    )
   const listed = await scheduled(alice.api, chatId)
   assert.equal(listed.length, 1)
   assertPending(listed[0], { chat_id: chatId, sender_id: alice.id, receiver_id: bob.id, content: 'later, bob', scheduled_at: due })
@@ -88,13 +95,19 @@ test('a scheduled message waits (no history, no event), is listed for its sender
   const frame = await expectDelivery(bobSocket, due, 'later, bob')
   const delivered = frame.data.message
   assert.equal(typeof frame.seq, 'number')
-  assert.ok(delivered.message_id > first.message_id, 'a real message id, newer than the chat\'s last')
+  assert.ok(delivered.message_id > first.message_id, "a real message id, newer than the chat's last")
   assert.equal(delivered.chat_id, chatId)
   assert.equal(delivered.sender_id, alice.id)
   assert.notEqual(delivered.is_scheduled, true)
   for (const api of [alice.api, bob.api]) {
     const items = await history(api, chatId)
-    assert.deepEqual(items.map((m) => [m.message_id, m.content]), [[delivered.message_id, 'later, bob'], [first.message_id, 'baseline']])
+    assert.deepEqual(
+      items.map((m) => [m.message_id, m.content]),
+      [
+        [delivered.message_id, 'later, bob'],
+        [first.message_id, 'baseline'],
+      ],
+    )
   }
   assert.deepEqual(await scheduled(alice.api, chatId), [])
   await sleep(1200)
@@ -111,7 +124,10 @@ test('scheduled_at in the past sends at once; more than 366 days ahead or not a 
   assert.notEqual(past.is_scheduled, true)
   const frame = await bobSocket.next('message.new', 1000)
   assert.equal(frame.data.message.message_id, past.message_id)
-  assert.deepEqual((await history(bob.api, chatId)).map((m) => m.content), ['already due', 'baseline'])
+  assert.deepEqual(
+    (await history(bob.api, chatId)).map((m) => m.content),
+    ['already due', 'baseline'],
+  )
 
   for (const scheduledAt of [inMs(367 * DAY), 'tomorrow', '']) {
     const res = await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'too far', scheduled_at: scheduledAt })
@@ -140,11 +156,17 @@ test('reschedule moves the time; the message arrives at the new time, once', asy
   assertPending(res.body.data, { chat_id: chatId, sender_id: alice.id, receiver_id: bob.id, content: 'moved', scheduled_at: due })
   assert.equal(res.body.data.scheduled_id, pending.scheduled_id)
   const listed = await scheduled(alice.api, chatId)
-  assert.deepEqual(listed.map((m) => [m.scheduled_id, Date.parse(m.scheduled_at)]), [[pending.scheduled_id, Date.parse(due)]])
+  assert.deepEqual(
+    listed.map((m) => [m.scheduled_id, Date.parse(m.scheduled_at)]),
+    [[pending.scheduled_id, Date.parse(due)]],
+  )
 
   await expectDelivery(bobSocket, due, 'moved')
   assert.deepEqual(await scheduled(alice.api, chatId), [])
-  assert.deepEqual((await history(alice.api, chatId)).map((m) => m.content), ['moved', 'baseline'])
+  assert.deepEqual(
+    (await history(alice.api, chatId)).map((m) => m.content),
+    ['moved', 'baseline'],
+  )
 })
 
 test('scheduled_at null sends now: the answer is the delivered message and the recipient gets it', async () => {
@@ -163,10 +185,13 @@ test('scheduled_at null sends now: the answer is the delivered message and the r
   assert.equal(message.chat_id, chatId)
   const frame = await bobSocket.next('message.new', 1000)
   assert.deepEqual(frame.data.message.message_id, message.message_id)
-  assert.deepEqual((await history(bob.api, chatId)).map((m) => [m.message_id, m.content]), [
-    [message.message_id, 'right now'],
-    [first.message_id, 'baseline'],
-  ])
+  assert.deepEqual(
+    (await history(bob.api, chatId)).map((m) => [m.message_id, m.content]),
+    [
+      [message.message_id, 'right now'],
+      [first.message_id, 'baseline'],
+    ],
+  )
   assert.deepEqual(await scheduled(alice.api, chatId), [])
 })
 
@@ -182,11 +207,14 @@ test('cancel: answered {scheduled_id, cancelled:true} and never delivered', asyn
   assert.deepEqual(res.body, { success: true, data: { scheduled_id: pending.scheduled_id, cancelled: true } })
   assert.deepEqual(await scheduled(alice.api, chatId), [])
   assert.deepEqual(await bobSocket.drain('message.new', Date.parse(due) - Date.now() + 1500), [])
-  assert.deepEqual((await history(bob.api, chatId)).map((m) => m.content), ['baseline'])
+  assert.deepEqual(
+    (await history(bob.api, chatId)).map((m) => m.content),
+    ['baseline'],
+  )
   assert.equal(await seqOf(bob.api), bobSeq)
 })
 
-test('someone else\'s or an unknown pending id is 404 for every operation, and changes nothing', async () => {
+test("someone else's or an unknown pending id is 404 for every operation, and changes nothing", async () => {
   const [alice, bob, eve] = await users(3)
   const { chatId } = await chatWith(alice, bob)
   const due = inMs(60_000)
@@ -209,7 +237,10 @@ test('someone else\'s or an unknown pending id is 404 for every operation, and c
   const listed = await scheduled(alice.api, chatId)
   assert.equal(listed.length, 1)
   assertPending(listed[0], { chat_id: chatId, sender_id: alice.id, receiver_id: bob.id, content: 'mine', scheduled_at: due })
-  assert.deepEqual((await history(bob.api, chatId)).map((m) => m.content), ['baseline'])
+  assert.deepEqual(
+    (await history(bob.api, chatId)).map((m) => m.content),
+    ['baseline'],
+  )
   await reschedule(alice, pending.scheduled_id, { cancel: true })
 })
 
@@ -238,12 +269,25 @@ test('a retried scheduled send (client_message_id or Idempotency-Key) answers wi
   // a message due after them must not be held back by anything about them
   const afterDue = inMs(1500)
   await send(alice.api, { chat_id: chatId, content: 'unrelated', scheduled_at: afterDue })
-  assert.deepEqual((await scheduled(alice.api, chatId)).map((m) => m.content), ['once, later', 'by key', 'unrelated'])
+  assert.deepEqual(
+    (await scheduled(alice.api, chatId)).map((m) => m.content),
+    ['once, later', 'by key', 'unrelated'],
+  )
 
-  const arrived = [await bobSocket.next('message.new', 5000), await bobSocket.next('message.new', 5000), await bobSocket.next('message.new', 5000)]
-  assert.deepEqual(arrived.map((f) => f.data.message.content), ['once, later', 'by key', 'unrelated'])
+  const arrived = [
+    await bobSocket.next('message.new', 5000),
+    await bobSocket.next('message.new', 5000),
+    await bobSocket.next('message.new', 5000),
+  ]
+  assert.deepEqual(
+    arrived.map((f) => f.data.message.content),
+    ['once, later', 'by key', 'unrelated'],
+  )
   assert.deepEqual(await bobSocket.drain('message.new', 500), [], 'no second copy')
-  assert.deepEqual((await history(bob.api, chatId)).map((m) => m.content), ['unrelated', 'by key', 'once, later', 'baseline'])
+  assert.deepEqual(
+    (await history(bob.api, chatId)).map((m) => m.content),
+    ['unrelated', 'by key', 'once, later', 'baseline'],
+  )
   assert.deepEqual(await scheduled(alice.api, chatId), [])
 
   // once delivered, a retry answers with the delivered message
@@ -261,22 +305,37 @@ test('a pending message that cannot be delivered is retried later and holds back
   // a row no delivery can turn into a message (its payload is JSON null), due first
   const broken = await server.ctx.db
     .insertInto('scheduled_messages')
-    .values({ chat_id: chatId, sender_id: alice.id, payload: 'null', client_message_id: null, scheduled_at: Date.now() - 1000, created_at: Date.now() })
+    .values({
+      chat_id: chatId,
+      sender_id: alice.id,
+      payload: 'null',
+      client_message_id: null,
+      scheduled_at: Date.now() - 1000,
+      created_at: Date.now(),
+    })
     .returning('id')
     .executeTakeFirstOrThrow()
   const due = inMs(700)
   await send(alice.api, { chat_id: chatId, content: 'not held back', scheduled_at: due })
   await expectDelivery(bobSocket, due, 'not held back')
   const left = await server.ctx.db.selectFrom('scheduled_messages').select('id').where('chat_id', '=', chatId).execute()
-  assert.deepEqual(left.map((row) => row.id), [broken.id], 'the broken row waits for a retry')
+  assert.deepEqual(
+    left.map((row) => row.id),
+    [broken.id],
+    'the broken row waits for a retry',
+  )
   await server.ctx.db.deleteFrom('scheduled_messages').where('id', '=', broken.id).execute()
   await bobSocket.close()
 })
 
-test('a pending message whose sender was blocked meanwhile is dropped: scheduled.dropped {reason: blocked} reaches the sender\'s devices, nothing reaches the blocker', async () => {
+test("a pending message whose sender was blocked meanwhile is dropped: scheduled.dropped {reason: blocked} reaches the sender's devices, nothing reaches the blocker", async () => {
   const [alice, bob] = await users(2)
   const { chatId } = await chatWith(alice, bob)
-  const [laptop, phone, bobSocket] = await Promise.all([connect(server.url, alice.token), connect(server.url, alice.token), connect(server.url, bob.token)])
+  const [laptop, phone, bobSocket] = await Promise.all([
+    connect(server.url, alice.token),
+    connect(server.url, alice.token),
+    connect(server.url, bob.token),
+  ])
   const bobSeq = await seqOf(bob.api)
   const due = inMs(700)
   const pending = await send(alice.api, { receiver_id: bob.id, content: 'you will not see this', scheduled_at: due })
@@ -289,16 +348,21 @@ test('a pending message whose sender was blocked meanwhile is dropped: scheduled
     assert.equal(typeof frame.seq, 'number')
   }
   assert.deepEqual(await scheduled(alice.api, chatId), [], 'no longer pending')
-  for (const api of [alice.api, bob.api]) assert.deepEqual((await history(api, chatId)).map((m) => m.content), ['baseline'])
+  for (const api of [alice.api, bob.api])
+    assert.deepEqual(
+      (await history(api, chatId)).map((m) => m.content),
+      ['baseline'],
+    )
   assert.deepEqual(await bobSocket.drain('message.new', 300), [])
   assert.deepEqual(await bobSocket.drain('scheduled.dropped', 0), [])
   assert.ok(bobAfterBlock > bobSeq, 'the block itself is logged for bob')
   assert.equal(await seqOf(bob.api), bobAfterBlock, 'nothing else reached the blocker')
   // logged: a device that was offline learns it on resume
   const log = (await alice.api.get(`${V2}/updates`, { query: { since: 0, limit: 1000 } })).body.data.updates as any[]
-  assert.deepEqual(log.filter((item) => item.type === 'scheduled.dropped').map((item) => item.data), [
-    { chat_id: chatId, scheduled_id: pending.scheduled_id, reason: 'blocked' },
-  ])
+  assert.deepEqual(
+    log.filter((item) => item.type === 'scheduled.dropped').map((item) => item.data),
+    [{ chat_id: chatId, scheduled_id: pending.scheduled_id, reason: 'blocked' }],
+  )
 })
 
 test('sending a pending message now while blocked is 403 blocked and it stays pending; after unblock it sends', async () => {
@@ -309,12 +373,19 @@ test('sending a pending message now while blocked is 403 blocked and it stays pe
   const refused = await reschedule(alice, pending.scheduled_id, { scheduled_at: null })
   assert.equal(refused.status, 403, refused.text)
   assert.equal(refused.body.error.code, 'blocked')
-  assert.deepEqual((await scheduled(alice.api, chatId)).map((m) => m.scheduled_id), [pending.scheduled_id], 'still pending')
+  assert.deepEqual(
+    (await scheduled(alice.api, chatId)).map((m) => m.scheduled_id),
+    [pending.scheduled_id],
+    'still pending',
+  )
   assert.equal((await bob.api.post(`${V2}/unblock`, { user_id: alice.id })).status, 200)
   const sent = await reschedule(alice, pending.scheduled_id, { scheduled_at: null })
   assert.equal(sent.status, 200, sent.text)
   assert.equal(sent.body.data.content, 'try now')
-  assert.deepEqual((await history(bob.api, chatId)).map((m) => m.content), ['try now', 'baseline'])
+  assert.deepEqual(
+    (await history(bob.api, chatId)).map((m) => m.content),
+    ['try now', 'baseline'],
+  )
 })
 
 test('a pending message in a group its sender left is dropped with reason not_member; the group gets nothing', async () => {
@@ -350,7 +421,10 @@ test('a channel post scheduled by an admin who is no longer one when it is due i
 
   const frame = await editorSocket.next('scheduled.dropped', Date.parse(due) - Date.now() + 2000)
   assert.deepEqual(frame.data, { chat_id: channelId, scheduled_id: pending.scheduled_id, reason: 'not_allowed' })
-  assert.deepEqual((await history(owner.api, channelId)).map((m) => m.content), [])
+  assert.deepEqual(
+    (await history(owner.api, channelId)).map((m) => m.content),
+    [],
+  )
 })
 
 test('a pending message survives a restart and is delivered by the new process', async () => {
@@ -369,7 +443,10 @@ test('a pending message survives a restart and is delivered by the new process',
   assert.equal(frame.data.message.content, 'across restarts')
   assert.ok(Date.now() - Date.parse(due) <= 1250, 'on time after the restart')
   const items = await history(second.api.as(alice.token), chatId)
-  assert.deepEqual(items.map((m) => m.content), ['across restarts', 'baseline'])
+  assert.deepEqual(
+    items.map((m) => m.content),
+    ['across restarts', 'baseline'],
+  )
   assert.deepEqual(await bobSocket.drain('message.new', 500), [], 'once')
   await bobSocket.close()
   await second.close()

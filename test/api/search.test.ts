@@ -15,7 +15,10 @@ async function search(user: TestUser, q: string, query: Record<string, number> =
 const names = (body: any) => body.items.map((item: any) => item.username)
 
 test('case-insensitive on username and display name; prefix matches first; Peer + bio + is_contact', async () => {
-  const tag = uniqueName('k').slice(-6).replace(/[^a-z0-9]/gi, 'x').toLowerCase()
+  const tag = uniqueName('k')
+    .slice(-6)
+    .replace(/[^a-z0-9]/gi, 'x')
+    .toLowerCase()
   const exact = await server.registerUser({ username: `${tag}` })
   const prefix = await server.registerUser({ username: `${tag}_prefix` })
   const byName = await server.registerUser({ username: uniqueName('n'), display_name: `${tag.toUpperCase()} Smith` })
@@ -24,7 +27,11 @@ test('case-insensitive on username and display name; prefix matches first; Peer 
   await me.api.post(`${V2}/contacts/add`, { user_id: inside.id })
 
   const body = await search(me, tag.toUpperCase())
-  assert.deepEqual(names(body), [exact.username, prefix.username, byName.username, inside.username], 'exact, username prefix, name prefix, inside')
+  assert.deepEqual(
+    names(body),
+    [exact.username, prefix.username, byName.username, inside.username],
+    'exact, username prefix, name prefix, inside',
+  )
   assert.equal(body.total, 4)
   const item = body.items[3]
   assert.deepEqual([item.user_id, item.is_contact, typeof item.bio, typeof item.is_online], [inside.id, true, 'string', 'boolean'])
@@ -38,12 +45,19 @@ test('case-insensitive on username and display name; prefix matches first; Peer 
 })
 
 test('left out: me, blocked users (either way), deactivated accounts', async () => {
-  const tag = `q${uniqueName('').slice(-5).replace(/[^a-z0-9]/gi, 'y').toLowerCase()}`
+  const tag = `q${uniqueName('')
+    .slice(-5)
+    .replace(/[^a-z0-9]/gi, 'y')
+    .toLowerCase()}`
   const [me, blockedByMe, blockingMe, banned, visible] = await Promise.all(
     ['me', 'blocked', 'blocker', 'banned', 'visible'].map((suffix) => server.registerUser({ username: `${tag}_${suffix}` })),
   )
   const before = names(await search(me, tag))
-  assert.deepEqual(before.sort(), [blockedByMe, blockingMe, banned, visible].map((u) => u.username).sort(), 'everyone but me, before (control)')
+  assert.deepEqual(
+    before.sort(),
+    [blockedByMe, blockingMe, banned, visible].map((u) => u.username).sort(),
+    'everyone but me, before (control)',
+  )
   await me.api.post(`${V2}/block`, { user_id: blockedByMe.id })
   await blockingMe.api.post(`${V2}/block`, { user_id: me.id })
   const admin = await server.createAdmin()
@@ -69,7 +83,13 @@ test('search history: own, newest first, de-duplicated, bounded to 20; DELETE cl
   await search(me, 'first')
   const res = await me.api.get(`${V2}/search/history`)
   assert.equal(res.status, 200, res.text)
-  assert.deepEqual(res.body.items.map((i: any) => [i.search_query, i.search_type]), [['first', 'global'], ['second', 'global']])
+  assert.deepEqual(
+    res.body.items.map((i: any) => [i.search_query, i.search_type]),
+    [
+      ['first', 'global'],
+      ['second', 'global'],
+    ],
+  )
   assert.deepEqual((await other.api.get(`${V2}/search/history`)).body.items, [], 'my history is mine')
   for (let i = 0; i < 25; i++) await search(me, `query ${i}`)
   const bounded = (await me.api.get(`${V2}/search/history`)).body.items

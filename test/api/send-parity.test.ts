@@ -25,7 +25,11 @@ async function converse(server: TestServer, clock: ScriptClock, names: string[])
     tick()
     const res = await server.api.post(`${V2}/auth/register`, { username, password: 'correct horse battery' })
     assert.equal(res.status, 201, res.text)
-    return { id: res.body.data.user.user_id as number, token: res.body.data.session_token as string, api: server.api.as(res.body.data.session_token) }
+    return {
+      id: res.body.data.user.user_id as number,
+      token: res.body.data.session_token as string,
+      api: server.api.as(res.body.data.session_token),
+    }
   }
   const [alice, bob, carol] = [await register(names[0]), await register(names[1]), await register(names[2])]
   const sockets = [await TestSocket.connect(server.url, alice.token), await TestSocket.connect(server.url, bob.token)]
@@ -92,7 +96,10 @@ test('one conversation through the fast path and through the general path: the s
   const a = await converse(fast, clocks[0], names)
   const b = await converse(general, clocks[1], names)
 
-  assert.ok(fastSends >= 10, `the ${fast.ctx.dialect === 'sqlite' ? 'fast' : 'batch'} path handled ${fastSends} sends (expected at least 10)`)
+  assert.ok(
+    fastSends >= 10,
+    `the ${fast.ctx.dialect === 'sqlite' ? 'fast' : 'batch'} path handled ${fastSends} sends (expected at least 10)`,
+  )
 
   assert.deepEqual(a.answers, b.answers)
   assert.deepEqual(a.frames, b.frames)

@@ -170,7 +170,10 @@ test('GET /api/get_user_id with the cookie is 204 with X-User-Id', async () => {
 })
 
 test('GET /api/get_user_id without a session, or with a bogus cookie, is a 401 envelope', async () => {
-  for (const headers of [{}, { cookie: `${COOKIE}=bogus-session-token` }, { cookie: `${COOKIE}=` }, { cookie: 'other=1' }] as Record<string, string>[]) {
+  for (const headers of [{}, { cookie: `${COOKIE}=bogus-session-token` }, { cookie: `${COOKIE}=` }, { cookie: 'other=1' }] as Record<
+    string,
+    string
+  >[]) {
     const res = await server.api.get('/api/get_user_id', { headers })
     assert.equal(res.status, 401, JSON.stringify(headers))
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/)

@@ -45,7 +45,15 @@ test('the sessions list is a paginated envelope of masked sessions with exactly 
 
   for (const item of res.body.items) {
     assert.deepEqual(Object.keys(item).sort(), [
-      'created_at', 'device', 'id', 'ip_address', 'is_current', 'last_active', 'method', 'session_token', 'user_agent',
+      'created_at',
+      'device',
+      'id',
+      'ip_address',
+      'is_current',
+      'last_active',
+      'method',
+      'session_token',
+      'user_agent',
     ])
     assert.equal(item.method, 'password')
     assert.equal(typeof item.id, 'number')
@@ -190,7 +198,10 @@ test('another user’s session id is 404 and that session keeps working (no IDOR
 
   assert.equal((await victim.api.get(`${V2}/auth/me`)).status, 200)
   const list = await victim.api.get(`${V2}/sessions`)
-  assert.deepEqual(list.body.items.map((s: any) => s.id), [victimSession.id])
+  assert.deepEqual(
+    list.body.items.map((s: any) => s.id),
+    [victimSession.id],
+  )
 })
 
 test('unknown session id is 404; a non-integer or out-of-range id is 400', async () => {
@@ -242,7 +253,10 @@ test('logout removes the session from the user’s list seen from another sessio
 
   const after = await user.api.get(`${V2}/sessions`)
   assert.equal(after.body.total, 1)
-  assert.deepEqual(after.body.items.map((s: any) => s.device), [null])
+  assert.deepEqual(
+    after.body.items.map((s: any) => s.device),
+    [null],
+  )
   assert.equal(after.body.items[0].is_current, true)
   assertError(await server.api.as(leaving).get(`${V2}/auth/me`), 401, 'unauthorized')
 })
@@ -326,7 +340,10 @@ test('expired sessions are not listed (nor counted)', async () => {
   assert.equal(res.status, 200)
   assert.equal(res.body.total, 1)
   assert.equal(res.body.pages, 1)
-  assert.deepEqual(res.body.items.map((s: any) => s.device), ['fresh'])
+  assert.deepEqual(
+    res.body.items.map((s: any) => s.device),
+    ['fresh'],
+  )
   assertError(await timed.api.as(stale).get(`${V2}/auth/me`), 401, 'unauthorized')
   assertError(await user.api.get(`${V2}/auth/me`), 401, 'unauthorized')
 })

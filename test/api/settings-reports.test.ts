@@ -72,10 +72,13 @@ test('report a user or a message: pending, one open report per target', async ()
   assert.equal(both.body.data.report_id, aboutMessage.body.data.report_id)
 
   const rows = await server.ctx.db.selectFrom('reports').selectAll().where('reporter_id', '=', alice.id).orderBy('id').execute()
-  assert.deepEqual(rows.map((r) => [r.reported_user_id, r.reported_message_id, r.reason, r.status]), [
-    [bob.id, null, 'spam', 'pending'],
-    [bob.id, message.message_id, 'spam message', 'pending'],
-  ])
+  assert.deepEqual(
+    rows.map((r) => [r.reported_user_id, r.reported_message_id, r.reason, r.status]),
+    [
+      [bob.id, null, 'spam', 'pending'],
+      [bob.id, message.message_id, 'spam message', 'pending'],
+    ],
+  )
   // once resolved, the same target may be reported again
   await server.ctx.db.updateTable('reports').set({ status: 'resolved' }).where('id', '=', res.body.data.report_id).execute()
   const fresh = await alice.api.post(`${V2}/report`, { reported_user_id: bob.id, reason: 'back again' })
@@ -94,9 +97,18 @@ test('report refusals: no reason, no target, unknown user, myself, a message I c
   assertError(await report({ reported_user_id: 987_654_321, reason: 'x' }), 404, 'not_found', 'unknown user')
   assertError(await report({ reported_user_id: alice.id, reason: 'x' }), 400, 'validation_error', 'myself')
   assertError(await report({ reported_message_id: theirs.message_id, reason: 'x' }), 404, 'not_found', "a message in others' chat")
-  assertError(await report({ reported_message_id: mine.message_id, reported_user_id: carol.id, reason: 'x' }), 400, 'validation_error', 'not its sender')
+  assertError(
+    await report({ reported_message_id: mine.message_id, reported_user_id: carol.id, reason: 'x' }),
+    400,
+    'validation_error',
+    'not its sender',
+  )
   assertError(await report({ reported_user_id: 'bob', reason: 'x' }), 400, 'validation_error', 'not an id')
-  const count = await server.ctx.db.selectFrom('reports').select((eb) => eb.fn.countAll<number>().as('n')).where('reporter_id', '=', alice.id).executeTakeFirstOrThrow()
+  const count = await server.ctx.db
+    .selectFrom('reports')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('reporter_id', '=', alice.id)
+    .executeTakeFirstOrThrow()
   assert.equal(Number(count.n), 0, 'nothing written')
   assert.equal((await server.api.post(`${V2}/report`, { reported_user_id: bob.id, reason: 'x' })).status, 401)
 })

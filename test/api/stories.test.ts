@@ -41,7 +41,11 @@ const addContact = async (owner: TestUser, contact: TestUser) => {
 }
 const makePremium = (user: TestUser) =>
   // a user's premium is the premium_expires_at column: set it directly rather than buy a plan
-  server.ctx.db.updateTable('users').set({ premium_expires_at: clock.now() + 30 * 86_400_000 }).where('id', '=', user.id).execute()
+  server.ctx.db
+    .updateTable('users')
+    .set({ premium_expires_at: clock.now() + 30 * 86_400_000 })
+    .where('id', '=', user.id)
+    .execute()
 
 // ---------------------------------------------------------------- create
 
@@ -90,8 +94,18 @@ test('create refusals: 400 with the envelope, and nothing stored', async () => {
   assertError(await create({ media_path: mine, media_type: 'gif' }), 400, 'validation_error', 'unknown media_type')
   assertError(await create({ media_path: mine, privacy_type: 'friends' }), 400, 'validation_error', 'unknown privacy')
   assertError(await create({ media_path: mine, privacy_type: 'selected' }), 400, 'validation_error', 'selected without users')
-  assertError(await create({ media_path: mine, privacy_type: 'selected', allowed_user_ids: [] }), 400, 'validation_error', 'selected, empty')
-  assertError(await create({ media_path: mine, privacy_type: 'selected', allowed_user_ids: [bob.id, 987_654_321] }), 400, 'validation_error', 'unknown user')
+  assertError(
+    await create({ media_path: mine, privacy_type: 'selected', allowed_user_ids: [] }),
+    400,
+    'validation_error',
+    'selected, empty',
+  )
+  assertError(
+    await create({ media_path: mine, privacy_type: 'selected', allowed_user_ids: [bob.id, 987_654_321] }),
+    400,
+    'validation_error',
+    'unknown user',
+  )
   assertError(await create({ media_path: mine, privacy_type: 'selected', allowed_user_ids: ['bob'] }), 400, 'validation_error', 'not an id')
   assertError(await create({ media_path: mine, allowed_user_ids: [bob.id] }), 400, 'validation_error', 'users without selected')
   assertError(await create({ media_path: mine, caption: 'x'.repeat(2049) }), 400, 'validation_error', 'caption over the limit')
@@ -146,7 +160,10 @@ test('feed order: grouped by author, authors with unseen stories first, each aut
   assert.equal((await me.api.post(`${V2}/stories/${b1.story_id}/view`)).status, 200)
   const after = await feed(me)
   assert.deepEqual(ids(after), [a1.story_id, a2.story_id, b1.story_id])
-  assert.deepEqual(after.map((s) => s.is_viewed), [false, false, true])
+  assert.deepEqual(
+    after.map((s) => s.is_viewed),
+    [false, false, true],
+  )
 })
 
 test('privacy: contacts means the author has me as a contact; selected means I am listed', async () => {
@@ -172,7 +189,11 @@ test('privacy: contacts means the author has me as a contact; selected means I a
   // view is refused as GET refuses: exactly the answer for an id that does not exist
   const hiddenView = await follower.api.post(`${V2}/stories/${forChosen.story_id}/view`)
   assertError(hiddenView, 404, 'not_found')
-  assert.deepEqual(hiddenView.body, (await follower.api.post(`${V2}/stories/987654321/view`)).body, 'no difference between hidden and missing')
+  assert.deepEqual(
+    hiddenView.body,
+    (await follower.api.post(`${V2}/stories/987654321/view`)).body,
+    'no difference between hidden and missing',
+  )
   // positive controls: the allowed ones get it
   assert.equal((await friend.api.get(`${V2}/stories/${forContacts.story_id}`)).status, 200)
   assert.equal((await chosen.api.post(`${V2}/stories/${forChosen.story_id}/view`)).status, 200)
@@ -278,12 +299,21 @@ test('viewer list: the owner only, a premium feature, newest first with reaction
   await makePremium(author)
   const res = await author.api.post(`${at}/views`)
   assert.equal(res.status, 200, res.text)
-  assert.deepEqual(res.body.items.map((item: any) => item.user.user_id), [v3.id, v2.id, v1.id])
-  assert.deepEqual(res.body.items.map((item: any) => item.reaction), [null, '❤️', null])
+  assert.deepEqual(
+    res.body.items.map((item: any) => item.user.user_id),
+    [v3.id, v2.id, v1.id],
+  )
+  assert.deepEqual(
+    res.body.items.map((item: any) => item.reaction),
+    [null, '❤️', null],
+  )
   assert.match(res.body.items[0].viewed_at, ISO)
   assert.equal(res.body.total, 3)
   const page2 = await author.api.post(`${at}/views`, undefined, { query: { page: 2, per_page: 2 } })
-  assert.deepEqual(page2.body.items.map((item: any) => item.user.user_id), [v1.id])
+  assert.deepEqual(
+    page2.body.items.map((item: any) => item.user.user_id),
+    [v1.id],
+  )
   assert.deepEqual([page2.body.page, page2.body.per_page, page2.body.pages], [2, 2, 2])
 })
 
@@ -304,12 +334,18 @@ test('the V1 variant: views as user objects (the premium owner), likes count, li
     [1, true, '🎉', []],
   )
   const list = await bob.api.get('/api/stories')
-  assert.deepEqual(list.body.items.map((s: any) => s.story_id), [story.story_id])
+  assert.deepEqual(
+    list.body.items.map((s: any) => s.story_id),
+    [story.story_id],
+  )
 
   assert.deepEqual((await author.api.get(`/api/stories/${story.story_id}`)).body.data.views, [], 'no viewer history without premium')
   await makePremium(author)
   const owner = await author.api.get(`/api/stories/${story.story_id}`)
-  assert.deepEqual(owner.body.data.views.map((u: any) => u.user_id), [bob.id])
+  assert.deepEqual(
+    owner.body.data.views.map((u: any) => u.user_id),
+    [bob.id],
+  )
   assert.equal(owner.body.data.views[0].username, bob.username)
   assert.equal(owner.body.data.my_reaction, '', 'raw: empty when none')
   assert.equal((await server.api.get('/api/stories')).status, 401)
@@ -331,13 +367,21 @@ test('story.new reaches followers who may see it (live and in the update log), n
   assert.equal(typeof frame.seq, 'number')
   await assertNone(outsiderSocket, 'story.new', 200, 'story.new to someone who does not follow the author')
   const logged = (await updates(follower)).items.filter((u) => u.type === 'story.new')
-  assert.deepEqual(logged.map((u) => u.data.story.story_id), [frame.data.story.story_id], 'in the update log, so a resume gets it')
+  assert.deepEqual(
+    logged.map((u) => u.data.story.story_id),
+    [frame.data.story.story_id],
+    'in the update log, so a resume gets it',
+  )
 
   // a selected story goes only to the listed follower
   const excludedSocket = await TestSocket.connect(server.url, excluded.token)
-  const [chosen] = await assertDelivered(followerSocket, 'story.new', () => post(author, { privacy_type: 'selected', allowed_user_ids: [follower.id] }))
+  const [chosen] = await assertDelivered(followerSocket, 'story.new', () =>
+    post(author, { privacy_type: 'selected', allowed_user_ids: [follower.id] }),
+  )
   await assertNone(excludedSocket, 'story.new', 200, 'story.new to a follower left out')
-  const [deleted] = await assertDelivered(followerSocket, 'story.deleted', () => author.api.delete(`${V2}/stories/${chosen.data.story.story_id}`))
+  const [deleted] = await assertDelivered(followerSocket, 'story.deleted', () =>
+    author.api.delete(`${V2}/stories/${chosen.data.story.story_id}`),
+  )
   assert.deepEqual(deleted.data, { story_id: chosen.data.story.story_id, user_id: author.id })
   await assertNone(excludedSocket, 'story.deleted', 200)
 

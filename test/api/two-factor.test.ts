@@ -12,12 +12,20 @@ const log = captureLog('trace')
 const server = await startTestServer({ clock, log: log.logger })
 
 /** Every credential this file saw in clear: none may be in the database or the log. */
-const seen = { secrets: new Set<string>(), codes: new Set<string>(), tickets: new Set<string>(), recovery: new Set<string>(), tokens: new Set<string>() }
+const seen = {
+  secrets: new Set<string>(),
+  codes: new Set<string>(),
+  tickets: new Set<string>(),
+  recovery: new Set<string>(),
+  tokens: new Set<string>(),
+}
 
 /** The code of the authenticator app, RFC 6238, at the server's time (a new time step each call). */
 function nextCode(secret: string): string {
   clock.advance(30_000)
-  const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: clock.now() })
+  const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({
+    timestamp: clock.now(),
+  })
   seen.codes.add(code)
   return code
 }
@@ -307,7 +315,11 @@ test('resetTwoFactor (the admin reset) turns 2FA off inside the caller transacti
   const wasOn = await server.ctx.db.transaction().execute((trx) => resetTwoFactor(trx, user.id))
   assert.equal(wasOn, true)
   assert.equal(await server.ctx.db.transaction().execute((trx) => resetTwoFactor(trx, user.id)), false)
-  const row = await server.ctx.db.selectFrom('users').select(['two_factor_secret', 'two_factor_pending_secret']).where('id', '=', user.id).executeTakeFirstOrThrow()
+  const row = await server.ctx.db
+    .selectFrom('users')
+    .select(['two_factor_secret', 'two_factor_pending_secret'])
+    .where('id', '=', user.id)
+    .executeTakeFirstOrThrow()
   assert.deepEqual(row, { two_factor_secret: null, two_factor_pending_secret: null })
   const codes = await server.ctx.db.selectFrom('two_factor_recovery_codes').select('id').where('user_id', '=', user.id).execute()
   assert.equal(codes.length, 0)
@@ -319,10 +331,13 @@ test('resetTwoFactor (the admin reset) turns 2FA off inside the caller transacti
 
   // a rolled-back transaction leaves 2FA on
   const other = await withTwoFactor()
-  await assert.rejects(server.ctx.db.transaction().execute(async (trx) => {
-    assert.equal(await resetTwoFactor(trx, other.user.id), true)
-    throw new Error('rollback')
-  }), /rollback/)
+  await assert.rejects(
+    server.ctx.db.transaction().execute(async (trx) => {
+      assert.equal(await resetTwoFactor(trx, other.user.id), true)
+      throw new Error('rollback')
+    }),
+    /rollback/,
+  )
   await ticketFor(other.user)
 })
 
@@ -347,7 +362,12 @@ test('the legacy mount: /api/auth/2fa/* and a two-step /api/auth/login that sets
 test('sessions list how each was opened; a session finished by a code is two_factor_verified', async () => {
   const { user, secret } = await withTwoFactor()
   const done = await finish(await ticketFor(user), nextCode(secret))
-  const rows = await server.ctx.db.selectFrom('user_sessions').select(['method', 'two_factor_verified']).where('user_id', '=', user.id).orderBy('id').execute()
+  const rows = await server.ctx.db
+    .selectFrom('user_sessions')
+    .select(['method', 'two_factor_verified'])
+    .where('user_id', '=', user.id)
+    .orderBy('id')
+    .execute()
   assert.deepEqual(rows, [
     { method: 'password', two_factor_verified: 0 },
     { method: 'password', two_factor_verified: 1 },
@@ -395,7 +415,10 @@ test('no TOTP secret, code, recovery code, ticket or session token is in the dat
   assert.ok(tables.some((t) => t.name === 'login_tickets') && tables.some((t) => t.name === 'two_factor_recovery_codes'))
   let dump = ''
   for (const table of tables) {
-    const rows = await server.ctx.db.selectFrom(table.name as any).selectAll().execute()
+    const rows = await server.ctx.db
+      .selectFrom(table.name as any)
+      .selectAll()
+      .execute()
     dump += JSON.stringify(rows)
   }
   const logText = log.text()

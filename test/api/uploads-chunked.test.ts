@@ -66,7 +66,10 @@ test('start, send chunks, ask for the offset, complete: a normal file', async ()
   assert.equal(again.status, 200, again.text)
   assert.equal(again.body.data.id, file.id)
   assertError(await status(alice, sessionId), 404, 'not_found', 'finished session')
-  assert.deepEqual(storedFiles(server, 'parts').filter((p) => p.includes(sessionId)), [])
+  assert.deepEqual(
+    storedFiles(server, 'parts').filter((p) => p.includes(sessionId)),
+    [],
+  )
 })
 
 test('a wrong offset is a 409 naming the current offset; nothing is appended', async () => {
@@ -116,16 +119,39 @@ test('the declared size must fit the cap (premium: the premium cap); bad start b
   const [alice] = await users(1)
   assertError(await start(alice, { file_name: 'big.iso', size: CAP + 1 }), 413, 'payload_too_large', 'over the cap')
   assert.equal((await start(alice, { file_name: 'ok.iso', size: CAP })).status, 200)
-  await server.ctx.db.updateTable('users').set({ premium_expires_at: Date.now() + 60_000 }).where('id', '=', alice.id).execute()
+  await server.ctx.db
+    .updateTable('users')
+    .set({ premium_expires_at: Date.now() + 60_000 })
+    .where('id', '=', alice.id)
+    .execute()
   assert.equal((await start(alice, { file_name: 'big.iso', size: CAP + 1 })).status, 200, 'premium')
   assertError(await start(alice, { file_name: 'huge.iso', size: 8 * CAP + 1 }), 413, 'payload_too_large', 'over the premium cap')
 
-  for (const body of [{ size: 10 }, { file_name: 'x' }, { file_name: 'x', size: -1 }, { file_name: 'x', size: '10' }, { file_name: '', size: 1 }, { file_name: 'x'.repeat(256), size: 1 }]) {
+  for (const body of [
+    { size: 10 },
+    { file_name: 'x' },
+    { file_name: 'x', size: -1 },
+    { file_name: 'x', size: '10' },
+    { file_name: '', size: 1 },
+    { file_name: 'x'.repeat(256), size: 1 },
+  ]) {
     assertError(await start(alice, body), 400, 'validation_error', JSON.stringify(body))
   }
-  const noOffset = await postMultipart(server, alice, '/uploads/multipart', { name: 'chunk', bytes: Buffer.from('x') }, { session_id: 'abc' })
+  const noOffset = await postMultipart(
+    server,
+    alice,
+    '/uploads/multipart',
+    { name: 'chunk', bytes: Buffer.from('x') },
+    { session_id: 'abc' },
+  )
   assertError(noOffset, 400, 'validation_error', 'no offset field')
-  const badOffset = await postMultipart(server, alice, '/uploads/multipart', { name: 'chunk', bytes: Buffer.from('x') }, { session_id: 'abc', offset: '-1' })
+  const badOffset = await postMultipart(
+    server,
+    alice,
+    '/uploads/multipart',
+    { name: 'chunk', bytes: Buffer.from('x') },
+    { session_id: 'abc', offset: '-1' },
+  )
   assertError(badOffset, 400, 'validation_error', 'negative offset')
 })
 
@@ -154,20 +180,29 @@ function interruptedChunk(user: TestUser, sessionId: string, offset: number, byt
   const { port } = new URL(server.url)
   return new Promise<void>((resolve) => {
     const req = http.request({
-      host: '127.0.0.1', port, path: '/uploads/multipart', method: 'POST',
-      headers: { authorization: `Bearer ${user.token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + bytes.length + 100 },
+      host: '127.0.0.1',
+      port,
+      path: '/uploads/multipart',
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${user.token}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': head.length + bytes.length + 100,
+      },
     })
     req.on('error', () => resolve())
     req.on('response', () => resolve())
     req.write(head)
-    req.write(bytes.subarray(0, sendBytes), () => setTimeout(() => {
-      req.destroy()
-      resolve()
-    }, 300))
+    req.write(bytes.subarray(0, sendBytes), () =>
+      setTimeout(() => {
+        req.destroy()
+        resolve()
+      }, 300),
+    )
   })
 }
 
-test('an interrupted chunk keeps what arrived; the client resumes from the server\'s offset', async () => {
+test("an interrupted chunk keeps what arrived; the client resumes from the server's offset", async () => {
   const [alice] = await users(1)
   const bytes = bytesOf(600_000, 'interrupted')
   const sessionId = await startSession(alice, bytes.length, 'resumed.bin')
@@ -177,12 +212,15 @@ test('an interrupted chunk keeps what arrived; the client resumes from the serve
 
   // Once the server has seen the connection drop, the session holds between the first chunk and
   // what was sent; the client asks and resumes there.
-  const offset = await waitFor(async () => {
-    const res = await status(alice, sessionId)
-    // a chunk at an offset no session has: 409 with the offset, or "in progress" while the cut one is still open
-    const probe = await chunk(server, alice, sessionId, 2 ** 40, Buffer.alloc(1))
-    return probe.status === 409 && !/in progress/.test(probe.body.error.message) ? (res.body.data.offset as number) : undefined
-  }, { timeoutMs: 5000, message: 'the interrupted chunk to be settled' })
+  const offset = await waitFor(
+    async () => {
+      const res = await status(alice, sessionId)
+      // a chunk at an offset no session has: 409 with the offset, or "in progress" while the cut one is still open
+      const probe = await chunk(server, alice, sessionId, 2 ** 40, Buffer.alloc(1))
+      return probe.status === 409 && !/in progress/.test(probe.body.error.message) ? (res.body.data.offset as number) : undefined
+    },
+    { timeoutMs: 5000, message: 'the interrupted chunk to be settled' },
+  )
   assert.ok(offset > 100_000 && offset <= 350_000, `offset ${offset}`)
   assert.equal((await status(alice, sessionId)).body.data.offset, offset)
 

@@ -14,7 +14,14 @@ const server = await startTestServer({ env: { MAX_UPLOAD_BYTES: String(CAP), PRE
 const users = (n: number) => Promise.all(Array.from({ length: n }, () => server.registerUser()))
 
 /** A raw tus request (the protocol header included). */
-function tusRequest(s: TestServer, user: TestUser | null, method: string, url: string, headers: Record<string, string> = {}, body?: Buffer) {
+function tusRequest(
+  s: TestServer,
+  user: TestUser | null,
+  method: string,
+  url: string,
+  headers: Record<string, string> = {},
+  body?: Buffer,
+) {
   return fetch(`${s.url}${url}`, {
     method,
     body: body && new Uint8Array(body),
@@ -32,7 +39,7 @@ const options = (user: TestUser, extra: tus.UploadOptions = {}): tus.UploadOptio
   ...extra,
 })
 
-test('tus-js-client uploads, is interrupted, resumes from the server\'s offset and gets a normal file', async () => {
+test("tus-js-client uploads, is interrupted, resumes from the server's offset and gets a normal file", async () => {
   const [alice] = await users(1)
   const bytes = bytesOf(1536 * 1024, 'tus resume')
 
@@ -47,21 +54,27 @@ test('tus-js-client uploads, is interrupted, resumes from the server\'s offset a
     first.start()
   })
   assert.match(first.url!, /\/uploads\/tus\/[0-9a-f]{32}$/)
-  const head = await waitFor(async () => {
-    const res = await tusRequest(server, alice, 'HEAD', new URL(first.url!).pathname)
-    const offset = Number(res.headers.get('upload-offset'))
-    return res.status === 200 && offset > 0 ? offset : undefined
-  }, { message: 'the server to hold part of the upload' })
+  const head = await waitFor(
+    async () => {
+      const res = await tusRequest(server, alice, 'HEAD', new URL(first.url!).pathname)
+      const offset = Number(res.headers.get('upload-offset'))
+      return res.status === 200 && offset > 0 ? offset : undefined
+    },
+    { message: 'the server to hold part of the upload' },
+  )
   assert.ok(head < bytes.length, `offset ${head} of ${bytes.length}`)
 
   // Second attempt: the same upload URL; the client asks the server where to go on.
   const patchOffsets: number[] = []
-  const second = new tus.Upload(bytes, options(alice, {
-    uploadUrl: first.url,
-    onBeforeRequest: (req) => {
-      if (req.getMethod() === 'PATCH') patchOffsets.push(Number(req.getHeader('Upload-Offset')))
-    },
-  }))
+  const second = new tus.Upload(
+    bytes,
+    options(alice, {
+      uploadUrl: first.url,
+      onBeforeRequest: (req) => {
+        if (req.getMethod() === 'PATCH') patchOffsets.push(Number(req.getHeader('Upload-Offset')))
+      },
+    }),
+  )
   const response = await new Promise<tus.HttpResponse>((resolve, reject) => {
     second.options.onError = reject
     second.options.onSuccess = ({ lastResponse }) => resolve(lastResponse)
@@ -83,7 +96,10 @@ test('tus-js-client uploads, is interrupted, resumes from the server\'s offset a
   const id = first.url!.split('/').pop()
   const found = await alice.api.get(`/uploads/tus/${id}/file`)
   assert.equal(found.status, 200, found.text)
-  assert.deepEqual([found.body.data.id, found.body.data.path, found.body.data.hash, found.body.data.file_name], [fileId, filePath, sha256(bytes), 'movie.bin'])
+  assert.deepEqual(
+    [found.body.data.id, found.body.data.path, found.body.data.hash, found.body.data.file_name],
+    [fileId, filePath, sha256(bytes), 'movie.bin'],
+  )
   await waitFor(async () => (storedFiles(server, 'tus').length === 0 ? true : undefined), { message: 'the tus copy to be removed' })
   assert.equal((await tusRequest(server, alice, 'HEAD', `/uploads/tus/${id}`)).status, 404)
 })
@@ -91,7 +107,9 @@ test('tus-js-client uploads, is interrupted, resumes from the server\'s offset a
 test('an image uploaded over tus gets its thumbnail like any upload', async () => {
   const [alice] = await users(1)
   const sharp = (await import('sharp')).default
-  const jpeg = await sharp({ create: { width: 900, height: 700, channels: 3, background: '#229944' } }).jpeg().toBuffer()
+  const jpeg = await sharp({ create: { width: 900, height: 700, channels: 3, background: '#229944' } })
+    .jpeg()
+    .toBuffer()
   const upload = new tus.Upload(jpeg, options(alice, { metadata: { filename: 'pic.jpg' } }))
   const response = await new Promise<tus.HttpResponse>((resolve, reject) => {
     upload.options.onError = reject
@@ -110,7 +128,10 @@ test('tus needs a login, and an upload belongs to its creator', async () => {
   assert.equal(anonymous.status, 401)
   assert.equal((await anonymous.json()).error.code, 'unauthorized')
 
-  const created = await tusRequest(server, alice, 'POST', '/uploads/tus', { 'upload-length': '10', 'upload-metadata': `filename ${Buffer.from('a.txt').toString('base64')}` })
+  const created = await tusRequest(server, alice, 'POST', '/uploads/tus', {
+    'upload-length': '10',
+    'upload-metadata': `filename ${Buffer.from('a.txt').toString('base64')}`,
+  })
   assert.equal(created.status, 201)
   const location = created.headers.get('location')!
   assert.match(location, /^\/uploads\/tus\/[0-9a-f]{32}$/)
@@ -127,11 +148,15 @@ test('tus needs a login, and an upload belongs to its creator', async () => {
   assert.equal((await alice.api.get(`/uploads/tus/${location.split('/').pop()}/file`)).body.data.mime_type, 'text/plain')
 })
 
-test('tus respects the caller\'s cap: declared lengths and deferred ones', async () => {
+test("tus respects the caller's cap: declared lengths and deferred ones", async () => {
   const [alice, premium] = await users(2)
   assert.equal((await tusRequest(server, alice, 'POST', '/uploads/tus', { 'upload-length': String(CAP + 1) })).status, 413)
   assert.equal((await tusRequest(server, alice, 'POST', '/uploads/tus', { 'upload-length': String(CAP) })).status, 201)
-  await server.ctx.db.updateTable('users').set({ premium_expires_at: Date.now() + 60_000 }).where('id', '=', premium.id).execute()
+  await server.ctx.db
+    .updateTable('users')
+    .set({ premium_expires_at: Date.now() + 60_000 })
+    .where('id', '=', premium.id)
+    .execute()
   assert.equal((await tusRequest(server, premium, 'POST', '/uploads/tus', { 'upload-length': String(CAP + 1) })).status, 201)
   assert.equal((await tusRequest(server, premium, 'POST', '/uploads/tus', { 'upload-length': String(4 * CAP + 1) })).status, 413)
 
@@ -142,9 +167,17 @@ test('tus respects the caller\'s cap: declared lengths and deferred ones', async
   // Length unknown at first: the bytes are counted against the cap as they come.
   const deferred = await tusRequest(server, alice, 'POST', '/uploads/tus', { 'upload-defer-length': '1' })
   assert.equal(deferred.status, 201)
-  const over = await tusRequest(server, alice, 'PATCH', deferred.headers.get('location')!, {
-    'content-type': 'application/offset+octet-stream', 'upload-offset': '0',
-  }, bytesOf(CAP + 1, 'deferred'))
+  const over = await tusRequest(
+    server,
+    alice,
+    'PATCH',
+    deferred.headers.get('location')!,
+    {
+      'content-type': 'application/offset+octet-stream',
+      'upload-offset': '0',
+    },
+    bytesOf(CAP + 1, 'deferred'),
+  )
   assert.equal(over.status, 413)
 })
 
@@ -154,7 +187,14 @@ test('unfinished tus uploads expire and the sweep removes them', async () => {
   const created = await tusRequest(short, alice, 'POST', '/uploads/tus', { 'upload-length': '100' })
   assert.equal(created.status, 201)
   const location = created.headers.get('location')!
-  const patch = await tusRequest(short, alice, 'PATCH', location, { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, Buffer.alloc(40))
+  const patch = await tusRequest(
+    short,
+    alice,
+    'PATCH',
+    location,
+    { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+    Buffer.alloc(40),
+  )
   assert.equal(patch.status, 204)
   assert.equal(storedFiles(short, 'tus').length, 2, 'the bytes and their info file')
   await waitFor(async () => (storedFiles(short, 'tus').length === 0 ? true : undefined), { timeoutMs: 5000, message: 'the sweep' })
@@ -173,8 +213,30 @@ test('tus answers carry the security headers, and its errors the JSON envelope',
   const location = created.headers.get('location')!
   const cases: [Response, number, string][] = [
     [await tusRequest(server, bob, 'HEAD', location), 404, 'not_found'],
-    [await tusRequest(server, bob, 'PATCH', location, { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, Buffer.from('0123456789')), 404, 'not_found'],
-    [await tusRequest(server, alice, 'PATCH', location, { 'content-type': 'application/offset+octet-stream', 'upload-offset': '3' }, Buffer.from('0123456')), 409, 'conflict'],
+    [
+      await tusRequest(
+        server,
+        bob,
+        'PATCH',
+        location,
+        { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+        Buffer.from('0123456789'),
+      ),
+      404,
+      'not_found',
+    ],
+    [
+      await tusRequest(
+        server,
+        alice,
+        'PATCH',
+        location,
+        { 'content-type': 'application/offset+octet-stream', 'upload-offset': '3' },
+        Buffer.from('0123456'),
+      ),
+      409,
+      'conflict',
+    ],
     [await tusRequest(server, alice, 'POST', '/uploads/tus', { 'upload-length': String(CAP + 1) }), 413, 'payload_too_large'],
   ]
   for (const [res, status, code] of cases) {
@@ -186,6 +248,13 @@ test('tus answers carry the security headers, and its errors the JSON envelope',
     assert.deepEqual([body.success, body.error.code, typeof body.error.message], [false, code, 'string'])
   }
   // control: the right offset still goes through
-  const ok = await tusRequest(server, alice, 'PATCH', location, { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' }, Buffer.from('0123456789'))
+  const ok = await tusRequest(
+    server,
+    alice,
+    'PATCH',
+    location,
+    { 'content-type': 'application/offset+octet-stream', 'upload-offset': '0' },
+    Buffer.from('0123456789'),
+  )
   assert.equal(ok.status, 204)
 })

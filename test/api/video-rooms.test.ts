@@ -25,7 +25,15 @@ const clock = new TestClock()
 const video = await startTestVideo({ TURN_SECRET: 'turn secret', TURN_URLS: 'turn:127.0.0.1:3478', STUN_URLS: 'stun:127.0.0.1:3478' })
 const server = await startTestServer({
   clock,
-  env: { VIDEO_URL: video.url, VIDEO_SECRET: TEST_VIDEO_SECRET, TURN_SECRET: 'turn secret', TURN_URLS: 'turn:127.0.0.1:3478', STUN_URLS: 'stun:127.0.0.1:3478', VIDEO_ROOM_IDLE_SECONDS: '60', VIDEO_MEDIA_REPORT_RATE_LIMIT: '100000/1' },
+  env: {
+    VIDEO_URL: video.url,
+    VIDEO_SECRET: TEST_VIDEO_SECRET,
+    TURN_SECRET: 'turn secret',
+    TURN_URLS: 'turn:127.0.0.1:3478',
+    STUN_URLS: 'stun:127.0.0.1:3478',
+    VIDEO_ROOM_IDLE_SECONDS: '60',
+    VIDEO_MEDIA_REPORT_RATE_LIMIT: '100000/1',
+  },
 })
 
 const createRoom = async (user: TestUser, body: Record<string, unknown> = {}) => {
@@ -64,7 +72,10 @@ const signedReport = async (report: Record<string, unknown>): Promise<boolean> =
 test('a room: create, join with a ticket, signal, media state and leaves recorded by the main service; ends with its last participant', async () => {
   const [ann, bob, cat] = await registerUsers(server, 3)
   const room = await createRoom(ann)
-  assert.deepEqual([room.creator_id, room.status, room.call_type, room.participant_count, room.ended_at], [ann.id, 'active', 'video', 0, null])
+  assert.deepEqual(
+    [room.creator_id, room.status, room.call_type, room.participant_count, room.ended_at],
+    [ann.id, 'active', 'video', 0, null],
+  )
   assert.match(room.room_id, /^[A-Za-z0-9_-]{16}$/)
 
   const annTicket = await join(ann, room.room_id)
@@ -77,7 +88,10 @@ test('a room: create, join with a ticket, signal, media state and leaves recorde
 
   const { client: annSocket, joined: aj } = await SignalClient.join(annTicket.signaling_url, room.room_id, annTicket.ticket)
   const { client: bobSocket, joined: bj } = await SignalClient.join(bobTicket.signaling_url, room.room_id, bobTicket.ticket)
-  assert.deepEqual(bj.peers.map((p: any) => [p.user_id, p.username]), [[ann.id, ann.username]])
+  assert.deepEqual(
+    bj.peers.map((p: any) => [p.user_id, p.username]),
+    [[ann.id, ann.username]],
+  )
   assert.equal((await annSocket.next('peer-joined')).peer.audio_only, true)
   bobSocket.send({ type: 'offer', to: aj.peer_id, sdp: SDP })
   assert.equal((await annSocket.next('offer')).from, bj.peer_id)
@@ -85,22 +99,34 @@ test('a room: create, join with a ticket, signal, media state and leaves recorde
   assert.equal((await bobSocket.next('answer')).from, aj.peer_id)
 
   // the video service told the main service: both connected
-  await waitFor(async () => ((await participants(ann, room.room_id)).every((p) => p.connected) ? true : undefined), { timeoutMs: 3000, message: 'both connected' })
+  await waitFor(async () => ((await participants(ann, room.room_id)).every((p) => p.connected) ? true : undefined), {
+    timeoutMs: 3000,
+    message: 'both connected',
+  })
   let list = await participants(cat, room.room_id)
   assert.deepEqual(
     list.map((p) => [p.user_id, p.username, p.audio_only, p.screensharing, p.left_at]),
-    [[ann.id, ann.username, false, false, null], [bob.id, bob.username, true, false, null]],
+    [
+      [ann.id, ann.username, false, false, null],
+      [bob.id, bob.username, true, false, null],
+    ],
   )
   assert.match(list[0].joined_at, ISO)
 
   annSocket.send({ type: 'media', audio: true, video: true, screenshare: true })
   await bobSocket.next('media')
-  await waitFor(async () => ((await participants(ann, room.room_id))[0].screensharing ? true : undefined), { timeoutMs: 3000, message: 'screen sharing recorded' })
+  await waitFor(async () => ((await participants(ann, room.room_id))[0].screensharing ? true : undefined), {
+    timeoutMs: 3000,
+    message: 'screen sharing recorded',
+  })
 
   // bob's socket leaves: recorded as his leave; the room goes on
   bobSocket.send({ type: 'leave' })
   await annSocket.next('peer-left')
-  await waitFor(async () => ((await participants(ann, room.room_id))[1].left_at ? true : undefined), { timeoutMs: 3000, message: 'bob left' })
+  await waitFor(async () => ((await participants(ann, room.room_id))[1].left_at ? true : undefined), {
+    timeoutMs: 3000,
+    message: 'bob left',
+  })
   assert.equal((await roomOf(ann, room.room_id)).status, 'active')
 
   // ann leaves over HTTP... while her socket is still open, the room ends with its last participant
@@ -134,12 +160,16 @@ test('bad input: unknown rooms, malformed ids, unsigned reports', async () => {
   // a report not signed with the video secret is refused and changes nothing
   await join(ann, room.room_id)
   const report = JSON.stringify({ event: 'leave', room_id: room.room_id, user_id: ann.id, peer_id: 'x', at: Date.now() })
-  const res = await fetch(`${server.url}/internal/video/events`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-tern-video-signature': 'AAAA' }, body: report })
+  const res = await fetch(`${server.url}/internal/video/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-tern-video-signature': 'AAAA' },
+    body: report,
+  })
   assert.equal(res.status, 401)
   assert.equal((await participants(ann, room.room_id))[0].left_at, null)
 })
 
-test("a report counts for its own socket only: a leave from a socket of an earlier stay, or a report delivered twice, changes nothing", async () => {
+test('a report counts for its own socket only: a leave from a socket of an earlier stay, or a report delivered twice, changes nothing', async () => {
   const [ann, bob] = await registerUsers(server, 2)
   const room = await createRoom(ann)
   const annTicket = await join(ann, room.room_id)
@@ -158,14 +188,32 @@ test("a report counts for its own socket only: a leave from a socket of an earli
 
   // the first socket's leave, arriving late, and its media: not about the socket he has now
   assert.equal(await signedReport({ event: 'leave', room_id: room.room_id, user_id: bob.id, peer_id: b1.peer_id }), false)
-  assert.equal(await signedReport({ event: 'media', room_id: room.room_id, user_id: bob.id, peer_id: b1.peer_id, media: { audio: true, video: true, screenshare: true } }), false)
+  assert.equal(
+    await signedReport({
+      event: 'media',
+      room_id: room.room_id,
+      user_id: bob.id,
+      peer_id: b1.peer_id,
+      media: { audio: true, video: true, screenshare: true },
+    }),
+    false,
+  )
   // the second socket's join delivered again: still one socket
   assert.equal(await signedReport({ event: 'join', room_id: room.room_id, user_id: bob.id, peer_id: b2.peer_id, audio_only: false }), false)
   let now = await bobOf()
   assert.deepEqual([now.left_at, now.connected, now.screensharing], [null, true, false])
 
   // positive control: the second socket's own media and leave count, and one leave is enough
-  assert.equal(await signedReport({ event: 'media', room_id: room.room_id, user_id: bob.id, peer_id: b2.peer_id, media: { audio: true, video: true, screenshare: true } }), true)
+  assert.equal(
+    await signedReport({
+      event: 'media',
+      room_id: room.room_id,
+      user_id: bob.id,
+      peer_id: b2.peer_id,
+      media: { audio: true, video: true, screenshare: true },
+    }),
+    true,
+  )
   assert.equal((await bobOf()).screensharing, true)
   assert.equal(await signedReport({ event: 'leave', room_id: room.room_id, user_id: bob.id, peer_id: b2.peer_id }), true)
   now = await bobOf()
@@ -183,22 +231,36 @@ test('joins, leaves and reports on one room at once: each answered, none a 5xx (
   await join(bob, room.room_id)
   const statuses = new Map<string, number[]>()
   const record = (what: string, status: number) => statuses.set(what, [...(statuses.get(what) ?? []), status])
-  const reportStatus = async (report: Record<string, unknown>) => (await postReport({ room_id: room.room_id, user_id: bob.id, ...report })).status
+  const reportStatus = async (report: Record<string, unknown>) =>
+    (await postReport({ room_id: room.room_id, user_id: bob.id, ...report })).status
   for (let round = 0; round < 20; round++) {
     const peer = `storm-${round}`
     await Promise.all([
       bob.api.post(`${V2}/calls/rooms/${room.room_id}/join`, {}).then((r) => record('join', r.status)),
       reportStatus({ event: 'join', peer_id: peer }).then((status) => record('report join', status)),
       bob.api.post(`${V2}/calls/rooms/${room.room_id}/leave`).then((r) => record('leave', r.status)),
-      reportStatus({ event: 'media', peer_id: peer, media: { audio: true, video: false, screenshare: round % 2 === 0 } }).then((status) => record('report media', status)),
+      reportStatus({ event: 'media', peer_id: peer, media: { audio: true, video: false, screenshare: round % 2 === 0 } }).then((status) =>
+        record('report media', status),
+      ),
       reportStatus({ event: 'leave', peer_id: peer }).then((status) => record('report leave', status)),
       ann.api.post(`${V2}/calls/rooms/${room.room_id}/join`, {}).then((r) => record('ann join', r.status)),
     ])
   }
-  const allowed = new Map([['join', [200]], ['leave', [200, 409]], ['report join', [200]], ['report media', [200]], ['report leave', [200]], ['ann join', [200]]])
+  const allowed = new Map([
+    ['join', [200]],
+    ['leave', [200, 409]],
+    ['report join', [200]],
+    ['report media', [200]],
+    ['report leave', [200]],
+    ['ann join', [200]],
+  ])
   for (const [what, seen] of statuses) {
     assert.equal(seen.length, 20, what)
-    assert.deepEqual(seen.filter((s) => !allowed.get(what)!.includes(s)), [], `${what}: ${seen.join(' ')}`)
+    assert.deepEqual(
+      seen.filter((s) => !allowed.get(what)!.includes(s)),
+      [],
+      `${what}: ${seen.join(' ')}`,
+    )
   }
   // positive control: the room goes on and bob can still join and leave it
   assert.equal((await roomOf(ann, room.room_id)).status, 'active')
@@ -214,7 +276,10 @@ test('a room nobody is connected to ends after the idle time', async () => {
   const busy = await createRoom(ann)
   const t = await join(ann, busy.room_id)
   const { client } = await SignalClient.join(t.signaling_url, busy.room_id, t.ticket)
-  await waitFor(async () => ((await participants(ann, busy.room_id))[0].connected ? true : undefined), { timeoutMs: 3000, message: 'connected' })
+  await waitFor(async () => ((await participants(ann, busy.room_id))[0].connected ? true : undefined), {
+    timeoutMs: 3000,
+    message: 'connected',
+  })
   clock.advance(61_000)
   await endIdleRooms(server.ctx)
   assert.equal((await roomOf(ann, idle.room_id)).status, 'ended')
@@ -223,7 +288,7 @@ test('a room nobody is connected to ends after the idle time', async () => {
   await client.close()
 })
 
-test("a 1:1 call is a two-person room: once answered both parties get tickets and signal through the video service", async () => {
+test('a 1:1 call is a two-person room: once answered both parties get tickets and signal through the video service', async () => {
   const [ann, bob, eve] = await registerUsers(server, 3)
   const started = await ann.api.post(`${V2}/calls/start`, { receiver_id: bob.id, call_type: 'audio' })
   const id = started.body.data.call_id
@@ -258,12 +323,30 @@ test("a 1:1 call is a two-person room: once answered both parties get tickets an
 test('RTCSettings: enabled custom servers come first; disabled they are not used', async () => {
   const [ann] = await registerUsers(server, 1)
   assert.deepEqual((await ann.api.get(`${V2}/calls/rtc-settings`)).body.data.enabled, false)
-  const set = await ann.api.post(`${V2}/calls/rtc-settings`, { stun_server: 'stun.example.org', stun_port: 3479, turn_server: 'turn.example.org', turn_username: 'me', turn_credential: 'pw', enabled: true })
+  const set = await ann.api.post(`${V2}/calls/rtc-settings`, {
+    stun_server: 'stun.example.org',
+    stun_port: 3479,
+    turn_server: 'turn.example.org',
+    turn_username: 'me',
+    turn_credential: 'pw',
+    enabled: true,
+  })
   assert.equal(set.status, 200, set.text)
-  assert.deepEqual(set.body.data, { stun_server: 'stun.example.org', stun_port: 3479, turn_server: 'turn.example.org', turn_port: null, turn_username: 'me', has_turn_credential: true, enabled: true })
+  assert.deepEqual(set.body.data, {
+    stun_server: 'stun.example.org',
+    stun_port: 3479,
+    turn_server: 'turn.example.org',
+    turn_port: null,
+    turn_username: 'me',
+    has_turn_credential: true,
+    enabled: true,
+  })
   const room = await createRoom(ann)
   let ice = (await join(ann, room.room_id)).ice.ice_servers
-  assert.deepEqual(ice.slice(0, 2), [{ urls: ['stun:stun.example.org:3479'] }, { urls: ['turn:turn.example.org:3478'], username: 'me', credential: 'pw' }])
+  assert.deepEqual(ice.slice(0, 2), [
+    { urls: ['stun:stun.example.org:3479'] },
+    { urls: ['turn:turn.example.org:3478'], username: 'me', credential: 'pw' },
+  ])
   assert.equal(ice.length, 4)
   // the proxied configuration respects them too
   const proxied = await ann.api.get('/video/integration/config')
@@ -306,7 +389,9 @@ describe('the video service down or silent: 504 upstream_timeout, the rest of th
     await new Promise<void>((resolve) => silent.listen(port, '127.0.0.1', resolve))
     let s: TestServer | null = null
     try {
-      s = await startTestServer({ env: { VIDEO_URL: `http://127.0.0.1:${port}`, VIDEO_SECRET: TEST_VIDEO_SECRET, VIDEO_TIMEOUT_MS: '1500' } })
+      s = await startTestServer({
+        env: { VIDEO_URL: `http://127.0.0.1:${port}`, VIDEO_SECRET: TEST_VIDEO_SECRET, VIDEO_TIMEOUT_MS: '1500' },
+      })
       const [ann] = await registerUsers(s, 1)
       const began = Date.now()
       const pending = ann.api.get('/video/integration/config')

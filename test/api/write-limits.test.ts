@@ -82,7 +82,8 @@ test('the per-user counts are shared by instances through Redis', async (t) => {
   const a = await start(env)
   const b = await start(env, a.database)
   const [ann, ben] = [await a.registerUser(), await a.registerUser()]
-  const send = (server: TestServer, content: string) => server.api.as(ann.token).post(`${V2}/messages/send`, { receiver_id: ben.id, content })
+  const send = (server: TestServer, content: string) =>
+    server.api.as(ann.token).post(`${V2}/messages/send`, { receiver_id: ben.id, content })
   for (let i = 0; i < 3; i++) assert.equal((await send(a, `a${i}`)).status, 200)
   await sleep(700)
   for (let i = 0; i < 3; i++) assert.equal((await send(b, `b${i}`)).status, 200)

@@ -246,7 +246,8 @@ export class ConformanceClient {
       if (detected) this.figures.halfOpenDetected++
       else {
         // the instance may have died meanwhile (then its socket dies too); otherwise the server kept a dead socket
-        if (ws.readyState === WebSocket.OPEN) this.violation(`a half-open socket was not dropped by the server within ${this.heartbeatSeconds * 3 + 2} s`)
+        if (ws.readyState === WebSocket.OPEN)
+          this.violation(`a half-open socket was not dropped by the server within ${this.heartbeatSeconds * 3 + 2} s`)
         ws.terminate()
       }
     }

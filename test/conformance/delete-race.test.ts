@@ -17,7 +17,7 @@ import { startTestServer } from '../harness/server.js'
 
 const server = await startTestServer()
 
-test('deleting the last message for everyone while messages are sent in the chat: every request succeeds and the chat\'s last message is the newest one left', async () => {
+test("deleting the last message for everyone while messages are sent in the chat: every request succeeds and the chat's last message is the newest one left", async () => {
   const [alice, bob] = [await server.registerUser(), await server.registerUser()]
   let last = (await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'first' })).body.data
   const chatId = last.chat_id as number
@@ -42,13 +42,15 @@ test('deleting the last message for everyone while messages are sent in the chat
   assert.equal(Math.max(...ids), last.message_id)
   for (const user of [alice, bob]) {
     const list = await user.api.get(`${V2}/chat_list`)
-    const item = (list.body.items as { chat_id: number; last_message: { message_id?: number; id?: number } | null }[]).find((i) => i.chat_id === chatId)
+    const item = (list.body.items as { chat_id: number; last_message: { message_id?: number; id?: number } | null }[]).find(
+      (i) => i.chat_id === chatId,
+    )
     assert.ok(item?.last_message, 'the chat has a last message')
-    assert.equal(item.last_message.message_id ?? item.last_message.id, last.message_id, 'the newest message left is the chat\'s last')
+    assert.equal(item.last_message.message_id ?? item.last_message.id, last.message_id, "the newest message left is the chat's last")
   }
 })
 
-test('in a group, deleting the last message for everyone while it is edited and messages are sent: no request fails, and the chat\'s last message is the newest one left', async () => {
+test("in a group, deleting the last message for everyone while it is edited and messages are sent: no request fails, and the chat's last message is the newest one left", async () => {
   const [owner, member] = [await server.registerUser(), await server.registerUser()]
   const group = await owner.api.post(`${V2}/groups/create`, { title: 'Race', member_ids: [member.id] })
   assert.equal(group.status, 200, group.text)
@@ -70,7 +72,9 @@ test('in a group, deleting the last message for everyone while it is edited and 
     last = (await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: `owner ${round}` })).body.data
   }
   const list = await owner.api.get(`${V2}/chat_list`)
-  const item = (list.body.items as { chat_id: number; last_message: { message_id?: number; id?: number } | null }[]).find((i) => i.chat_id === chatId)
+  const item = (list.body.items as { chat_id: number; last_message: { message_id?: number; id?: number } | null }[]).find(
+    (i) => i.chat_id === chatId,
+  )
   assert.equal(item?.last_message?.message_id ?? item?.last_message?.id, last.message_id)
   const history = await owner.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100 } })
   const ids = (history.body.items as { message_id: number }[]).map((m) => m.message_id)
@@ -84,7 +88,11 @@ test('in a group, deleting the last message for everyone while it is edited and 
       gone.add(event.data.message_id!)
       deletedEvents++
     }
-    if (event.type === 'message.edited') assert.ok(!gone.has(event.data.message!.message_id), `message ${event.data.message!.message_id} was edited after it was deleted for everyone`)
+    if (event.type === 'message.edited')
+      assert.ok(
+        !gone.has(event.data.message!.message_id),
+        `message ${event.data.message!.message_id} was edited after it was deleted for everyone`,
+      )
   }
   assert.equal(deletedEvents, 25, 'the log was read (positive control)')
 })

@@ -48,7 +48,10 @@ test('in a group, reactions, edits and deletes of a message while members send a
   const items = (await wholeHistory(owner, chatId)) as { message_id: number; content: string; reactions: Record<string, number> }[]
   const kept = items.filter((m) => m.content.startsWith('kept '))
   assert.equal(kept.length, 30)
-  assert.ok(kept.every((m) => m.content.endsWith(', edited') && Object.keys(m.reactions).length === 1), 'every kept message edited and reacted to')
+  assert.ok(
+    kept.every((m) => m.content.endsWith(', edited') && Object.keys(m.reactions).length === 1),
+    'every kept message edited and reacted to',
+  )
   assert.ok(!items.some((m) => deleted.includes(m.message_id)), 'the deleted messages are gone')
   assert.equal(items.filter((m) => m.content.startsWith('from ')).length, 60)
 })

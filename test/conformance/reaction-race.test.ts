@@ -22,7 +22,9 @@ test('members reacting to one message at once: the last reaction.updated event h
   const chatId = group.body.data.group_id as number
   for (let round = 0; round < 15; round++) {
     const message = (await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: `react ${round}` })).body.data
-    const answers = await Promise.all(users.map((user, i) => user.api.post(`${V2}/messages/${message.message_id}/reaction`, { emoji: EMOJI[i] })))
+    const answers = await Promise.all(
+      users.map((user, i) => user.api.post(`${V2}/messages/${message.message_id}/reaction`, { emoji: EMOJI[i] })),
+    )
     for (const res of answers) assert.equal(res.status, 200, res.text)
     const history = await owner.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 1 } })
     const held = history.body.items[0].reactions

@@ -40,16 +40,33 @@ test('reading a chat while both members send in it: every request succeeds, and 
       reads++
     }
   }
-  await Promise.all([sender(alice, 'a1'), sender(alice, 'a2'), sender(bob, 'b1'), sender(bob, 'b2'), reader(alice, 'a'), reader(alice, 'a'), reader(bob, 'b'), reader(bob, 'b')].map((loop) => loop()))
+  await Promise.all(
+    [
+      sender(alice, 'a1'),
+      sender(alice, 'a2'),
+      sender(bob, 'b1'),
+      sender(bob, 'b2'),
+      reader(alice, 'a'),
+      reader(alice, 'a'),
+      reader(bob, 'b'),
+      reader(bob, 'b'),
+    ].map((loop) => loop()),
+  )
   assert.deepEqual(failures, [])
   // the batch path's deadlock victim is not a failed request: its sends go the general way, saying so at debug
   const rolledBack = log.entries().filter((entry) => entry.msg?.startsWith('send batch rolled back'))
-  assert.deepEqual(rolledBack.map((entry) => `${entry.err?.code}: ${entry.err?.message}`), [])
+  assert.deepEqual(
+    rolledBack.map((entry) => `${entry.err?.code}: ${entry.err?.message}`),
+    [],
+  )
   // positive controls: the log is read (each request has its line), the sends landed, the reads moved the positions
   assert.ok(log.entries().filter((entry) => entry.req || entry.res).length >= 200, 'request lines are in the captured log')
   const history = await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 100 } })
   assert.equal(history.status, 200, history.text)
-  assert.ok((history.body.items as { message_id: number }[]).some((m) => m.message_id === newest), 'the newest message is in the history')
+  assert.ok(
+    (history.body.items as { message_id: number }[]).some((m) => m.message_id === newest),
+    'the newest message is in the history',
+  )
   const read = await bob.api.post(`${V2}/messages/${newest}/read`)
   assert.equal(read.status, 200, read.text)
   assert.equal(read.body.data.unread_count, 0)

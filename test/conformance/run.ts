@@ -88,8 +88,15 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const random = seeded(options.seed)
   // two instances need Redis for their fan-out; SQLite is one process's
   const instances = options.databaseUrl && options.redisUrl ? 2 : 1
-  log(`conformance: seed ${options.seed}; ${instances} instance(s) on ${options.databaseUrl ? 'PostgreSQL' : 'SQLite'}${options.redisUrl && instances === 2 ? ' + Redis' : ''}; ${options.clients} clients, ${options.messages} messages`)
-  const cluster = await Cluster.start({ instances, databaseUrl: options.databaseUrl, redisUrl: options.redisUrl, heartbeatSeconds: HEARTBEAT_SECONDS })
+  log(
+    `conformance: seed ${options.seed}; ${instances} instance(s) on ${options.databaseUrl ? 'PostgreSQL' : 'SQLite'}${options.redisUrl && instances === 2 ? ' + Redis' : ''}; ${options.clients} clients, ${options.messages} messages`,
+  )
+  const cluster = await Cluster.start({
+    instances,
+    databaseUrl: options.databaseUrl,
+    redisUrl: options.redisUrl,
+    heartbeatSeconds: HEARTBEAT_SECONDS,
+  })
   const clients: ConformanceClient[] = []
   // the chaos loops and the kill are the run's own timers and processes: a run that fails midway
   // stops them too (finally), or its drop loops keep the test's process alive for ever
@@ -181,7 +188,11 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
         eventsChecked,
         messagesChecked,
         read,
-        drops: { close: sum((c) => c.figures.drops.close), terminate: sum((c) => c.figures.drops.terminate), halfOpen: sum((c) => c.figures.drops.halfOpen) },
+        drops: {
+          close: sum((c) => c.figures.drops.close),
+          terminate: sum((c) => c.figures.drops.terminate),
+          halfOpen: sum((c) => c.figures.drops.halfOpen),
+        },
         halfOpenDetected: sum((c) => c.figures.halfOpenDetected),
         resumes: sum((c) => c.figures.resumes),
         resumesElsewhere: sum((c) => c.figures.resumesElsewhere),
@@ -217,7 +228,9 @@ export function report(result: ConformanceResult): string {
   ]
   if (result.divergence) {
     const d = result.divergence
-    lines.push(`  first divergence: client ${d.client} (user ${d.userId}), ${d.where}, chat ${d.chatId ?? '-'}${d.index !== undefined ? `, event #${d.index}` : ''}`)
+    lines.push(
+      `  first divergence: client ${d.client} (user ${d.userId}), ${d.where}, chat ${d.chatId ?? '-'}${d.index !== undefined ? `, event #${d.index}` : ''}`,
+    )
     lines.push(`    expected: ${JSON.stringify(d.expected)}`)
     lines.push(`    got:      ${JSON.stringify(d.got)}`)
   }

@@ -48,7 +48,8 @@ export async function serverLog(cluster: Cluster, token: string, chatId: number 
   const out: Logged[] = []
   for (;;) {
     const since = chatId === null ? (out.at(-1)?.seq ?? 0) : (out.at(-1)?.chat_seq ?? 0)
-    const path = chatId === null ? `${V2}/updates?since=${since}&limit=1000` : `${V2}/chat/updates?chat_id=${chatId}&since=${since}&limit=1000`
+    const path =
+      chatId === null ? `${V2}/updates?since=${since}&limit=1000` : `${V2}/chat/updates?chat_id=${chatId}&since=${since}&limit=1000`
     const body = await get(cluster, token, path)
     if (body.data.reset) throw new Error(`${path}: the server says reset (its log was pruned)`)
     const page = body.data.updates as Logged[]
@@ -87,7 +88,14 @@ function identity(event: Logged | undefined) {
   const position = event.seq !== undefined ? { seq: event.seq } : { chat_id: event.chat_id, chat_seq: event.chat_seq }
   if (event.type === 'message.new') {
     const message = event.data?.message ?? {}
-    return { ...position, type: event.type, message_id: message.message_id, chat_id_of_message: message.chat_id, sender_id: message.sender_id, client_message_id: message.client_message_id }
+    return {
+      ...position,
+      type: event.type,
+      message_id: message.message_id,
+      chat_id_of_message: message.chat_id,
+      sender_id: message.sender_id,
+      client_message_id: message.client_message_id,
+    }
   }
   return { ...position, type: event.type, data: event.data }
 }
@@ -95,20 +103,40 @@ function identity(event: Logged | undefined) {
 /** JSON with object keys sorted (PostgreSQL's jsonb keeps its own key order). */
 export function stable(value: unknown): string {
   return JSON.stringify(value, (_key, v) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
   )
 }
 
 const chatOf = (event: Logged | undefined): number | null => event?.chat_id ?? event?.data?.chat_id ?? event?.data?.message?.chat_id ?? null
 
 /** The first position where the client's log and the server's differ, or null. */
-export function compareLogs(client: Pick<ConformanceClient, 'index' | 'userId'>, where: string, expected: Logged[], got: Logged[], chatId: number | null): Divergence | null {
+export function compareLogs(
+  client: Pick<ConformanceClient, 'index' | 'userId'>,
+  where: string,
+  expected: Logged[],
+  got: Logged[],
+  chatId: number | null,
+): Divergence | null {
   const n = Math.max(expected.length, got.length)
   for (let i = 0; i < n; i++) {
     const want = identity(expected[i])
     const have = identity(got[i])
     if (stable(want) !== stable(have)) {
-      return { client: client.index, userId: client.userId, where, chatId: chatId ?? chatOf(expected[i] ?? got[i]), index: i, expected: expected[i] ?? '(nothing: the client got more events than the server logged)', got: got[i] ?? '(nothing: missing on the client)' }
+      return {
+        client: client.index,
+        userId: client.userId,
+        where,
+        chatId: chatId ?? chatOf(expected[i] ?? got[i]),
+        index: i,
+        expected: expected[i] ?? '(nothing: the client got more events than the server logged)',
+        got: got[i] ?? '(nothing: missing on the client)',
+      }
     }
   }
   return null
@@ -128,7 +156,11 @@ export interface MessageState {
 
 /** Reactions without zero counts, keys sorted. */
 const reactionsOf = (map: Record<string, number> | undefined) =>
-  Object.fromEntries(Object.entries(map ?? {}).filter(([, count]) => count > 0).sort(([a], [b]) => (a < b ? -1 : 1)))
+  Object.fromEntries(
+    Object.entries(map ?? {})
+      .filter(([, count]) => count > 0)
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  )
 
 /** A message as a payload (a message.new, message.edited or history item) shows it. */
 const shownAs = (m: any, edited: boolean): MessageState => ({
@@ -221,7 +253,8 @@ export function stateOf(client: Pick<ConformanceClient, 'userId' | 'userLog' | '
       const floor = Math.max(position, ...mine.filter((id) => id < receipt.message_id))
       for (const id of inOrder) {
         const from = senders.get(id)!
-        if (from.receiver_id === null && from.sender_id !== client.userId && id > floor && id <= receipt.message_id) chat.get(id)!.is_read = true
+        if (from.receiver_id === null && from.sender_id !== client.userId && id > floor && id <= receipt.message_id)
+          chat.get(id)!.is_read = true
       }
       position = Math.max(position, receipt.message_id)
     }
@@ -281,11 +314,26 @@ export function compareState(
     }
     const fields = have ? differences(want, have, exact) : ['message']
     if (!first && fields.length > 0) {
-      first = { client: client.index, userId: client.userId, where: `chat ${chatId} history (${fields.join(', ')})`, chatId, expected: { message_id: id, ...want }, got: have ? { message_id: id, ...have } : '(the client has no such message)' }
+      first = {
+        client: client.index,
+        userId: client.userId,
+        where: `chat ${chatId} history (${fields.join(', ')})`,
+        chatId,
+        expected: { message_id: id, ...want },
+        got: have ? { message_id: id, ...have } : '(the client has no such message)',
+      }
     }
   }
   for (const [id, have] of mine) {
-    if (!first && !server.has(id)) first = { client: client.index, userId: client.userId, where: `chat ${chatId} history`, chatId, expected: `(message ${id} is not in the server's history)`, got: { message_id: id, ...have } }
+    if (!first && !server.has(id))
+      first = {
+        client: client.index,
+        userId: client.userId,
+        where: `chat ${chatId} history`,
+        chatId,
+        expected: `(message ${id} is not in the server's history)`,
+        got: { message_id: id, ...have },
+      }
   }
   return first
 }
@@ -313,14 +361,27 @@ export interface VerifyResult {
  * log is the user's own); `sent` are the acknowledged sends, each of which must be in the history
  * of every member who did not delete it for themselves, unless deleted for everyone.
  */
-export async function verify(cluster: Cluster, clients: ConformanceClient[], personalChats: Map<number, number[]>, sent: Sent[]): Promise<VerifyResult> {
+export async function verify(
+  cluster: Cluster,
+  clients: ConformanceClient[],
+  personalChats: Map<number, number[]>,
+  sent: Sent[],
+): Promise<VerifyResult> {
   let eventsChecked = 0
   let messagesChecked = 0
   let first: Divergence | null = null
   const read: ReadFigures = { receipts: 0, exact: 0, exactRead: 0, known: 0 }
   for (const client of clients) {
     const violation = client.violations[0]
-    if (violation && !first) first = { client: client.index, userId: client.userId, where: `live: ${violation.what}`, chatId: chatOf(violation.frame as Logged), expected: 'the protocol', got: violation.frame ?? null }
+    if (violation && !first)
+      first = {
+        client: client.index,
+        userId: client.userId,
+        where: `live: ${violation.what}`,
+        chatId: chatOf(violation.frame as Logged),
+        expected: 'the protocol',
+        got: violation.frame ?? null,
+      }
 
     const userLog = await serverLog(cluster, client.token, null)
     eventsChecked += userLog.length
@@ -337,7 +398,14 @@ export async function verify(cluster: Cluster, clients: ConformanceClient[], per
     for (const chatId of [...personal, ...client.chatLogs.keys()]) {
       const server = await history(cluster, client.token, chatId)
       messagesChecked += server.size
-      const divergence = compareState(client, chatId, server, state.get(chatId) ?? new Map<number, MessageState>(), personal.has(chatId), read)
+      const divergence = compareState(
+        client,
+        chatId,
+        server,
+        state.get(chatId) ?? new Map<number, MessageState>(),
+        personal.has(chatId),
+        read,
+      )
       first ??= divergence
     }
   }
@@ -349,7 +417,14 @@ export async function verify(cluster: Cluster, clients: ConformanceClient[], per
     for (const member of message.chat.members) {
       if (message.hiddenFor.has(member.id) || !byUser.has(member.id)) continue
       if (!states.get(member.id)!.get(message.chat.id!)?.has(message.id)) {
-        first = { client: byUser.get(member.id)!.index, userId: member.id, where: `chat ${message.chat.id}: an acknowledged send`, chatId: message.chat.id, expected: { message_id: message.id, sender_id: message.sender.id }, got: '(the client never got it)' }
+        first = {
+          client: byUser.get(member.id)!.index,
+          userId: member.id,
+          where: `chat ${message.chat.id}: an acknowledged send`,
+          chatId: message.chat.id,
+          expected: { message_id: message.id, sender_id: message.sender.id },
+          got: '(the client never got it)',
+        }
         break
       }
     }

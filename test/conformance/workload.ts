@@ -33,7 +33,10 @@ export async function request(cluster: Cluster, token: string | null, method: st
       try {
         const res = await fetch(`${instance.url}${path}`, {
           method,
-          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          headers: {
+            ...(token ? { authorization: `Bearer ${token}` } : {}),
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(30_000),
         })
@@ -109,7 +112,14 @@ export async function setUp(cluster: Cluster, clients: number, random: () => num
   for (let i = 0; i < clients; i += 8) {
     const batch = await Promise.all(
       Array.from({ length: Math.min(8, clients - i) }, async (_, k) => {
-        const data = await ok(cluster, null, 'POST', `${V2}/auth/register`, { username: `conf_${i + k}_${randomBytes(4).toString('hex')}`, password: 'conformance password' }, 201)
+        const data = await ok(
+          cluster,
+          null,
+          'POST',
+          `${V2}/auth/register`,
+          { username: `conf_${i + k}_${randomBytes(4).toString('hex')}`, password: 'conformance password' },
+          201,
+        )
         return { index: i + k, id: data.user.user_id as number, token: data.session_token as string }
       }),
     )
@@ -130,12 +140,17 @@ export async function setUp(cluster: Cluster, clients: number, random: () => num
   for (let g = 0; g < groups; g++) {
     const size = Math.min(users.length, 3 + Math.floor(random() * 6))
     const members = shuffle([...users], random).slice(0, size)
-    const data = await ok(cluster, members[0].token, 'POST', `${V2}/groups/create`, { title: `Conformance ${g}`, member_ids: members.slice(1).map((u) => u.id) })
+    const data = await ok(cluster, members[0].token, 'POST', `${V2}/groups/create`, {
+      title: `Conformance ${g}`,
+      member_ids: members.slice(1).map((u) => u.id),
+    })
     chats.push({ kind: 'group', id: data.group_id, members, posters: members })
   }
   const owner = users[0]
   const channel = await ok(cluster, owner.token, 'POST', `${V2}/channels/create`, { title: 'Conformance channel' })
-  await Promise.all(users.slice(1).map((user) => ok(cluster, user.token, 'POST', `${V2}/channels/subscribe`, { channel_id: channel.channel_id })))
+  await Promise.all(
+    users.slice(1).map((user) => ok(cluster, user.token, 'POST', `${V2}/channels/subscribe`, { channel_id: channel.channel_id })),
+  )
   chats.push({ kind: 'channel', id: channel.channel_id, members: users, posters: [owner] })
   // open every personal chat with a first message, so that each user knows all their chats' ids before connecting
   await Promise.all(
@@ -184,7 +199,11 @@ export async function drive(
   const { random } = options
   const figures: WorkloadFigures = { sent: 0, edits: 0, deletes: 0, deletesForMe: 0, reactions: 0, reads: 0, raced: 0, retried: 0 }
   const sent: Sent[] = []
-  const weights: [ChatKind, number][] = [['personal', 0.6], ['group', 0.3], ['channel', 0.1]]
+  const weights: [ChatKind, number][] = [
+    ['personal', 0.6],
+    ['group', 0.3],
+    ['channel', 0.1],
+  ]
   const byKind = (kind: ChatKind) => chats.filter((chat) => chat.kind === kind)
   const pickKind = () => {
     let r = random()
@@ -211,9 +230,14 @@ export async function drive(
       const chat = pick(byKind(pickKind()))
       const sender = pick(chat.posters)
       const clientMessageId = `c${n}-${randomBytes(4).toString('hex')}`
-      const res = await request(cluster, sender.token, 'POST', `${V2}/messages/send`, { chat_id: chat.id, content: `m${n} from ${sender.index}`, client_message_id: clientMessageId })
+      const res = await request(cluster, sender.token, 'POST', `${V2}/messages/send`, {
+        chat_id: chat.id,
+        content: `m${n} from ${sender.index}`,
+        client_message_id: clientMessageId,
+      })
       expect(res, `send #${n}`)
-      if (res.body.data.client_message_id !== clientMessageId) throw new Error(`send #${n} answered another message: ${JSON.stringify(res.body.data).slice(0, 300)}`)
+      if (res.body.data.client_message_id !== clientMessageId)
+        throw new Error(`send #${n} answered another message: ${JSON.stringify(res.body.data).slice(0, 300)}`)
       sent.push({ id: res.body.data.message_id, chat, sender, deleted: false, hiddenFor: new Set() })
       figures.sent++
       await options.progress(figures.sent)
@@ -224,7 +248,9 @@ export async function drive(
       if (r < 0.1) {
         // edit my own message (in the channel the owner's posts)
         const target = pick(pool)
-        const edited = await request(cluster, target.sender.token, 'POST', `${V2}/messages/${target.id}/edit`, { content: `edited ${n} (${target.id})` })
+        const edited = await request(cluster, target.sender.token, 'POST', `${V2}/messages/${target.id}/edit`, {
+          content: `edited ${n} (${target.id})`,
+        })
         if (expect(edited, `edit ${target.id}`, target, target.sender)) figures.edits++
       } else if (r < 0.14) {
         const target = pick(pool)

@@ -20,7 +20,12 @@ export interface Answer {
 export function assertError(res: Answer, status: number, code: string, what = '') {
   const shown = `${what ? `${what}: ` : ''}${res.text ?? JSON.stringify(res.body)}`
   assert.equal(res.status, status, shown)
-  const type = res.headers === undefined ? undefined : res.headers instanceof Headers ? res.headers.get('content-type') : String(res.headers['content-type'] ?? '')
+  const type =
+    res.headers === undefined
+      ? undefined
+      : res.headers instanceof Headers
+        ? res.headers.get('content-type')
+        : String(res.headers['content-type'] ?? '')
   if (res.headers) assert.match(type ?? '', /^application\/json/, `${what}: JSON, not ${type}`)
   assert.ok(res.body !== null && typeof res.body === 'object', `${what}: a JSON body: ${shown}`)
   assert.deepEqual(Object.keys(res.body).sort(), ['error', 'success'], shown)

@@ -35,8 +35,16 @@ export async function postMultipart(
 ): Promise<FetchResult> {
   const form = new FormData()
   for (const [key, value] of Object.entries(fields)) form.append(key, value)
-  form.append(part.name, new Blob([new Uint8Array(part.bytes)], { type: part.type ?? 'application/octet-stream' }), part.filename ?? 'file.bin')
-  const res = await fetch(`${server.url}${url}`, { method: 'POST', body: form, headers: user ? { authorization: `Bearer ${user.token}` } : {} })
+  form.append(
+    part.name,
+    new Blob([new Uint8Array(part.bytes)], { type: part.type ?? 'application/octet-stream' }),
+    part.filename ?? 'file.bin',
+  )
+  const res = await fetch(`${server.url}${url}`, {
+    method: 'POST',
+    body: form,
+    headers: user ? { authorization: `Bearer ${user.token}` } : {},
+  })
   const text = await res.text()
   return { status: res.status, headers: res.headers, body: text.startsWith('{') ? JSON.parse(text) : text }
 }
@@ -55,14 +63,21 @@ export interface RawResponse {
 }
 
 /** A node:http request whose path goes out exactly as written (fetch and URL would normalize `..`). */
-export function rawRequest(server: TestServer, rawPath: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawResponse> {
+export function rawRequest(
+  server: TestServer,
+  rawPath: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<RawResponse> {
   const { port } = new URL(server.url)
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: rawPath, method: options.method ?? 'GET', headers: options.headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (chunk) => chunks.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
-    })
+    const req = http.request(
+      { host: '127.0.0.1', port, path: rawPath, method: options.method ?? 'GET', headers: options.headers },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (chunk) => chunks.push(chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
+      },
+    )
     req.on('error', reject)
     req.end()
   })

@@ -17,6 +17,7 @@ export async function createGroup(owner: TestUser, fields: Record<string, unknow
 /** A channel `owner` creates (public unless `is_public: false`), then `subscribers` subscribe; its Channel shape. */
 export async function createChannel(owner: TestUser, fields: Record<string, unknown> = {}, subscribers: TestUser[] = []) {
   const channel = data(await owner.api.post(`${V2}/channels/create`, { title: 'Channel', ...fields }), 'channels/create')
-  for (const user of subscribers) data(await user.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id }), 'channels/subscribe')
+  for (const user of subscribers)
+    data(await user.api.post(`${V2}/channels/subscribe`, { channel_id: channel.channel_id }), 'channels/subscribe')
   return channel
 }

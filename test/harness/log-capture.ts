@@ -24,6 +24,11 @@ export function captureLog(level: pino.Level = 'trace'): CapturedLog {
   return {
     logger,
     text: () => lines.join(''),
-    entries: () => lines.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line)),
+    entries: () =>
+      lines
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
   }
 }

@@ -4,7 +4,9 @@ import { bytesOf } from './files.js'
 
 /** A PNG of one colour; a distinct `shade` gives distinct bytes. */
 export const png = (width = 64, height = 48, shade = 0) =>
-  sharp({ create: { width, height, channels: 3, background: { r: shade % 256, g: 120, b: 200 } } }).png().toBuffer()
+  sharp({ create: { width, height, channels: 3, background: { r: shade % 256, g: 120, b: 200 } } })
+    .png()
+    .toBuffer()
 
 /** An MP4 (an `ftyp` box, then an `mdat` box of `seed`-derived bytes). */
 export function mp4(seed: string, size = 2000): Buffer {

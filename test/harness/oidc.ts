@@ -171,7 +171,12 @@ export async function startOidcProvider(): Promise<TestOidcProvider> {
       const res = await fetch(new URL('/token', issuer), {
         method: 'POST',
         headers: { authorization: basic(clientId), 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, ...(verifier ? { code_verifier: verifier } : {}) }),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT_URI,
+          ...(verifier ? { code_verifier: verifier } : {}),
+        }),
       })
       const body = await res.json()
       if (res.status !== 200) throw new Error(`token endpoint: ${res.status} ${JSON.stringify(body)}`)

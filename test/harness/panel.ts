@@ -26,7 +26,11 @@ export class PanelClient {
     return this.cookies.size ? [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') : undefined
   }
 
-  async request(method: string, path: string, init: { body?: string; contentType?: string; headers?: Record<string, string> } = {}): Promise<PanelAnswer> {
+  async request(
+    method: string,
+    path: string,
+    init: { body?: string; contentType?: string; headers?: Record<string, string> } = {},
+  ): Promise<PanelAnswer> {
     const headers: Record<string, string> = { ...init.headers }
     const cookie = this.cookieHeader()
     if (cookie && !('cookie' in headers)) headers.cookie = cookie
@@ -56,7 +60,11 @@ export class PanelClient {
    * Posts a form. `csrf`: 'page' (default) sends the token of the last page, 'none' sends none, a
    * string sends that string.
    */
-  post(path: string, fields: Record<string, string> = {}, options: { csrf?: 'page' | 'none' | string; headers?: Record<string, string> } = {}) {
+  post(
+    path: string,
+    fields: Record<string, string> = {},
+    options: { csrf?: 'page' | 'none' | string; headers?: Record<string, string> } = {},
+  ) {
     const form = new URLSearchParams(fields)
     const csrf = options.csrf ?? 'page'
     if (csrf === 'page') {
@@ -81,8 +89,10 @@ export class PanelClient {
 /** Attributes of a Set-Cookie line: lower-cased names → values ('' for flags). */
 export function cookieAttributes(line: string): Map<string, string> {
   const [, ...parts] = line.split(';')
-  return new Map(parts.map((part) => {
-    const [name, ...value] = part.trim().split('=')
-    return [name.toLowerCase(), value.join('=')] as [string, string]
-  }))
+  return new Map(
+    parts.map((part) => {
+      const [name, ...value] = part.trim().split('=')
+      return [name.toLowerCase(), value.join('=')] as [string, string]
+    }),
+  )
 }

@@ -25,7 +25,11 @@ export async function freePort(): Promise<number> {
 }
 
 /** A child's environment: only PATH and HOME from ours (nothing Tern reads), plus `env`. */
-const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env })
+const childEnv = (env: Record<string, string>): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '',
+  ...env,
+})
 
 export interface Run {
   code: number | null
@@ -51,7 +55,8 @@ export function runNode(script: string, args: string[], env: Record<string, stri
 export type Launch = 'tsx' | 'npm start'
 
 function spawnTern(env: Record<string, string>, launch: Launch = 'tsx') {
-  const [command, args] = launch === 'npm start' ? ['npm', ['start', '--silent']] : [process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')]]
+  const [command, args] =
+    launch === 'npm start' ? ['npm', ['start', '--silent']] : [process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts')]]
   const child = spawn(command, args, {
     cwd: root,
     env: childEnv(env),

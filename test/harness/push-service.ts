@@ -51,7 +51,11 @@ export async function startPushService(): Promise<PushService> {
   testing.setRequestHandlers()
 
   const call = async (path: string, body: unknown) => {
-    const res = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const res = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
     const text = await res.text()
     if (res.status !== 200) throw new Error(`push service ${path}: ${res.status} ${text}`)
     return (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : null
@@ -84,7 +88,9 @@ export async function pushServiceOrSkip(): Promise<PushService | null> {
     return await startPushService()
   } catch (error) {
     if (process.env.TEST_REQUIRE_PUSH === '1') throw error
-    console.warn(`\n*** SKIPPING push tests: the web-push-testing push service could not start (${(error as Error).message}); set TEST_REQUIRE_PUSH=1 to make this a failure ***\n`)
+    console.warn(
+      `\n*** SKIPPING push tests: the web-push-testing push service could not start (${(error as Error).message}); set TEST_REQUIRE_PUSH=1 to make this a failure ***\n`,
+    )
     return null
   }
 }

@@ -62,8 +62,7 @@ export interface TestServerOptions {
 }
 
 let counter = 0
-export const uniqueName = (prefix = 'u') =>
-  `${prefix}${(++counter).toString(36)}_${randomBytes(4).toString('hex')}`.slice(0, 32)
+export const uniqueName = (prefix = 'u') => `${prefix}${(++counter).toString(36)}_${randomBytes(4).toString('hex')}`.slice(0, 32)
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir()

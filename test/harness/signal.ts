@@ -11,8 +11,16 @@ import { tempDir } from './database.js'
 export const TEST_VIDEO_SECRET = 'test video secret, 32 characters or more, not for production'
 
 /** A video service on a free port with the test secret; closed when the test file ends. */
-export async function startTestVideo(env: Record<string, string> = {}): Promise<VideoService & { secret: Buffer; ticket(claims: Partial<Parameters<typeof signTicket>[1]>): string }> {
-  const config = loadConfig({ DATA_DIR: tempDir('tern-video-'), VIDEO_SECRET: TEST_VIDEO_SECRET, VIDEO_PORT: '0', LOG_LEVEL: 'silent', ...env })
+export async function startTestVideo(
+  env: Record<string, string> = {},
+): Promise<VideoService & { secret: Buffer; ticket(claims: Partial<Parameters<typeof signTicket>[1]>): string }> {
+  const config = loadConfig({
+    DATA_DIR: tempDir('tern-video-'),
+    VIDEO_SECRET: TEST_VIDEO_SECRET,
+    VIDEO_PORT: '0',
+    LOG_LEVEL: 'silent',
+    ...env,
+  })
   const service = await startVideoService(config, { log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) })
   let closed = false
   const close = async () => {
@@ -26,7 +34,8 @@ export async function startTestVideo(env: Record<string, string> = {}): Promise<
     ...service,
     close,
     secret,
-    ticket: (claims) => signTicket(secret, { room: 'room1', uid: 1, username: 'alice', exp: Date.now() + 60_000, audio_only: false, cb: null, ...claims }),
+    ticket: (claims) =>
+      signTicket(secret, { room: 'room1', uid: 1, username: 'alice', exp: Date.now() + 60_000, audio_only: false, cb: null, ...claims }),
   }
 }
 
@@ -98,8 +107,12 @@ export class SignalClient {
     for (;;) {
       const index = this.frames.findIndex((f) => f.type === type)
       if (index >= 0) return this.frames.splice(index, 1)[0]
-      if (this.closed) throw new Error(`socket closed (${this.closed.code} ${this.closed.reason}) while waiting for ${type}; have ${JSON.stringify(this.frames)}`)
-      if (Date.now() >= deadline) throw new Error(`no ${type} frame within ${timeoutMs} ms; have: ${JSON.stringify(this.frames.map((f) => f.type))}`)
+      if (this.closed)
+        throw new Error(
+          `socket closed (${this.closed.code} ${this.closed.reason}) while waiting for ${type}; have ${JSON.stringify(this.frames)}`,
+        )
+      if (Date.now() >= deadline)
+        throw new Error(`no ${type} frame within ${timeoutMs} ms; have: ${JSON.stringify(this.frames.map((f) => f.type))}`)
       await this.wait(deadline)
     }
   }

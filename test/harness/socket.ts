@@ -52,7 +52,12 @@ export class TestSocket {
   }
 
   /** Connects (token in the Authorization header, or `via: 'query'`) and waits for `ready`; closed at the end of the test file. */
-  static async connect(baseUrl: string, token: string, via: 'header' | 'query' = 'header', query: Record<string, string> = {}): Promise<TestSocket> {
+  static async connect(
+    baseUrl: string,
+    token: string,
+    via: 'header' | 'query' = 'header',
+    query: Record<string, string> = {},
+  ): Promise<TestSocket> {
     const params = new URLSearchParams(query)
     if (via === 'query') params.set('token', token)
     const url = `${baseUrl.replace(/^http/, 'ws')}/api.v2/api/ws${params.size ? `?${params}` : ''}`
@@ -76,7 +81,12 @@ export class TestSocket {
   private requestIds = 0
 
   /** Sends a request `{type, id, data}` (the id made up unless given) and waits for its answer: the ack or error frame with its id. */
-  async request(type: string, data: unknown, id: string | number = `r${++this.requestIds}`, timeoutMs = 5000): Promise<Frame & { id: string | number; error?: { code: string; message: string; retry_after?: number } }> {
+  async request(
+    type: string,
+    data: unknown,
+    id: string | number = `r${++this.requestIds}`,
+    timeoutMs = 5000,
+  ): Promise<Frame & { id: string | number; error?: { code: string; message: string; retry_after?: number } }> {
     this.send({ type, id, data })
     return this.answer(id, timeoutMs)
   }
@@ -84,7 +94,10 @@ export class TestSocket {
   /** The answer (ack or error frame) to the request with this id. */
   async answer(id: string | number, timeoutMs = 5000) {
     const isAnswer = (f: Frame & { id?: unknown }) => (f.type === 'ack' || f.type === 'error') && f.id === id
-    return (await this.nextWhere(isAnswer, `the answer to request ${JSON.stringify(id)}`, timeoutMs)) as Frame & { id: string | number; error?: { code: string; message: string; retry_after?: number } }
+    return (await this.nextWhere(isAnswer, `the answer to request ${JSON.stringify(id)}`, timeoutMs)) as Frame & {
+      id: string | number
+      error?: { code: string; message: string; retry_after?: number }
+    }
   }
 
   /** The next not-yet-taken frame of this type. */
@@ -123,7 +136,10 @@ export class TestSocket {
       }
       if (this.closed) throw new Error(`socket closed (${this.closed.code}) while waiting for ${type}`)
       const left = deadline - Date.now()
-      if (left <= 0) throw new Error(`no ${type} frame within ${timeoutMs} ms of the control; have: ${JSON.stringify(this.received.slice(mark).map((f) => f.type))}`)
+      if (left <= 0)
+        throw new Error(
+          `no ${type} frame within ${timeoutMs} ms of the control; have: ${JSON.stringify(this.received.slice(mark).map((f) => f.type))}`,
+        )
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left)
         this.waiters.push(() => {
@@ -181,7 +197,12 @@ export async function assertNone(socket: TestSocket, type: string, ms = 300, wha
  * of `sockets` (a frame that arrives after the action starts; earlier ones do not count). Returns
  * those frames, one per socket.
  */
-export async function assertDelivered(sockets: TestSocket | TestSocket[], type: string, action: () => Promise<unknown>, timeoutMs = 3000): Promise<Frame[]> {
+export async function assertDelivered(
+  sockets: TestSocket | TestSocket[],
+  type: string,
+  action: () => Promise<unknown>,
+  timeoutMs = 3000,
+): Promise<Frame[]> {
   const list = Array.isArray(sockets) ? sockets : [sockets]
   const marks = list.map((socket) => socket.received.length)
   await action()
@@ -200,9 +221,11 @@ export async function assertDelivered(sockets: TestSocket | TestSocket[], type: 
  */
 export async function assertOpeningsInOrder(open: () => Promise<TestSocket>, steps: (() => Promise<unknown>)[]) {
   let running = true
-  const flowing = Promise.all(steps.map(async (step) => {
-    while (running) await step()
-  }))
+  const flowing = Promise.all(
+    steps.map(async (step) => {
+      while (running) await step()
+    }),
+  )
   try {
     for (let i = 0; i < 20; i++) {
       const socket = await open()
@@ -225,5 +248,9 @@ function assertOpenedInOrder(socket: TestSocket) {
   assert.equal(first?.type, 'ready', `ready comes first; got ${JSON.stringify(socket.received.map((f) => [f.type, f.seq ?? f.data?.seq]))}`)
   const from = first.data.seq as number
   const seqs = socket.received.filter((f) => f.seq !== undefined).map((f) => f.seq)
-  assert.deepEqual(seqs, seqs.map((_, k) => from + 1 + k), 'the frames after ready continue its seq')
+  assert.deepEqual(
+    seqs,
+    seqs.map((_, k) => from + 1 + k),
+    'the frames after ready continue its seq',
+  )
 }

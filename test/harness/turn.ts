@@ -31,10 +31,24 @@ export async function startCoturn(secret: string): Promise<Coturn> {
   const child = spawn(
     TURNSERVER,
     [
-      '-n', '--listening-ip=127.0.0.1', `--listening-port=${port}`, '--relay-ip=127.0.0.1', '--min-port=49152', '--max-port=65535',
-      '--use-auth-secret', `--static-auth-secret=${secret}`, `--realm=${realm}`,
-      '--no-tls', '--no-dtls', '--no-cli', '--no-tcp-relay', '--allow-loopback-peers',
-      `--log-file=${logFile}`, '--simple-log', `--pidfile=${path.join(dir, 'turn.pid')}`, `--userdb=${path.join(dir, 'turn.db')}`,
+      '-n',
+      '--listening-ip=127.0.0.1',
+      `--listening-port=${port}`,
+      '--relay-ip=127.0.0.1',
+      '--min-port=49152',
+      '--max-port=65535',
+      '--use-auth-secret',
+      `--static-auth-secret=${secret}`,
+      `--realm=${realm}`,
+      '--no-tls',
+      '--no-dtls',
+      '--no-cli',
+      '--no-tcp-relay',
+      '--allow-loopback-peers',
+      `--log-file=${logFile}`,
+      '--simple-log',
+      `--pidfile=${path.join(dir, 'turn.pid')}`,
+      `--userdb=${path.join(dir, 'turn.db')}`,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
@@ -58,7 +72,16 @@ export async function startCoturn(secret: string): Promise<Coturn> {
 }
 
 const MAGIC = 0x2112a442
-const ATTR = { USERNAME: 0x0006, MESSAGE_INTEGRITY: 0x0008, ERROR_CODE: 0x0009, REALM: 0x0014, NONCE: 0x0015, XOR_RELAYED_ADDRESS: 0x0016, REQUESTED_TRANSPORT: 0x0019, LIFETIME: 0x000d }
+const ATTR = {
+  USERNAME: 0x0006,
+  MESSAGE_INTEGRITY: 0x0008,
+  ERROR_CODE: 0x0009,
+  REALM: 0x0014,
+  NONCE: 0x0015,
+  XOR_RELAYED_ADDRESS: 0x0016,
+  REQUESTED_TRANSPORT: 0x0019,
+  LIFETIME: 0x000d,
+}
 
 interface Attribute {
   type: number
@@ -93,7 +116,9 @@ function message(type: number, attributes: Attribute[], id = randomBytes(12), in
   }
   // MESSAGE-INTEGRITY covers the message with the length counting the integrity attribute itself
   header.writeUInt16BE(body.length + 24, 2)
-  const mac = createHmac('sha1', integrityKey).update(Buffer.concat([header, body])).digest()
+  const mac = createHmac('sha1', integrityKey)
+    .update(Buffer.concat([header, body]))
+    .digest()
   return Buffer.concat([header, body, encodeAttributes([{ type: ATTR.MESSAGE_INTEGRITY, value: mac }])])
 }
 
@@ -163,13 +188,26 @@ async function allocateOn(socket: dgram.Socket, port: number, username: string, 
     const v = get(m, ATTR.ERROR_CODE)
     return v ? { code: v[2] * 100 + v[3], reason: v.subarray(4).toString('utf8') } : { code: 0, reason: 'no error code' }
   }
-  if (challenge.type !== 0x0113 || errorOf(challenge).code !== 401) throw new Error(`expected a 401 challenge, got type ${challenge.type.toString(16)}`)
+  if (challenge.type !== 0x0113 || errorOf(challenge).code !== 401)
+    throw new Error(`expected a 401 challenge, got type ${challenge.type.toString(16)}`)
   const realm = get(challenge, ATTR.REALM)!
   const nonce = get(challenge, ATTR.NONCE)!
-  const key = createHash('md5').update(`${username}:${realm.toString('utf8')}:${password}`).digest()
+  const key = createHash('md5')
+    .update(`${username}:${realm.toString('utf8')}:${password}`)
+    .digest()
   const answer = await transact(
     port,
-    message(0x0003, [transport, { type: ATTR.USERNAME, value: Buffer.from(username, 'utf8') }, { type: ATTR.REALM, value: realm }, { type: ATTR.NONCE, value: nonce }], randomBytes(12), key),
+    message(
+      0x0003,
+      [
+        transport,
+        { type: ATTR.USERNAME, value: Buffer.from(username, 'utf8') },
+        { type: ATTR.REALM, value: realm },
+        { type: ATTR.NONCE, value: nonce },
+      ],
+      randomBytes(12),
+      key,
+    ),
     2000,
     socket,
   )

@@ -23,8 +23,19 @@ const sqlite = server.ctx.config.dialect === 'sqlite'
 
 const mark = async (s: TestServer) => s.ctx.messageIndex!.mark()
 const catchUp = (s: TestServer) => s.ctx.messageIndex!.catchUp()
-const recordedChanges = async () => (await sql<{ id: number }>`select message_id as id from message_search_changes order by seq`.execute(server.ctx.db)).rows.map((row) => row.id)
-const maxId = async (s: TestServer) => Number((await s.ctx.db.selectFrom('messages').select((eb) => eb.fn.max('id').as('m')).executeTakeFirstOrThrow()).m)
+const recordedChanges = async () =>
+  (await sql<{ id: number }>`select message_id as id from message_search_changes order by seq`.execute(server.ctx.db)).rows.map(
+    (row) => row.id,
+  )
+const maxId = async (s: TestServer) =>
+  Number(
+    (
+      await s.ctx.db
+        .selectFrom('messages')
+        .select((eb) => eb.fn.max('id').as('m'))
+        .executeTakeFirstOrThrow()
+    ).m,
+  )
 /**
  * The index holds exactly the words of the messages that should be in it (at or below the mark,
  * with text, not encrypted): every (word, message, position) of the index equals that of an index
@@ -41,16 +52,26 @@ async function integrityCheck(s: TestServer) {
     await sql`create virtual table temp.expected_words using fts5vocab(temp, expected_search, instance)`.execute(db)
     await sql`create virtual table temp.indexed_words using fts5vocab(search, messages_search, instance)`.execute(db)
     const list = async (table: string) =>
-      (await sql<{ term: string; doc: number; col: string; offset: number }>`select term, doc, col, "offset" from ${sql.table(table)} order by doc, col, "offset"`.execute(db)).rows
+      (
+        await sql<{
+          term: string
+          doc: number
+          col: string
+          offset: number
+        }>`select term, doc, col, "offset" from ${sql.table(table)} order by doc, col, "offset"`.execute(db)
+      ).rows
     const [expected, indexed] = [await list('temp.expected_words'), await list('temp.indexed_words')]
     assert.ok(expected.length > 0, 'something is indexed')
     assert.deepEqual(indexed, expected, 'the index equals the messages it should hold')
   } finally {
-    for (const table of ['indexed_words', 'expected_words', 'expected_search']) await sql`drop table if exists ${sql.table(`temp.${table}`)}`.execute(db)
+    for (const table of ['indexed_words', 'expected_words', 'expected_search'])
+      await sql`drop table if exists ${sql.table(`temp.${table}`)}`.execute(db)
   }
 }
 
-test('the index follows sends, edits and deletes on both sides of the mark, and stays exact', { skip: !sqlite && 'SQLite only' }, async () => {
+test('the index follows sends, edits and deletes on both sides of the mark, and stays exact', {
+  skip: !sqlite && 'SQLite only',
+}, async () => {
   const [alice, bob] = await users()
   const early = []
   for (let i = 0; i < 10; i++) early.push(await send(alice, bob, `early word${i} alpha`))
@@ -62,13 +83,19 @@ test('the index follows sends, edits and deletes on both sides of the mark, and 
   for (let i = 0; i < 10; i++) late.push(await send(alice, bob, `late word${i} beta`))
   const edit = (id: number, content: string) => alice.api.post(`${V2}/messages/${id}/edit`, { content })
   const deleteForAll = (id: number) => alice.api.delete(`${V2}/messages/${id}`, { query: { for_all: 'true' } })
-  for (const [i, m] of [...early.slice(0, 3), ...late.slice(0, 3)].entries()) assert.equal((await edit(m.message_id, `edited gamma ${i}`)).status, 200)
+  for (const [i, m] of [...early.slice(0, 3), ...late.slice(0, 3)].entries())
+    assert.equal((await edit(m.message_id, `edited gamma ${i}`)).status, 200)
   for (const m of [early[5], late[5]]) assert.equal((await deleteForAll(m.message_id)).status, 200)
   // a row that goes altogether (as when an account is deleted): the trigger takes it out of the index
   await server.ctx.db.deleteFrom('messages').where('id', 'in', [early[6].message_id, late[6].message_id]).execute()
   // the triggers recorded each changed message for the worker (the index itself is another file)
-  const changed = [...early.slice(0, 3), ...late.slice(0, 3), early[5], late[5], early[6], late[6]].map((m) => m.message_id).sort((a, b) => a - b)
-  assert.deepEqual([...new Set(await recordedChanges())].sort((a, b) => a - b), changed)
+  const changed = [...early.slice(0, 3), ...late.slice(0, 3), early[5], late[5], early[6], late[6]]
+    .map((m) => m.message_id)
+    .sort((a, b) => a - b)
+  assert.deepEqual(
+    [...new Set(await recordedChanges())].sort((a, b) => a - b),
+    changed,
+  )
 
   const found = async (q: string) => {
     const res = await bob.api.get(`${V2}/search/messages`, { query: { q, limit: 50 } })
@@ -95,18 +122,43 @@ test('the job indexes new messages by itself, in batches', { skip: !sqlite && 'S
   const chat = (await send(alice, bob, 'opening')).chat_id
   // many messages at once, written straight to the table as an import would
   const { seq } = await server.ctx.db.selectFrom('chats').select('message_seq as seq').where('id', '=', chat).executeTakeFirstOrThrow()
-  const rows = Array.from({ length: INDEX_BATCH * 2 + 17 }, (_, i) => ({ chat_id: chat, seq: seq + 1 + i, sender_id: alice.id, receiver_id: bob.id, content: `bulk ${i}`, created_at: Date.now() }))
+  const rows = Array.from({ length: INDEX_BATCH * 2 + 17 }, (_, i) => ({
+    chat_id: chat,
+    seq: seq + 1 + i,
+    sender_id: alice.id,
+    receiver_id: bob.id,
+    content: `bulk ${i}`,
+    created_at: Date.now(),
+  }))
   // in one transaction with the check, so the job cannot index them in between (one writer)
   const top = await server.ctx.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < rows.length; i += 500) await trx.insertInto('messages').values(rows.slice(i, i + 500)).execute()
-    await trx.updateTable('chats').set({ message_seq: seq + rows.length }).where('id', '=', chat).execute()
-    const newest = Number((await trx.selectFrom('messages').select((eb) => eb.fn.max('id').as('m')).executeTakeFirstOrThrow()).m)
+    for (let i = 0; i < rows.length; i += 500)
+      await trx
+        .insertInto('messages')
+        .values(rows.slice(i, i + 500))
+        .execute()
+    await trx
+      .updateTable('chats')
+      .set({ message_seq: seq + rows.length })
+      .where('id', '=', chat)
+      .execute()
+    const newest = Number(
+      (
+        await trx
+          .selectFrom('messages')
+          .select((eb) => eb.fn.max('id').as('m'))
+          .executeTakeFirstOrThrow()
+      ).m,
+    )
     const { rows: marks } = await sql<{ m: number }>`select indexed_up_to as m from search.search_state`.execute(trx)
     assert.ok(marks[0].m < newest, 'not indexed on insert')
     return newest
   })
   // the job runs every 2 s; it reaches the newest message without any search
-  await waitFor(async () => ((await mark(server)) === top ? true : undefined), { timeoutMs: 10_000, message: "the job reaches the newest message" })
+  await waitFor(async () => ((await mark(server)) === top ? true : undefined), {
+    timeoutMs: 10_000,
+    message: 'the job reaches the newest message',
+  })
   await integrityCheck(server)
   const res = await bob.api.get(`${V2}/search/messages`, { query: { q: 'bulk', chat_id: chat, limit: 1 } })
   assert.equal(res.body.data.items[0].content, `bulk ${rows.length - 1}`)
@@ -119,7 +171,9 @@ test('the index is a file of its own, and one found ahead of the database is reb
   const mainFile = sqlitePath(server.ctx.config.databaseUrl)
   const searchFile = searchFileFor(mainFile)
   assert.ok(fs.existsSync(searchFile), searchFile)
-  const tables = (await sql<{ name: string }>`select name from main.sqlite_master where type = 'table'`.execute(server.ctx.db)).rows.map((row) => row.name)
+  const tables = (await sql<{ name: string }>`select name from main.sqlite_master where type = 'table'`.execute(server.ctx.db)).rows.map(
+    (row) => row.name,
+  )
   assert.ok(tables.includes('messages') && !tables.some((name) => name.startsWith('messages_search')), 'the main database holds no index')
 
   // as after a restore of an older backup: the index says it holds messages the database lacks

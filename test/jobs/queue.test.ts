@@ -51,10 +51,13 @@ async function receiver(delayMs = 0) {
   })
   listener.listen(0, '127.0.0.1')
   await once(listener, 'listening')
-  after(() => new Promise<void>((resolve) => {
-    listener.closeAllConnections()
-    listener.close(() => resolve())
-  }))
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        listener.closeAllConnections()
+        listener.close(() => resolve())
+      }),
+  )
   return {
     url: `http://127.0.0.1:${(listener.address() as AddressInfo).port}/hook`,
     hits,
@@ -80,10 +83,19 @@ async function botWithHook(on: TestServer, url: string) {
 
 test('the retry policy: doubling from the first wait up to the most, jitter within its share; giving up by attempts or by age', () => {
   const policy: RetryPolicy = { firstMs: 1000, maxMs: 60_000, jitter: 0, maxAttempts: null, maxAgeMs: null }
-  assert.deepEqual([1, 2, 3, 4, 7, 8, 50].map((n) => retryDelay(policy, n)), [1000, 2000, 4000, 8000, 60_000, 60_000, 60_000])
+  assert.deepEqual(
+    [1, 2, 3, 4, 7, 8, 50].map((n) => retryDelay(policy, n)),
+    [1000, 2000, 4000, 8000, 60_000, 60_000, 60_000],
+  )
   const jittered = { ...policy, jitter: 0.25 }
-  assert.equal(retryDelay(jittered, 2, () => 0), 1500)
-  assert.equal(retryDelay(jittered, 2, () => 1), 2500)
+  assert.equal(
+    retryDelay(jittered, 2, () => 0),
+    1500,
+  )
+  assert.equal(
+    retryDelay(jittered, 2, () => 1),
+    2500,
+  )
   assert.equal(givesUp(policy, 1000, 0, 1e12), false, 'never, without a limit')
   assert.equal(givesUp({ ...policy, maxAttempts: 3 }, 2, 0, 0), false)
   assert.equal(givesUp({ ...policy, maxAttempts: 3 }, 3, 0, 0), true)
@@ -115,7 +127,10 @@ test('a failing webhook is retried with growing waits; the next delivery of its 
   await sendData({ chat_id: 7, n: 1 })
   await sendData({ chat_id: 7, n: 2 })
   await sendData({ chat_id: 8, n: 3 })
-  await waitFor(async () => (hook.hits.filter((h) => h.json.data.n === 2).length ? true : undefined), { timeoutMs: 10_000, message: 'the second delivery of chat 7' })
+  await waitFor(async () => (hook.hits.filter((h) => h.json.data.n === 2).length ? true : undefined), {
+    timeoutMs: 10_000,
+    message: 'the second delivery of chat 7',
+  })
   const first = hook.hits.filter((h) => h.json.data.n === 1)
   assert.equal(first.length, 4, 'three failed attempts and the one that went through')
   const waits = first.slice(1).map((h, i) => h.at - first[i].at)
@@ -137,8 +152,12 @@ test('an item held by an instance that crashed waits until its claim runs out, t
   const free = await schedule(server, alice, bob, 'free', new Date(due).toISOString())
   // another instance claimed the first and crashed: its claim runs until due + 1.5 s
   const claimEnds = due + 1500
-  const changed = await server.ctx.db.updateTable('work_queue').set({ claimed_by: 'crashed', claimed_until: claimEnds })
-    .where('kind', '=', 'scheduled').where('item_key', '=', String(held.scheduled_id)).executeTakeFirst()
+  const changed = await server.ctx.db
+    .updateTable('work_queue')
+    .set({ claimed_by: 'crashed', claimed_until: claimEnds })
+    .where('kind', '=', 'scheduled')
+    .where('item_key', '=', String(held.scheduled_id))
+    .executeTakeFirst()
   assert.equal(Number(changed.numUpdatedRows), 1)
   void free
   const first = await socket.next('message.new', 4000)
@@ -159,17 +178,26 @@ test('a webhook delivery waiting for its retry survives a restart and goes out f
   const second = await first.restart()
   after(() => second.close())
   hook.answer(() => 200)
-  await waitFor(async () => (hook.hits.some((h) => h.id === `msg_${id}` && h !== hook.hits[0]) ? true : undefined), { timeoutMs: 8000, message: 'sent again after the restart' })
-  const row = await waitFor(async () => {
-    const found = await second.ctx.db.selectFrom('bot_webhook_deliveries').selectAll().where('bot_id', '=', botId).executeTakeFirst()
-    return found?.status === 'delivered' ? found : undefined
-  }, { timeoutMs: 5000, message: 'recorded as delivered' })
+  await waitFor(async () => (hook.hits.some((h) => h.id === `msg_${id}` && h !== hook.hits[0]) ? true : undefined), {
+    timeoutMs: 8000,
+    message: 'sent again after the restart',
+  })
+  const row = await waitFor(
+    async () => {
+      const found = await second.ctx.db.selectFrom('bot_webhook_deliveries').selectAll().where('bot_id', '=', botId).executeTakeFirst()
+      return found?.status === 'delivered' ? found : undefined
+    },
+    { timeoutMs: 5000, message: 'recorded as delivered' },
+  )
   assert.ok(row.attempts >= 2)
 })
 
 const pgSkip = testDatabaseUrl && testRedisUrl ? false : 'needs PostgreSQL + Redis (TEST_DATABASE_URL, TEST_REDIS_URL)'
 
-test('two instances on one PostgreSQL + Redis: every queued delivery is posted once, each chat in order', { skip: pgSkip, timeout: 60_000 }, async () => {
+test('two instances on one PostgreSQL + Redis: every queued delivery is posted once, each chat in order', {
+  skip: pgSkip,
+  timeout: 60_000,
+}, async () => {
   const env = { ...FAST, REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:` }
   const one = await startTestServer({ env })
   const two = await startTestServer({ database: one.database, env })
@@ -180,14 +208,25 @@ test('two instances on one PostgreSQL + Redis: every queued delivery is posted o
   const { botId, sendData } = await botWithHook(one, hook.url)
   const ids: number[] = []
   for (let chat = 0; chat < 20; chat++) for (let n = 0; n < 3; n++) ids.push(await sendData({ chat_id: chat, n }))
-  await waitFor(async () => (new Set(hook.hits.map((h) => h.id)).size === ids.length ? true : undefined), { timeoutMs: 20_000, message: 'every delivery posted' })
+  await waitFor(async () => (new Set(hook.hits.map((h) => h.id)).size === ids.length ? true : undefined), {
+    timeoutMs: 20_000,
+    message: 'every delivery posted',
+  })
   await sleep(500)
   const counts = new Map<string, number>()
   for (const hit of hook.hits) counts.set(hit.id, (counts.get(hit.id) ?? 0) + 1)
-  assert.deepEqual([...counts.values()].filter((n) => n !== 1), [], 'no delivery posted twice')
+  assert.deepEqual(
+    [...counts.values()].filter((n) => n !== 1),
+    [],
+    'no delivery posted twice',
+  )
   // each chat's deliveries in order
   for (let chat = 0; chat < 20; chat++) {
-    assert.deepEqual(hook.hits.filter((h) => h.json.data.chat_id === chat).map((h) => h.json.data.n), [0, 1, 2], `chat ${chat} in order`)
+    assert.deepEqual(
+      hook.hits.filter((h) => h.json.data.chat_id === chat).map((h) => h.json.data.n),
+      [0, 1, 2],
+      `chat ${chat} in order`,
+    )
   }
   // the work was there to share: both instances ran webhook items
   const ran = (on: TestServer) => on.ctx.metrics.sources.jobs().find((job) => job.name === 'webhook-delivery')?.runs ?? 0

@@ -41,7 +41,10 @@ function noting(name: string, instance: string, runs: Run[], scope: Job['scope']
 function assertNoOverlap(runs: Run[]) {
   const sorted = [...runs].sort((a, b) => a.start - b.start)
   for (let i = 1; i < sorted.length; i++) {
-    assert.ok(sorted[i].start >= sorted[i - 1].end, `run ${i} (${sorted[i].instance}) started before run ${i - 1} (${sorted[i - 1].instance}) ended`)
+    assert.ok(
+      sorted[i].start >= sorted[i - 1].end,
+      `run ${i} (${sorted[i].instance}) started before run ${i - 1} (${sorted[i - 1].instance}) ended`,
+    )
   }
 }
 
@@ -63,7 +66,10 @@ test('a cluster job runs once per period across two instances, never on both at 
   assert.ok(during <= elapsed / (everyMs * 0.9) + 2, `${during} runs in ${Math.round(elapsed)} ms: more than once per period`)
   // the holder keeps it while it lives
   const holder = runs.at(-1)!.instance
-  assert.ok(runs.slice(1).every((run) => run.instance === holder), 'one instance held the job')
+  assert.ok(
+    runs.slice(1).every((run) => run.instance === holder),
+    'one instance held the job',
+  )
 
   const [stopped, other] = holder === 'a' ? [a, b] : [b, a]
   await stopped.stop()
@@ -71,7 +77,10 @@ test('a cluster job runs once per period across two instances, never on both at 
   await sleep(500)
   const afterStop = runs.slice(handedAt)
   assert.ok(afterStop.length >= 5, `the other instance took over at once (${afterStop.length} runs in 500 ms, lease 5 s)`)
-  assert.ok(afterStop.every((run) => run.instance !== holder), 'nothing ran on the stopped instance')
+  assert.ok(
+    afterStop.every((run) => run.instance !== holder),
+    'nothing ran on the stopped instance',
+  )
   assertNoOverlap(runs)
   await other.stop()
   const total = runs.length
@@ -118,10 +127,16 @@ test('a failing job is counted and keeps its schedule; the jobs beside it are no
   const runs: Run[] = []
   let attempts = 0
   const runner = new JobRunner(one.ctx, { instance: 'f', recordEveryMs: 100 })
-  runner.define({ name: 'fails', summary: 'always throws', scope: 'cluster', everyMs: 30, run: async () => {
-    attempts++
-    throw new Error(`attempt ${attempts} failed`)
-  } })
+  runner.define({
+    name: 'fails',
+    summary: 'always throws',
+    scope: 'cluster',
+    everyMs: 30,
+    run: async () => {
+      attempts++
+      throw new Error(`attempt ${attempts} failed`)
+    },
+  })
   runner.define(noting('fine', 'f', runs, 'cluster', 30))
   await runner.start()
   await sleep(500)
@@ -144,12 +159,18 @@ test('stop waits for the run in progress (which sees its signal abort), and noth
   let sawAbort = false
   let started = 0
   const runner = new JobRunner(one.ctx, { instance: 's' })
-  runner.define({ name: 'slow', summary: 'takes 300 ms', scope: 'instance', everyMs: 20, run: async (signal) => {
-    started++
-    await sleep(300)
-    sawAbort = signal.aborted
-    finished = true
-  } })
+  runner.define({
+    name: 'slow',
+    summary: 'takes 300 ms',
+    scope: 'instance',
+    everyMs: 20,
+    run: async (signal) => {
+      started++
+      await sleep(300)
+      sawAbort = signal.aborted
+      finished = true
+    },
+  })
   await runner.start()
   await sleep(100)
   assert.equal(started, 1, 'the run is in progress')

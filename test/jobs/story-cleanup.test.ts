@@ -25,13 +25,22 @@ async function post(user: TestUser, fields: Record<string, unknown>) {
 
 const served = async (server: TestServer, path: string) => (await rawRequest(server, `/uploads/${path}`)).status
 const onDisk = (server: TestServer, bytes: Buffer) => storedFiles(server, 'objects').some((file) => file.endsWith(sha256(bytes)))
-const thumbnailOnDisk = (server: TestServer, bytes: Buffer) => storedFiles(server, 'thumbs').some((file) => file.endsWith(`${sha256(bytes)}.webp`))
+const thumbnailOnDisk = (server: TestServer, bytes: Buffer) =>
+  storedFiles(server, 'thumbs').some((file) => file.endsWith(`${sha256(bytes)}.webp`))
 const storyRows = async (server: TestServer, ids: number[]) =>
   (await server.ctx.db.selectFrom('stories').select('id').where('id', 'in', ids).execute()).map((r) => r.id).sort((a, b) => a - b)
 const satellites = async (server: TestServer, storyId: number) => {
   const db = server.ctx.db
   const count = async (table: 'story_views' | 'story_likes' | 'story_reactions' | 'story_allowed_users') =>
-    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('story_id', '=', storyId).executeTakeFirstOrThrow()).n)
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('story_id', '=', storyId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
   return [await count('story_views'), await count('story_likes'), await count('story_reactions'), await count('story_allowed_users')]
 }
 
@@ -39,7 +48,13 @@ test('the job removes expired stories with their satellites and media, and keeps
   const clock = new TestClock()
   const server = await startTestServer({ clock, env: { STORY_CLEANUP_INTERVAL_SECONDS: '1' } })
   const [alice, bob] = await registerUsers(server, 2)
-  const bytes = { a: await png(800, 600, ++shade), b: await png(64, 48, ++shade), c: await png(64, 48, ++shade), d: await png(64, 48, ++shade), music: mp3('cleanup music') }
+  const bytes = {
+    a: await png(800, 600, ++shade),
+    b: await png(64, 48, ++shade),
+    c: await png(64, 48, ++shade),
+    d: await png(64, 48, ++shade),
+    music: mp3('cleanup music'),
+  }
   const a = await upload(server, alice, bytes.a, 'a.png')
   const b = await upload(server, alice, bytes.b, 'b.png')
   const c = await upload(server, alice, bytes.c, 'c.png')
@@ -69,12 +84,18 @@ test('the job removes expired stories with their satellites and media, and keeps
 
   clock.advance(DAY / 2)
   const expired = [only, inMessage, reused, sharedBytes]
-  await waitFor(async () => ((await storyRows(server, expired)).length === 0 ? true : undefined), { timeoutMs: 5000, message: 'the job removed the expired stories' })
-  // their files go right after the rows, in the same run
-  await waitFor(async () => (!onDisk(server, bytes.a) && !thumbnailOnDisk(server, bytes.a) && !onDisk(server, bytes.music) ? true : undefined), {
-    timeoutMs: 2000,
-    message: 'the media files left the disk',
+  await waitFor(async () => ((await storyRows(server, expired)).length === 0 ? true : undefined), {
+    timeoutMs: 5000,
+    message: 'the job removed the expired stories',
   })
+  // their files go right after the rows, in the same run
+  await waitFor(
+    async () => (!onDisk(server, bytes.a) && !thumbnailOnDisk(server, bytes.a) && !onDisk(server, bytes.music) ? true : undefined),
+    {
+      timeoutMs: 2000,
+      message: 'the media files left the disk',
+    },
+  )
   // the run may still be on its last steps: give it time to do anything wrong to the kept files
   await sleep(300)
   assert.deepEqual(await storyRows(server, [later]), [later], 'the active story stays')
@@ -134,7 +155,10 @@ test('a story that expired while the server was down is removed at the next star
 
   clock.advance(DAY)
   server = await server.restart()
-  await waitFor(async () => ((await storyRows(server, [story])).length === 0 && !onDisk(server, bytes) ? true : undefined), { timeoutMs: 5000, message: 'removed at start, with its file' })
+  await waitFor(async () => ((await storyRows(server, [story])).length === 0 && !onDisk(server, bytes) ? true : undefined), {
+    timeoutMs: 5000,
+    message: 'removed at start, with its file',
+  })
 })
 
 test('npm run cli -- stories:cleanup removes expired stories and their files by hand', async () => {
@@ -149,7 +173,11 @@ test('npm run cli -- stories:cleanup removes expired stories and their files by 
   assert.equal(early.code, 0, early.stderr)
   assert.match(early.stdout, /removed 0 expired stories/, 'nothing has expired yet (control)')
   // the story's day is over (moved in the database: the CLI is another process, with the real clock)
-  await server.ctx.db.updateTable('stories').set({ expires_at: Date.now() - 1000 }).where('id', '=', story).execute()
+  await server.ctx.db
+    .updateTable('stories')
+    .set({ expires_at: Date.now() - 1000 })
+    .where('id', '=', story)
+    .execute()
   const run = await runNode('src/cli/main.ts', ['stories:cleanup'], env)
   assert.equal(run.code, 0, run.stderr)
   assert.match(run.stdout, /removed 1 expired stories, 1 uploads no longer used, 1 stored files/)
@@ -167,6 +195,9 @@ test('two instances: the cleanup job runs once per period across both, not once 
   assert.equal(rows.length, 2, `both instances recorded the job: ${JSON.stringify(rows)}`)
   const total = rows.reduce((sum, row) => sum + Number(row.runs), 0)
   assert.ok(total >= 3, `the job ran (${total} runs in about 5 s)`)
-  assert.ok(total <= 7, `once per 1 s period across both instances, not on each (${total} runs in about 5 s; per process would be 10 or more)`)
+  assert.ok(
+    total <= 7,
+    `once per 1 s period across both instances, not on each (${total} runs in about 5 s; per process would be 10 or more)`,
+  )
   await two.close()
 })

@@ -13,7 +13,13 @@ import { runNode, startTern, type TernProcess } from '../harness/process.js'
 
 const dataDir = tempDir()
 const database = await createTestDatabase(dataDir)
-const env = { DATA_DIR: dataDir, DATABASE_URL: database.url, REGISTER_RATE_LIMIT: '1000/60', WRITE_RATE_LIMIT_USER: '1000000/60', WRITE_RATE_LIMIT_IP: '1000000/60' }
+const env = {
+  DATA_DIR: dataDir,
+  DATABASE_URL: database.url,
+  REGISTER_RATE_LIMIT: '1000/60',
+  WRITE_RATE_LIMIT_USER: '1000000/60',
+  WRITE_RATE_LIMIT_IP: '1000000/60',
+}
 const cli = (...args: string[]) => runNode('src/cli/main.ts', args, env)
 const V2 = '/api.v2/api'
 let running: TernProcess | null = null
@@ -37,9 +43,14 @@ async function register(api: Client, username: string) {
 
 const isSqlite = database.url.startsWith('sqlite:')
 
-test('on PostgreSQL, backup and restore refuse and name pg_dump', { skip: isSqlite && 'SQLite run: the PostgreSQL refusal runs with TEST_DATABASE_URL' }, async () => {
+test('on PostgreSQL, backup and restore refuse and name pg_dump', {
+  skip: isSqlite && 'SQLite run: the PostgreSQL refusal runs with TEST_DATABASE_URL',
+}, async () => {
   const out = path.join(dataDir, 'pg.backup')
-  for (const args of [['backup', out], ['restore', out]]) {
+  for (const args of [
+    ['backup', out],
+    ['restore', out],
+  ]) {
     const run = await cli(...args)
     assert.notEqual(run.code, 0, `${args[0]} must fail on PostgreSQL`)
     assert.match(run.stderr, /pg_dump/)
@@ -48,7 +59,9 @@ test('on PostgreSQL, backup and restore refuse and name pg_dump', { skip: isSqli
   assert.ok(!fs.existsSync(out))
 })
 
-test('a backup taken while messages are being sent holds every message acknowledged before it began, and restores', { skip: !isSqlite && 'PostgreSQL run: backups of PostgreSQL are pg_dump’s' }, async () => {
+test('a backup taken while messages are being sent holds every message acknowledged before it began, and restores', {
+  skip: !isSqlite && 'PostgreSQL run: backups of PostgreSQL are pg_dump’s',
+}, async () => {
   const tern = (running = await startTern(env))
   const api = new Client(tern.url)
   const ann = await register(api, 'backup_ann')
@@ -86,10 +99,13 @@ test('a backup taken while messages are being sent holds every message acknowled
   let lastInBackup = 0
   try {
     assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok')
-    const stored = new Map((copy.prepare('select id, content from messages').all() as { id: number; content: string }[]).map((row) => [row.id, row.content]))
+    const stored = new Map(
+      (copy.prepare('select id, content from messages').all() as { id: number; content: string }[]).map((row) => [row.id, row.content]),
+    )
     const before = acknowledged.slice(0, acknowledgedBefore)
     assert.ok(before.length >= 50)
-    for (const message of before) assert.equal(stored.get(message.id), message.content, `message ${message.id} acknowledged before the backup`)
+    for (const message of before)
+      assert.equal(stored.get(message.id), message.content, `message ${message.id} acknowledged before the backup`)
     // and nothing half-written: every stored message of the chat is one that was acknowledged
     const known = new Map(acknowledged.map((message) => [message.id, message.content]))
     for (const [id, content] of stored) if (content.startsWith('message ')) assert.equal(known.get(id), content)

@@ -29,7 +29,14 @@ const SOON_MS = 1500
 
 const dataDir = tempDir()
 const database = await createTestDatabase(dataDir)
-const env = { DATA_DIR: dataDir, DATABASE_URL: database.url, LOG_LEVEL: 'error', REGISTER_RATE_LIMIT: '1000/60', WRITE_RATE_LIMIT_USER: '1000000/60', WRITE_RATE_LIMIT_IP: '1000000/60' }
+const env = {
+  DATA_DIR: dataDir,
+  DATABASE_URL: database.url,
+  LOG_LEVEL: 'error',
+  REGISTER_RATE_LIMIT: '1000/60',
+  WRITE_RATE_LIMIT_USER: '1000000/60',
+  WRITE_RATE_LIMIT_IP: '1000000/60',
+}
 let running: TernProcess | null = null
 after(async () => {
   running?.child.kill('SIGKILL')
@@ -46,12 +53,17 @@ interface Acked {
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
 
-test('acknowledged sends, uploads and scheduled messages survive kill -9, three times; seqs go on without gaps', { timeout: 600_000 }, async () => {
+test('acknowledged sends, uploads and scheduled messages survive kill -9, three times; seqs go on without gaps', {
+  timeout: 600_000,
+}, async () => {
   let tern = (running = await startTern(env))
   const anonymous = new Client(tern.url)
   const users: { id: number; token: string }[] = []
   for (let i = 0; i < USERS; i++) {
-    const res = await anonymous.post(`${V2}/auth/register`, { username: `crash_${i}_${randomBytes(3).toString('hex')}`, password: 'crash test password' })
+    const res = await anonymous.post(`${V2}/auth/register`, {
+      username: `crash_${i}_${randomBytes(3).toString('hex')}`,
+      password: 'crash test password',
+    })
     assert.equal(res.status, 201, res.text)
     users.push({ id: res.body.data.user.user_id, token: res.body.data.session_token })
   }
@@ -75,10 +87,23 @@ test('acknowledged sends, uploads and scheduled messages survive kill -9, three 
     assert.equal(up.status, 200)
     uploads.push({ id: ((await up.json()) as { data: { id: number } }).data.id, token: users[0].token, sha: sha256(bytes) })
     const api0 = new Client(url).as(users[0].token)
-    const far = await api0.post(`${V2}/messages/send`, { receiver_id: users[1].id, content: `far ${round}`, scheduled_at: new Date(Date.now() + 3600_000).toISOString() })
+    const far = await api0.post(`${V2}/messages/send`, {
+      receiver_id: users[1].id,
+      content: `far ${round}`,
+      scheduled_at: new Date(Date.now() + 3600_000).toISOString(),
+    })
     assert.equal(far.status, 200, far.text)
-    scheduledFar.push({ scheduledId: far.body.data.scheduled_id, chatId: far.body.data.chat_id, token: users[1].token, content: `far ${round}` })
-    const soon = await api0.post(`${V2}/messages/send`, { receiver_id: users[1].id, content: `soon ${round}`, scheduled_at: new Date(Date.now() + SOON_MS).toISOString() })
+    scheduledFar.push({
+      scheduledId: far.body.data.scheduled_id,
+      chatId: far.body.data.chat_id,
+      token: users[1].token,
+      content: `far ${round}`,
+    })
+    const soon = await api0.post(`${V2}/messages/send`, {
+      receiver_id: users[1].id,
+      content: `soon ${round}`,
+      scheduled_at: new Date(Date.now() + SOON_MS).toISOString(),
+    })
     assert.equal(soon.status, 200, soon.text)
     scheduledSoon.push({ chatId: soon.body.data.chat_id, token: users[1].token, content: `soon ${round}` })
 
@@ -191,14 +216,19 @@ test('acknowledged sends, uploads and scheduled messages survive kill -9, three 
       const sender = users[0]
       const list = await new Client(url).as(sender.token).get(`${V2}/messages/scheduled`, { query: { chat_id: String(far.chatId) } })
       assert.equal(list.status, 200)
-      assert.ok(list.body.items.some((item: { content: string }) => item.content === far.content), `scheduled "${far.content}" is still pending`)
+      assert.ok(
+        list.body.items.some((item: { content: string }) => item.content === far.content),
+        `scheduled "${far.content}" is still pending`,
+      )
     }
     // those due meanwhile are delivered once the restarted server runs the job: at start, or once
     // the killed instance's lease on it has run out (15 s)
     for (const soon of scheduledSoon.slice(-1)) {
       let contents: string[] = []
       for (let i = 0; i < 300; i++) {
-        const history = await new Client(url).as(soon.token).get(`${V2}/chat/history`, { query: { chat_id: String(soon.chatId), per_page: '100' } })
+        const history = await new Client(url)
+          .as(soon.token)
+          .get(`${V2}/chat/history`, { query: { chat_id: String(soon.chatId), per_page: '100' } })
         contents = history.body.items.map((item: { content: string }) => item.content)
         if (contents.includes(soon.content)) break
         await new Promise((resolve) => setTimeout(resolve, 100))
@@ -208,10 +238,15 @@ test('acknowledged sends, uploads and scheduled messages survive kill -9, three 
   }
 
   // both ways of sending were acknowledged under the kills
-  assert.ok(socketAcks > 0 && acked.length - socketAcks > 0, `acknowledged: ${acked.length - socketAcks} over HTTP, ${socketAcks} over the socket`)
+  assert.ok(
+    socketAcks > 0 && acked.length - socketAcks > 0,
+    `acknowledged: ${acked.length - socketAcks} over HTTP, ${socketAcks} over the socket`,
+  )
 
   // and the server goes on: a send after the last restart takes the next seq
-  const after = await new Client(tern.url).as(users[0].token).post(`${V2}/messages/send`, { receiver_id: users[1].id, content: 'after the crashes' })
+  const after = await new Client(tern.url)
+    .as(users[0].token)
+    .post(`${V2}/messages/send`, { receiver_id: users[1].id, content: 'after the crashes' })
   assert.equal(after.status, 200)
   assert.ok(after.body.data.message_id > Math.max(...acked.map((message) => message.id)))
   tern.child.kill('SIGTERM')

@@ -14,7 +14,10 @@ const root = path.resolve(import.meta.dirname, '../..')
 
 /** The PIDs of a process's children. */
 const childrenOf = (pid: number) =>
-  execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').map(Number).filter(Boolean)
+  execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+    .split('\n')
+    .map(Number)
+    .filter(Boolean)
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0)

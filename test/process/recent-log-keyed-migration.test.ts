@@ -21,7 +21,12 @@ async function shape() {
 }
 
 const logged = () =>
-  db.selectFrom('recent_updates').select(['user_id', 'seq', 'type', 'data', 'message_id', 'created_at']).orderBy('user_id').orderBy('seq').execute()
+  db
+    .selectFrom('recent_updates')
+    .select(['user_id', 'seq', 'type', 'data', 'message_id', 'created_at'])
+    .orderBy('user_id')
+    .orderBy('seq')
+    .execute()
 
 test('rows waiting in the recent log survive the rebuild up and down, and the key holds', { skip }, async () => {
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
@@ -44,7 +49,10 @@ test('rows waiting in the recent log survive the rebuild up and down, and the ke
   assert.ok(keyed.definition.includes('primary key (user_id, seq)'), keyed.definition)
   assert.deepEqual(await logged(), expected)
   await assert.rejects(
-    db.insertInto('recent_updates').values({ ...rows[0], message_id: 99 }).execute(),
+    db
+      .insertInto('recent_updates')
+      .values({ ...rows[0], message_id: 99 })
+      .execute(),
     /UNIQUE|PRIMARY KEY/i,
     'a second row for the same user and seq',
   )

@@ -22,7 +22,8 @@ async function definition() {
   return rows[0].sql.toLowerCase()
 }
 const hasCounters = async () =>
-  (await sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'table' and name = 'update_seqs'`.execute(db)).rows[0].n === 1
+  (await sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'table' and name = 'update_seqs'`.execute(db)).rows[0]
+    .n === 1
 
 const columns = ['user_id', 'seq', 'type', 'data', 'message_id', 'message_ids', 'created_at'] as const
 const logged = () => db.selectFrom('recent_updates').select(columns).orderBy('user_id').orderBy('seq').execute()
@@ -33,11 +34,21 @@ test('waiting rows survive both ways in seq order, and the counters continue eve
   assert.equal(await hasCounters(), false, 'positive control: no counters on SQLite before')
   const now = Date.now()
   const [ann, ben, cy, dee] = await plantUsers(db, ['ann', 'ben', 'cy', 'dee'], now)
-  const row = (user_id: number, seq: number, message_id: number | null, message_ids: string | null = null) =>
-    ({ user_id, seq, type: 'message.new', data: null, message_id, message_ids, created_at: now })
+  const row = (user_id: number, seq: number, message_id: number | null, message_ids: string | null = null) => ({
+    user_id,
+    seq,
+    type: 'message.new',
+    data: null,
+    message_id,
+    message_ids,
+    created_at: now,
+  })
   // ann: seqs 1-2 moved, 3 and the run 4-5 waiting; ben: only waiting rows; cy: only moved ones;
   // dee: nothing; and a waiting row of a user deleted outside the server
-  await db.insertInto('updates').values([row(ann, 1, 10), row(ann, 2, 11), row(cy, 9, 12)]).execute()
+  await db
+    .insertInto('updates')
+    .values([row(ann, 1, 10), row(ann, 2, 11), row(cy, 9, 12)])
+    .execute()
   const waiting = [row(ben, 7, 20), row(ann, 3, 13), row(ben, 8, 21), row(ann, 5, null, '[14,15]'), row(2_000_000_000, 4, 30)]
   await db.insertInto('recent_updates').values(waiting).execute()
   const byKey = [...waiting].sort((a, b) => a.user_id - b.user_id || a.seq - b.seq)
@@ -50,7 +61,11 @@ test('waiting rows survive both ways in seq order, and the counters continue eve
   const ids = await db.selectFrom('recent_updates').select(['id', 'user_id', 'seq']).orderBy('id').execute()
   for (const user of [ann, ben]) {
     const seqs = ids.filter((r) => r.user_id === user).map((r) => r.seq)
-    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), `user ${user}'s rows in seq order`)
+    assert.deepEqual(
+      seqs,
+      [...seqs].sort((a, b) => a - b),
+      `user ${user}'s rows in seq order`,
+    )
   }
   const counters = await db.selectFrom('update_seqs').select(['user_id', 'seq']).orderBy('user_id').execute()
   assert.deepEqual(counters, [
@@ -70,9 +85,19 @@ test('waiting rows survive both ways in seq order, and the counters continue eve
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
   assert.ok((await definition()).includes('without rowid'), 'keyed again')
   assert.equal(await hasCounters(), false, 'the counters are gone: the seq is read off the logs again')
-  const chatUpdated = (user_id: number, seq: number) => ({ user_id, seq, type: 'chat.updated', data: '{}', message_id: null, message_ids: null, created_at: now })
+  const chatUpdated = (user_id: number, seq: number) => ({
+    user_id,
+    seq,
+    type: 'chat.updated',
+    data: '{}',
+    message_id: null,
+    message_ids: null,
+    created_at: now,
+  })
   assert.deepEqual(
     await logged(),
-    [...byKey, chatUpdated(ann, 6), chatUpdated(ben, 9), chatUpdated(cy, 10), chatUpdated(dee, 1)].sort((a, b) => a.user_id - b.user_id || a.seq - b.seq),
+    [...byKey, chatUpdated(ann, 6), chatUpdated(ben, 9), chatUpdated(cy, 10), chatUpdated(dee, 1)].sort(
+      (a, b) => a.user_id - b.user_id || a.seq - b.seq,
+    ),
   )
 })

@@ -21,7 +21,15 @@ test('duplicate pending rows go, the rest stay, and a second pending row with th
     .executeTakeFirstOrThrow()
   await db
     .insertInto('messages')
-    .values({ chat_id: chat.id, seq: 1, sender_id: ann, receiver_id: ben, content: 'sent', client_message_id: 'delivered', created_at: now } as never)
+    .values({
+      chat_id: chat.id,
+      seq: 1,
+      sender_id: ann,
+      receiver_id: ben,
+      content: 'sent',
+      client_message_id: 'delivered',
+      created_at: now,
+    } as never)
     .execute()
   const pending = (sender: number, clientId: string | null, content: string) => ({
     chat_id: chat.id,
@@ -45,16 +53,31 @@ test('duplicate pending rows go, the rest stay, and a second pending row with th
 
   assert.equal((await migrator.migrateToLatest()).error, undefined)
   const left = await db.selectFrom('scheduled_messages').select(['sender_id', 'client_message_id', 'payload']).orderBy('id').execute()
-  const contents = left.map((row) => [row.sender_id, row.client_message_id, (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload).content])
+  const contents = left.map((row) => [
+    row.sender_id,
+    row.client_message_id,
+    (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload).content,
+  ])
   assert.deepEqual(contents, [
     [ann, 'twice', 'first'],
     [ben, 'twice', 'another sender'],
     [ann, null, 'no id'],
     [ann, null, 'no id either'],
   ])
-  await assert.rejects(db.insertInto('scheduled_messages').values(pending(ann, 'twice', 'again') as never).execute())
-  await db.insertInto('scheduled_messages').values(pending(ann, null, 'no id, once more') as never).execute()
+  await assert.rejects(
+    db
+      .insertInto('scheduled_messages')
+      .values(pending(ann, 'twice', 'again') as never)
+      .execute(),
+  )
+  await db
+    .insertInto('scheduled_messages')
+    .values(pending(ann, null, 'no id, once more') as never)
+    .execute()
 
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-  await db.insertInto('scheduled_messages').values(pending(ann, 'twice', 'allowed again going down') as never).execute()
+  await db
+    .insertInto('scheduled_messages')
+    .values(pending(ann, 'twice', 'allowed again going down') as never)
+    .execute()
 })

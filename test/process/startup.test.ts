@@ -40,7 +40,10 @@ test('PAYMENT_PROVIDER=test is refused at start-up with NODE_ENV=production, one
 })
 
 test('the payment provider is announced at start-up: test warns that it takes no money, none warns that nothing can be bought', async () => {
-  for (const [env, said] of [[{ PAYMENT_PROVIDER: 'test' }, /PAYMENT_PROVIDER=test: every premium order is paid at once/], [{}, /PAYMENT_PROVIDER is not set: premium cannot be bought/]] as const) {
+  for (const [env, said] of [
+    [{ PAYMENT_PROVIDER: 'test' }, /PAYMENT_PROVIDER=test: every premium order is paid at once/],
+    [{}, /PAYMENT_PROVIDER is not set: premium cannot be bought/],
+  ] as const) {
     const tern = await startTern({ DATA_DIR: dataDir, DATABASE_URL: database.url, ...env })
     tern.child.kill('SIGTERM')
     assert.equal(await tern.exited, 0)

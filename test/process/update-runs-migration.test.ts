@@ -31,11 +31,21 @@ test('runs of message.new go back to one row per entry, single rows stay, and th
     .execute()
   if (sqlite) {
     // ben's seqs 6-7 in the recent log
-    await db.insertInto('recent_updates').values({ ...single, user_id: ben, seq: 7, message_id: null, message_ids: '[20,21]' }).execute()
+    await db
+      .insertInto('recent_updates')
+      .values({ ...single, user_id: ben, seq: 7, message_id: null, message_ids: '[20,21]' })
+      .execute()
   }
 
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-  const entry = (user_id: number, seq: number, message_id: number) => ({ user_id, seq, type: 'message.new', data: null, message_id, created_at: now })
+  const entry = (user_id: number, seq: number, message_id: number) => ({
+    user_id,
+    seq,
+    type: 'message.new',
+    data: null,
+    message_id,
+    created_at: now,
+  })
   if (sqlite) {
     assert.deepEqual(await logged('updates'), [
       entry(ann, 1, 10),

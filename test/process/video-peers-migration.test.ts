@@ -20,7 +20,16 @@ test('sockets open before the migration still count down on their leaves; new on
   const [ann, ben] = await plantUsers(db, ['ann', 'ben'], now)
   const room = await db
     .insertInto('video_calls')
-    .values({ room_id: 'roomroomroomroom', creator_id: ann, call_id: null, call_type: 'video', status: 'active', started_at: now, last_activity_at: now, participant_count: 2 })
+    .values({
+      room_id: 'roomroomroomroom',
+      creator_id: ann,
+      call_id: null,
+      call_type: 'video',
+      status: 'active',
+      started_at: now,
+      last_activity_at: now,
+      participant_count: 2,
+    })
     .returning('id')
     .executeTakeFirstOrThrow()
   // ann had two sockets open and ben one when the server stopped for the upgrade
@@ -34,9 +43,15 @@ test('sockets open before the migration still count down on their leaves; new on
   assert.equal((await migrator.migrateToLatest()).error, undefined)
 
   const ctx = { db, clock: { now: () => now }, config: { dialect: handle.dialect } } as unknown as AppContext
-  const report = (user_id: number, event: 'join' | 'leave', peer_id: string) => reportFromVideo(ctx, { event, room_id: 'roomroomroomroom', user_id, peer_id, at: now })
+  const report = (user_id: number, event: 'join' | 'leave', peer_id: string) =>
+    reportFromVideo(ctx, { event, room_id: 'roomroomroomroom', user_id, peer_id, at: now })
   const state = async (user: number) => {
-    const row = await db.selectFrom('video_call_participants').select(['connections', 'left_at']).where('call_id', '=', room.id).where('user_id', '=', user).executeTakeFirstOrThrow()
+    const row = await db
+      .selectFrom('video_call_participants')
+      .select(['connections', 'left_at'])
+      .where('call_id', '=', room.id)
+      .where('user_id', '=', user)
+      .executeTakeFirstOrThrow()
     return [row.connections, row.left_at === null ? 'in' : 'left']
   }
 
@@ -59,7 +74,14 @@ test('sockets open before the migration still count down on their leaves; new on
 
   // down and up again
   assert.equal((await migrator.migrateTo(BEFORE)).error, undefined)
-  await assert.rejects(db.selectFrom('video_call_peers' as any).selectAll().execute(), /video_call_peers/, 'the table is gone')
+  await assert.rejects(
+    db
+      .selectFrom('video_call_peers' as any)
+      .selectAll()
+      .execute(),
+    /video_call_peers/,
+    'the table is gone',
+  )
   assert.deepEqual(await state(ben), [0, 'left'])
   assert.equal((await migrator.migrateToLatest()).error, undefined)
   assert.deepEqual(await db.selectFrom('video_call_peers').selectAll().execute(), [])

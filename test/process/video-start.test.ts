@@ -27,10 +27,18 @@ const getJson = async (url: string) => {
 
 test('the main process runs the video service on VIDEO_PORT and proxies its configuration', { timeout: 90_000 }, async () => {
   const videoPort = await freePort()
-  const tern = await startTern({ DATA_DIR: dataDir, DATABASE_URL: database.url, VIDEO_PORT: String(videoPort), STUN_URLS: 'stun:127.0.0.1:3478' })
+  const tern = await startTern({
+    DATA_DIR: dataDir,
+    DATABASE_URL: database.url,
+    VIDEO_PORT: String(videoPort),
+    STUN_URLS: 'stun:127.0.0.1:3478',
+  })
   try {
     const direct = await getJson(`http://127.0.0.1:${videoPort}/video/integration/config`)
-    assert.deepEqual(direct, { status: 200, body: { success: true, data: { ice_servers: [{ urls: ['stun:127.0.0.1:3478'] }], ttl_seconds: 0 } } })
+    assert.deepEqual(direct, {
+      status: 200,
+      body: { success: true, data: { ice_servers: [{ urls: ['stun:127.0.0.1:3478'] }], ttl_seconds: 0 } },
+    })
     assert.deepEqual(await getJson(`${tern.url}/video/integration/config`), direct)
     // the secret was generated into DATA_DIR, where a separate video process would find it
     assert.ok(fs.existsSync(path.join(dataDir, 'video.secret')))
@@ -46,7 +54,15 @@ test('start:video runs alone without a database; a main process with VIDEO_URL u
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/video/main.ts')], {
     cwd: root,
     // no DATABASE_URL, and a DATA_DIR with no database in it
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: videoDir, VIDEO_PORT: String(videoPort), VIDEO_HOST: '127.0.0.1', VIDEO_SECRET: 'a video secret shared by both processes, 32+ chars', LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      DATA_DIR: videoDir,
+      VIDEO_PORT: String(videoPort),
+      VIDEO_HOST: '127.0.0.1',
+      VIDEO_SECRET: 'a video secret shared by both processes, 32+ chars',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''
@@ -57,7 +73,13 @@ test('start:video runs alone without a database; a main process with VIDEO_URL u
     const deadline = Date.now() + 30_000
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the video service exited:\n${output}`)
-      if (await fetch(`http://127.0.0.1:${videoPort}/health`).then((r) => r.ok, () => false)) break
+      if (
+        await fetch(`http://127.0.0.1:${videoPort}/health`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break
       if (Date.now() > deadline) throw new Error(`the video service did not answer in 30 s:\n${output}`)
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
@@ -77,7 +99,9 @@ test('start:video runs alone without a database; a main process with VIDEO_URL u
       const token = (await register.json()).data.session_token
       const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
       const room = (await (await fetch(`${tern.url}/api.v2/api/calls/rooms`, { method: 'POST', headers: auth, body: '{}' })).json()).data
-      const joined = (await (await fetch(`${tern.url}/api.v2/api/calls/rooms/${room.room_id}/join`, { method: 'POST', headers: auth, body: '{}' })).json()).data
+      const joined = (
+        await (await fetch(`${tern.url}/api.v2/api/calls/rooms/${room.room_id}/join`, { method: 'POST', headers: auth, body: '{}' })).json()
+      ).data
       assert.equal(joined.signaling_url, `ws://127.0.0.1:${videoPort}/signal`)
       // the separate video process takes the main process's ticket
       const { client, joined: frame } = await SignalClient.join(joined.signaling_url, room.room_id, joined.ticket)

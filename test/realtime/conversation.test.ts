@@ -47,7 +47,10 @@ const logged = (socket: TestSocket) => socket.received.filter((f): f is Frame & 
 
 /** Waits until the socket has received the frame with this seq. */
 const reaches = (socket: TestSocket, seq: number) =>
-  waitFor(async () => (logged(socket).some((f) => f.seq === seq) ? true : undefined), { timeoutMs: 5000, message: `seq ${seq} on the socket` })
+  waitFor(async () => (logged(socket).some((f) => f.seq === seq) ? true : undefined), {
+    timeoutMs: 5000,
+    message: `seq ${seq} on the socket`,
+  })
 
 /**
  * Every logged frame the socket received is exactly the log after `since` (its ready seq, or the
@@ -56,10 +59,18 @@ const reaches = (socket: TestSocket, seq: number) =>
  */
 function assertSameAsLog(socket: TestSocket, since: number, log: Update[], what: string) {
   const got = logged(socket)
-  const summary = (f: { type: string; seq: number; data: any }) => [f.seq, f.type, f.data?.message?.message_id ?? f.data?.message_id ?? null]
+  const summary = (f: { type: string; seq: number; data: any }) => [
+    f.seq,
+    f.type,
+    f.data?.message?.message_id ?? f.data?.message_id ?? null,
+  ]
   assert.deepEqual(got.map(summary), log.map(summary), what)
   const seqs = got.map((f) => f.seq)
-  assert.deepEqual(seqs, seqs.map((_, i) => since + 1 + i), `${what}: contiguous from ${since}`)
+  assert.deepEqual(
+    seqs,
+    seqs.map((_, i) => since + 1 + i),
+    `${what}: contiguous from ${since}`,
+  )
 }
 
 test('two users on two instances go through every messaging endpoint; every device gets every event once, in order, across a drop-out and a switch of instance', async () => {
@@ -123,27 +134,58 @@ test('two users on two instances go through every messaging endpoint; every devi
   const aliceLog = await logAfter(aliceTwo, start.alice)
   const bobLog = await logAfter(bobOne, start.bob)
   for (const socket of [laptop.socket, tablet.socket, back]) await reaches(socket, socket === laptop.socket ? aliceLog.seq : bobLog.seq)
-  assertSameAsLog(laptop.socket, start.alice, aliceLog.items, 'alice\'s laptop (instance one)')
-  assertSameAsLog(tablet.socket, start.bob, bobLog.items, 'bob\'s tablet (instance one)')
-  assertSameAsLog(phone.socket, phoneStart, bobLog.items.filter((u) => u.seq <= phoneLast), 'bob\'s phone before it dropped (instance two)')
-  assertSameAsLog(back, phoneLast, bobLog.items.filter((u) => u.seq > phoneLast), 'bob\'s phone after resuming on instance one')
+  assertSameAsLog(laptop.socket, start.alice, aliceLog.items, "alice's laptop (instance one)")
+  assertSameAsLog(tablet.socket, start.bob, bobLog.items, "bob's tablet (instance one)")
+  assertSameAsLog(
+    phone.socket,
+    phoneStart,
+    bobLog.items.filter((u) => u.seq <= phoneLast),
+    "bob's phone before it dropped (instance two)",
+  )
+  assertSameAsLog(
+    back,
+    phoneLast,
+    bobLog.items.filter((u) => u.seq > phoneLast),
+    "bob's phone after resuming on instance one",
+  )
 
   // the log holds what each side should see: bob never hears of alice's save, alice not of bob's delete for me
   const types = (log: Update[]) => log.map((u) => u.type)
   // (a reply reads what it answers: alice's reply, and bob's "bye", each log a message.read first)
   const conversation = [
-    'message.new', 'message.read', 'message.new', 'message.edited', 'reaction.updated', 'reaction.updated', 'reaction.updated',
-    'message.read', 'message.new', 'message.new', 'message.new', 'message.new', 'message.deleted',
+    'message.new',
+    'message.read',
+    'message.new',
+    'message.edited',
+    'reaction.updated',
+    'reaction.updated',
+    'reaction.updated',
+    'message.read',
+    'message.new',
+    'message.new',
+    'message.new',
+    'message.new',
+    'message.deleted',
   ]
-  assert.deepEqual(types(bobLog.items).filter((t) => t !== 'chat.updated'), [...conversation, 'message.deleted', 'message.new', 'message.read', 'message.new'])
-  assert.deepEqual(types(aliceLog.items).filter((t) => t !== 'chat.updated'), [...conversation, 'message.new', 'message.read', 'message.new'])
+  assert.deepEqual(
+    types(bobLog.items).filter((t) => t !== 'chat.updated'),
+    [...conversation, 'message.deleted', 'message.new', 'message.read', 'message.new'],
+  )
+  assert.deepEqual(
+    types(aliceLog.items).filter((t) => t !== 'chat.updated'),
+    [...conversation, 'message.new', 'message.read', 'message.new'],
+  )
   const bobDeletes = bobLog.items.filter((u) => u.type === 'message.deleted').map((u) => u.data)
   assert.deepEqual(bobDeletes, [
     { chat_id: chatId, message_id: missed[0].message_id, deleted_for_all: true },
     { chat_id: chatId, message_id: missed[1].message_id, deleted_for_all: false },
   ])
   const news = bobLog.items.filter((u) => u.type === 'message.new').map((u) => u.data.message.content)
-  assert.deepEqual(news, ['hi Alice!', 'hi Bob', '', 'while you were away 2', 'hi Alice!', 'hi Alice!', 'on time', 'bye'], 'a message deleted for everyone is blank in the log too')
+  assert.deepEqual(
+    news,
+    ['hi Alice!', 'hi Bob', '', 'while you were away 2', 'hi Alice!', 'hi Alice!', 'on time', 'bye'],
+    'a message deleted for everyone is blank in the log too',
+  )
 
   // and the chat reads the same from both sides, through either instance (bob hid one for himself)
   const historyOf = async (api: Client) =>
@@ -152,6 +194,9 @@ test('two users on two instances go through every messaging endpoint; every devi
   assert.deepEqual(await historyOf(bobOne), ['bye', 'on time', 'hi Alice!', 'hi Alice!', 'hi Bob', 'hi Alice!'])
   assert.equal(bye.chat_id, chatId)
   const saved = (await laptop.api.get(`${V2}/saved`)).body.items as any[]
-  assert.deepEqual(saved.map((s) => s.message_id ?? s.message?.message_id), [hi.message_id])
+  assert.deepEqual(
+    saved.map((s) => s.message_id ?? s.message?.message_id),
+    [hi.message_id],
+  )
   assert.ok(scheduled.data.message.message_id > missed[1].message_id)
 })

@@ -7,7 +7,7 @@ const server = await startTestServer()
 const V2 = '/api.v2/api'
 const connect = (token: string, via: 'header' | 'query' = 'header') => TestSocket.connect(server.url, token, via)
 
-test('a message reaches the receiver and the sender\'s other device, with their own seqs', async () => {
+test("a message reaches the receiver and the sender's other device, with their own seqs", async () => {
   const [alice, bob] = [await server.registerUser(), await server.registerUser()]
   const bobSocket = await connect(bob.token)
   const aliceLogin = await server.api.post(`${V2}/auth/login`, { login: alice.username, password: alice.password })
@@ -27,7 +27,10 @@ test('every device of a user gets every event once, in order', async () => {
   for (const device of devices) {
     await device.next('message.new')
     const frames = [{ seq: 1 }, ...(await device.drain('message.new', 300))]
-    assert.deepEqual(frames.map((f) => f.seq), Array.from({ length: 20 }, (_, i) => i + 1))
+    assert.deepEqual(
+      frames.map((f) => f.seq),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    )
   }
 })
 
@@ -35,9 +38,10 @@ test('a socket opened while messages flow says ready first, then only what follo
   const [alice, bob] = [await server.registerUser(), await server.registerUser()]
   await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'first' })
   let sent = 0
-  await assertOpeningsInOrder(() => connect(bob.token), [
-    () => alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${++sent}` }),
-  ])
+  await assertOpeningsInOrder(
+    () => connect(bob.token),
+    [() => alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${++sent}` })],
+  )
 })
 
 test('resume after a disconnect replays exactly what was missed, in order, then continues live', async () => {
@@ -52,8 +56,14 @@ test('resume after a disconnect replays exactly what was missed, in order, then 
   const second = await connect(bob.token)
   second.send({ type: 'resume', seq: seen.seq })
   const replayed = [await second.next('message.new'), await second.next('message.new'), await second.next('message.new')]
-  assert.deepEqual(replayed.map((f) => f.data.message.content), ['missed 1', 'missed 2', 'missed 3'])
-  assert.deepEqual(replayed.map((f) => f.seq), [2, 3, 4])
+  assert.deepEqual(
+    replayed.map((f) => f.data.message.content),
+    ['missed 1', 'missed 2', 'missed 3'],
+  )
+  assert.deepEqual(
+    replayed.map((f) => f.seq),
+    [2, 3, 4],
+  )
   await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'live again' })
   const live = await second.next('message.new')
   assert.equal(live.seq, 5)

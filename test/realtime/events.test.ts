@@ -30,13 +30,19 @@ test('delete for me: message.deleted reaches all my devices, with seqs, and noth
     assert.deepEqual(frame.data, { chat_id: m.chat_id, message_id: m.message_id, deleted_for_all: false })
   }
   await assertNone(bobSocket, 'message.deleted')
-  assert.deepEqual(bobSocket.frames.filter((f) => f.type !== 'presence'), [], 'the peer gets no frame at all')
+  assert.deepEqual(
+    bobSocket.frames.filter((f) => f.type !== 'presence'),
+    [],
+    'the peer gets no frame at all',
+  )
   // control: the peer's socket does get message.deleted when it concerns them
   const both = await send(alice, bob, 'for both')
-  await assertDelivered(bobSocket, 'message.deleted', () => alice.api.delete(`${V2}/messages/${both.message_id}`, { query: { for_all: 'true' } }))
+  await assertDelivered(bobSocket, 'message.deleted', () =>
+    alice.api.delete(`${V2}/messages/${both.message_id}`, { query: { for_all: 'true' } }),
+  )
 })
 
-test('delete for all: every member\'s devices get message.deleted with deleted_for_all true', async () => {
+test("delete for all: every member's devices get message.deleted with deleted_for_all true", async () => {
   const [alice, bob] = await users(2)
   const m = await send(alice, bob, 'retract')
   const [laptop, phone, bobSocket] = [await connect(alice), await device(alice), await connect(bob)]
@@ -49,7 +55,9 @@ test('delete for all: every member\'s devices get message.deleted with deleted_f
   for (const socket of [laptop, phone, bobSocket]) await assertNone(socket, 'message.deleted', 100, 'second message.deleted')
   // control: a second deletion does reach every device
   const next = await send(alice, bob, 'and this')
-  await assertDelivered([laptop, phone, bobSocket], 'message.deleted', () => alice.api.delete(`${V2}/messages/${next.message_id}`, { query: { for_all: 'true' } }))
+  await assertDelivered([laptop, phone, bobSocket], 'message.deleted', () =>
+    alice.api.delete(`${V2}/messages/${next.message_id}`, { query: { for_all: 'true' } }),
+  )
 })
 
 // ---------------------------------------------------------------- message.edited
@@ -108,17 +116,20 @@ test('reaction: both members get reaction.updated with the aggregated map', asyn
   for (const socket of [aliceSocket, bobSocket]) {
     const frames = [await socket.next('reaction.updated'), await socket.next('reaction.updated'), await socket.next('reaction.updated')]
     assert.ok(frames.every((f) => typeof f.seq === 'number'))
-    assert.deepEqual(frames.map((f) => f.data), [
-      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '🎉': 1 } },
-      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '🎉': 2 } },
-      { chat_id: m.chat_id, message_id: m.message_id, reactions: { '🎉': 1 } },
-    ])
+    assert.deepEqual(
+      frames.map((f) => f.data),
+      [
+        { chat_id: m.chat_id, message_id: m.message_id, reactions: { '🎉': 1 } },
+        { chat_id: m.chat_id, message_id: m.message_id, reactions: { '🎉': 2 } },
+        { chat_id: m.chat_id, message_id: m.message_id, reactions: { '🎉': 1 } },
+      ],
+    )
   }
 })
 
 // ---------------------------------------------------------------- typing
 
-test('typing is ephemeral: the peer gets it without seq, the typer\'s devices do not, the log has none', async () => {
+test("typing is ephemeral: the peer gets it without seq, the typer's devices do not, the log has none", async () => {
   const [alice, bob] = await users(2)
   const m = await send(alice, bob, 'hey')
   const [aliceSocket, aliceOther, bobSocket] = [await connect(alice), await device(alice), await connect(bob)]
@@ -137,12 +148,14 @@ test('typing is ephemeral: the peer gets it without seq, the typer\'s devices do
   assert.deepEqual(stopped.data, { chat_id: m.chat_id, user_id: alice.id, is_typing: false })
 
   await assertNone(aliceSocket, 'typing', 200, 'typing echo to the typer')
-  await assertNone(aliceOther, 'typing', 0, 'typing echo to the typer\'s other device')
+  await assertNone(aliceOther, 'typing', 0, "typing echo to the typer's other device")
   const log = await updates(bob)
   assert.equal(log.seq, bobSeq, 'typing does not take a seq')
   assert.ok(log.items.every((u) => u.type !== 'typing'))
   // control: alice's devices do get typing, from bob
-  await assertDelivered([aliceSocket, aliceOther], 'typing', () => bob.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: false }))
+  await assertDelivered([aliceSocket, aliceOther], 'typing', () =>
+    bob.api.post(`${V2}/chat/typing`, { chat_id: m.chat_id, is_typing: false }),
+  )
 })
 
 test('typing refusals: outsider 404, missing is_typing or chat_id 400; nothing is sent', async () => {
@@ -246,7 +259,10 @@ test('presence: first device online, second device silent, last device closing o
     'no presence to users who share no chat',
   )
   const log = await updates(bob)
-  assert.ok(log.items.every((u) => u.type !== 'presence'), 'presence is not in the update log')
+  assert.ok(
+    log.items.every((u) => u.type !== 'presence'),
+    'presence is not in the update log',
+  )
   // control for the two silences above: the next first device is heard again
   const [again] = await assertDelivered(bobSocket, 'presence', () => device(alice))
   assert.equal(again.data.is_online, true)
@@ -254,20 +270,23 @@ test('presence: first device online, second device silent, last device closing o
 
 // ---------------------------------------------------------------- delivered_at
 
-test('delivered_at is set once the recipient\'s socket received message.new', async () => {
+test("delivered_at is set once the recipient's socket received message.new", async () => {
   const [alice, bob] = await users(2)
   const bobSocket = await connect(bob)
   const m = await send(alice, bob, 'are you there?')
   await bobSocket.next('message.new')
-  const delivered = await waitFor(async () => {
-    const [mine] = await history(alice, m.chat_id)
-    return mine.delivered_at === null ? undefined : mine.delivered_at
-  }, { timeoutMs: 1000, message: 'delivered_at set' })
+  const delivered = await waitFor(
+    async () => {
+      const [mine] = await history(alice, m.chat_id)
+      return mine.delivered_at === null ? undefined : mine.delivered_at
+    },
+    { timeoutMs: 1000, message: 'delivered_at set' },
+  )
   assert.match(delivered, ISO)
   assert.ok(Date.parse(delivered) >= Date.parse(m.timestamp))
 })
 
-test('delivered_at stays null while the recipient is offline (the sender\'s own devices do not count)', async () => {
+test("delivered_at stays null while the recipient is offline (the sender's own devices do not count)", async () => {
   const [alice, bob] = await users(2)
   const first = await connect(bob)
   const seq = (await updates(bob)).seq
@@ -282,10 +301,13 @@ test('delivered_at stays null while the recipient is offline (the sender\'s own 
   bobSocket.send({ type: 'resume', seq })
   const frame = await bobSocket.next('message.new')
   assert.equal(frame.data.message.message_id, m.message_id)
-  const delivered = await waitFor(async () => {
-    const [mine] = await history(alice, m.chat_id)
-    return mine.delivered_at === null ? undefined : mine.delivered_at
-  }, { timeoutMs: 1000, message: 'delivered_at set after resume' })
+  const delivered = await waitFor(
+    async () => {
+      const [mine] = await history(alice, m.chat_id)
+      return mine.delivered_at === null ? undefined : mine.delivered_at
+    },
+    { timeoutMs: 1000, message: 'delivered_at set after resume' },
+  )
   assert.match(delivered, ISO)
 })
 
@@ -308,11 +330,13 @@ test('chat.updated: deleting the last message for all moves last_message_id back
   await assertNone(bobSocket, 'chat.updated')
   assert.equal(newer.chat_id, first.chat_id)
   // control: deleting the newest one does move it
-  const [frame] = await assertDelivered(bobSocket, 'chat.updated', () => alice.api.delete(`${V2}/messages/${newer.message_id}`, { query: { for_all: true } }))
+  const [frame] = await assertDelivered(bobSocket, 'chat.updated', () =>
+    alice.api.delete(`${V2}/messages/${newer.message_id}`, { query: { for_all: true } }),
+  )
   assert.equal(frame.data.chat_id, first.chat_id)
 })
 
-test('chat.updated: a block and an unblock reach the blocker\'s devices only', async () => {
+test("chat.updated: a block and an unblock reach the blocker's devices only", async () => {
   const [alice, bob] = await users(2)
   const sent = await send(alice, bob, 'hi')
   const [alicePhone, bobSocket] = [await device(alice), await connect(bob)]

@@ -55,73 +55,170 @@ interface Outgoing {
 const text = (value: string, label = 'text'): Outgoing => ({ bytes: Buffer.from(value, 'utf8'), binary: false, label })
 const json = (value: unknown, label = 'json'): Outgoing => text(JSON.stringify(value) ?? 'null', label)
 
-const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'valueOf', 'toString', 'hasOwnProperty', 'isPrototypeOf', '__defineGetter__', '']
-const BOUNDARY_NUMBERS = [0, -0, -1, 1, 0.5, 1.5, -1.5, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), Number.MAX_VALUE, Number.MIN_VALUE, 1e-9, 1e308]
+const PROTOTYPE_NAMES = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'valueOf',
+  'toString',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  '__defineGetter__',
+  '',
+]
+const BOUNDARY_NUMBERS = [
+  0,
+  -0,
+  -1,
+  1,
+  0.5,
+  1.5,
+  -1.5,
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 32,
+  2 ** 53 - 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53),
+  Number.MAX_VALUE,
+  Number.MIN_VALUE,
+  1e-9,
+  1e308,
+]
 const RAW_NUMBERS = ['1e400', '-1e400', '1e-400', '9007199254740993', '00', '-0', '0x10', '1.', '.5', 'NaN', 'Infinity']
 
-const anyString = fc.oneof(fc.string({ maxLength: 30 }), fc.string({ unit: 'grapheme', maxLength: 10 }), fc.constantFrom(...PROTOTYPE_NAMES, 'resume', 'ping', 'RESUME', ' ping', 'ping\u0000', '\ud800', 'message.new', 'pong', 'error'))
+const anyString = fc.oneof(
+  fc.string({ maxLength: 30 }),
+  fc.string({ unit: 'grapheme', maxLength: 10 }),
+  fc.constantFrom(...PROTOTYPE_NAMES, 'resume', 'ping', 'RESUME', ' ping', 'ping\u0000', '\ud800', 'message.new', 'pong', 'error'),
+)
 const anyNumber = fc.oneof(fc.constantFrom(...BOUNDARY_NUMBERS), fc.integer(), fc.double())
 const scalar: fc.Arbitrary<unknown> = fc.oneof(anyString, anyNumber, fc.constantFrom(null, true, false))
-const junk: fc.Arbitrary<unknown> = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.dictionary(anyString, scalar, { maxKeys: 3 }), fc.constantFrom({}, [], { __proto__: { seq: 1 } }))
+const junk: fc.Arbitrary<unknown> = fc.oneof(
+  scalar,
+  fc.array(scalar, { maxLength: 3 }),
+  fc.dictionary(anyString, scalar, { maxKeys: 3 }),
+  fc.constantFrom({}, [], { __proto__: { seq: 1 } }),
+)
 /** chat positions as resume takes them, bent: junk ids, boundary seqs, prototype keys */
 const chats = fc.oneof(
-  fc.dictionary(fc.oneof(fc.constantFrom(String(group.group_id), '1', '0', '-1', '01', '1.5', '9007199254740993', ...PROTOTYPE_NAMES), anyString), fc.oneof(anyNumber, junk), { maxKeys: 4 }),
+  fc.dictionary(
+    fc.oneof(fc.constantFrom(String(group.group_id), '1', '0', '-1', '01', '1.5', '9007199254740993', ...PROTOTYPE_NAMES), anyString),
+    fc.oneof(anyNumber, junk),
+    { maxKeys: 4 },
+  ),
   junk,
 )
 
 const structured: fc.Arbitrary<Outgoing> = fc.oneof(
   // a valid resume: from the start (a replay of alice's events), from the middle, or beyond the log (a reset)
-  fc.record({ type: fc.constant('resume'), seq: fc.constantFrom(0, 1, 2, 3, 2 ** 31, 2 ** 53 - 1), chats: fc.constantFrom({}, { [group.group_id]: 0 }, { [group.group_id]: 1 }, { [group.group_id]: 2 ** 53 - 1 }) }, { requiredKeys: ['type', 'seq'] }).map((frame) => json(frame, 'valid resume')),
+  fc
+    .record(
+      {
+        type: fc.constant('resume'),
+        seq: fc.constantFrom(0, 1, 2, 3, 2 ** 31, 2 ** 53 - 1),
+        chats: fc.constantFrom({}, { [group.group_id]: 0 }, { [group.group_id]: 1 }, { [group.group_id]: 2 ** 53 - 1 }),
+      },
+      { requiredKeys: ['type', 'seq'] },
+    )
+    .map((frame) => json(frame, 'valid resume')),
   // a resume: valid, or with junk seq / chats
-  fc.record({ type: fc.constant('resume'), seq: fc.oneof(anyNumber, junk), chats }, { requiredKeys: ['type'] }).map((frame) => json(frame, 'resume')),
+  fc
+    .record({ type: fc.constant('resume'), seq: fc.oneof(anyNumber, junk), chats }, { requiredKeys: ['type'] })
+    .map((frame) => json(frame, 'resume')),
   // ping with extras, and a type that is not a string
-  fc.record({ type: fc.oneof(fc.constant('ping'), junk), data: junk, seq: junk }, { requiredKeys: ['type'] }).map((frame) => json(frame, 'typed')),
+  fc
+    .record({ type: fc.oneof(fc.constant('ping'), junk), data: junk, seq: junk }, { requiredKeys: ['type'] })
+    .map((frame) => json(frame, 'typed')),
   // unknown and prototype-named types
   fc.record({ type: anyString, extra: junk }, { requiredKeys: ['type'] }).map((frame) => json(frame, 'unknown type')),
   // requests (send, edit, delete, react, read) with bent ids and data, some of them valid
-  fc.record({
-    type: fc.constantFrom('send', 'edit', 'delete', 'react', 'read'),
-    id: fc.oneof(fc.string({ maxLength: 140 }), anyNumber, junk),
-    data: fc.oneof(
-      junk,
-      fc.record({
-        chat_id: fc.oneof(fc.constantFrom(group.group_id), anyNumber, junk),
-        receiver_id: fc.oneof(fc.constantFrom(bob.id, carol.id, alice.id), anyNumber, junk),
-        message_id: fc.oneof(fc.constantFrom(aliceMessage.message_id), anyNumber, junk),
-        content: fc.oneof(anyString, junk),
-        emoji: fc.oneof(fc.constantFrom('👍', null), anyString),
-        for_all: fc.oneof(fc.boolean(), junk),
-        client_message_id: fc.oneof(anyString, junk),
-        reply_to_id: fc.oneof(anyNumber, junk),
-      }, { requiredKeys: [] }),
-    ),
-  }, { requiredKeys: ['type'] }).map((frame) => json(frame, `request ${frame.type}`)),
+  fc
+    .record(
+      {
+        type: fc.constantFrom('send', 'edit', 'delete', 'react', 'read'),
+        id: fc.oneof(fc.string({ maxLength: 140 }), anyNumber, junk),
+        data: fc.oneof(
+          junk,
+          fc.record(
+            {
+              chat_id: fc.oneof(fc.constantFrom(group.group_id), anyNumber, junk),
+              receiver_id: fc.oneof(fc.constantFrom(bob.id, carol.id, alice.id), anyNumber, junk),
+              message_id: fc.oneof(fc.constantFrom(aliceMessage.message_id), anyNumber, junk),
+              content: fc.oneof(anyString, junk),
+              emoji: fc.oneof(fc.constantFrom('👍', null), anyString),
+              for_all: fc.oneof(fc.boolean(), junk),
+              client_message_id: fc.oneof(anyString, junk),
+              reply_to_id: fc.oneof(anyNumber, junk),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+      },
+      { requiredKeys: ['type'] },
+    )
+    .map((frame) => json(frame, `request ${frame.type}`)),
   // JSON that is not an object
   junk.map((value) => json(value, 'not an object')),
   // boundary numbers written as JSON text JavaScript would not produce
-  fc.tuple(fc.constantFrom(...RAW_NUMBERS), fc.constantFrom(...RAW_NUMBERS)).map(([seq, at]) => text(`{"type":"resume","seq":${seq},"chats":{"${group.group_id}":${at}}}`, 'raw numbers')),
+  fc
+    .tuple(fc.constantFrom(...RAW_NUMBERS), fc.constantFrom(...RAW_NUMBERS))
+    .map(([seq, at]) => text(`{"type":"resume","seq":${seq},"chats":{"${group.group_id}":${at}}}`, 'raw numbers')),
 )
 
 const malformed: fc.Arbitrary<Outgoing> = fc.oneof(
   // invalid JSON
-  fc.constantFrom('{', '}', '{"type":', '{"type":"ping"', "{'type':'ping'}", '{"type":"ping",}', 'ping', '', ' ', '\u0000', 'undefined', '{"type":"resume","seq":1}}', '[1,]', '"unterminated').map((value) => text(value, 'invalid JSON')),
+  fc
+    .constantFrom(
+      '{',
+      '}',
+      '{"type":',
+      '{"type":"ping"',
+      "{'type':'ping'}",
+      '{"type":"ping",}',
+      'ping',
+      '',
+      ' ',
+      '\u0000',
+      'undefined',
+      '{"type":"resume","seq":1}}',
+      '[1,]',
+      '"unterminated',
+    )
+    .map((value) => text(value, 'invalid JSON')),
   fc.string({ maxLength: 40 }).map((value) => text(value, 'random text')),
   // huge strings, under and over the payload cap
-  fc.tuple(fc.constantFrom('type', 'seq', 'chats', 'x'), fc.integer({ min: MAX_PAYLOAD - 64, max: MAX_PAYLOAD + 1024 })).map(([key, size]) => text(`{"type":"resume","${key}":"${'a'.repeat(size)}"}`, `huge ${key}`)),
+  fc
+    .tuple(fc.constantFrom('type', 'seq', 'chats', 'x'), fc.integer({ min: MAX_PAYLOAD - 64, max: MAX_PAYLOAD + 1024 }))
+    .map(([key, size]) => text(`{"type":"resume","${key}":"${'a'.repeat(size)}"}`, `huge ${key}`)),
   fc.integer({ min: 1000, max: 20_000 }).map((size) => json({ type: 'x'.repeat(size) }, 'long type')),
   // deep nesting, as arrays, objects and inside a resume
   fc.integer({ min: 100, max: 20_000 }).map((depth) => text(`${'['.repeat(depth)}${']'.repeat(depth)}`, `nested arrays ${depth}`)),
   fc.integer({ min: 100, max: 6_000 }).map((depth) => text(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`, `nested objects ${depth}`)),
-  fc.integer({ min: 100, max: 6_000 }).map((depth) => text(`{"type":"resume","seq":0,"chats":${'{"1":'.repeat(depth)}1${'}'.repeat(depth)}}`, `nested chats ${depth}`)),
+  fc
+    .integer({ min: 100, max: 6_000 })
+    .map((depth) => text(`{"type":"resume","seq":0,"chats":${'{"1":'.repeat(depth)}1${'}'.repeat(depth)}}`, `nested chats ${depth}`)),
   // binary frames: JSON (a frame the server reads as text) and raw bytes
   structured.map((frame) => ({ ...frame, binary: true, label: `binary ${frame.label}` })),
   fc.uint8Array({ maxLength: 64 }).map((bytes) => ({ bytes: Buffer.from(bytes), binary: true, label: 'binary bytes' })),
   // text frames that are not UTF-8: a lone continuation byte, an overlong form, a surrogate half, a truncated sequence
-  fc.tuple(fc.constantFrom(Buffer.from([0x80]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from([0xff])), fc.boolean()).map(([bad, wrapped]) => ({
-    bytes: wrapped ? Buffer.concat([Buffer.from('{"type":"ping","x":"'), bad, Buffer.from('"}')]) : bad,
-    binary: false,
-    label: 'invalid UTF-8',
-  })),
+  fc
+    .tuple(
+      fc.constantFrom(
+        Buffer.from([0x80]),
+        Buffer.from([0xc0, 0xaf]),
+        Buffer.from([0xed, 0xa0, 0x80]),
+        Buffer.from([0xf0, 0x9f, 0x98]),
+        Buffer.from([0xff]),
+      ),
+      fc.boolean(),
+    )
+    .map(([bad, wrapped]) => ({
+      bytes: wrapped ? Buffer.concat([Buffer.from('{"type":"ping","x":"'), bad, Buffer.from('"}')]) : bad,
+      binary: false,
+      label: 'invalid UTF-8',
+    })),
 )
 
 const frame = fc.oneof({ weight: 3, arbitrary: structured }, { weight: 2, arbitrary: malformed })
@@ -144,10 +241,15 @@ function shapeProblem(frame: any): string | null {
   if (validate) return validate(frame) ? null : `a ${frame.type} frame that does not fit its schema: ${ajv.errorsText(validate.errors)}`
   if (frame.type === 'ready') return 'a second ready'
   // the answer to a request that was carried out
-  if (frame.type === 'ack') return (typeof frame.id === 'string' || Number.isSafeInteger(frame.id)) && 'data' in frame ? null : `a malformed ack ${JSON.stringify(frame).slice(0, 200)}`
+  if (frame.type === 'ack')
+    return (typeof frame.id === 'string' || Number.isSafeInteger(frame.id)) && 'data' in frame
+      ? null
+      : `a malformed ack ${JSON.stringify(frame).slice(0, 200)}`
   // one of the user's own events (a valid resume replays them): numbered in the user's log or a chat's
   const numbered = Number.isSafeInteger(frame.seq) || (Number.isSafeInteger(frame.chat_id) && Number.isSafeInteger(frame.chat_seq))
-  return numbered && typeof frame.data === 'object' && frame.data !== null ? null : `an unknown frame ${JSON.stringify(frame).slice(0, 200)}`
+  return numbered && typeof frame.data === 'object' && frame.data !== null
+    ? null
+    : `an unknown frame ${JSON.stringify(frame).slice(0, 200)}`
 }
 
 /** The closes the protocol documents for what was sent (RFC 6455): anything else is a failure. */
@@ -168,7 +270,9 @@ function isUtf8(bytes: Buffer): boolean {
 
 // ---------------------------------------------------------------- the pass
 
-test(`fuzz-frames: ${RUNS} malformed frames get error frames or a documented close, and the socket still answers`, { timeout: Math.max(300_000, RUNS * 100) }, async () => {
+test(`fuzz-frames: ${RUNS} malformed frames get error frames or a documented close, and the socket still answers`, {
+  timeout: Math.max(300_000, RUNS * 100),
+}, async () => {
   // bystanders: another user, and another device of the fuzzing user
   const bystander = await TestSocket.connect(server.url, bob.token)
   const login = await server.api.post(`${V2}/auth/login`, { login: alice.username, password: alice.password })
@@ -220,8 +324,11 @@ test(`fuzz-frames: ${RUNS} malformed frames get error frames or a documented clo
   })
   const started = Date.now()
   const details = await fc.check(property, { numRuns: RUNS, seed: FUZZ_SEED, endOnFailure: false, markInterruptAsFailure: false })
-  if (details.errorInstance && !String(details.errorInstance).includes('returning false')) failures.push(`the fuzzer itself failed: ${String(details.errorInstance)}`)
-  console.log(`# fuzz-frames: ${sent} frames in ${((Date.now() - started) / 1000).toFixed(1)} s; answers ${JSON.stringify(Object.fromEntries(answers))}; closes ${JSON.stringify(Object.fromEntries(closes))}`)
+  if (details.errorInstance && !String(details.errorInstance).includes('returning false'))
+    failures.push(`the fuzzer itself failed: ${String(details.errorInstance)}`)
+  console.log(
+    `# fuzz-frames: ${sent} frames in ${((Date.now() - started) / 1000).toFixed(1)} s; answers ${JSON.stringify(Object.fromEntries(answers))}; closes ${JSON.stringify(Object.fromEntries(closes))}`,
+  )
   assert.deepEqual(failures.slice(0, 20), [], `${failures.length} bad answers`)
   assert.ok(sent >= Math.min(RUNS, 100), `${sent} frames sent`)
   // the pass did reach each kind of answer: errors, replays, resets, both closes
@@ -235,13 +342,20 @@ test(`fuzz-frames: ${RUNS} malformed frames get error frames or a documented clo
   // the others were not touched: no error, no close, and a message still reaches them (the control)
   assert.equal(bystander.closed, null)
   assert.equal(sameUser.closed, null)
-  for (const socket_ of [bystander, sameUser]) assert.deepEqual(socket_.received.filter((f) => f.type === 'error' || f.type === 'reset'), [])
+  for (const socket_ of [bystander, sameUser])
+    assert.deepEqual(
+      socket_.received.filter((f) => f.type === 'error' || f.type === 'reset'),
+      [],
+    )
   await carol.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'after the fuzz' })
   assert.equal((await bystander.next('message.new')).data.message.content, 'after the fuzz')
   await carol.api.post(`${V2}/messages/send`, { receiver_id: alice.id, content: 'to alice after the fuzz' })
   assert.equal((await sameUser.next('message.new')).data.message.content, 'to alice after the fuzz')
   // and the fuzzing socket still works as a socket: a message reaches it too
-  assert.ok(await socket.until((frames) => frames.some((f) => f.type === 'message.new' && f.data.message.content === 'to alice after the fuzz')), 'the fuzzed socket gets the message')
+  assert.ok(
+    await socket.until((frames) => frames.some((f) => f.type === 'message.new' && f.data.message.content === 'to alice after the fuzz')),
+    'the fuzzed socket gets the message',
+  )
   assert.equal((await fetch(`${server.url}/health`)).status, 200, 'the server is still up')
   socket.close()
 })

@@ -39,12 +39,7 @@ function upgradeStatus(on: TestServer, token: string): Promise<number> {
 }
 
 const PROTOTYPE_NAMES = [
-  ...new Set([
-    ...Object.getOwnPropertyNames(Object.prototype),
-    ...Object.getOwnPropertyNames(Function.prototype),
-    'prototype',
-    '',
-  ]),
+  ...new Set([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Function.prototype), 'prototype', '']),
 ]
 
 test('frame types naming Object.prototype members get an error frame; the server and the socket go on', async () => {
@@ -95,7 +90,7 @@ test('the V1 logout (/api/auth/logout) closes the sockets of that session too', 
   assert.equal((await laptop.next('message.new')).data.message.content, 'to the laptop')
 })
 
-test('DELETE sessions/{id} closes the sockets of the revoked session with 4001; the caller\'s stay', async () => {
+test("DELETE sessions/{id} closes the sockets of the revoked session with 4001; the caller's stay", async () => {
   const [alice, bob] = await registerUsers(server, 2)
   const phoneToken = await login(server, bob)
   const phone = await TestSocket.connect(server.url, phoneToken)
@@ -125,7 +120,7 @@ test('a ban closes every socket of the user with 4003 and refuses a reconnect; o
   assert.equal((await alices.next('message.new')).data.message.content, 'hi alice')
 })
 
-test('a resume ahead of the user\'s log gets reset with the current seq, and the socket keeps delivering', async () => {
+test("a resume ahead of the user's log gets reset with the current seq, and the socket keeps delivering", async () => {
   const [alice, bob] = await registerUsers(server, 2)
   await send(alice, bob, 'one')
   const socket = await TestSocket.connect(server.url, bob.token)
@@ -144,7 +139,7 @@ test('a resume ahead of the user\'s log gets reset with the current seq, and the
   await assertDelivered(socket, 'reset', async () => socket.send({ type: 'resume', seq: current + 1000 }))
 })
 
-test('a resume with a chat cursor ahead of the chat\'s log gets a reset for that chat and goes on', async () => {
+test("a resume with a chat cursor ahead of the chat's log gets a reset for that chat and goes on", async () => {
   const [owner, member] = await registerUsers(server, 2)
   const group = await createGroup(owner, { title: 'Cursors' })
   assert.equal((await owner.api.post(`${V2}/groups/add-member`, { chat_id: group.group_id, user_id: member.id })).status, 200)
@@ -190,7 +185,7 @@ test('a resume naming a chat the user is not in tells nothing of that chat; a fo
   assert.equal(reset.data.chat_id, open)
 })
 
-test('GET chat/updates with since ahead of the chat\'s log answers reset: true and the current chat_seq', async () => {
+test("GET chat/updates with since ahead of the chat's log answers reset: true and the current chat_seq", async () => {
   const [owner] = await registerUsers(server, 1)
   const group = (await owner.api.post(`${V2}/groups/create`, { title: 'Log' })).body.data.group_id as number
   await owner.api.post(`${V2}/messages/send`, { chat_id: group, content: 'one' })
@@ -257,10 +252,10 @@ if (skip) console.log(`# SKIPPED two-instance session-close tests: ${skip}`)
 const pair = skip
   ? null
   : await (async () => {
-    const env = { REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:` }
-    const one = await startTestServer({ env })
-    return { one, two: await startTestServer({ database: one.database, env }) }
-  })()
+      const env = { REDIS_PREFIX: `tern-test-${randomBytes(6).toString('hex')}:` }
+      const one = await startTestServer({ env })
+      return { one, two: await startTestServer({ database: one.database, env }) }
+    })()
 
 test('two instances: logout, revoke and ban through one close the sockets on the other', { skip }, async () => {
   const { one, two } = pair!
@@ -276,7 +271,10 @@ test('two instances: logout, revoke and ban through one close the sockets on the
 
   const tablet = await login(one, bob)
   const tabletSocket = await TestSocket.connect(two.url, tablet)
-  const sessions = (await one.api.as(bob.token).get(`${V2}/sessions`, { query: { per_page: 100 } })).body.items as { id: number; is_current: boolean }[]
+  const sessions = (await one.api.as(bob.token).get(`${V2}/sessions`, { query: { per_page: 100 } })).body.items as {
+    id: number
+    is_current: boolean
+  }[]
   const tabletId = sessions.find((s) => !s.is_current)!.id
   assert.equal((await one.api.as(bob.token).delete(`${V2}/sessions/${tabletId}`)).status, 200)
   assert.equal((await tabletSocket.closing()).code, 4001)
@@ -306,7 +304,11 @@ test('a resume in the upgrade URL (?seq=) replays what was missed before anythin
       const seqs = socket.received.filter((f) => f.seq !== undefined).map((f) => f.seq!)
       assert.equal(socket.received[0].type, 'ready')
       assert.ok(seqs.length >= 5, `replayed ${seqs.length}`)
-      assert.deepEqual(seqs, seqs.map((_, k) => missedFrom + 1 + k), 'from seq 1, contiguous: nothing twice, nothing out of order')
+      assert.deepEqual(
+        seqs,
+        seqs.map((_, k) => missedFrom + 1 + k),
+        'from seq 1, contiguous: nothing twice, nothing out of order',
+      )
       await socket.close()
     }
   } finally {

@@ -25,7 +25,10 @@ interface RawSocket {
 
 /** A bare client: `autoPong: false` makes it a peer that has silently gone away. */
 async function openRaw(on: TestServer, user: TestUser, options: { autoPong: boolean }): Promise<RawSocket> {
-  const ws = new WebSocket(`${on.url.replace(/^http/, 'ws')}${V2}/ws`, { headers: { authorization: `Bearer ${user.token}` }, autoPong: options.autoPong })
+  const ws = new WebSocket(`${on.url.replace(/^http/, 'ws')}${V2}/ws`, {
+    headers: { authorization: `Bearer ${user.token}` },
+    autoPong: options.autoPong,
+  })
   raw.push(ws)
   const frames: RawSocket['frames'] = []
   ws.on('message', (data) => frames.push(JSON.parse(String(data))))
@@ -78,8 +81,9 @@ test('a client that stops reading is closed with 4008 and resumes without a gap 
   const [alice, bob] = await registerUsers(server, 2)
   const chatId = (await send(alice, bob, 'first')).chat_id as number
   const reader = await openRaw(server, bob, { autoPong: true })
-  while (!reader.frames.some((f) => f.type === 'ready')) await new Promise((resolve) => setTimeout(resolve, 10))
-  // stop reading: the kernel's buffers fill, then the server's send buffer
+  while (!reader.frames.some((f) => f.type === 'ready'))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    // stop reading: the kernel's buffers fill, then the server's send buffer
   ;(reader.ws as unknown as { _socket: { pause(): void } })._socket.pause()
 
   // well over the 1 MiB the server buffers per socket plus what the kernel holds on loopback
@@ -96,7 +100,11 @@ test('a client that stops reading is closed with 4008 and resumes without a gap 
   const got = reader.frames.filter((f) => f.type === 'message.new')
   assert.ok(got.length < total, `dropped before the whole backlog went out (got ${got.length} of ${total})`)
   const seqs = got.map((f) => f.seq!)
-  assert.deepEqual(seqs, seqs.map((_, i) => seqs[0] + i), 'what arrived before the close is gap-free')
+  assert.deepEqual(
+    seqs,
+    seqs.map((_, i) => seqs[0] + i),
+    'what arrived before the close is gap-free',
+  )
 
   const again = await TestSocket.connect(server.url, bob.token)
   again.send({ type: 'resume', seq: seqs.at(-1) })
@@ -105,8 +113,16 @@ test('a client that stops reading is closed with 4008 and resumes without a gap 
   // concurrent sends commit in any order: each arrives once, and the seqs run on without a gap
   const all = [...got, ...rest]
   const numbers = all.map((f) => Number(String(f.data.message.content).split(' ')[0]))
-  assert.deepEqual([...numbers].sort((a, b) => a - b), contents.map((_, i) => i), 'every message once')
-  assert.deepEqual(all.map((f) => f.seq), all.map((_, i) => all[0].seq! + i), 'in order')
+  assert.deepEqual(
+    [...numbers].sort((a, b) => a - b),
+    contents.map((_, i) => i),
+    'every message once',
+  )
+  assert.deepEqual(
+    all.map((f) => f.seq),
+    all.map((_, i) => all[0].seq! + i),
+    'in order',
+  )
   assert.deepEqual(await again.drain('message.new', 300), [], 'nothing twice')
   await again.close()
 })

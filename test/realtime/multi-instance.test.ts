@@ -57,7 +57,7 @@ function undelivered<T extends Frame | Frame[]>(frames: T): T {
   return (Array.isArray(frames) ? frames.map(strip) : strip(frames as Frame)) as T
 }
 
-multi('a message sent through one instance reaches the receiver and the sender\'s device on the other', async (one, two) => {
+multi("a message sent through one instance reaches the receiver and the sender's device on the other", async (one, two) => {
   const [alice, bob] = [await one.registerUser(), await one.registerUser()]
   const bobOnTwo = await connect(two, bob.token)
   const bobOnOne = await connect(one, bob.token)
@@ -86,10 +86,16 @@ multi('messages sent alternately through both instances reach sockets on both on
     assert.equal(res.status, 200)
   }
   const logged = await loggedMessages(two, bob)
-  assert.deepEqual(logged.map((u) => u.data.message.content), Array.from({ length: 20 }, (_, i) => `n${i + 1}`))
+  assert.deepEqual(
+    logged.map((u) => u.data.message.content),
+    Array.from({ length: 20 }, (_, i) => `n${i + 1}`),
+  )
   for (const socket of receivers) {
     const frames = await takeMessages(socket, 20)
-    assert.deepEqual(frames.map((f) => f.seq), logged.map((u) => u.seq))
+    assert.deepEqual(
+      frames.map((f) => f.seq),
+      logged.map((u) => u.seq),
+    )
     assert.deepEqual(undelivered(frames), undelivered(logged))
   }
 })
@@ -107,7 +113,10 @@ multi('resume on the other instance replays exactly what was missed, then contin
     await aliceOnTwo.post(`${V2}/messages/send`, { receiver_id: bob.id, content })
   }
   const missed = await loggedMessages(two, bob, last)
-  assert.deepEqual(missed.map((u) => u.data.message.content), ['missed 1', 'missed 2', 'missed 3'])
+  assert.deepEqual(
+    missed.map((u) => u.data.message.content),
+    ['missed 1', 'missed 2', 'missed 3'],
+  )
   const second = await connect(two, bob.token)
   second.send({ type: 'resume', seq: last })
   assert.deepEqual(undelivered(await takeMessages(second, 3)), undelivered(missed))
@@ -127,7 +136,10 @@ multi('GET updates on one instance returns what was sent through the other', asy
   const res = await two.api.as(bob.token).get(`${V2}/updates`, { query: { since: 0 } })
   assert.equal(res.status, 200)
   const messages = (res.body.data.updates as Frame[]).filter((u) => u.type === 'message.new')
-  assert.deepEqual(messages.map((u) => u.data.message), sent)
+  assert.deepEqual(
+    messages.map((u) => u.data.message),
+    sent,
+  )
   assert.equal(res.body.data.seq, res.body.data.updates.at(-1).seq)
 })
 
@@ -140,7 +152,10 @@ multi('GET updates on one instance returns what was sent through the other', asy
 async function whileSubscribersCut(server: TestServer, during: (away: () => Promise<boolean>) => Promise<void>) {
   const name = `name=${server.ctx.config.redisPrefix}fanout:subscriber`
   const admin = new Redis(testRedisUrl!)
-  const subscribers = async () => String(await admin.client('LIST')).split('\n').filter((line) => line.includes(name))
+  const subscribers = async () =>
+    String(await admin.client('LIST'))
+      .split('\n')
+      .filter((line) => line.includes(name))
   const subscribed = async () => (await subscribers()).filter((line) => / sub=[1-9]/.test(line)).length
   try {
     const clients = await subscribers()
@@ -158,7 +173,11 @@ async function whileSubscribersCut(server: TestServer, during: (away: () => Prom
  * Watches the pair's fan-out channel (subscribed once this resolves); `seen` settles with the
  * first envelope that `match` accepts, or fails after `timeoutMs`. The watcher goes either way.
  */
-async function published(server: TestServer, match: (envelope: { deliveries?: { userId?: number; frame: Frame }[] }) => boolean, timeoutMs = 5000) {
+async function published(
+  server: TestServer,
+  match: (envelope: { deliveries?: { userId?: number; frame: Frame }[] }) => boolean,
+  timeoutMs = 5000,
+) {
   const observer = new Redis(testRedisUrl!)
   const channel = `${server.ctx.config.redisPrefix}fanout`
   await observer.subscribe(channel)
@@ -190,7 +209,7 @@ multi('frames published while pub/sub reconnects are replayed from the log once 
   })
 })
 
-multi('presence that changes while pub/sub is cut reaches the other instance\'s sockets once it is back', async (one, two) => {
+multi("presence that changes while pub/sub is cut reaches the other instance's sockets once it is back", async (one, two) => {
   const [alice, bob] = [await one.registerUser(), await one.registerUser()]
   await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'hi' })
   const bobOnTwo = await connect(two, bob.token)
@@ -201,8 +220,9 @@ multi('presence that changes while pub/sub is cut reaches the other instance\'s 
     let online: Frame
     do online = await bobOnTwo.next('presence')
     while (online.data.is_online !== true)
-    const offline = await published(one, (e) =>
-      e.deliveries?.some((d) => d.userId === bob.id && d.frame.type === 'presence' && d.frame.data.is_online === false) ?? false,
+    const offline = await published(
+      one,
+      (e) => e.deliveries?.some((d) => d.userId === bob.id && d.frame.type === 'presence' && d.frame.data.is_online === false) ?? false,
     )
     let lost = false
     await whileSubscribersCut(one, async (away) => {
@@ -288,16 +308,22 @@ multi('a presence change Redis refused is retried, and reaches the peers once Re
   }),
 )
 
-multi('a socket opened on one instance while messages and presence flow through the other says ready first, then only what follows its seq', async (one, two) => {
-  const [alice, bob] = [await one.registerUser(), await one.registerUser()]
-  await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'first' })
-  let sent = 0
-  await assertOpeningsInOrder(() => connect(two, bob.token), [
-    () => alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${++sent}` }),
-    // alice comes and goes: presence frames (no seq) for bob
-    async () => (await connect(one, alice.token)).close(),
-  ])
-})
+multi(
+  'a socket opened on one instance while messages and presence flow through the other says ready first, then only what follows its seq',
+  async (one, two) => {
+    const [alice, bob] = [await one.registerUser(), await one.registerUser()]
+    await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'first' })
+    let sent = 0
+    await assertOpeningsInOrder(
+      () => connect(two, bob.token),
+      [
+        () => alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `flow ${++sent}` }),
+        // alice comes and goes: presence frames (no seq) for bob
+        async () => (await connect(one, alice.token)).close(),
+      ],
+    )
+  },
+)
 
 multi('presence spans instances: online with the first socket anywhere, offline after the last', async (one, two) => {
   const [alice, bob] = [await one.registerUser(), await one.registerUser()]
@@ -354,7 +380,10 @@ multi('a group post made through one instance reaches members on both; a member 
   const back = await connect(one, member.token)
   back.send({ type: 'resume', chats: { [chatId]: cursor } })
   const replayed = await takeMessages(back, 2)
-  assert.deepEqual(replayed.map((f) => f.data.message.content), ['missed via two', 'missed via one'])
+  assert.deepEqual(
+    replayed.map((f) => f.data.message.content),
+    ['missed via two', 'missed via one'],
+  )
   await two.api.as(owner.token).post(`${V2}/messages/send`, { chat_id: chatId, content: 'live' })
   assert.equal((await takeMessages(back, 1))[0].data.message.content, 'live')
 })
@@ -372,7 +401,9 @@ multi('someone added to a group through one instance follows it at once on a soc
   assert.equal((await takeMessages(socket, 1))[0].data.message.content, 'welcome')
 })
 
-test('an instance holding a user keeps the presence key alive past its TTL (heartbeats renew the key, not only the entry)', { skip }, async () => {
+test('an instance holding a user keeps the presence key alive past its TTL (heartbeats renew the key, not only the entry)', {
+  skip,
+}, async () => {
   // 1 s heartbeats: the hold lapses after 3 s unless each heartbeat renews it
   const env = { WS_HEARTBEAT_SECONDS: '1' }
   const one = await startTestServer({ database: pair!.one.database, env })

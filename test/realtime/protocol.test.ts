@@ -28,9 +28,13 @@ test('/asyncapi.json is a valid AsyncAPI 3 document (@asyncapi/parser) naming ev
   assert.deepEqual(errors, [])
   assert.ok(parsed, 'the parser returned a document')
   assert.equal(parsed.version(), '3.0.0')
-  const names = parsed.messages().all().map((m) => m.name())
+  const names = parsed
+    .messages()
+    .all()
+    .map((m) => m.name())
   for (const event of Object.keys(EVENTS)) assert.ok(names.includes(event), `${event} is documented`)
-  for (const frame of ['ready', 'reset', 'error', 'pong', 'resume', 'ping', 'ack', 'send', 'edit', 'delete', 'react', 'read']) assert.ok(names.includes(frame), `${frame} is documented`)
+  for (const frame of ['ready', 'reset', 'error', 'pong', 'resume', 'ping', 'ack', 'send', 'edit', 'delete', 'react', 'read'])
+    assert.ok(names.includes(frame), `${frame} is documented`)
   assert.equal(parsed.channels().all()[0].address(), '/api.v2/api/ws')
 })
 
@@ -107,7 +111,22 @@ test('every frame of a real conversation matches the schema the document gives i
   const frames = [...aliceSocket.received.map((f) => [f, 'alice'] as const), ...bobSocket.received.map((f) => [f, 'bob'] as const)]
   for (const [frame, who] of frames) check(frame, who)
   const seen = new Set(frames.map(([frame]) => frame.type))
-  for (const type of ['ready', 'message.new', 'message.read', 'reaction.updated', 'message.edited', 'message.deleted', 'typing', 'chat.updated', 'presence', 'member.joined', 'member.left', 'pong', 'error', 'ack']) {
+  for (const type of [
+    'ready',
+    'message.new',
+    'message.read',
+    'reaction.updated',
+    'message.edited',
+    'message.deleted',
+    'typing',
+    'chat.updated',
+    'presence',
+    'member.joined',
+    'member.left',
+    'pong',
+    'error',
+    'ack',
+  ]) {
     assert.ok(seen.has(type), `a ${type} frame was checked`)
   }
 

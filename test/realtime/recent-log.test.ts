@@ -24,10 +24,13 @@ async function rowsIn(table: 'updates' | 'recent_updates', userId: number) {
 
 /** Waits until the recent log has moved (a small log is emptied whole). */
 const moved = () =>
-  waitFor(async () => ((await server.ctx.db.selectFrom('recent_updates').select('seq').limit(1).execute()).length === 0 ? true : undefined), {
-    timeoutMs: 3000,
-    message: 'the recent update log moved',
-  })
+  waitFor(
+    async () => ((await server.ctx.db.selectFrom('recent_updates').select('seq').limit(1).execute()).length === 0 ? true : undefined),
+    {
+      timeoutMs: 3000,
+      message: 'the recent update log moved',
+    },
+  )
 
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
@@ -152,7 +155,10 @@ test('SQLite: a row whose user is gone does not hold the move up; the others mov
   await send(alice, bob, 'before')
   await moved()
   // a row of a user deleted outside the server (the recent log has no foreign key to users)
-  await server.ctx.db.insertInto('recent_updates').values({ user_id: 2_000_000_000, seq: 1, type: 'chat.updated', data: '{}', message_id: null, created_at: Date.now() }).execute()
+  await server.ctx.db
+    .insertInto('recent_updates')
+    .values({ user_id: 2_000_000_000, seq: 1, type: 'chat.updated', data: '{}', message_id: null, created_at: Date.now() })
+    .execute()
   await send(alice, bob, 'after')
   await moveRecent(server.ctx)
   assert.deepEqual(await rowsIn('recent_updates', 2_000_000_000), [])
@@ -160,7 +166,9 @@ test('SQLite: a row whose user is gone does not hold the move up; the others mov
   assert.deepEqual(await rowsIn('updates', bob.id), [1, 2])
 })
 
-test('SQLite: a large recent log moves a slice of users at a time, never splitting a user, until all of it has moved', { skip }, async () => {
+test('SQLite: a large recent log moves a slice of users at a time, never splitting a user, until all of it has moved', {
+  skip,
+}, async () => {
   const users = await registerUsers(server, 24)
   await moved()
   // 23 users with 10 rows each and one with 60: 290 rows, past the size that moves whole
@@ -169,7 +177,9 @@ test('SQLite: a large recent log moves a slice of users at a time, never splitti
   const now = Date.now()
   // in the order a busy server writes them: each user's next row in turn
   const rows = range(1001, 1060).flatMap((seq) =>
-    users.filter((user) => planted(user).includes(seq)).map((user) => ({ user_id: user.id, seq, type: 'chat.updated', data: '{}', message_id: null, created_at: now })),
+    users
+      .filter((user) => planted(user).includes(seq))
+      .map((user) => ({ user_id: user.id, seq, type: 'chat.updated', data: '{}', message_id: null, created_at: now })),
   )
   await server.ctx.db.insertInto('recent_updates').values(rows).execute()
   const where = async (user: TestUser) => ({ recent: await rowsIn('recent_updates', user.id), moved: await rowsIn('updates', user.id) })
@@ -202,8 +212,18 @@ test('SQLite: a large recent log moves a slice of users at a time, never splitti
   // rows written during the round wait for the next one: for a user whose rows already moved (the
   // last user moved, where the next slice starts), and for one whose rows are still waiting
   const late = movedUsers.reduce((a, b) => (a.id > b.id ? a : b))
-  const lateRow = (user: TestUser) => ({ user_id: user.id, seq: planted(user).at(-1)! + 1, type: 'chat.updated', data: '{}', message_id: null, created_at: now })
-  await server.ctx.db.insertInto('recent_updates').values([lateRow(late), lateRow(waiting)]).execute()
+  const lateRow = (user: TestUser) => ({
+    user_id: user.id,
+    seq: planted(user).at(-1)! + 1,
+    type: 'chat.updated',
+    data: '{}',
+    message_id: null,
+    created_at: now,
+  })
+  await server.ctx.db
+    .insertInto('recent_updates')
+    .values([lateRow(late), lateRow(waiting)])
+    .execute()
   const withLate = (user: TestUser) => (user === late || user === waiting ? [...planted(user), planted(user).at(-1)! + 1] : planted(user))
   let slices = 1
   for (;;) {
@@ -224,7 +244,9 @@ test('SQLite: a large recent log moves a slice of users at a time, never splitti
   }
 })
 
-test('SQLite: rows still in the recent log when the server stops are read after a restart, and move after its first write', { skip }, async () => {
+test('SQLite: rows still in the recent log when the server stops are read after a restart, and move after its first write', {
+  skip,
+}, async () => {
   const [alice, bob] = await registerUsers(server, 2)
   await send(alice, bob, 'one')
   await moved()
@@ -232,7 +254,14 @@ test('SQLite: rows still in the recent log when the server stops are read after 
   // send's own timer would move it before the restart begins)
   await server.ctx.db
     .insertInto('recent_updates')
-    .values({ user_id: bob.id, seq: 2, type: 'chat.updated', data: JSON.stringify({ chat_id: 0, note: 'left behind' }), message_id: null, created_at: Date.now() })
+    .values({
+      user_id: bob.id,
+      seq: 2,
+      type: 'chat.updated',
+      data: JSON.stringify({ chat_id: 0, note: 'left behind' }),
+      message_id: null,
+      created_at: Date.now(),
+    })
     .execute()
   await server.ctx.db.updateTable('update_seqs').set({ seq: 2 }).where('user_id', '=', bob.id).execute()
   server = await server.restart()

@@ -12,7 +12,10 @@ test('only the newest updates are kept; GET updates says reset when the asked ra
   for (let i = 1; i <= 15; i++) await alice.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: `n${i}` })
   const all = await bob.api.get(`${V2}/updates`, { query: { since: 0, limit: 100 } })
   assert.equal(all.status, 200)
-  assert.deepEqual(all.body.data.updates.map((u: { seq: number }) => u.seq), [6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+  assert.deepEqual(
+    all.body.data.updates.map((u: { seq: number }) => u.seq),
+    [6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+  )
   assert.equal(all.body.data.seq, 15)
   assert.equal(all.body.data.reset, true, 'seqs 1–5 are gone: the client must reload')
   const recent = await bob.api.get(`${V2}/updates`, { query: { since: 5, limit: 100 } })
@@ -44,7 +47,10 @@ test("a group's own log keeps its newest events too: a chat resume from before t
   for (let i = 1; i <= 13; i++) await owner.api.post(`${V2}/messages/send`, { chat_id: chatId, content: `g${i}` })
   const log = await member.api.get(`${V2}/chat/updates`, { query: { chat_id: chatId, since: 0 } })
   assert.equal(log.status, 200, log.text)
-  assert.deepEqual(log.body.data.updates.map((u: { chat_seq: number }) => u.chat_seq), [6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+  assert.deepEqual(
+    log.body.data.updates.map((u: { chat_seq: number }) => u.chat_seq),
+    [6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+  )
   assert.equal(log.body.data.reset, true)
   assert.equal(log.body.data.chat_seq, 15)
 
@@ -53,6 +59,6 @@ test("a group's own log keeps its newest events too: a chat resume from before t
   const reset = await socket.next('reset')
   assert.deepEqual(reset.data, { chat_id: chatId, reason: 'pruned', missed_from: 3, missed_to: 5 })
   const replayed = [] as number[]
-  for (let i = 0; i < 10; i++) replayed.push((await socket.next('message.new') as { chat_seq?: number }).chat_seq!)
+  for (let i = 0; i < 10; i++) replayed.push(((await socket.next('message.new')) as { chat_seq?: number }).chat_seq!)
   assert.deepEqual(replayed, [6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
 })

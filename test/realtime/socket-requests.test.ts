@@ -37,7 +37,10 @@ test('a send over the socket is acknowledged with the stored message, and the pe
   // each ack stood for alice's own message.new on this socket (the general path's and the common path's alike)
   assert.equal(second.seq, first.seq! + 1)
   assert.ok(!aliceSocket.received.some((f) => f.type === 'message.new'), 'no copy of her own on the socket that sent them')
-  assert.deepEqual((await history(bob, chatId)).map((m) => m.message_id), [second.data.message_id, first.data.message_id])
+  assert.deepEqual(
+    (await history(bob, chatId)).map((m) => m.message_id),
+    [second.data.message_id, first.data.message_id],
+  )
   assert.equal((await bobSocket.next('message.new')).data.message.content, 'second')
 
   // the ack is what HTTP would have answered: the same shape as the message in history
@@ -71,7 +74,11 @@ test('refusals carry the request id and the code and message of the HTTP twin', 
   // data that is not an object at all, or whose ids are objects that cannot become strings
   const bare = await socket.request('send', 'text')
   assert.equal(bare.error!.code, 'validation_error')
-  for (const [type, data] of [['delete', { message_id: { toString: null } }], ['send', { chat_id: { toString: null, valueOf: null }, content: 'x' }], ['send', { receiver_id: ['__proto__'], content: 'x' }]] as const) {
+  for (const [type, data] of [
+    ['delete', { message_id: { toString: null } }],
+    ['send', { chat_id: { toString: null, valueOf: null }, content: 'x' }],
+    ['send', { receiver_id: ['__proto__'], content: 'x' }],
+  ] as const) {
     const odd = await socket.request(type, data)
     assert.equal(odd.error?.code, 'validation_error', `${type} ${JSON.stringify(data)}: ${JSON.stringify(odd)}`)
   }
@@ -84,7 +91,10 @@ test('refusals carry the request id and the code and message of the HTTP twin', 
   // neither was sent (the control: the same send with an id is, and is alone in the chat)
   const control = await socket.request('send', { receiver_id: carol.id, content: 'with an id' })
   assert.equal(control.type, 'ack')
-  assert.deepEqual((await history(carol, control.data.chat_id)).map((m) => m.content), ['with an id'])
+  assert.deepEqual(
+    (await history(carol, control.data.chat_id)).map((m) => m.content),
+    ['with an id'],
+  )
 })
 
 test('a retried send (same client_message_id) after a reconnect answers the first message and stores nothing new', async () => {
@@ -106,7 +116,10 @@ test('a retried send (same client_message_id) after a reconnect answers the firs
   // nothing new was logged: the retry's ack stands for no update
   assert.equal(again.seq, undefined)
   await assertNone(bobSocket, 'message.new', 300, 'a second message.new for the retry')
-  assert.deepEqual((await history(bob, first[0].data.message.chat_id)).map((m) => m.message_id), [messageId])
+  assert.deepEqual(
+    (await history(bob, first[0].data.message.chat_id)).map((m) => m.message_id),
+    [messageId],
+  )
   // the same id for another message is a conflict, as over HTTP
   const other = await socket.request('send', { ...body, content: 'something else' })
   assert.equal(other.error!.code, 'conflict')
@@ -163,15 +176,28 @@ test('sends pipelined on one socket to one chat are stored in the order they wer
   }
   const acks = await Promise.all(Array.from({ length: count }, (_, i) => socket.answer(`a${i}`, 15_000)))
   const bobAcks = await Promise.all(Array.from({ length: count }, (_, i) => other.answer(`b${i}`, 15_000)))
-  assert.ok([...acks, ...bobAcks].every((a) => a.type === 'ack'), 'every send acknowledged')
+  assert.ok(
+    [...acks, ...bobAcks].every((a) => a.type === 'ack'),
+    'every send acknowledged',
+  )
   const ids = acks.map((a) => a.data.message_id as number)
-  assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'alice’s acks in send order')
+  assert.deepEqual(
+    ids,
+    [...ids].sort((a, b) => a - b),
+    'alice’s acks in send order',
+  )
   const stored = (await wholeHistory(alice, group.group_id)).reverse()
   assert.equal(stored.length, 2 * count)
   const aliceOrder = stored.filter((m) => m.sender_id === alice.id).map((m) => m.content)
   const bobOrder = stored.filter((m) => m.sender_id === bob.id).map((m) => m.content)
-  assert.deepEqual(aliceOrder, Array.from({ length: count }, (_, i) => `alice ${i}`))
-  assert.deepEqual(bobOrder, Array.from({ length: count }, (_, i) => `bob ${i}`))
+  assert.deepEqual(
+    aliceOrder,
+    Array.from({ length: count }, (_, i) => `alice ${i}`),
+  )
+  assert.deepEqual(
+    bobOrder,
+    Array.from({ length: count }, (_, i) => `bob ${i}`),
+  )
   // the chat's seqs have no gap: its page total is its last seq
   assert.equal((await alice.api.get(`${V2}/chat/history`, { query: { chat_id: group.group_id, per_page: 1 } })).body.total, 2 * count)
 })
@@ -195,32 +221,61 @@ test('sends pipelined to a personal chat keep their order around sends that take
   await send(bob, alice, 'unread by alice')
   const count = 60
   const attached = (i: number) => i % 7 === 3
-  const data = (i: number) => ({ chat_id: chatId, content: `p${i}`, client_message_id: `pipe-${i}`, ...(attached(i) ? { file_path: file.path } : {}) })
+  const data = (i: number) => ({
+    chat_id: chatId,
+    content: `p${i}`,
+    client_message_id: `pipe-${i}`,
+    ...(attached(i) ? { file_path: file.path } : {}),
+  })
   for (let i = 0; i < count; i++) socket.send({ type: 'send', id: i, data: data(i) })
   const acks = await Promise.all(Array.from({ length: count }, (_, i) => socket.answer(i, 15_000)))
-  assert.deepEqual(acks.filter((a) => a.type !== 'ack'), [], 'every send acknowledged')
+  assert.deepEqual(
+    acks.filter((a) => a.type !== 'ack'),
+    [],
+    'every send acknowledged',
+  )
   const ids = acks.map((a) => a.data.message_id as number)
-  assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'acks carry ids in send order')
+  assert.deepEqual(
+    ids,
+    [...ids].sort((a, b) => a - b),
+    'acks carry ids in send order',
+  )
   assert.equal(acks.filter((a, i) => attached(i) && a.data.file_path === file.path).length, 9, 'the attachments were kept')
 
   const stored = (await wholeHistory(alice, chatId)).reverse()
-  assert.deepEqual(stored.map((m) => m.content), ['opening', 'unread by alice', ...Array.from({ length: count }, (_, i) => `p${i}`)], 'stored in send order')
+  assert.deepEqual(
+    stored.map((m) => m.content),
+    ['opening', 'unread by alice', ...Array.from({ length: count }, (_, i) => `p${i}`)],
+    'stored in send order',
+  )
   // the chat's seqs have no gap: its page total is its last seq
   assert.equal((await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 1 } })).body.total, count + 2)
   // bob's socket (which also had his own message's): each of alice's once, in his update log's order
   const fromAlice = (f: { type: string; data: any }) => f.type === 'message.new' && f.data.message.sender_id === alice.id
   const arrived = await Promise.all(Array.from({ length: count }, () => peer.nextWhere(fromAlice, 'alice’s message.new', 15_000)))
-  assert.deepEqual(arrived.map((f) => f.data.message.content), Array.from({ length: count }, (_, i) => `p${i}`))
+  assert.deepEqual(
+    arrived.map((f) => f.data.message.content),
+    Array.from({ length: count }, (_, i) => `p${i}`),
+  )
   const seqs = arrived.map((f) => f.seq!)
-  assert.deepEqual(seqs, Array.from({ length: count }, (_, i) => seqs[0] + i), 'bob’s seqs contiguous')
+  assert.deepEqual(
+    seqs,
+    Array.from({ length: count }, (_, i) => seqs[0] + i),
+    'bob’s seqs contiguous',
+  )
   // the first send read bob's message
-  const chat = (await alice.api.get(`${V2}/chat_list`, { query: { per_page: 100 } })).body.items.find((c: { chat_id: number }) => c.chat_id === chatId)
+  const chat = (await alice.api.get(`${V2}/chat_list`, { query: { per_page: 100 } })).body.items.find(
+    (c: { chat_id: number }) => c.chat_id === chatId,
+  )
   assert.equal(chat.unread_count, 0, JSON.stringify(chat))
 
   // retried with the same client ids, every send is answered with what the first made: nothing twice
   for (let i = 0; i < count; i++) socket.send({ type: 'send', id: `again-${i}`, data: data(i) })
   const again = await Promise.all(Array.from({ length: count }, (_, i) => socket.answer(`again-${i}`, 15_000)))
-  assert.deepEqual(again.map((a) => a.data?.message_id), ids)
+  assert.deepEqual(
+    again.map((a) => a.data?.message_id),
+    ids,
+  )
   assert.equal((await wholeHistory(alice, chatId)).length, count + 2)
 })
 
@@ -238,7 +293,11 @@ test('sends pipelined to a personal chat share commits, and their frames share w
   // each send: its ack on alice's socket (in place of her own message.new), bob's message.new on his
   assert.equal((await metric('tern_ws_frames_sent_total')) - frames, 2 * count)
   assert.equal(socket.received.filter((f) => f.type === 'message.new').length, 0)
-  assert.deepEqual(acks.map((a) => a.seq), acks.map((_, i) => acks[0].seq! + i), 'the acks carry her log’s seqs, in order')
+  assert.deepEqual(
+    acks.map((a) => a.seq),
+    acks.map((_, i) => acks[0].seq! + i),
+    'the acks carry her log’s seqs, in order',
+  )
   // one at a time, each send would take a write on each socket (80); queued behind each other they share them
   const used = (await metric('tern_ws_writes_total')) - writes
   assert.ok(used <= count / 2, `${used} socket writes for ${count} sends`)
@@ -247,7 +306,9 @@ test('sends pipelined to a personal chat share commits, and their frames share w
 /** A user's chat list, most recent activity first, without Saved Messages (which stays on top). */
 async function chatList(user: TestUser) {
   const items = (await user.api.get(`${V2}/chat_list`, { query: { per_page: 20 } })).body.items
-  return (items as { chat_id: number; is_saved: boolean; unread_count: number; last_message: { message_id: number; content: string } | null }[]).filter((c) => !c.is_saved)
+  return (
+    items as { chat_id: number; is_saved: boolean; unread_count: number; last_message: { message_id: number; content: string } | null }[]
+  ).filter((c) => !c.is_saved)
 }
 
 test('both members pipelining sends to one personal chat: its last message, read positions and list order end as sends one at a time would leave them', async () => {
@@ -268,16 +329,29 @@ test('both members pipelining sends to one personal chat: its last message, read
     aliceSocket.send({ type: 'send', id: i, data: { chat_id: chatId, content: `a${i}` } })
     bobSocket.send({ type: 'send', id: i, data: { chat_id: chatId, content: `b${i}` } })
   }
-  const acks = await Promise.all(Array.from({ length: count }, (_, i) => [aliceSocket.answer(i, 15_000), bobSocket.answer(i, 15_000)]).flat())
-  assert.deepEqual(acks.filter((a) => a.type !== 'ack'), [], 'every send acknowledged')
+  const acks = await Promise.all(
+    Array.from({ length: count }, (_, i) => [aliceSocket.answer(i, 15_000), bobSocket.answer(i, 15_000)]).flat(),
+  )
+  assert.deepEqual(
+    acks.filter((a) => a.type !== 'ack'),
+    [],
+    'every send acknowledged',
+  )
 
   const stored = (await wholeHistory(alice, chatId)).reverse()
   assert.equal(stored.length, 2 * count + 1)
-  assert.equal((await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 1 } })).body.total, 2 * count + 1, 'seqs without a gap')
+  assert.equal(
+    (await alice.api.get(`${V2}/chat/history`, { query: { chat_id: chatId, per_page: 1 } })).body.total,
+    2 * count + 1,
+    'seqs without a gap',
+  )
   const newest = stored[stored.length - 1]
   // a member has read up to their own last message: what came after it is unread
   const unreadFor = (user: { id: number }) => stored.length - 1 - stored.map((m) => m.sender_id).lastIndexOf(user.id)
-  for (const [user, other] of [[alice, 'older for alice'], [bob, 'older for bob']] as const) {
+  for (const [user, other] of [
+    [alice, 'older for alice'],
+    [bob, 'older for bob'],
+  ] as const) {
     const items = await chatList(user)
     assert.equal(items[0].chat_id, chatId, 'the burst’s chat tops the list')
     assert.equal(items[0].last_message?.message_id, newest.message_id, 'its last message is the newest stored')
@@ -301,7 +375,10 @@ test('past the frame limit each request is refused by id (rate_limited); logging
     const socket = await TestSocket.connect(limited.url, carol.token)
     for (let i = 0; i < 7; i++) socket.send({ type: 'send', id: i, data: { receiver_id: dave.id, content: `burst ${i}` } })
     const answers = await Promise.all(Array.from({ length: 7 }, (_, i) => socket.answer(i)))
-    assert.deepEqual(answers.map((a) => a.type), ['ack', 'ack', 'ack', 'ack', 'ack', 'error', 'error'])
+    assert.deepEqual(
+      answers.map((a) => a.type),
+      ['ack', 'ack', 'ack', 'ack', 'ack', 'error', 'error'],
+    )
     assert.equal(answers[5].error!.code, 'rate_limited')
     assert.ok(answers[5].error!.retry_after! >= 1)
   } finally {

@@ -68,7 +68,8 @@ test('the frames a batch of sends hands one socket reach it in one write: acks i
   assert.ok(Number.isFinite(before.writes), 'tern_ws_writes_total is exported')
   // the three frames leave the client in one write, so the server reads them in one go
   tcp.cork()
-  for (const [i, chatId] of chats.entries()) socket.ws.send(JSON.stringify({ type: 'send', id: `s${i}`, data: { chat_id: chatId, content: `burst ${i}` } }))
+  for (const [i, chatId] of chats.entries())
+    socket.ws.send(JSON.stringify({ type: 'send', id: `s${i}`, data: { chat_id: chatId, content: `burst ${i}` } }))
   tcp.uncork()
   const acks = []
   for (let i = 0; i < 3; i++) acks.push(await socket.answer(`s${i}`))
@@ -85,9 +86,15 @@ test('the frames a batch of sends hands one socket reach it in one write: acks i
   }
   const frames = framesOf(chunks)
   assert.equal(frames.length, 3, frames.map((f) => f.text.slice(0, 80)).join('\n'))
-  assert.ok(frames.every((f) => f.text.startsWith('{"type":"ack"')), 'no message.new of her own on the socket that sent them')
+  assert.ok(
+    frames.every((f) => f.text.startsWith('{"type":"ack"')),
+    'no message.new of her own on the socket that sent them',
+  )
   // in log order, as the other device got them
-  assert.deepEqual(socket.received.filter((f) => f.seq !== undefined).map((f) => f.seq), copies.map((f) => f.seq))
+  assert.deepEqual(
+    socket.received.filter((f) => f.seq !== undefined).map((f) => f.seq),
+    copies.map((f) => f.seq),
+  )
   // the server handed three frames to this socket and three to the other device, in at most three writes each
   const now = await counted()
   assert.equal(now.frames - before.frames, 6)
@@ -111,7 +118,14 @@ test('a burst past 64 KiB for one socket is written in parts as it grows, and ev
   const payload = 'x'.repeat(60_000)
   const before = await counted()
   tcp.cork()
-  for (const [i, chatId] of chats.entries()) socket.ws.send(JSON.stringify({ type: 'send', id: `big${i}`, data: { chat_id: chatId, is_encrypted: true, encrypted_content: payload, encryption_key_id: 'k1' } }))
+  for (const [i, chatId] of chats.entries())
+    socket.ws.send(
+      JSON.stringify({
+        type: 'send',
+        id: `big${i}`,
+        data: { chat_id: chatId, is_encrypted: true, encrypted_content: payload, encryption_key_id: 'k1' },
+      }),
+    )
   tcp.uncork()
   for (let i = 0; i < 2; i++) assert.equal((await socket.next('ack')).type, 'ack')
   // the message.new went out before its ack (written as the burst grew), so it comes as it is and the ack without a seq

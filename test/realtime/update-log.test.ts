@@ -21,7 +21,10 @@ test('caught up, message.new carries the same message the live frame did', async
   const second = await send(alice, bob, 'second', { reply_to_id: first.message_id })
   const live = [await socket.next('message.new'), await socket.next('message.new')]
   const logged = (await updates(bob)).items.filter((u) => u.type === 'message.new')
-  assert.deepEqual(logged.map((u) => u.seq), live.map((f) => f.seq))
+  assert.deepEqual(
+    logged.map((u) => u.seq),
+    live.map((f) => f.seq),
+  )
   for (const [i, frame] of live.entries()) {
     assert.deepEqual(stable(logged[i].data.message), stable(frame.data.message))
   }

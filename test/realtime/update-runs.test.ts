@@ -64,24 +64,44 @@ test('entries logged as runs read back one by one from any seq, over HTTP and a 
   const acked: { message_id: number; content: string }[][] = []
   // 38 entries in all: fewer than the kept number (the next test prunes)
   for (let round = 0; round < 3; round++) {
-    acked.push(...(await burst([{ socket: sockets.alice, chatId: chatA }, { socket: sockets.carol, chatId: chatC }], 6, `r${round}`)))
+    acked.push(
+      ...(await burst(
+        [
+          { socket: sockets.alice, chatId: chatA },
+          { socket: sockets.carol, chatId: chatC },
+        ],
+        6,
+        `r${round}`,
+      )),
+    )
   }
   const { entries, runs } = await updateLogRows(server.ctx.db, server.ctx.dialect)
   if (sqlite) assert.ok(runs > 0, 'positive control: some of the bursts were logged as runs')
   const bobs = entries.filter((e) => e.user_id === bob.id)
   const total = 2 + 36
-  assert.deepEqual(bobs.map((e) => e.seq), Array.from({ length: total }, (_, i) => i + 1), 'bob has one entry per seq, none missing')
+  assert.deepEqual(
+    bobs.map((e) => e.seq),
+    Array.from({ length: total }, (_, i) => i + 1),
+    'bob has one entry per seq, none missing',
+  )
 
   const expected = expectedOf(acked)
   const full = await page(bob, 0)
   assert.equal(full.seq, total)
   assert.equal(full.reset, false)
-  assert.deepEqual(full.updates.slice(2).map((u) => [u.type, u.data.message?.message_id, u.data.message?.content]), expected.map((m) => ['message.new', m.message_id, m.content]))
+  assert.deepEqual(
+    full.updates.slice(2).map((u) => [u.type, u.data.message?.message_id, u.data.message?.content]),
+    expected.map((m) => ['message.new', m.message_id, m.content]),
+  )
 
   // from every seq, inside a run or not: exactly what follows it
   for (let since = 0; since <= total; since++) {
     const after = await page(bob, since)
-    assert.deepEqual(after.updates.map((u) => u.seq), full.updates.slice(since).map((u) => u.seq), `since ${since}`)
+    assert.deepEqual(
+      after.updates.map((u) => u.seq),
+      full.updates.slice(since).map((u) => u.seq),
+      `since ${since}`,
+    )
     assert.deepEqual(after.updates, full.updates.slice(since), `since ${since}`)
   }
   // short pages stop inside runs and go on from where they stopped
@@ -99,7 +119,10 @@ test('entries logged as runs read back one by one from any seq, over HTTP and a 
   const device = await TestSocket.connect(server.url, bob.token, 'header', { seq: String(resumeFrom) })
   const replayed: number[] = []
   for (let i = resumeFrom; i < total; i++) replayed.push((await device.next('message.new')).seq!)
-  assert.deepEqual(replayed, Array.from({ length: total - resumeFrom }, (_, i) => resumeFrom + i + 1))
+  assert.deepEqual(
+    replayed,
+    Array.from({ length: total - resumeFrom }, (_, i) => resumeFrom + i + 1),
+  )
   for (const socket of [device, sockets.alice, sockets.carol]) await socket.close()
 })
 
@@ -116,12 +139,19 @@ test('retention keeps runs whole and reports the oldest entry a client can resum
   assert.equal(bobs[bobs.length - 1].seq, total)
   assert.ok(oldest > 1, `positive control: the log was pruned (oldest kept seq ${oldest})`)
   assert.ok(total - oldest + 1 >= KEEP, `at least the newest ${KEEP} are kept (${total - oldest + 1})`)
-  assert.deepEqual(bobs.map((e) => e.seq), Array.from({ length: total - oldest + 1 }, (_, i) => oldest + i), 'what is kept has no hole')
+  assert.deepEqual(
+    bobs.map((e) => e.seq),
+    Array.from({ length: total - oldest + 1 }, (_, i) => oldest + i),
+    'what is kept has no hole',
+  )
 
   // resuming right before the oldest kept entry loses nothing; one further back has lost one
   const kept = await page(bob, oldest - 1)
   assert.equal(kept.reset, false)
-  assert.deepEqual(kept.updates.map((u) => u.seq), bobs.map((e) => e.seq))
+  assert.deepEqual(
+    kept.updates.map((u) => u.seq),
+    bobs.map((e) => e.seq),
+  )
   const lost = await page(bob, oldest - 2)
   assert.equal(lost.reset, true, 'a client behind the oldest kept entry is told to reset')
 })

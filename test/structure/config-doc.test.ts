@@ -16,7 +16,9 @@ test('docs/configuration.md is the document src/config.ts generates (npm run doc
     const have = current.split('\n')
     const want = wanted.split('\n')
     const line = want.findIndex((text, i) => text !== have[i])
-    assert.fail(`docs/configuration.md differs from src/config.ts from line ${line + 1} on (run npm run docs:config):\n  has:    ${have[line]}\n  should: ${want[line]}`)
+    assert.fail(
+      `docs/configuration.md differs from src/config.ts from line ${line + 1} on (run npm run docs:config):\n  has:    ${have[line]}\n  should: ${want[line]}`,
+    )
   }
 })
 
@@ -29,10 +31,15 @@ test('a changed table renders a different document (positive control)', () => {
 test('every variable is declared once, and documented with a type, a default and a description', () => {
   const names = VARIABLES.map((variable) => variable.name)
   assert.ok(names.length > 100, `the table was read (${names.length} variables)`)
-  assert.deepEqual(names.filter((name, i) => names.indexOf(name) !== i), [], 'no variable twice')
+  assert.deepEqual(
+    names.filter((name, i) => names.indexOf(name) !== i),
+    [],
+    'no variable twice',
+  )
   for (const variable of VARIABLES) {
     assert.match(variable.name, /^[A-Z][A-Z0-9_]*$/, variable.name)
-    for (const field of ['type', 'default', 'description'] as const) assert.ok(variable[field].trim() !== '', `${variable.name} has a ${field}`)
+    for (const field of ['type', 'default', 'description'] as const)
+      assert.ok(variable[field].trim() !== '', `${variable.name} has a ${field}`)
     assert.ok(!variable.description.includes('\n'), `${variable.name}: one line`)
   }
   const doc = fs.readFileSync(CONFIGURATION_DOC, 'utf8')

@@ -22,7 +22,10 @@ test('the checker finds a cycle where there is one, type-only imports included (
     fs.writeFileSync(path.join(dir, 'b.ts'), "import type { C } from './c.js'\nexport const b = 1 as unknown as C\n")
     fs.writeFileSync(path.join(dir, 'c.ts'), "export type C = typeof import('./a.js')\n// import { z } from './z.js'\n")
     const found = importGraph(dir)
-    assert.deepEqual(cycles(found).map((component) => component.map((file) => path.basename(file))), [['a.ts', 'b.ts', 'c.ts']])
+    assert.deepEqual(
+      cycles(found).map((component) => component.map((file) => path.basename(file))),
+      [['a.ts', 'b.ts', 'c.ts']],
+    )
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
@@ -38,18 +41,36 @@ test('a module reaches another module through its service, never its repo', () =
   const repoOf = (file: string) => /^modules\/([^/]+)\/(repo|[\w-]+-repo)\.ts$/.exec(file)?.[1]
   const moduleOf = (file: string) => /^modules\/([^/]+)\//.exec(file)?.[1]
   const crossing = edges.filter(([from, to]) => repoOf(to) !== undefined && moduleOf(from) !== repoOf(to))
-  assert.ok(edges.some(([from, to]) => repoOf(to) !== undefined && moduleOf(from) === repoOf(to)), 'repos are imported within their module')
-  assert.deepEqual(crossing.map(([from, to]) => `${from} → ${to}`), [])
+  assert.ok(
+    edges.some(([from, to]) => repoOf(to) !== undefined && moduleOf(from) === repoOf(to)),
+    'repos are imported within their module',
+  )
+  assert.deepEqual(
+    crossing.map(([from, to]) => `${from} → ${to}`),
+    [],
+  )
 })
 
 test('realtime/ is transport: it imports no module and no event definitions (they are handed to it)', () => {
   const reaching = edges.filter(([from, to]) => from.startsWith('realtime/') && (to.startsWith('modules/') || to.startsWith('events/')))
-  assert.ok(edges.some(([from, to]) => from.startsWith('modules/') && to.startsWith('realtime/')), 'modules use realtime')
-  assert.deepEqual(reaching.map(([from, to]) => `${from} → ${to}`), [])
+  assert.ok(
+    edges.some(([from, to]) => from.startsWith('modules/') && to.startsWith('realtime/')),
+    'modules use realtime',
+  )
+  assert.deepEqual(
+    reaching.map(([from, to]) => `${from} → ${to}`),
+    [],
+  )
 })
 
 test('lib/ depends on nothing else of Tern', () => {
   const outside = edges.filter(([from, to]) => from.startsWith('lib/') && !to.startsWith('lib/'))
-  assert.ok(edges.some(([from]) => !from.startsWith('lib/')), 'other files were read')
-  assert.deepEqual(outside.map(([from, to]) => `${from} → ${to}`), [])
+  assert.ok(
+    edges.some(([from]) => !from.startsWith('lib/')),
+    'other files were read',
+  )
+  assert.deepEqual(
+    outside.map(([from, to]) => `${from} → ${to}`),
+    [],
+  )
 })

@@ -29,7 +29,13 @@ test('the README is a front door of at most 160 lines', () => {
 })
 
 test('no file under src/ or docs/, nor the README, speaks of issue numbers or outside documents', () => {
-  assert.ok(DIARY.test('see issue 32') && DIARY.test('as DESIGN § 5 says') && !DIARY.test('the session token') && !DIARY.test('an issue with 2 parts'), 'the pattern (positive control)')
+  assert.ok(
+    DIARY.test('see issue 32') &&
+      DIARY.test('as DESIGN § 5 says') &&
+      !DIARY.test('the session token') &&
+      !DIARY.test('an issue with 2 parts'),
+    'the pattern (positive control)',
+  )
   const files = [...filesUnder('src'), ...filesUnder('docs'), 'README.md']
   assert.ok(files.length > 300, `the files were read (${files.length})`)
   const found = files.flatMap((file) =>

@@ -44,7 +44,7 @@ export const ACCEPTED_EDITS: Record<string, { sha256: string; why: string }> = {
   },
   '2026-11-27T20-00-message-search-file.ts': {
     sha256: 'b8737b729fc7d88826357cf4b6770710e37a3e1d6880703d9ed0f899433dc35e',
-    why: 'its down runs 2026-11-25T08-00\'s up instead of a copy of it (7c64d9e); the same schema',
+    why: "its down runs 2026-11-25T08-00's up instead of a copy of it (7c64d9e); the same schema",
   },
   '2026-12-04T21-00-video-call-peers.ts': {
     sha256: '5589d313c7e6ca8ab0d2f5a7c0e47b84aaeea3488b70781069c0907884f40870',
@@ -119,7 +119,8 @@ export function migrationProblem(file: string, firstText: string, currentText: s
   const [first, current] = [codeOf(firstText), codeOf(currentText)]
   if (current === first) return exception ? `${file} is back to its first text: remove its entry from ACCEPTED_EDITS` : null
   if (!exception) return `${file} differs from the text it landed with: a landed migration is frozen, add a new migration instead`
-  if (sha256(current) !== exception.sha256) return `${file} was edited again after its accepted edit (${exception.why}): put it back and add a new migration instead`
+  if (sha256(current) !== exception.sha256)
+    return `${file} was edited again after its accepted edit (${exception.why}): put it back and add a new migration instead`
   return null
 }
 
@@ -134,16 +135,25 @@ function requireHistory() {
   try {
     git('rev-parse', '--git-dir')
   } catch (error) {
-    assert.fail(`git or the repository's history is unavailable (${(error as Error).message.split('\n')[0]}); run from a git clone, or set TEST_NO_GIT=1 where there is none`)
+    assert.fail(
+      `git or the repository's history is unavailable (${(error as Error).message.split('\n')[0]}); run from a git clone, or set TEST_NO_GIT=1 where there is none`,
+    )
   }
-  assert.equal(git('rev-parse', '--is-shallow-repository').trim(), 'false', 'a shallow clone lacks the commits that added the migrations: fetch the full history (git fetch --unshallow), or set TEST_NO_GIT=1')
+  assert.equal(
+    git('rev-parse', '--is-shallow-repository').trim(),
+    'false',
+    'a shallow clone lacks the commits that added the migrations: fetch the full history (git fetch --unshallow), or set TEST_NO_GIT=1',
+  )
 }
 
 const skip = noGit && 'TEST_NO_GIT=1: no git history to compare the migrations with'
 
 test('every landed migration is the text of the commit that added it (or an accepted edit)', { skip }, () => {
   requireHistory()
-  const files = fs.readdirSync(path.join(root, dir)).filter((name) => MIGRATION.test(name)).sort()
+  const files = fs
+    .readdirSync(path.join(root, dir))
+    .filter((name) => MIGRATION.test(name))
+    .sort()
   assert.ok(files.length > 40, `the migrations were read (${files.length})`)
   const problems: string[] = []
   let compared = 0

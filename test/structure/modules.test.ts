@@ -19,7 +19,10 @@ const src = path.resolve(import.meta.dirname, '../../src')
 const graph = importGraph(src)
 const rel = (file: string) => path.relative(src, file)
 const moduleOf = (file: string) => /^modules\/([^/]+)\//.exec(rel(file))?.[1]
-const modules = fs.readdirSync(path.join(src, 'modules'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name)
+const modules = fs
+  .readdirSync(path.join(src, 'modules'), { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
 
 /** The start-up wiring: it mounts every module's routes, jobs and events, reaching into their files. */
 const WIRING = new Set(['context.ts', 'app.ts', 'http/mounts.ts', 'jobs/index.ts', 'events/map.ts'])
@@ -91,7 +94,10 @@ test('the module check finds a cycle between modules that no file-level cycle sh
     ['a/w', []],
   ])
   assert.deepEqual(cycles(files), [])
-  assert.deepEqual(moduleCycles(files, (file) => file.split('/')[0]), ['a → b → a'])
+  assert.deepEqual(
+    moduleCycles(files, (file) => file.split('/')[0]),
+    ['a → b → a'],
+  )
 })
 
 test('the feature modules depend on each other one way: no cycle between modules', () => {
@@ -113,7 +119,8 @@ test('every module has an index.ts that only re-exports, and other code reaches 
       .split('\n')
       .map((line) => line.trim())
       .filter(Boolean)
-    for (const line of statements) if (!/^export (type )?(\{[^}]*\} from '\.\/[\w-]+\.js'|\{\})$/.test(line)) problems.push(`${index}: not a re-export: ${line}`)
+    for (const line of statements)
+      if (!/^export (type )?(\{[^}]*\} from '\.\/[\w-]+\.js'|\{\})$/.test(line)) problems.push(`${index}: not a re-export: ${line}`)
   }
   let crossings = 0
   for (const [from, targets] of graph) {
@@ -129,16 +136,28 @@ test('every module has an index.ts that only re-exports, and other code reaches 
   assert.deepEqual(problems, [])
 })
 
-const SQL = /\.(selectFrom|insertInto|updateTable|deleteFrom|selectNoFrom|replaceInto)\(|\bsql(<[^>]*>)?`|\bstatement\(|\.prepare\(|['"`]\s*(select|insert into|delete from|update \w+ set|with \w+ as)\b/i
+const SQL =
+  /\.(selectFrom|insertInto|updateTable|deleteFrom|selectNoFrom|replaceInto)\(|\bsql(<[^>]*>)?`|\bstatement\(|\.prepare\(|['"`]\s*(select|insert into|delete from|update \w+ set|with \w+ as)\b/i
 const isSqlHome = (file: string) =>
   /(^|\/)(repo|[\w-]+-repo)\.ts$/.test(file) || file.startsWith('db/') || file.startsWith('policies/') || file.endsWith('.test.ts')
 
 test('SQL lives in repos, migrations, db/ and policies/ (the listed files aside)', () => {
   const found = allFiles.filter((file) => !isSqlHome(file) && SQL.test(sourceOf(file)))
   assert.ok(found.length > 0 || SQL_OUTSIDE_REPOS.size === 0, 'the check sees SQL')
-  assert.ok(SQL.test("db.selectFrom('users')") && SQL.test('const Q = `select 1 from t`') && !SQL.test('a selection of users'), 'the pattern (positive control)')
-  assert.deepEqual(found.filter((file) => !SQL_OUTSIDE_REPOS.has(file)), [], 'SQL outside a repo: move it into the module\'s repo.ts')
-  assert.deepEqual([...SQL_OUTSIDE_REPOS].filter((file) => !found.includes(file)), [], 'a listed file holds no SQL now: take it off the list')
+  assert.ok(
+    SQL.test("db.selectFrom('users')") && SQL.test('const Q = `select 1 from t`') && !SQL.test('a selection of users'),
+    'the pattern (positive control)',
+  )
+  assert.deepEqual(
+    found.filter((file) => !SQL_OUTSIDE_REPOS.has(file)),
+    [],
+    "SQL outside a repo: move it into the module's repo.ts",
+  )
+  assert.deepEqual(
+    [...SQL_OUTSIDE_REPOS].filter((file) => !found.includes(file)),
+    [],
+    'a listed file holds no SQL now: take it off the list',
+  )
 })
 
 const SCHEMA = /\bType\.(Object|Union|Array|Intersect|Record)\(/
@@ -146,6 +165,14 @@ const isSchemaHome = (file: string) => /(^|\/)(schemas|[\w-]+-schemas|events)\.t
 
 test("a module's schemas live in schemas.ts, its event payloads in events.ts (the listed files aside)", () => {
   const found = allFiles.filter((file) => !isSchemaHome(file) && SCHEMA.test(sourceOf(file)))
-  assert.deepEqual(found.filter((file) => !SCHEMAS_IN_ROUTES.has(file)), [], "a schema outside schemas.ts: move it into the module's schemas.ts")
-  assert.deepEqual([...SCHEMAS_IN_ROUTES].filter((file) => !found.includes(file)), [], 'a listed file declares no schema now: take it off the list')
+  assert.deepEqual(
+    found.filter((file) => !SCHEMAS_IN_ROUTES.has(file)),
+    [],
+    "a schema outside schemas.ts: move it into the module's schemas.ts",
+  )
+  assert.deepEqual(
+    [...SCHEMAS_IN_ROUTES].filter((file) => !found.includes(file)),
+    [],
+    'a listed file declares no schema now: take it off the list',
+  )
 })

@@ -23,7 +23,13 @@ function sources(dir: string): string[] {
 }
 
 /** Ways to open an outgoing HTTP connection: the global fetch, http(s).request/get, an Agent, http2.connect. */
-const OPENS = [/(?<![\w.])fetch\s*\(/, /\bhttps?\s*\.\s*(?:request|get)\s*\(/, /\bnew\s+https?\s*\.\s*Agent\s*\(/, /\bhttp2\s*\.\s*connect\s*\(/, /from\s+'undici'/]
+const OPENS = [
+  /(?<![\w.])fetch\s*\(/,
+  /\bhttps?\s*\.\s*(?:request|get)\s*\(/,
+  /\bnew\s+https?\s*\.\s*Agent\s*\(/,
+  /\bhttp2\s*\.\s*connect\s*\(/,
+  /from\s+'undici'/,
+]
 
 /** a file that names something of its own `fetch` (a parameter or a constant) calls that, not the global */
 const OWN_FETCH = /(?:\b(?:const|let|function)\s+fetch\b|[(,]\s*fetch\s*:)/
@@ -33,13 +39,16 @@ function opens(text: string): boolean {
   return OPENS.some((pattern, i) => (i === 0 && OWN_FETCH.test(code) ? false : pattern.test(code)))
 }
 
-const files = sources(src).map((file) => ({ file: path.relative(src, file).split(path.sep).join('/'), text: fs.readFileSync(file, 'utf8') }))
+const files = sources(src).map((file) => ({
+  file: path.relative(src, file).split(path.sep).join('/'),
+  text: fs.readFileSync(file, 'utf8'),
+}))
 
 test('the patterns find an outgoing connection where there is one (positive control)', () => {
   assert.ok(opens("const res = await fetch('https://example.org')"))
-  assert.ok(opens("https.request(url, options)"))
-  assert.ok(opens("const agent = new http.Agent({ keepAlive: true })"))
-  assert.ok(opens("const session = http2.connect(origin)"))
+  assert.ok(opens('https.request(url, options)'))
+  assert.ok(opens('const agent = new http.Agent({ keepAlive: true })'))
+  assert.ok(opens('const session = http2.connect(origin)'))
   assert.equal(opens("const page = await fetchPage(after)\n// fetch('x') in a comment\nvideoFetch(url)"), false)
   assert.equal(opens('function walk(fetch: () => Promise<void>) { return fetch() }'), false, 'a parameter named fetch')
   assert.ok(opens(files.find(({ file }) => file === OWNER)!.text), 'the client itself opens connections')

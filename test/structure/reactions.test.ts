@@ -27,7 +27,10 @@ const FANOUT = /\bfanout\s*\.\s*subscribe(?:Control)?\s*\(|\btransport\s*\.\s*su
 
 const registrations = (text: string, pattern: RegExp) => [...text.matchAll(pattern)].length
 
-const files = sources(src).map((file) => ({ file: path.relative(src, file).split(path.sep).join('/'), text: fs.readFileSync(file, 'utf8') }))
+const files = sources(src).map((file) => ({
+  file: path.relative(src, file).split(path.sep).join('/'),
+  text: fs.readFileSync(file, 'utf8'),
+}))
 
 test('the patterns find registrations where there are some (positive control)', () => {
   assert.equal(registrations("ctx.events.on('message.new', f)\nthis.ctx.control.on('bot.update', g)\nevents.on('x', h)", LISTENER), 3)
@@ -42,9 +45,12 @@ test('no file but the start-up wiring registers listeners of events or control m
   assert.deepEqual(outside, [])
 })
 
-test("only the realtime transport (and the control channel over it) subscribes to the fan-out", () => {
+test('only the realtime transport (and the control channel over it) subscribes to the fan-out', () => {
   const allowed = (file: string) => file.startsWith('realtime/') || file === 'events/control.ts'
   const outside = files.filter(({ file, text }) => !allowed(file) && registrations(text, FANOUT) > 0).map(({ file }) => file)
-  assert.ok(files.some(({ file, text }) => file === 'realtime/gateway.ts' && registrations(text, FANOUT) > 0), 'the gateway subscribes')
+  assert.ok(
+    files.some(({ file, text }) => file === 'realtime/gateway.ts' && registrations(text, FANOUT) > 0),
+    'the gateway subscribes',
+  )
   assert.deepEqual(outside, [])
 })

@@ -19,8 +19,16 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     headless: true,
     args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream',
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--use-fake-device-for-media-stream',
+      '--use-fake-ui-for-media-stream',
     ],
   })
 }
@@ -54,12 +62,22 @@ export interface CallPage {
  * Signs `user` in with the cookie session (their registration's session, or `login: true` through
  * POST /api/auth/login) and opens /call (with `?relay=1` to force TURN).
  */
-export async function openCallPage(browser: Browser, server: TestServer, user: TestUser, options: { relay?: boolean; login?: boolean } = {}): Promise<CallPage> {
+export async function openCallPage(
+  browser: Browser,
+  server: TestServer,
+  user: TestUser,
+  options: { relay?: boolean; login?: boolean } = {},
+): Promise<CallPage> {
   const { context, page, problems } = await openWatched(browser, { baseURL: server.url, viewport: { width: 900, height: 700 } })
   if (options.login) {
-    const login = await context.request.post('/api/auth/login', { data: { login: user.username, password: user.password, device: 'call page test' } })
+    const login = await context.request.post('/api/auth/login', {
+      data: { login: user.username, password: user.password, device: 'call page test' },
+    })
     assert.equal(login.status(), 200, await login.text())
-    assert.ok((await context.cookies()).some((c) => c.name === 'tern_session' && c.httpOnly), 'the HttpOnly session cookie is set')
+    assert.ok(
+      (await context.cookies()).some((c) => c.name === 'tern_session' && c.httpOnly),
+      'the HttpOnly session cookie is set',
+    )
   } else {
     // the session the user registered with, as the HttpOnly cookie a login sets (one password hash fewer per page)
     await context.addCookies([{ name: 'tern_session', value: user.token, url: server.url, httpOnly: true, sameSite: 'Lax' }])
@@ -81,14 +99,21 @@ export async function openCallPage(browser: Browser, server: TestServer, user: T
       let last: PeerReport[] = []
       for (;;) {
         last = await handle.report()
-        const connected = last.filter((r) => r.state === 'connected').map((r) => r.user_id).sort((a, b) => a - b).join(',')
+        const connected = last
+          .filter((r) => r.state === 'connected')
+          .map((r) => r.user_id)
+          .sort((a, b) => a - b)
+          .join(',')
         if (connected === want && last.length === userIds.length) {
-          if (process.env.TEST_CALL_TIMING) console.log(`# ${user.username} connected to [${want}] after ${timeoutMs - (deadline - Date.now())} ms`)
+          if (process.env.TEST_CALL_TIMING)
+            console.log(`# ${user.username} connected to [${want}] after ${timeoutMs - (deadline - Date.now())} ms`)
           return
         }
         if (Date.now() > deadline) {
           await handle.shot(`call-timeout-${user.username}`).catch(() => undefined)
-          assert.fail(`${user.username}: wanted connected peers [${want}], have ${JSON.stringify(last)}; log: ${JSON.stringify(await handle.log())}`)
+          assert.fail(
+            `${user.username}: wanted connected peers [${want}], have ${JSON.stringify(last)}; log: ${JSON.stringify(await handle.log())}`,
+          )
         }
         await page.waitForTimeout(200)
       }
@@ -115,7 +140,8 @@ export async function assertFramesFlow(page: CallPage) {
       return after !== undefined && after.framesDecoded > before.framesDecoded && after.framesDecoded > 0
     })
     if (grown) return now
-    if (Date.now() > deadline) assert.fail(`${page.user.username}: framesDecoded did not grow: ${JSON.stringify(first)} → ${JSON.stringify(now)}`)
+    if (Date.now() > deadline)
+      assert.fail(`${page.user.username}: framesDecoded did not grow: ${JSON.stringify(first)} → ${JSON.stringify(now)}`)
   }
 }
 

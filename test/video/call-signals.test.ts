@@ -19,7 +19,13 @@ import { waitFor } from '../harness/wait.js'
 const video = await startTestVideo({ STUN_URLS: 'stun:127.0.0.1:3478' })
 const push = await pushServiceOrSkip()
 const server = await startTestServer({
-  env: { VIDEO_URL: video.url, VIDEO_SECRET: TEST_VIDEO_SECRET, STUN_URLS: 'stun:127.0.0.1:3478', WEBHOOK_ALLOW_PRIVATE: 'true', PUSH_DELIVERY_INTERVAL_MS: '100' },
+  env: {
+    VIDEO_URL: video.url,
+    VIDEO_SECRET: TEST_VIDEO_SECRET,
+    STUN_URLS: 'stun:127.0.0.1:3478',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    PUSH_DELIVERY_INTERVAL_MS: '100',
+  },
 })
 
 const start = (from: TestUser, to: TestUser) => from.api.post(`${V2}/calls/start`, { receiver_id: to.id, call_type: 'video' })
@@ -38,11 +44,20 @@ describe('calls as users expect them', () => {
     assert.match(refused.body.error.message, /busy/)
     // the busy callee hears of the attempt as a missed call, in its history and on its devices
     const missed = (await bobPhone.next('call.ended')).data.call
-    assert.deepEqual([missed.caller_id, missed.receiver_id, missed.status, missed.answered_at, missed.duration_seconds], [cid.id, bob.id, 'missed', null, 0])
+    assert.deepEqual(
+      [missed.caller_id, missed.receiver_id, missed.status, missed.answered_at, missed.duration_seconds],
+      [cid.id, bob.id, 'missed', null, 0],
+    )
     const [bobItem] = await historyOf(bob)
-    assert.deepEqual([bobItem.call_id, bobItem.direction, bobItem.status, bobItem.peer.user_id], [missed.call_id, 'incoming', 'missed', cid.id])
+    assert.deepEqual(
+      [bobItem.call_id, bobItem.direction, bobItem.status, bobItem.peer.user_id],
+      [missed.call_id, 'incoming', 'missed', cid.id],
+    )
     assert.equal((await historyOf(cid))[0].status, 'missed')
-    assert.ok((await updates(bob)).items.some((u: any) => u.type === 'call.ended'), 'logged in the update sequence')
+    assert.ok(
+      (await updates(bob)).items.some((u: any) => u.type === 'call.ended'),
+      'logged in the update sequence',
+    )
     // the call going on is untouched
     assert.equal((await bob.api.get(`${V2}/calls/${first.call_id}`)).body.data.status, 'ringing')
 
@@ -59,7 +74,7 @@ describe('calls as users expect them', () => {
     assert.equal((await act(cid, again.body.data.call_id, 'end')).status, 200)
   })
 
-  test("answering on one device, or declining on another, stops the ringing on every device of the callee", async () => {
+  test('answering on one device, or declining on another, stops the ringing on every device of the callee', async () => {
     const [ann, bob] = await registerUsers(server, 2)
     const bobPhone = await TestSocket.connect(server.url, bob.token)
     const bobLaptop = await TestSocket.connect(server.url, bob.token)
@@ -67,19 +82,36 @@ describe('calls as users expect them', () => {
 
     const ringing = (await start(ann, bob)).body.data
     for (const d of devices) assert.equal((await d.next('call.incoming')).data.call.call_id, ringing.call_id)
-    const [onPhone, onLaptop] = await assertDelivered(devices, 'call.answered', async () => assert.equal((await act(bob, ringing.call_id, 'answer')).status, 200))
+    const [onPhone, onLaptop] = await assertDelivered(devices, 'call.answered', async () =>
+      assert.equal((await act(bob, ringing.call_id, 'answer')).status, 200),
+    )
     assert.deepEqual([onPhone.data.call.status, onLaptop.data.call.status], ['answered', 'answered'])
-    const ended = await assertDelivered(devices, 'call.ended', async () => assert.equal((await act(ann, ringing.call_id, 'end')).status, 200))
-    assert.deepEqual(ended.map((f) => f.data.call.status), ['ended', 'ended'])
+    const ended = await assertDelivered(devices, 'call.ended', async () =>
+      assert.equal((await act(ann, ringing.call_id, 'end')).status, 200),
+    )
+    assert.deepEqual(
+      ended.map((f) => f.data.call.status),
+      ['ended', 'ended'],
+    )
 
     // declined on the laptop: the phone stops ringing too
     const second = (await start(ann, bob)).body.data
     for (const d of devices) await d.next('call.incoming')
-    const declined = await assertDelivered(devices, 'call.ended', async () => assert.equal((await act(bob, second.call_id, 'end')).status, 200))
-    assert.deepEqual(declined.map((f) => [f.data.call.call_id, f.data.call.status]), [[second.call_id, 'declined'], [second.call_id, 'declined']])
+    const declined = await assertDelivered(devices, 'call.ended', async () =>
+      assert.equal((await act(bob, second.call_id, 'end')).status, 200),
+    )
+    assert.deepEqual(
+      declined.map((f) => [f.data.call.call_id, f.data.call.status]),
+      [
+        [second.call_id, 'declined'],
+        [second.call_id, 'declined'],
+      ],
+    )
   })
 
-  test('a ringing call is pushed to an offline callee, and not to one online', { skip: push ? false : 'the push service (web-push-testing) could not start' }, async () => {
+  test('a ringing call is pushed to an offline callee, and not to one online', {
+    skip: push ? false : 'the push service (web-push-testing) could not start',
+  }, async () => {
     const [ann, bob, cid, dan] = await registerUsers(server, 4)
     const key = (await server.api.get(`${V2}/push/vapid-public-key`)).body.data.public_key
     const subscribe = async (user: TestUser): Promise<TestSubscription> => {
@@ -88,10 +120,13 @@ describe('calls as users expect them', () => {
       return sub
     }
     const received = (sub: TestSubscription, n: number) =>
-      waitFor(async () => {
-        const messages = await push!.messages(sub)
-        return messages.length >= n ? messages : undefined
-      }, { timeoutMs: 5000, message: `${n} push(es)` })
+      waitFor(
+        async () => {
+          const messages = await push!.messages(sub)
+          return messages.length >= n ? messages : undefined
+        },
+        { timeoutMs: 5000, message: `${n} push(es)` },
+      )
     const [bobSub, danSub] = [await subscribe(bob), await subscribe(dan)]
 
     // bob is online (a socket open): his call rings there and nothing is pushed …
@@ -109,12 +144,18 @@ describe('calls as users expect them', () => {
 
     // bob goes offline: the next call to him is pushed
     await bobPhone.close()
-    const later = await waitFor(async () => {
-      const res = await start(ann, bob)
-      return res.status === 200 ? res.body.data : undefined
-    }, { timeoutMs: 3000, message: 'a call to bob starts' })
+    const later = await waitFor(
+      async () => {
+        const res = await start(ann, bob)
+        return res.status === 200 ? res.body.data : undefined
+      },
+      { timeoutMs: 3000, message: 'a call to bob starts' },
+    )
     const [bobPush] = await received(bobSub, 1)
-    assert.deepEqual([bobPush.type, bobPush.call_id, bobPush.call_type, bobPush.sender.username], ['call', later.call_id, 'video', ann.username])
+    assert.deepEqual(
+      [bobPush.type, bobPush.call_id, bobPush.call_type, bobPush.sender.username],
+      ['call', later.call_id, 'video', ann.username],
+    )
     assert.equal((await act(ann, later.call_id, 'end')).status, 200)
   })
 })
@@ -135,7 +176,15 @@ test('GET /call: signed out it leads to the login; signed in (cookie) a page who
   assert.ok(csp.includes(`connect-src 'self' ${new URL(video.url).origin.replace('http', 'ws')}`), csp)
   // the other pages' headers (the login page's), the CSP but for the signaling origin and media
   const login = await server.api.get('/login')
-  for (const name of ['x-frame-options', 'x-content-type-options', 'referrer-policy', 'cross-origin-opener-policy', 'cross-origin-resource-policy', 'strict-transport-security', 'cache-control']) {
+  for (const name of [
+    'x-frame-options',
+    'x-content-type-options',
+    'referrer-policy',
+    'cross-origin-opener-policy',
+    'cross-origin-resource-policy',
+    'strict-transport-security',
+    'cache-control',
+  ]) {
     assert.equal(page.headers.get(name), login.headers.get(name), name)
   }
   const loginCsp = login.headers.get('content-security-policy') ?? ''
@@ -177,7 +226,10 @@ describe('room leftovers', () => {
     assert.equal(annSocket.closed, null)
     const back = await joinRoom(bob, room.room_id)
     const { client: bobAgain, joined: bj } = await SignalClient.join(back.signaling_url, room.room_id, back.ticket)
-    assert.deepEqual(bj.peers.map((p: any) => p.peer_id), [aj.peer_id])
+    assert.deepEqual(
+      bj.peers.map((p: any) => p.peer_id),
+      [aj.peer_id],
+    )
     annSocket.send({ type: 'offer', to: bj.peer_id, sdp: 'v=0\r\n' })
     assert.equal((await bobAgain.next('offer')).from, aj.peer_id)
   })
@@ -203,10 +255,13 @@ describe('room leftovers', () => {
 
     assert.equal((await bob.api.post(`${V2}/calls/${call.call_id}/end`)).status, 200)
     for (const s of sockets) assert.equal((await s.closing()).code, 4010)
-    const room = await waitFor(async () => {
-      const info = (await ann.api.get(`${V2}/calls/rooms/call-${call.call_id}/info`)).body.data
-      return info?.status === 'ended' ? info : undefined
-    }, { timeoutMs: 5000, message: 'the call room ended' })
+    const room = await waitFor(
+      async () => {
+        const info = (await ann.api.get(`${V2}/calls/rooms/call-${call.call_id}/info`)).body.data
+        return info?.status === 'ended' ? info : undefined
+      },
+      { timeoutMs: 5000, message: 'the call room ended' },
+    )
     assert.equal(room.participant_count, 2)
     assert.equal(elsewhere.closed, null)
     elsewhere.send({ type: 'ping' })
@@ -220,7 +275,11 @@ describe('room leftovers', () => {
     const { client: first } = await SignalClient.join(ticket.signaling_url, room.room_id, ticket.ticket)
     const copy = await SignalClient.open(ticket.signaling_url)
     copy.send({ type: 'join', room_id: room.room_id, ticket: ticket.ticket })
-    assert.deepEqual(await copy.next('error'), { type: 'error', code: 'unauthorized', message: 'The ticket was used already; ask for a new one' })
+    assert.deepEqual(await copy.next('error'), {
+      type: 'error',
+      code: 'unauthorized',
+      message: 'The ticket was used already; ask for a new one',
+    })
     assert.equal((await copy.closing()).code, 4001)
     // a new ticket from join is let in (positive control)
     const fresh = await joinRoom(ann, room.room_id)
@@ -235,7 +294,10 @@ describe('room leftovers', () => {
   })
 
   test('the kick endpoint of the video service takes only signed, fresh requests', async () => {
-    const refused = await fetch(`${video.url}/internal/rooms/kick`, { method: 'POST', body: JSON.stringify({ room_id: 'x', user_id: 1, at: Date.now() }) })
+    const refused = await fetch(`${video.url}/internal/rooms/kick`, {
+      method: 'POST',
+      body: JSON.stringify({ room_id: 'x', user_id: 1, at: Date.now() }),
+    })
     assert.equal(refused.status, 401)
     const garbage = await fetch(`${video.url}/internal/rooms/kick`, { method: 'POST', body: 'x'.repeat(20_000) })
     assert.equal(garbage.status, 413)

@@ -123,16 +123,23 @@ test('room tickets per user are limited (429 rate_limited with Retry-After); oth
 })
 
 test('the main service writes at most VIDEO_MEDIA_REPORT_RATE_LIMIT media reports per participant; the rest are answered 429', async () => {
-  const server = await startTestServer({ env: { VIDEO_URL: video.url, VIDEO_SECRET: TEST_VIDEO_SECRET, VIDEO_MEDIA_REPORT_RATE_LIMIT: '3/60' } })
+  const server = await startTestServer({
+    env: { VIDEO_URL: video.url, VIDEO_SECRET: TEST_VIDEO_SECRET, VIDEO_MEDIA_REPORT_RATE_LIMIT: '3/60' },
+  })
   const [ann, bob] = await registerUsers(server, 2)
   const roomId = (await ann.api.post(`${V2}/calls/rooms`, {})).body.data.room_id
   for (const user of [ann, bob]) assert.equal((await user.api.post(`${V2}/calls/rooms/${roomId}/join`, {})).status, 200)
   const post = async (report: Record<string, unknown>) => {
     const body = JSON.stringify({ room_id: roomId, at: Date.now(), ...report })
-    const res = await fetch(`${server.url}/internal/video/events`, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(server.ctx.config), body) }, body })
+    const res = await fetch(`${server.url}/internal/video/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(server.ctx.config), body) },
+      body,
+    })
     return { status: res.status, body: await res.json() }
   }
-  const media = (user: number, screenshare: boolean) => post({ event: 'media', user_id: user, peer_id: `peer-${user}`, media: { audio: true, video: true, screenshare } })
+  const media = (user: number, screenshare: boolean) =>
+    post({ event: 'media', user_id: user, peer_id: `peer-${user}`, media: { audio: true, video: true, screenshare } })
   for (const user of [ann, bob]) assert.equal((await post({ event: 'join', user_id: user.id, peer_id: `peer-${user.id}` })).status, 200)
   for (let i = 0; i < 3; i++) assert.equal((await media(ann.id, i === 2)).status, 200)
   const over = await media(ann.id, false)

@@ -38,7 +38,11 @@ const MAX_BAD_FRAMES = 20
 const PACE_PER_SECOND = 200
 
 // the room's other peer, who receives whatever the fuzzing peer's valid frames relay
-const { client: listener, joined: listenerJoined } = await SignalClient.join(video.url, ROOM, video.ticket({ room: ROOM, uid: 2, username: 'listener' }))
+const { client: listener, joined: listenerJoined } = await SignalClient.join(
+  video.url,
+  ROOM,
+  video.ticket({ room: ROOM, uid: 2, username: 'listener' }),
+)
 const LISTENER = listenerJoined.peer_id as string
 
 // ---------------------------------------------------------------- frames
@@ -54,15 +58,40 @@ const json = (value: unknown, label: string): Outgoing => text(JSON.stringify(va
 
 const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'valueOf', 'toString', 'hasOwnProperty', '']
 const BOUNDARY_NUMBERS = [0, -0, -1, 1, 1.5, 1024, 1025, 2 ** 31, 2 ** 53 - 1, 2 ** 53, -(2 ** 53), Number.MAX_VALUE, 1e-9]
-const anyString = fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom(...PROTOTYPE_NAMES, 'offer', 'join', 'ping', 'pong', 'error', '\ud800', 'a\u0000b', 'x'.repeat(3000)))
-const scalar: fc.Arbitrary<unknown> = fc.oneof(anyString, fc.constantFrom(...BOUNDARY_NUMBERS), fc.double(), fc.constantFrom(null, true, false))
-const junk: fc.Arbitrary<unknown> = fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.dictionary(anyString, scalar, { maxKeys: 3 }), fc.constantFrom({}, [], { __proto__: { type: 'ping' } }))
+const anyString = fc.oneof(
+  fc.string({ maxLength: 20 }),
+  fc.constantFrom(...PROTOTYPE_NAMES, 'offer', 'join', 'ping', 'pong', 'error', '\ud800', 'a\u0000b', 'x'.repeat(3000)),
+)
+const scalar: fc.Arbitrary<unknown> = fc.oneof(
+  anyString,
+  fc.constantFrom(...BOUNDARY_NUMBERS),
+  fc.double(),
+  fc.constantFrom(null, true, false),
+)
+const junk: fc.Arbitrary<unknown> = fc.oneof(
+  scalar,
+  fc.array(scalar, { maxLength: 3 }),
+  fc.dictionary(anyString, scalar, { maxKeys: 3 }),
+  fc.constantFrom({}, [], { __proto__: { type: 'ping' } }),
+)
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: arb }, { weight: 1, arbitrary: junk })
 const extra = fc.dictionary(fc.constantFrom('extra', '__proto__', 'constructor', 'from', 'room_id'), junk, { maxKeys: 1 })
-const withExtra = (arb: fc.Arbitrary<Record<string, unknown>>) => fc.tuple(arb, fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: extra })).map(([frame, more]) => ({ ...more, ...frame }))
+const withExtra = (arb: fc.Arbitrary<Record<string, unknown>>) =>
+  fc
+    .tuple(arb, fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: extra }))
+    .map(([frame, more]) => ({ ...more, ...frame }))
 
-const peerId = fc.oneof(fc.constant(LISTENER), fc.constant(LISTENER), fc.constantFrom('nobody-in-this-room', 'short', 'x'.repeat(33), LISTENER.toUpperCase(), `${LISTENER} `), anyString)
-const sdp = fc.oneof(fc.constant(SDP), fc.constantFrom('', 'a'.repeat(MAX_SDP_BYTES), 'a'.repeat(MAX_SDP_BYTES + 1), 'a'.repeat(MAX_FRAME_BYTES + 10)), anyString)
+const peerId = fc.oneof(
+  fc.constant(LISTENER),
+  fc.constant(LISTENER),
+  fc.constantFrom('nobody-in-this-room', 'short', 'x'.repeat(33), LISTENER.toUpperCase(), `${LISTENER} `),
+  anyString,
+)
+const sdp = fc.oneof(
+  fc.constant(SDP),
+  fc.constantFrom('', 'a'.repeat(MAX_SDP_BYTES), 'a'.repeat(MAX_SDP_BYTES + 1), 'a'.repeat(MAX_FRAME_BYTES + 10)),
+  anyString,
+)
 const candidate = fc.oneof(
   fc.constant(null),
   fc.record(
@@ -84,29 +113,64 @@ const ticket = fc.oneof(
 
 /** the frames of the protocol, valid or bent; 'fresh' and its kin are replaced by real tickets */
 const typed: fc.Arbitrary<Outgoing> = fc.oneof(
-  withExtra(fc.record({ type: fc.constant('join'), room_id: maybe(fc.oneof(fc.constant(ROOM), anyString)), ticket: maybe(ticket) }, { requiredKeys: ['type'] })).map((f) => json(f, 'join')),
-  withExtra(fc.record({ type: fc.constantFrom('offer', 'answer'), to: maybe(peerId), sdp: maybe(sdp) }, { requiredKeys: ['type'] })).map((f) => json(f, String(f.type))),
-  withExtra(fc.record({ type: fc.constant('ice-candidate'), to: maybe(peerId), candidate }, { requiredKeys: ['type'] })).map((f) => json(f, 'ice-candidate')),
-  withExtra(fc.record({ type: fc.constant('media'), audio: maybe(fc.boolean()), video: maybe(fc.boolean()), screenshare: maybe(fc.boolean()) }, { requiredKeys: ['type'] })).map((f) => json(f, 'media')),
+  withExtra(
+    fc.record(
+      { type: fc.constant('join'), room_id: maybe(fc.oneof(fc.constant(ROOM), anyString)), ticket: maybe(ticket) },
+      { requiredKeys: ['type'] },
+    ),
+  ).map((f) => json(f, 'join')),
+  withExtra(fc.record({ type: fc.constantFrom('offer', 'answer'), to: maybe(peerId), sdp: maybe(sdp) }, { requiredKeys: ['type'] })).map(
+    (f) => json(f, String(f.type)),
+  ),
+  withExtra(fc.record({ type: fc.constant('ice-candidate'), to: maybe(peerId), candidate }, { requiredKeys: ['type'] })).map((f) =>
+    json(f, 'ice-candidate'),
+  ),
+  withExtra(
+    fc.record(
+      { type: fc.constant('media'), audio: maybe(fc.boolean()), video: maybe(fc.boolean()), screenshare: maybe(fc.boolean()) },
+      { requiredKeys: ['type'] },
+    ),
+  ).map((f) => json(f, 'media')),
   withExtra(fc.record({ type: fc.constantFrom('ping', 'leave') })).map((f) => json(f, String(f.type))),
   fc.record({ type: fc.oneof(anyString, junk) }).map((f) => json(f, 'unknown type')),
   junk.map((value) => json(value, 'not an object')),
 )
 
 const malformed: fc.Arbitrary<Outgoing> = fc.oneof(
-  fc.constantFrom('{', '{"type":', '{"type":"ping"', "{'type':'ping'}", '{"type":"ping",}', 'ping', '', '\u0000', '[1,]').map((value) => text(value, 'invalid JSON')),
+  fc
+    .constantFrom('{', '{"type":', '{"type":"ping"', "{'type':'ping'}", '{"type":"ping",}', 'ping', '', '\u0000', '[1,]')
+    .map((value) => text(value, 'invalid JSON')),
   fc.string({ maxLength: 40 }).map((value) => text(value, 'random text')),
-  fc.integer({ min: MAX_FRAME_BYTES - 64, max: MAX_FRAME_BYTES + 1024 }).map((size) => text(`{"type":"offer","to":"${LISTENER}","sdp":"${'a'.repeat(size)}"}`, 'huge frame')),
+  fc
+    .integer({ min: MAX_FRAME_BYTES - 64, max: MAX_FRAME_BYTES + 1024 })
+    .map((size) => text(`{"type":"offer","to":"${LISTENER}","sdp":"${'a'.repeat(size)}"}`, 'huge frame')),
   fc.integer({ min: 100, max: 40_000 }).map((depth) => text(`${'['.repeat(depth)}${']'.repeat(depth)}`, `nested arrays ${depth}`)),
-  fc.integer({ min: 100, max: 8_000 }).map((depth) => text(`{"type":"ice-candidate","to":"${LISTENER}","candidate":${'{"candidate":'.repeat(depth)}"x"${'}'.repeat(depth)}}`, `nested candidate ${depth}`)),
+  fc
+    .integer({ min: 100, max: 8_000 })
+    .map((depth) =>
+      text(
+        `{"type":"ice-candidate","to":"${LISTENER}","candidate":${'{"candidate":'.repeat(depth)}"x"${'}'.repeat(depth)}}`,
+        `nested candidate ${depth}`,
+      ),
+    ),
   typed.map((frame) => ({ ...frame, binary: true, label: `binary ${frame.label}` })),
   fc.uint8Array({ maxLength: 64 }).map((bytes) => ({ bytes: Buffer.from(bytes), binary: true, label: 'binary bytes' })),
-  fc.constantFrom(Buffer.from([0x80]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('{"type":"ping","x":"\xff"}', 'latin1')).map((bytes) => ({ bytes, binary: false, label: 'invalid UTF-8' })),
+  fc
+    .constantFrom(
+      Buffer.from([0x80]),
+      Buffer.from([0xc0, 0xaf]),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from('{"type":"ping","x":"\xff"}', 'latin1'),
+    )
+    .map((bytes) => ({ bytes, binary: false, label: 'invalid UTF-8' })),
 )
 
 const frame = fc.oneof({ weight: 3, arbitrary: typed }, { weight: 2, arbitrary: malformed })
 /** where the frame is sent: as a fresh socket's first frame, or by a peer in the room */
-const scenario = fc.record({ beforeJoin: fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: 4, arbitrary: fc.constant(false) }), frame })
+const scenario = fc.record({
+  beforeJoin: fc.oneof({ weight: 1, arbitrary: fc.constant(true) }, { weight: 4, arbitrary: fc.constant(false) }),
+  frame,
+})
 
 /** Real tickets for the placeholders: fresh (good), expired, for another room, forged. */
 function withTickets(out: Outgoing, uid: number): Outgoing {
@@ -115,10 +179,17 @@ function withTickets(out: Outgoing, uid: number): Outgoing {
     fresh: () => video.ticket({ room: ROOM, uid, username: `fuzzer${uid}` }),
     expired: () => video.ticket({ room: ROOM, uid, exp: Date.now() - 1 }),
     'other room': () => video.ticket({ room: 'another-room', uid }),
-    forged: () => signTicket(randomBytes(32), { room: ROOM, uid, username: 'mallory', exp: Date.now() + 60_000, audio_only: false, cb: null }),
+    forged: () =>
+      signTicket(randomBytes(32), { room: ROOM, uid, username: 'mallory', exp: Date.now() + 60_000, audio_only: false, cb: null }),
   }
   if (out.binary || !/"ticket":"(fresh|expired|other room|forged)"/.test(raw)) return out
-  return { ...out, bytes: Buffer.from(raw.replace(/"ticket":"(fresh|expired|other room|forged)"/, (_, name: string) => `"ticket":"${swap[name]()}"`), 'utf8') }
+  return {
+    ...out,
+    bytes: Buffer.from(
+      raw.replace(/"ticket":"(fresh|expired|other room|forged)"/, (_, name: string) => `"ticket":"${swap[name]()}"`),
+      'utf8',
+    ),
+  }
 }
 
 // ---------------------------------------------------------------- a raw client
@@ -140,7 +211,8 @@ class Peer extends RawSocket {
   static async joined(uid: number): Promise<Peer> {
     const peer = await Peer.open()
     await peer.send(json({ type: 'join', room_id: ROOM, ticket: video.ticket({ room: ROOM, uid, username: `fuzzer${uid}` }) }, 'join'))
-    if (!(await peer.until((frames) => frames.some((f) => f.type === 'joined')))) throw new Error(`no joined frame: ${JSON.stringify(peer.frames)} ${JSON.stringify(peer.closed)}`)
+    if (!(await peer.until((frames) => frames.some((f) => f.type === 'joined'))))
+      throw new Error(`no joined frame: ${JSON.stringify(peer.frames)} ${JSON.stringify(peer.closed)}`)
     peer.peerId = peer.frames.find((f) => f.type === 'joined').peer_id
     peer.frames.splice(0)
     return peer
@@ -167,7 +239,9 @@ class Peer extends RawSocket {
 function shapeProblem(frame: any): string | null {
   const validate = typeof frame?.type === 'string' ? serverFrames.get(frame.type) : undefined
   if (!validate) return `an undocumented frame ${JSON.stringify(frame).slice(0, 200)}`
-  return validate(frame) ? null : `a ${frame.type} frame that does not fit its schema (${ajv.errorsText(validate.errors)}): ${JSON.stringify(frame).slice(0, 200)}`
+  return validate(frame)
+    ? null
+    : `a ${frame.type} frame that does not fit its schema (${ajv.errorsText(validate.errors)}): ${JSON.stringify(frame).slice(0, 200)}`
 }
 
 function isUtf8(bytes: Buffer): boolean {
@@ -192,7 +266,9 @@ function closeProblem(peer: Peer, out: Outgoing, beforeJoin: boolean): string | 
 
 // ---------------------------------------------------------------- the pass
 
-test(`fuzz-signaling: ${RUNS} malformed frames get error frames or a documented close, and the service still answers`, { timeout: Math.max(300_000, RUNS * 100) }, async () => {
+test(`fuzz-signaling: ${RUNS} malformed frames get error frames or a documented close, and the service still answers`, {
+  timeout: Math.max(300_000, RUNS * 100),
+}, async () => {
   // another room's pair, who must not notice anything
   const other = `other-${randomBytes(4).toString('hex')}`
   const { client: a, joined: aj } = await SignalClient.join(video.url, other, video.ticket({ room: other, uid: 10 }))
@@ -247,12 +323,16 @@ test(`fuzz-signaling: ${RUNS} malformed frames get error frames or a documented 
   })
   const started = Date.now()
   const details = await fc.check(property, { numRuns: RUNS, seed: FUZZ_SEED, endOnFailure: false })
-  if (details.errorInstance && !String(details.errorInstance).includes('returning false')) failures.push(`the fuzzer itself failed: ${String(details.errorInstance)}`)
-  console.log(`# fuzz-signaling: ${sent} frames (${joins} joins) in ${((Date.now() - started) / 1000).toFixed(1)} s; answers ${JSON.stringify(Object.fromEntries(answers))}; closes ${JSON.stringify(Object.fromEntries(closes))}`)
+  if (details.errorInstance && !String(details.errorInstance).includes('returning false'))
+    failures.push(`the fuzzer itself failed: ${String(details.errorInstance)}`)
+  console.log(
+    `# fuzz-signaling: ${sent} frames (${joins} joins) in ${((Date.now() - started) / 1000).toFixed(1)} s; answers ${JSON.stringify(Object.fromEntries(answers))}; closes ${JSON.stringify(Object.fromEntries(closes))}`,
+  )
   assert.deepEqual(failures.slice(0, 20), [], `${failures.length} bad answers`)
   if (sent >= 1000) {
     // the pass reached the main kinds of answer (the seed's run shows the rest: unknown_peer, unauthorized, forbidden…)
-    for (const code of ['malformed', 'unknown_type', 'too_large', 'not_joined', 'already_joined']) assert.ok(answers.has(`error:${code}`), `an error ${code} was answered`)
+    for (const code of ['malformed', 'unknown_type', 'too_large', 'not_joined', 'already_joined'])
+      assert.ok(answers.has(`error:${code}`), `an error ${code} was answered`)
     for (const code of [1009, 4008, 4001]) assert.ok(closes.has(code), `a ${code} close happened`)
   }
 
@@ -261,9 +341,15 @@ test(`fuzz-signaling: ${RUNS} malformed frames get error frames or a documented 
   assert.equal(listener.closed, null)
   const heard = listener.frames.splice(0)
   assert.deepEqual(heard.map(shapeProblem).filter(Boolean).slice(0, 10), [])
-  assert.ok(heard.some((f) => f.type === 'offer' || f.type === 'answer' || f.type === 'ice-candidate'), 'valid frames were relayed to the listener')
+  assert.ok(
+    heard.some((f) => f.type === 'offer' || f.type === 'answer' || f.type === 'ice-candidate'),
+    'valid frames were relayed to the listener',
+  )
   // the other room: nothing arrived from the fuzz, and its peers still signal (the control)
-  assert.deepEqual(a.frames.filter((f) => f.type !== 'peer-joined'), [])
+  assert.deepEqual(
+    a.frames.filter((f) => f.type !== 'peer-joined'),
+    [],
+  )
   b.send({ type: 'offer', to: aj.peer_id, sdp: SDP })
   assert.equal((await a.next('offer')).sdp, SDP)
   assert.equal((await fetch(`${video.url}/health`)).status, 200, 'the service is still up')

@@ -94,7 +94,7 @@ async function sessionEnds(end: (ann: TestUser, firstSessionId: number, secondTo
   await Promise.all([bobSocket.close(), other.close()])
 }
 
-test('V2 logout closes that session\'s signaling sockets within a second; its spare ticket is refused', () =>
+test("V2 logout closes that session's signaling sockets within a second; its spare ticket is refused", () =>
   sessionEnds(async (ann) => {
     assert.equal((await ann.api.post(`${V2}/auth/logout`)).status, 200)
   }))
@@ -104,7 +104,7 @@ test('revoking a session (DELETE V2/sessions/{id}) from another device closes it
     assert.equal((await server.api.as(second).delete(`${V2}/sessions/${firstSessionId}`)).status, 200)
   }))
 
-test('the V1 cookie logout (POST /logout) closes the cookie session\'s signaling sockets', async () => {
+test("the V1 cookie logout (POST /logout) closes the cookie session's signaling sockets", async () => {
   const [ann, bob] = await registerUsers(server, 2)
   const roomId = await createRoom(bob)
   const res = await fetch(`${server.url}/api/auth/login`, {
@@ -163,7 +163,9 @@ test('a ban closes every signaling socket of the user within a second and refuse
 
 test('reports from a socket of an ended session are refused (403); its video service then closes it', async () => {
   // a main service that cannot reach the video service its users signal on: it cannot tell it of a logout
-  const blind = await startTestServer({ env: { VIDEO_URL: `http://127.0.0.1:${await freePort()}`, VIDEO_SECRET: TEST_VIDEO_SECRET, VIDEO_TIMEOUT_MS: '300' } })
+  const blind = await startTestServer({
+    env: { VIDEO_URL: `http://127.0.0.1:${await freePort()}`, VIDEO_SECRET: TEST_VIDEO_SECRET, VIDEO_TIMEOUT_MS: '300' },
+  })
   const [ann, bob] = await registerUsers(blind, 2)
   const roomId = await createRoom(bob)
   const second = await login(blind, ann)
@@ -183,14 +185,26 @@ test('reports from a socket of an ended session are refused (403); its video ser
   assert.equal((await first.closing(2000)).code, 4001)
   // positive control: the other session's socket is open, and its report was written
   const sessionsOf = async () => (await ann.api.as(second).get(`${V2}/calls/rooms/${roomId}/participants`)).body.items as any[]
-  for (let i = 0; i < 40 && !(await sessionsOf()).find((p) => p.user_id === ann.id)?.screensharing; i++) await new Promise((r) => setTimeout(r, 50))
+  for (let i = 0; i < 40 && !(await sessionsOf()).find((p) => p.user_id === ann.id)?.screensharing; i++)
+    await new Promise((r) => setTimeout(r, 50))
   assert.equal((await sessionsOf()).find((p) => p.user_id === ann.id)?.screensharing, true)
   assert.equal(other.closed, null)
 
   // the same through the front door of the report endpoint: an ended session 403, a live one 200
   const post = async (sessionId: number) => {
-    const body = JSON.stringify({ event: 'join', room_id: roomId, user_id: ann.id, session_id: sessionId, peer_id: `p-${randomBytes(4).toString('hex')}`, at: Date.now() })
-    const res = await fetch(`${blind.url}/internal/video/events`, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(blind.ctx.config), body) }, body })
+    const body = JSON.stringify({
+      event: 'join',
+      room_id: roomId,
+      user_id: ann.id,
+      session_id: sessionId,
+      peer_id: `p-${randomBytes(4).toString('hex')}`,
+      at: Date.now(),
+    })
+    const res = await fetch(`${blind.url}/internal/video/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(videoSecret(blind.ctx.config), body) },
+      body,
+    })
     return { status: res.status, body: await res.json() }
   }
   const refusedReport = await post(gone)
@@ -209,7 +223,10 @@ describe('two main instances, each with its own video service, on one PostgreSQL
     const videoOne = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
     const videoTwo = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
     const one = await startTestServer({ env: { VIDEO_URL: videoOne.url, VIDEO_SECRET: TEST_VIDEO_SECRET, REDIS_PREFIX: prefix } })
-    const two = await startTestServer({ database: one.database, env: { VIDEO_URL: videoTwo.url, VIDEO_SECRET: TEST_VIDEO_SECRET, REDIS_PREFIX: prefix } })
+    const two = await startTestServer({
+      database: one.database,
+      env: { VIDEO_URL: videoTwo.url, VIDEO_SECRET: TEST_VIDEO_SECRET, REDIS_PREFIX: prefix },
+    })
     const [ann, bob] = await registerUsers(one, 2)
     const roomId = await createRoom(bob)
     const second = await login(two, ann)

@@ -30,14 +30,20 @@ describe('video service', async () => {
 
     // forged: signed with another secret
     const forged = await SignalClient.open(video.url)
-    forged.send({ type: 'join', room_id: room, ticket: signTicket(randomBytes(32), { room, uid: 2, username: 'mallory', exp: Date.now() + 60_000, audio_only: false, cb: null }) })
+    forged.send({
+      type: 'join',
+      room_id: room,
+      ticket: signTicket(randomBytes(32), { room, uid: 2, username: 'mallory', exp: Date.now() + 60_000, audio_only: false, cb: null }),
+    })
     assert.deepEqual(await forged.next('error'), { type: 'error', code: 'unauthorized', message: 'The ticket is forged' })
     assert.equal((await forged.closing()).code, 4001)
 
     // tampered: a good ticket's claims changed
     const good = video.ticket({ room, uid: 2 })
     const [prefix, claims, sig] = good.split('.')
-    const changed = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(claims, 'base64url').toString()), uid: 3 })).toString('base64url')
+    const changed = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(claims, 'base64url').toString()), uid: 3 })).toString(
+      'base64url',
+    )
     const tampered = await SignalClient.open(video.url)
     tampered.send({ type: 'join', room_id: room, ticket: `${prefix}.${changed}.${sig}` })
     assert.equal((await tampered.next('error')).code, 'unauthorized')
@@ -72,10 +78,22 @@ describe('video service', async () => {
   test('offer, answer, ICE and media travel between the peers of a room; leaving is told', async () => {
     const room = `r-${randomBytes(4).toString('hex')}`
     const { client: alice, joined: aj } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 1, username: 'alice' }))
-    const { client: bob, joined: bj } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 2, username: 'bob', audio_only: true }))
-    assert.deepEqual(bj.peers, [{ peer_id: aj.peer_id, user_id: 1, username: 'alice', audio_only: false, media: { audio: true, video: true, screenshare: false } }])
+    const { client: bob, joined: bj } = await SignalClient.join(
+      video.url,
+      room,
+      video.ticket({ room, uid: 2, username: 'bob', audio_only: true }),
+    )
+    assert.deepEqual(bj.peers, [
+      { peer_id: aj.peer_id, user_id: 1, username: 'alice', audio_only: false, media: { audio: true, video: true, screenshare: false } },
+    ])
     const joinedFrame = await alice.next('peer-joined')
-    assert.deepEqual(joinedFrame.peer, { peer_id: bj.peer_id, user_id: 2, username: 'bob', audio_only: true, media: { audio: true, video: false, screenshare: false } })
+    assert.deepEqual(joinedFrame.peer, {
+      peer_id: bj.peer_id,
+      user_id: 2,
+      username: 'bob',
+      audio_only: true,
+      media: { audio: true, video: false, screenshare: false },
+    })
 
     bob.send({ type: 'offer', to: aj.peer_id, sdp: SDP })
     assert.deepEqual(await alice.next('offer'), { type: 'offer', from: bj.peer_id, from_user_id: 2, sdp: SDP })
@@ -144,24 +162,43 @@ describe('video service', async () => {
   })
 
   test('the ICE configuration is served; TURN credentials only with a ticket', async () => {
-    const turn = await startTestVideo({ TURN_SECRET: 'turn-secret', TURN_URLS: 'turn:127.0.0.1:3478?transport=udp', STUN_URLS: 'stun:127.0.0.1:3478' })
+    const turn = await startTestVideo({
+      TURN_SECRET: 'turn-secret',
+      TURN_URLS: 'turn:127.0.0.1:3478?transport=udp',
+      STUN_URLS: 'stun:127.0.0.1:3478',
+    })
     const plain = await (await fetch(`${turn.url}/video/integration/config`)).json()
     assert.deepEqual(plain, { success: true, data: { ice_servers: [{ urls: ['stun:127.0.0.1:3478'] }], ttl_seconds: 0 } })
-    const withTicket = await (await fetch(`${turn.url}/video/integration/config`, { headers: { authorization: `Bearer ${turn.ticket({ room: '', uid: 42 })}` } })).json()
+    const withTicket = await (
+      await fetch(`${turn.url}/video/integration/config`, { headers: { authorization: `Bearer ${turn.ticket({ room: '', uid: 42 })}` } })
+    ).json()
     const server = withTicket.data.ice_servers[1]
     assert.deepEqual(server.urls, ['turn:127.0.0.1:3478?transport=udp'])
     assert.match(server.username, /^\d+:42$/)
-    const forged = await fetch(`${turn.url}/video/integration/config`, { headers: { authorization: `Bearer ${signTicket(randomBytes(32), { room: '', uid: 42, username: 'x', exp: Date.now() + 1000, audio_only: false, cb: null })}` } })
+    const forged = await fetch(`${turn.url}/video/integration/config`, {
+      headers: {
+        authorization: `Bearer ${signTicket(randomBytes(32), { room: '', uid: 42, username: 'x', exp: Date.now() + 1000, audio_only: false, cb: null })}`,
+      },
+    })
     assert.equal(forged.status, 401)
   })
 
   test('/asyncapi.json is a valid AsyncAPI 3 document naming every frame, and the frames on the wire match it', async () => {
     const document = await (await fetch(`${video.url}/asyncapi.json`)).json()
     const { document: parsed, diagnostics } = await new Parser().parse(JSON.stringify(document))
-    assert.deepEqual(diagnostics.filter((d) => d.severity === 0).map((d) => `${d.path.join('.')}: ${d.message}`), [])
+    assert.deepEqual(
+      diagnostics.filter((d) => d.severity === 0).map((d) => `${d.path.join('.')}: ${d.message}`),
+      [],
+    )
     assert.ok(parsed)
-    const names = new Set(parsed.messages().all().map((m) => m.name()))
-    for (const frame of ['join', 'offer', 'answer', 'ice-candidate', 'media', 'leave', 'joined', 'peer-joined', 'peer-left', 'error']) assert.ok(names.has(frame), frame)
+    const names = new Set(
+      parsed
+        .messages()
+        .all()
+        .map((m) => m.name()),
+    )
+    for (const frame of ['join', 'offer', 'answer', 'ice-candidate', 'media', 'leave', 'joined', 'peer-joined', 'peer-left', 'error'])
+      assert.ok(names.has(frame), frame)
     // real frames fit the schemas the document gives their types
     const ajv = new Ajv({ strict: false })
     const check = (prefix: string, frame: any) => {
@@ -173,7 +210,11 @@ describe('video service', async () => {
     const { client: b, joined: bj } = await SignalClient.join(video.url, room, video.ticket({ room, uid: 2 }))
     const sent = [
       { type: 'offer', to: aj.peer_id, sdp: SDP },
-      { type: 'ice-candidate', to: aj.peer_id, candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 9 typ host', sdpMid: '0', sdpMLineIndex: 0 } },
+      {
+        type: 'ice-candidate',
+        to: aj.peer_id,
+        candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 9 typ host', sdpMid: '0', sdpMLineIndex: 0 },
+      },
       { type: 'media', audio: false, video: true, screenshare: false },
       { type: 'offer', to: 'nobody-in-this-room', sdp: SDP },
     ]
@@ -193,7 +234,9 @@ describe('video service', async () => {
   })
 })
 
-describe('two video instances on one Redis', { skip: testRedisUrl ? false : 'set TEST_REDIS_URL to run the shared-room test' }, async () => {
+describe('two video instances on one Redis', {
+  skip: testRedisUrl ? false : 'set TEST_REDIS_URL to run the shared-room test',
+}, async () => {
   test('peers on different instances share a room: peer-joined, offer, answer, peer-left', async () => {
     const prefix = `tern-test-${randomBytes(6).toString('hex')}:`
     const one = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
@@ -201,7 +244,10 @@ describe('two video instances on one Redis', { skip: testRedisUrl ? false : 'set
     const room = `r-${randomBytes(4).toString('hex')}`
     const { client: alice, joined: aj } = await SignalClient.join(one.url, room, one.ticket({ room, uid: 1, username: 'alice' }))
     const { client: bob, joined: bj } = await SignalClient.join(two.url, room, two.ticket({ room, uid: 2, username: 'bob' }))
-    assert.deepEqual(bj.peers.map((p: any) => p.peer_id), [aj.peer_id])
+    assert.deepEqual(
+      bj.peers.map((p: any) => p.peer_id),
+      [aj.peer_id],
+    )
     assert.equal((await alice.next('peer-joined')).peer.peer_id, bj.peer_id)
     bob.send({ type: 'offer', to: aj.peer_id, sdp: SDP })
     assert.deepEqual(await alice.next('offer'), { type: 'offer', from: bj.peer_id, from_user_id: 2, sdp: SDP })
@@ -216,7 +262,7 @@ describe('two video instances on one Redis', { skip: testRedisUrl ? false : 'set
     assert.equal((await alice.next('error')).code, 'unknown_peer')
   })
 
-  test('a ticket used on one instance is refused on the other; a kick on one closes the user\'s sockets on both', async () => {
+  test("a ticket used on one instance is refused on the other; a kick on one closes the user's sockets on both", async () => {
     const prefix = `tern-test-${randomBytes(6).toString('hex')}:`
     const one = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
     const two = await startTestVideo({ REDIS_URL: testRedisUrl!, REDIS_PREFIX: prefix })
@@ -232,7 +278,11 @@ describe('two video instances on one Redis', { skip: testRedisUrl ? false : 'set
     const { client: hal } = await SignalClient.join(one.url, room, one.ticket({ room, uid: 8, username: 'hal' }))
 
     const body = JSON.stringify({ room_id: room, user_id: 7, at: Date.now() })
-    const kicked = await fetch(`${one.url}/internal/rooms/kick`, { method: 'POST', headers: { 'x-tern-video-signature': signBody(one.secret, body) }, body })
+    const kicked = await fetch(`${one.url}/internal/rooms/kick`, {
+      method: 'POST',
+      headers: { 'x-tern-video-signature': signBody(one.secret, body) },
+      body,
+    })
     assert.equal(kicked.status, 200)
     assert.deepEqual(await kicked.json(), { success: true, data: { kicked: 2 } })
     assert.equal((await first.closing()).code, 4010)

@@ -19,13 +19,17 @@ if (missing) {
   console.warn(`\n!!! ${line}\n`)
 }
 
-test('credentials from a room join allocate a relay on coturn; expired ones are refused', { skip: missing && !required ? 'turnserver not installed (apt-get install coturn)' : false }, async () => {
+test('credentials from a room join allocate a relay on coturn; expired ones are refused', {
+  skip: missing && !required ? 'turnserver not installed (apt-get install coturn)' : false,
+}, async () => {
   assert.ok(!missing, `${TURNSERVER} is required (TEST_REQUIRE_COTURN=1)`)
   const secret = 'coturn shared secret for the test'
   const coturn = await startCoturn(secret)
   const turnUrl = `turn:127.0.0.1:${coturn.port}?transport=udp`
   const video = await startTestVideo({ TURN_SECRET: secret, TURN_URLS: turnUrl })
-  const server = await startTestServer({ env: { VIDEO_URL: video.url, VIDEO_SECRET: TEST_VIDEO_SECRET, TURN_SECRET: secret, TURN_URLS: turnUrl } })
+  const server = await startTestServer({
+    env: { VIDEO_URL: video.url, VIDEO_SECRET: TEST_VIDEO_SECRET, TURN_SECRET: secret, TURN_URLS: turnUrl },
+  })
   const [ann] = await registerUsers(server, 1)
   const room = (await ann.api.post(`${V2}/calls/rooms`, {})).body.data
   const joined = await ann.api.post(`${V2}/calls/rooms/${room.room_id}/join`, {})

@@ -20,7 +20,10 @@ import { assertFramesFlow, cspProblems, launchChromium, openCallPage, type CallP
 
 const requireCoturn = process.env.TEST_REQUIRE_COTURN === '1'
 const haveCoturn = coturnInstalled()
-if (!haveCoturn) console.warn(`\n!!! ${TURNSERVER} is missing: the relay run is ${requireCoturn ? 'FAILING (TEST_REQUIRE_COTURN=1)' : 'SKIPPED'} — install the Debian package coturn\n`)
+if (!haveCoturn)
+  console.warn(
+    `\n!!! ${TURNSERVER} is missing: the relay run is ${requireCoturn ? 'FAILING (TEST_REQUIRE_COTURN=1)' : 'SKIPPED'} — install the Debian package coturn\n`,
+  )
 
 const TURN_SECRET = 'coturn secret for the browser test'
 const coturn = haveCoturn ? await startCoturn(TURN_SECRET) : null
@@ -63,8 +66,14 @@ async function callAndAnswer(caller: CallPage, callee: CallPage) {
 
 async function hangUp(caller: CallPage, callee: CallPage) {
   await caller.page.getByRole('button', { name: 'Hang up' }).click()
-  await waitFor(async () => ((await callee.status()) === 'Call ended' ? true : undefined), { timeoutMs: 5000, message: 'the callee sees the call end' })
-  await waitFor(async () => ((await callee.report()).length === 0 ? true : undefined), { timeoutMs: 5000, message: "the callee's peer connection closed" })
+  await waitFor(async () => ((await callee.status()) === 'Call ended' ? true : undefined), {
+    timeoutMs: 5000,
+    message: 'the callee sees the call end',
+  })
+  await waitFor(async () => ((await callee.report()).length === 0 ? true : undefined), {
+    timeoutMs: 5000,
+    message: "the callee's peer connection closed",
+  })
 }
 
 test('a 1:1 call between two browsers: rung, answered, connected directly, frames decoded both ways', async () => {
@@ -86,7 +95,9 @@ test('a 1:1 call between two browsers: rung, answered, connected directly, frame
   assert.deepEqual([...annPage.problems, ...bobPage.problems], [], 'no console error')
 })
 
-test('the same call forced through TURN (iceTransportPolicy relay): the selected pair is relay on both sides', { skip: !haveCoturn && !requireCoturn ? 'turnserver not installed (apt-get install coturn)' : false }, async () => {
+test('the same call forced through TURN (iceTransportPolicy relay): the selected pair is relay on both sides', {
+  skip: !haveCoturn && !requireCoturn ? 'turnserver not installed (apt-get install coturn)' : false,
+}, async () => {
   assert.ok(coturn, `${TURNSERVER} is required (TEST_REQUIRE_COTURN=1)`)
   const [cat, dan] = [await server.registerUser(), await server.registerUser()]
   const [catPage, danPage] = await Promise.all([open(cat, { relay: true }), open(dan, { relay: true })])
@@ -105,11 +116,13 @@ test('three pages in a room form a full mesh; a page that leaves is peer-left fo
   const trio = await Promise.all(users.map((u) => open(u)))
   step('mesh: three pages open')
   // all three join at once: each pair still has one offerer (the one that was there first)
-  await Promise.all(trio.map(async (page) => {
-    await page.page.getByLabel('Room id').fill(room.room_id)
-    await page.page.getByRole('button', { name: 'Join room' }).click()
-    await page.page.locator(`#call[data-signal="joined"][data-room="${room.room_id}"]`).waitFor({ state: 'attached', timeout: 10_000 })
-  }))
+  await Promise.all(
+    trio.map(async (page) => {
+      await page.page.getByLabel('Room id').fill(room.room_id)
+      await page.page.getByRole('button', { name: 'Join room' }).click()
+      await page.page.locator(`#call[data-signal="joined"][data-room="${room.room_id}"]`).waitFor({ state: 'attached', timeout: 10_000 })
+    }),
+  )
   step('mesh: joined')
   for (const [i, page] of trio.entries()) await page.connectedTo(users.filter((_, j) => j !== i).map((u) => u.id))
   for (const page of trio) assert.equal(await page.status(), 'Connected with 2 people')
@@ -125,16 +138,28 @@ test('three pages in a room form a full mesh; a page that leaves is peer-left fo
   const leaver = users[2]
   await trio[2].page.getByRole('button', { name: 'Hang up' }).click()
   for (const page of trio.slice(0, 2)) {
-    await waitFor(async () => ((await page.log()).includes(`peer-left ${leaver.id}`) ? true : undefined), { timeoutMs: 5000, message: `${page.user.username} sees peer-left` })
-    await page.connectedTo(users.slice(0, 2).filter((u) => u.id !== page.user.id).map((u) => u.id), 5000)
+    await waitFor(async () => ((await page.log()).includes(`peer-left ${leaver.id}`) ? true : undefined), {
+      timeoutMs: 5000,
+      message: `${page.user.username} sees peer-left`,
+    })
+    await page.connectedTo(
+      users
+        .slice(0, 2)
+        .filter((u) => u.id !== page.user.id)
+        .map((u) => u.id),
+      5000,
+    )
   }
   step('mesh: peer-left seen')
   // the other two are still connected to each other (positive control beside the peer-left)
   await assertFramesFlow(trio[0])
-  await waitFor(async () => {
-    const rows = (await users[0].api.get(`${V2}/calls/rooms/${room.room_id}/participants`)).body.items
-    return rows.find((p: any) => p.user_id === leaver.id)?.left_at ? rows : undefined
-  }, { timeoutMs: 5000, message: 'the main service records the leave' })
+  await waitFor(
+    async () => {
+      const rows = (await users[0].api.get(`${V2}/calls/rooms/${room.room_id}/participants`)).body.items
+      return rows.find((p: any) => p.user_id === leaver.id)?.left_at ? rows : undefined
+    },
+    { timeoutMs: 5000, message: 'the main service records the leave' },
+  )
   step('mesh: end')
   for (const page of trio) assert.deepEqual(page.problems, [], `${page.user.username}: no console error`)
 })

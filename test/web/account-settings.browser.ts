@@ -48,7 +48,9 @@ test('changing the password in the settings: a wrong current one is refused, the
 
     await page.getByLabel('Current password').fill(user.password)
     await page.getByRole('button', { name: 'Change password' }).click()
-    await statusOf(page, 'Change password').filter({ hasText: /Password changed\. 1 other session was signed out/ }).waitFor()
+    await statusOf(page, 'Change password')
+      .filter({ hasText: /Password changed\. 1 other session was signed out/ })
+      .waitFor()
     assert.equal((await user.api.get(`${V2}/auth/me`)).status, 401, 'the other session ended')
     // this browser's session goes on
     const session = await page.request.get('/api/web/session')

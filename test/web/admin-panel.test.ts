@@ -50,7 +50,12 @@ test('the login page: a form with a CSRF token, labelled inputs, and a CSP allow
   assert.match(res.text, /<script src="\/admin\/assets\/admin.js" defer><\/script>/)
   assert.doesNotMatch(res.text, /<script>|<script [^>]*>[^<]+<\/script>|<style|style="| on[a-z]+="/, 'nothing inline')
   const csp = res.headers.get('content-security-policy') ?? ''
-  const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name, values]))
+  const directives = new Map(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...values]) => [name, values]),
+  )
   assert.deepEqual(directives.get('script-src'), ["'self'"])
   assert.deepEqual(directives.get('default-src'), ["'none'"])
   assert.deepEqual(directives.get('frame-ancestors'), ["'none'"])
@@ -79,7 +84,10 @@ test('an admin signs in: the tern_admin cookie is HttpOnly, SameSite=Strict, Pat
   assert.ok(!attributes.has('secure'), line)
   const csrfLine = panel.setCookies.find((l) => l.startsWith('tern_admin_csrf=') && !/01 Jan 1970/.test(l))!
   const csrfAttributes = cookieAttributes(csrfLine)
-  assert.ok(csrfAttributes.has('httponly') && csrfAttributes.get('path') === '/admin' && csrfAttributes.get('samesite')?.toLowerCase() === 'strict', csrfLine)
+  assert.ok(
+    csrfAttributes.has('httponly') && csrfAttributes.get('path') === '/admin' && csrfAttributes.get('samesite')?.toLowerCase() === 'strict',
+    csrfLine,
+  )
 
   const overview = await panel.get('/admin')
   assert.equal(overview.status, 200)
@@ -92,7 +100,17 @@ test('an admin signs in: the tern_admin cookie is HttpOnly, SameSite=Strict, Pat
   // every page: the same CSP, nothing inline, nothing cached
   const csp = overview.headers.get('content-security-policy')
   assert.match(csp ?? '', /script-src 'self'(;|$)/)
-  for (const path of ['/admin/users', `/admin/users/${admin.id}`, '/admin/reports', '/admin/broadcast', '/admin/modlog', '/admin/promos', '/admin/stats', '/admin/status', '/admin/nothing-here']) {
+  for (const path of [
+    '/admin/users',
+    `/admin/users/${admin.id}`,
+    '/admin/reports',
+    '/admin/broadcast',
+    '/admin/modlog',
+    '/admin/promos',
+    '/admin/stats',
+    '/admin/status',
+    '/admin/nothing-here',
+  ]) {
     const res = await panel.get(path)
     assert.ok(res.status === 200 || (path.endsWith('nothing-here') && res.status === 404), `${path}: ${res.status}`)
     assert.equal(res.headers.get('content-security-policy'), csp, path)
@@ -101,7 +119,7 @@ test('an admin signs in: the tern_admin cookie is HttpOnly, SameSite=Strict, Pat
   }
 })
 
-test('behind https (PUBLIC_BASE_URL) both panel cookies are Secure; the login rate limit covers the panel\'s form', async () => {
+test("behind https (PUBLIC_BASE_URL) both panel cookies are Secure; the login rate limit covers the panel's form", async () => {
   const secure = await startTestServer({ env: { PUBLIC_BASE_URL: 'https://tern.example', LOGIN_RATE_LIMIT: '3/60' } })
   const admin = await secure.createAdmin()
   const panel = new PanelClient(secure.url)
@@ -146,7 +164,11 @@ test('a non-admin is refused: no panel cookie, and the session the login opened 
   assert.ok(!panel.cookies.has('tern_admin'))
   const sessions = await user.api.get(`${V2}/sessions`)
   assert.equal(sessions.status, 200)
-  assert.deepEqual(sessions.body.items.map((s: { device: string | null }) => s.device), [null], 'only the registration session is active')
+  assert.deepEqual(
+    sessions.body.items.map((s: { device: string | null }) => s.device),
+    [null],
+    'only the registration session is active',
+  )
 })
 
 test('a non-admin session in the tern_admin cookie gets 403; a demoted admin loses the panel at once', async () => {
@@ -166,13 +188,17 @@ test('a non-admin session in the tern_admin cookie gets 403; a demoted admin los
   assert.equal((await panel.get('/admin/users')).status, 403)
 })
 
-test('a form post without a CSRF token, with a wrong one or with another browser\'s is 403 and changes nothing; with its own it works', async () => {
+test("a form post without a CSRF token, with a wrong one or with another browser's is 403 and changes nothing; with its own it works", async () => {
   const { panel } = await signedInAdmin()
   const { panel: otherBrowser } = await signedInAdmin()
   const victim = await server.registerUser()
   await otherBrowser.get('/admin/users')
   await panel.get(`/admin/users/${victim.id}`)
-  const cases: [string, string][] = [['none', 'no token'], ['x'.repeat(40), 'a made-up token'], [otherBrowser.csrf!, "another browser's token"]]
+  const cases: [string, string][] = [
+    ['none', 'no token'],
+    ['x'.repeat(40), 'a made-up token'],
+    [otherBrowser.csrf!, "another browser's token"],
+  ]
   for (const [csrf, what] of cases) {
     const res = await panel.post(`/admin/users/${victim.id}/ban`, { reason: 'spam' }, { csrf })
     assert.equal(res.status, 403, what)
@@ -215,7 +241,7 @@ test('signing out ends the session: the old cookie opens nothing', async () => {
   assert.equal((await server.api.as(token).get(`${V2}/auth/me`)).status, 401, 'the session is revoked')
 })
 
-test('users: search and filters, every value escaped; ban closes the user\'s socket and ends their token; unban; role', async () => {
+test("users: search and filters, every value escaped; ban closes the user's socket and ends their token; unban; role", async () => {
   const { panel } = await signedInAdmin()
   const name = uniqueName('esc')
   const victim = await server.registerUser({ username: name, display_name: '<img src=x onerror=alert(1)>' })
@@ -357,7 +383,10 @@ test('promo codes: create (bad input shows the form again), list, deactivate', a
   const id = new RegExp(`<code>${code}</code>[\\s\\S]*?action="/admin/promos/(\\d+)/deactivate"`).exec(list.text)![1]
   await panel.get('/admin/promos')
   assert.equal((await panel.post(`/admin/promos/${id}/deactivate`)).status, 303)
-  assert.match((await panel.get('/admin/promos')).text, new RegExp(`<code>${code}</code></td><td>20%</td><td>0 / 10</td>\\s*<td>[^<]+</td><td>inactive</td>`))
+  assert.match(
+    (await panel.get('/admin/promos')).text,
+    new RegExp(`<code>${code}</code></td><td>20%</td><td>0 / 10</td>\\s*<td>[^<]+</td><td>inactive</td>`),
+  )
 })
 
 /** An admin with two-factor on; `code(offsetSteps)` makes a TOTP code of a later time step (each step is accepted once). */

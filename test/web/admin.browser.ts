@@ -92,7 +92,10 @@ const tokenWorks = async (token: string) => (await server.api.as(token).get(`${V
 test('an admin resolves a report from the queue with a note', async () => {
   const admin = await server.createAdmin()
   const [reporter, offender] = [await server.registerUser(), await server.registerUser()]
-  const sent = await offender.api.post(`${V2}/messages/send`, { receiver_id: reporter.id, content: 'click <a href=x>here</a> for free stuff' })
+  const sent = await offender.api.post(`${V2}/messages/send`, {
+    receiver_id: reporter.id,
+    content: 'click <a href=x>here</a> for free stuff',
+  })
   const report = await reporter.api.post(`${V2}/report`, { reported_message_id: sent.body.data.message_id, reason: 'scam link' })
   assert.equal(report.status, 200, report.text)
   const id = report.body.data.report_id
@@ -142,14 +145,22 @@ test('an admin sends a broadcast and watches its progress reach the total, witho
     const initial = await section.getAttribute('data-status')
     await page.evaluate(() => ((window as unknown as { loadedOnce: boolean }).loadedOnce = true))
 
-    await page.waitForFunction(() => document.querySelector('[data-field="status"]')?.textContent === 'done', undefined, { timeout: 20_000 })
+    await page.waitForFunction(() => document.querySelector('[data-field="status"]')?.textContent === 'done', undefined, {
+      timeout: 20_000,
+    })
     const sent = Number(await page.locator('[data-field="sent"]').textContent())
     const total = Number(await page.locator('[data-field="total"]').textContent())
     assert.ok(total >= 6, `every active user: ${total}`)
     assert.equal(sent, total)
-    const bar = await page.locator('progress').evaluate((el) => ({ value: (el as HTMLProgressElement).value, max: (el as HTMLProgressElement).max }))
+    const bar = await page
+      .locator('progress')
+      .evaluate((el) => ({ value: (el as HTMLProgressElement).value, max: (el as HTMLProgressElement).max }))
     assert.deepEqual(bar, { value: total, max: total })
-    assert.match((await page.locator('[data-field="finished"]').textContent()) ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/, 'the finish time filled in too')
+    assert.match(
+      (await page.locator('[data-field="finished"]').textContent()) ?? '',
+      /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/,
+      'the finish time filled in too',
+    )
     assert.equal(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce), true, 'the same page, not a reload')
     if (initial !== 'done') assert.ok(polls.length >= 1, 'the script polled the progress')
     await shot(page, 'admin-broadcast-done')
@@ -165,7 +176,16 @@ test('on a 390 px wide screen the pages fit (tables scroll in their box), and th
   const { context, page, problems } = await openPage({ width: 390, height: 844 })
   try {
     await signIn(page, admin)
-    for (const path of ['/admin', '/admin/users', '/admin/reports', '/admin/stats', '/admin/status', '/admin/promos', '/admin/modlog', '/admin/broadcast']) {
+    for (const path of [
+      '/admin',
+      '/admin/users',
+      '/admin/reports',
+      '/admin/stats',
+      '/admin/status',
+      '/admin/promos',
+      '/admin/modlog',
+      '/admin/broadcast',
+    ]) {
       await page.goto(path)
       const width = await page.evaluate(() => document.documentElement.scrollWidth)
       assert.ok(width <= 390, `${path} is ${width} px wide`)

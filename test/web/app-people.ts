@@ -59,7 +59,10 @@ export async function signInInBrowser(user: TestUser, viewport?: { width: number
   await page.goto('/app')
   await page.waitForURL(/\/login/)
   // signed out, the app's session request is the 401 that sent it to /login: expected here
-  assert.deepEqual(problems.splice(0).map((p) => /status of 401.*\/api\/web\/session/.test(p)), [true])
+  assert.deepEqual(
+    problems.splice(0).map((p) => /status of 401.*\/api\/web\/session/.test(p)),
+    [true],
+  )
   await page.getByLabel(/^Username or email/).fill(user.username)
   await page.getByLabel(/^Password/).fill(user.password)
   await Promise.all([page.waitForURL(/\/app$/), page.getByRole('button', { name: 'Sign in' }).click()])
@@ -97,4 +100,8 @@ export async function openChatWith(a: Person, b: Person) {
 
 export const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) })
 
-export const noProblems = (...people: Person[]) => assert.deepEqual(people.flatMap((p) => p.problems), [])
+export const noProblems = (...people: Person[]) =>
+  assert.deepEqual(
+    people.flatMap((p) => p.problems),
+    [],
+  )

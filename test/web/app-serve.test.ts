@@ -51,7 +51,10 @@ test('hashed assets are cached for a year as immutable; a missing one is 404, no
 
 test('the first load is under 150 KB of gzipped JavaScript', async () => {
   const html = await (await get('/app')).text()
-  const scripts = [...html.matchAll(/<script[^>]+src="([^"]+\.js)"/g), ...html.matchAll(/<link rel="modulepreload"[^>]+href="([^"]+\.js)"/g)].map((m) => m[1])
+  const scripts = [
+    ...html.matchAll(/<script[^>]+src="([^"]+\.js)"/g),
+    ...html.matchAll(/<link rel="modulepreload"[^>]+href="([^"]+\.js)"/g),
+  ].map((m) => m[1])
   assert.ok(scripts.length >= 1)
   let total = 0
   for (const src of scripts) total += gzipSync(Buffer.from(await (await get(src)).arrayBuffer()), { level: 9 }).length

@@ -37,13 +37,21 @@ test('register and sign in through the pages: the app holds no token, and a muta
   try {
     const cookie = (await alice.context.cookies()).find((c) => c.name === 'tern_session')
     assert.ok(cookie?.httpOnly, 'the session cookie is HttpOnly')
-    const stored = await alice.page.evaluate(() => ({ local: JSON.stringify(localStorage), session: JSON.stringify(sessionStorage), cookie: document.cookie }))
+    const stored = await alice.page.evaluate(() => ({
+      local: JSON.stringify(localStorage),
+      session: JSON.stringify(sessionStorage),
+      cookie: document.cookie,
+    }))
     assert.equal(stored.local, '{}', 'nothing in localStorage')
     assert.equal(stored.session, '{}', 'nothing in sessionStorage')
     assert.doesNotMatch(stored.cookie, /tern_session/, 'scripts cannot read the session cookie')
     // the app's own requests work with the cookie and the CSRF token; without the header: 403
     const refused = await alice.page.evaluate(async (v2) => {
-      const r = await fetch(`${v2}/chat/create`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user_id: 1 }) })
+      const r = await fetch(`${v2}/chat/create`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ user_id: 1 }),
+      })
       return r.status
     }, V2)
     assert.equal(refused, 403)
@@ -80,7 +88,10 @@ test('two people chat live: send, typing, read receipts, reply, react, edit, del
 
     // typing indicator in the chat header
     await bob.page.getByLabel('Message', { exact: true }).pressSequentially('Hi A')
-    await alice.page.getByTestId('chat-status').filter({ hasText: /Bob Live is typing/ }).waitFor()
+    await alice.page
+      .getByTestId('chat-status')
+      .filter({ hasText: /Bob Live is typing/ })
+      .waitFor()
     await bob.page.getByLabel('Message', { exact: true }).fill('')
 
     // Bob replies to Alice's message
@@ -102,7 +113,11 @@ test('two people chat live: send, typing, read receipts, reply, react, edit, del
     const box = alice.page.getByLabel('Message', { exact: true })
     // the composer takes the message's text in an effect, a frame after the click (CI on
     // PostgreSQL once read the box before it)
-    await alice.page.waitForFunction(() => (document.getElementById('composer-text') as HTMLTextAreaElement | null)?.value === 'Hello Bob', undefined, { timeout: 5000 })
+    await alice.page.waitForFunction(
+      () => (document.getElementById('composer-text') as HTMLTextAreaElement | null)?.value === 'Hello Bob',
+      undefined,
+      { timeout: 5000 },
+    )
     assert.equal(await box.inputValue(), 'Hello Bob')
     await box.fill('Hello Bob, edited')
     await alice.page.getByRole('button', { name: 'Save' }).click()
@@ -159,7 +174,10 @@ test('offline and back: the messages sent meanwhile arrive after reconnecting, e
     await messageWith(bob, 'before 0').waitFor()
 
     await bob.context.setOffline(true)
-    await bob.page.getByRole('status').filter({ hasText: /Offline/ }).waitFor()
+    await bob.page
+      .getByRole('status')
+      .filter({ hasText: /Offline/ })
+      .waitFor()
     const sent: string[] = []
     for (let i = 1; i <= 6; i++) {
       sent.push(`while away ${i}`)
@@ -199,12 +217,19 @@ test('an image upload shows its progress bar, then the image as its thumbnail on
   const height = 640
   const raw = Buffer.alloc(width * height * 3)
   for (let i = 0; i < raw.length; i++) raw[i] = (i * 7919 + (i >> 5) * 104729) % 251
-  await sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toFile(file)
+  await sharp(raw, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 0 })
+    .toFile(file)
   try {
     await openChatWith(alice, bob)
     const cdp = await alice.context.newCDPSession(alice.page)
     await cdp.send('Network.enable')
-    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: -1, uploadThroughput: 400 * 1024 })
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false,
+      latency: 20,
+      downloadThroughput: -1,
+      uploadThroughput: 400 * 1024,
+    })
     await alice.page.getByLabel('Attach a file').setInputFiles(file)
     const bar = alice.page.getByRole('progressbar')
     await bar.waitFor()
@@ -214,7 +239,10 @@ test('an image upload shows its progress bar, then the image as its thumbnail on
       if (value !== null) seen.add(Math.round(value * 100))
       await alice.page.waitForTimeout(100)
     }
-    assert.ok([...seen].some((v) => v > 0 && v < 100), `the bar moved between 0 and 100%: ${[...seen].join(', ')}`)
+    assert.ok(
+      [...seen].some((v) => v > 0 && v < 100),
+      `the bar moved between 0 and 100%: ${[...seen].join(', ')}`,
+    )
     await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 })
     await bar.waitFor({ state: 'detached', timeout: 30_000 })
 
@@ -267,10 +295,17 @@ test('a large file goes over tus: its progress bar moves, a dropped connection r
       if (value !== null) seen.add(Math.round(value * 100))
       await alice.page.waitForTimeout(50)
     }
-    assert.ok([...seen].some((v) => v > 0 && v < 100), `the bar moved between 0 and 100%: ${[...seen].sort((x, y) => x - y).join(', ')}`)
+    assert.ok(
+      [...seen].some((v) => v > 0 && v < 100),
+      `the bar moved between 0 and 100%: ${[...seen].sort((x, y) => x - y).join(', ')}`,
+    )
     assert.equal(requests.filter((m) => m === 'POST').length, 1, `created once, then resumed (not started over): ${requests.join(' ')}`)
     assert.ok(requests.includes('HEAD'), `after the drop it asked the server where it stands: ${requests.join(' ')}`)
-    assert.equal(requests.filter((m) => m === 'PATCH').length, 4, `4 MiB chunks: 2 of 3 sent once, the cut one again: ${requests.join(' ')}`)
+    assert.equal(
+      requests.filter((m) => m === 'PATCH').length,
+      4,
+      `4 MiB chunks: 2 of 3 sent once, the cut one again: ${requests.join(' ')}`,
+    )
 
     await chatLink(bob, /Alice Tus/).click()
     const link = bob.page.locator('ol.messages a.file', { hasText: 'big-report.bin' })
@@ -283,7 +318,10 @@ test('a large file goes over tus: its progress bar moves, a dropped connection r
     }, href)
     assert.deepEqual(got, { size: bytes.length, sha: createHash('sha256').update(bytes).digest('hex') })
     // the cut request is the console's one complaint
-    assert.deepEqual(alice.problems.filter((p) => !/uploads\/tus/.test(p)), [])
+    assert.deepEqual(
+      alice.problems.filter((p) => !/uploads\/tus/.test(p)),
+      [],
+    )
     noProblems(bob)
   } finally {
     await alice.context.close()
@@ -366,7 +404,10 @@ test('older history loads on scroll (before_id pages), without duplicates or gap
       await alice.page.waitForTimeout(300)
     }
     await alice.page.getByText('The beginning of the chat').waitFor()
-    assert.deepEqual(await texts(alice), Array.from({ length: 70 }, (_, i) => `old ${i + 1}`))
+    assert.deepEqual(
+      await texts(alice),
+      Array.from({ length: 70 }, (_, i) => `old ${i + 1}`),
+    )
     noProblems(alice)
   } finally {
     await alice.context.close()
@@ -406,7 +447,16 @@ test('on a phone-sized screen: the chat list, then a chat, fit the width; axe-co
     // axe-core through the DevTools protocol (the page's CSP rightly refuses injected script tags)
     await alice.page.evaluate(AXE)
     const violations = await alice.page.evaluate(async () => {
-      const axe = (window as unknown as { axe: { run: (ctx: Document, options: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe
+      const axe = (
+        window as unknown as {
+          axe: {
+            run: (
+              ctx: Document,
+              options: object,
+            ) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>
+          }
+        }
+      ).axe
       const result = await axe.run(document, { resultTypes: ['violations'] })
       return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) }))
     })
@@ -431,7 +481,11 @@ test('a session ended elsewhere sends the app to the login page; a refused reque
     await alert.waitFor()
     assert.match((await alert.textContent()) ?? '', /content|4096|long/i)
     assert.equal((await box.inputValue()).length, 4100, 'the text is still there to fix')
-    assert.deepEqual(alice.problems.splice(0).map((p) => /status of 400/.test(p)), [true], 'the 400 is the one console line')
+    assert.deepEqual(
+      alice.problems.splice(0).map((p) => /status of 400/.test(p)),
+      [true],
+      'the 400 is the one console line',
+    )
     await alert.getByRole('button', { name: 'Dismiss' }).click()
     await alert.waitFor({ state: 'detached' })
 
@@ -441,7 +495,10 @@ test('a session ended elsewhere sends the app to the login page; a refused reque
     await other.getByRole('button', { name: 'Sign out' }).click()
     await alice.page.waitForURL(/\/login/, { timeout: 20_000 })
     assert.equal(await alice.page.getByRole('button', { name: 'Sign in' }).count(), 1)
-    assert.deepEqual(alice.problems.filter((p) => !/status of 401|WebSocket/.test(p)), [])
+    assert.deepEqual(
+      alice.problems.filter((p) => !/status of 401|WebSocket/.test(p)),
+      [],
+    )
     noProblems(bob)
   } finally {
     await alice.context.close()

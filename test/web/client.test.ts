@@ -90,12 +90,18 @@ test('the gateway helper sends over the socket: request() resolves with the stor
   assert.ok(bobSocket.frames.some(isMessage('over the typed socket')), 'bob got it as message.new')
   const api = createTernClient({ baseUrl: server.url, auth: { bearer: bob.token } })
   const history = await api.GET(`${V2}/chat/history`, { params: { query: { chat_id: (message as { chat_id: number }).chat_id } } })
-  assert.deepEqual(history.data?.items.map((m) => m.content), ['over the typed socket'])
-  await assert.rejects(aliceSocket.gateway.request('edit', { message_id: 2 ** 40, content: 'nothing there' }), (error: Error & { code?: string }) => {
-    assert.equal(error.name, 'GatewayRequestError')
-    assert.equal(error.code, 'not_found')
-    return true
-  })
+  assert.deepEqual(
+    history.data?.items.map((m) => m.content),
+    ['over the typed socket'],
+  )
+  await assert.rejects(
+    aliceSocket.gateway.request('edit', { message_id: 2 ** 40, content: 'nothing there' }),
+    (error: Error & { code?: string }) => {
+      assert.equal(error.name, 'GatewayRequestError')
+      assert.equal(error.code, 'not_found')
+      return true
+    },
+  )
   aliceSocket.gateway.close()
   bobSocket.gateway.close()
 })
@@ -130,7 +136,10 @@ test('cookie mode: the client fetches the CSRF token itself and its changes go t
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ login: alice.username, password: 'correct horse battery' }),
   })
-  const cookie = login.headers.getSetCookie().find((line) => line.startsWith('tern_session='))!.split(';')[0]
+  const cookie = login.headers
+    .getSetCookie()
+    .find((line) => line.startsWith('tern_session='))!
+    .split(';')[0]
   const web = createTernClient({ baseUrl: server.url, auth: { cookie: true }, headers: { cookie } })
   const sent = await web.POST(`${V2}/messages/send`, { body: { receiver_id: bob.id, content: 'by cookie' } })
   assert.equal(sent.response.status, 200, JSON.stringify(sent.error))
@@ -143,9 +152,12 @@ test('cookie mode: the client fetches the CSRF token itself and its changes go t
 })
 
 test('/asyncapi.json is valid AsyncAPI (@asyncapi/parser, no errors) and events.d.ts has a type for each of its messages', async () => {
-  const document = await (await fetch(`${server.url}/asyncapi.json`)).json() as { components: { messages: Record<string, unknown> } }
+  const document = (await (await fetch(`${server.url}/asyncapi.json`)).json()) as { components: { messages: Record<string, unknown> } }
   const { diagnostics } = await new Parser().parse(JSON.stringify(document))
-  assert.deepEqual(diagnostics.filter((d) => d.severity === 0), [])
+  assert.deepEqual(
+    diagnostics.filter((d) => d.severity === 0),
+    [],
+  )
   const events = fs.readFileSync(path.join(import.meta.dirname, '../../client/src/events.d.ts'), 'utf8')
   for (const name of Object.keys(document.components.messages)) {
     const key = /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `'${name}'`

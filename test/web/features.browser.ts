@@ -35,7 +35,9 @@ test('polls: written in the app, voted on by the other person, counted live on b
   try {
     await chatBetween(alice, bobUser, 'Bob Voter', 'lunch plans?')
     await bob.page.reload()
-    await chatLink(bob, /Alice Poller/).first().click()
+    await chatLink(bob, /Alice Poller/)
+      .first()
+      .click()
     await bob.page.locator('ol.messages p.text', { hasText: 'lunch plans?' }).waitFor()
 
     await alice.page.getByRole('button', { name: 'New poll' }).click()
@@ -63,10 +65,14 @@ test('polls: written in the app, voted on by the other person, counted live on b
     assert.equal(await alicePoll.getByRole('radio').count(), 3)
 
     // the server agrees
-    const poll = (await bobUser.api.get(`${V2}/chat/history`, { query: { chat_id: (await bobUser.api.get(`${V2}/chat_list`)).body.items[0].chat_id } })).body.items
-      .find((m: any) => m.poll_id !== null)
+    const poll = (
+      await bobUser.api.get(`${V2}/chat/history`, { query: { chat_id: (await bobUser.api.get(`${V2}/chat_list`)).body.items[0].chat_id } })
+    ).body.items.find((m: any) => m.poll_id !== null)
     const results = await bobUser.api.get(`${V2}/poll/${poll.poll_id}/results`)
-    assert.deepEqual(results.body.data.options.map((o: any) => o.votes), [0, 1, 0])
+    assert.deepEqual(
+      results.body.data.options.map((o: any) => o.votes),
+      [0, 1, 0],
+    )
     assert.deepEqual(results.body.data.my_votes, [1])
 
     await alicePoll.getByRole('button', { name: 'Close the poll' }).click()
@@ -83,7 +89,11 @@ test('polls: written in the app, voted on by the other person, counted live on b
 /** The bot's next updates by long polling (and acknowledges them). */
 async function updates(token: string, offset: number | undefined, want: (u: any) => boolean) {
   for (let tries = 0; tries < 10; tries++) {
-    const res = await fetch(`${server.url}/bot${token}/getUpdates`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ offset, timeout: 5 }) })
+    const res = await fetch(`${server.url}/bot${token}/getUpdates`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ offset, timeout: 5 }),
+    })
     const body = await res.json()
     assert.equal(body.ok, true, JSON.stringify(body))
     const found = body.result.find(want)
@@ -94,7 +104,11 @@ async function updates(token: string, offset: number | undefined, want: (u: any)
 }
 
 async function botApi(token: string, method: string, params: unknown) {
-  const res = await fetch(`${server.url}/bot${token}/${method}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(params) })
+  const res = await fetch(`${server.url}/bot${token}/${method}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(params),
+  })
   const body = await res.json()
   assert.equal(body.ok, true, `${method}: ${JSON.stringify(body)}`)
   return body.result
@@ -103,7 +117,11 @@ async function botApi(token: string, method: string, params: unknown) {
 test("a bot's inline keyboard: the press reaches the bot, its answer shows, and its edit changes the buttons", async () => {
   const owner = await server.registerUser()
   const aliceUser = await server.registerUser({ display_name: 'Alice Presser' })
-  const registered = await owner.api.post('/api/bots/register', { name: 'Pizza', username: `${uniqueName('p').slice(0, 20)}_bot`, allowed_commands: ['start'] })
+  const registered = await owner.api.post('/api/bots/register', {
+    name: 'Pizza',
+    username: `${uniqueName('p').slice(0, 20)}_bot`,
+    allowed_commands: ['start'],
+  })
   assert.equal(registered.status, 200, registered.text)
   const { bot_id: botId, token } = registered.body.data
   const alice = await signInInBrowser(aliceUser)
@@ -115,7 +133,15 @@ test("a bot's inline keyboard: the press reaches the bot, its answer shows, and 
     const question = await botApi(token, 'sendMessage', {
       chat_id: aliceUser.id,
       text: 'Pizza tonight?',
-      reply_markup: { inline_keyboard: [[{ text: 'Yes', callback_data: 'pizza:yes' }, { text: 'No', callback_data: 'pizza:no' }], [{ text: 'Menu', url: 'https://example.com/menu' }]] },
+      reply_markup: {
+        inline_keyboard: [
+          [
+            { text: 'Yes', callback_data: 'pizza:yes' },
+            { text: 'No', callback_data: 'pizza:no' },
+          ],
+          [{ text: 'Menu', url: 'https://example.com/menu' }],
+        ],
+      },
     })
     // control: a message of a person (Alice's own) has no keyboard
     await alice.page.reload()
@@ -148,16 +174,18 @@ test("a bot's inline keyboard: the press reaches the bot, its answer shows, and 
   }
 })
 
-test("roles and settings: the owner makes a member an admin and back, renames the group and removes a member; an admin gets no role buttons", async () => {
+test('roles and settings: the owner makes a member an admin and back, renames the group and removes a member; an admin gets no role buttons', async () => {
   const aliceUser = await server.registerUser({ display_name: 'Alice Owner' })
   const bobUser = await server.registerUser({ display_name: 'Bob Member' })
   const carolUser = await server.registerUser({ display_name: 'Carol Member' })
   const created = await aliceUser.api.post(`${V2}/groups/create`, { title: 'Hiking club' })
   assert.equal(created.status, 200, created.text)
   const chatId = created.body.data.group_id
-  for (const u of [bobUser, carolUser]) assert.equal((await aliceUser.api.post(`${V2}/groups/add-member`, { chat_id: chatId, user_id: u.id })).status, 200)
+  for (const u of [bobUser, carolUser])
+    assert.equal((await aliceUser.api.post(`${V2}/groups/add-member`, { chat_id: chatId, user_id: u.id })).status, 200)
   const role = async (userId: number) =>
-    (await aliceUser.api.get(`${V2}/groups/members`, { query: { chat_id: chatId } })).body.items.find((m: any) => m.user_id === userId)?.role
+    (await aliceUser.api.get(`${V2}/groups/members`, { query: { chat_id: chatId } })).body.items.find((m: any) => m.user_id === userId)
+      ?.role
   const alice = await signInInBrowser(aliceUser)
   const bob = await signInInBrowser(bobUser)
   try {
@@ -240,7 +268,10 @@ test('stories: the strip shows who posted, viewing marks a story seen, one poste
     await strip.getByLabel('Add story').setInputFiles({ name: 'me.png', mimeType: 'image/png', buffer: await png(80, 80, 99) })
     await strip.getByRole('button', { name: 'My story: 1 story' }).waitFor()
     const bobFeed = (await bobUser.api.get(`${V2}/stories/feed`)).body.items
-    assert.ok(bobFeed.some((s: any) => s.user_id === aliceUser.id), 'Bob sees Alice’s new story')
+    assert.ok(
+      bobFeed.some((s: any) => s.user_id === aliceUser.id),
+      'Bob sees Alice’s new story',
+    )
 
     // Bob posts another while Alice watches: it arrives live (story.new)
     const second = await upload(server, bobUser, await png(60, 60, 33), 'second.png', 'image/png')
@@ -255,11 +286,13 @@ test('stories: the strip shows who posted, viewing marks a story seen, one poste
 
 /** The peers a call page is connected to, from its diagnostics handle (src/web/call-script.ts). */
 async function connectedPeers(page: Person['page']): Promise<number[]> {
-  const report = await page.evaluate(() => (window as unknown as { ternCall: { report(): Promise<{ user_id: number; state: string }[]> } }).ternCall.report())
+  const report = await page.evaluate(() =>
+    (window as unknown as { ternCall: { report(): Promise<{ user_id: number; state: string }[]> } }).ternCall.report(),
+  )
   return report.filter((r) => r.state === 'connected').map((r) => r.user_id)
 }
 
-test('calls from the app: the chat header calls, the callee\'s app rings on every device, Answer connects both, Decline stops it', async () => {
+test("calls from the app: the chat header calls, the callee's app rings on every device, Answer connects both, Decline stops it", async () => {
   const aliceUser = await server.registerUser({ display_name: 'Alice Caller' })
   const bobUser = await server.registerUser({ display_name: 'Bob Callee' })
   const alice = await signInInBrowser(aliceUser)
@@ -270,13 +303,19 @@ test('calls from the app: the chat header calls, the callee\'s app rings on ever
     await chatBetween(alice, bobUser, 'Bob Callee', 'call you in a minute')
     // control: nothing rings before the call
     assert.equal(await bob.page.getByRole('alertdialog').count(), 0)
-    await Promise.all([alice.page.waitForURL(/\/call\?to=\d+&start=1$/), alice.page.getByRole('link', { name: 'Video call Bob Callee' }).click()])
+    await Promise.all([
+      alice.page.waitForURL(/\/call\?to=\d+&start=1$/),
+      alice.page.getByRole('link', { name: 'Video call Bob Callee' }).click(),
+    ])
     const ring = bob.page.getByRole('alertdialog', { name: 'Incoming call from Alice Caller' })
     await ring.waitFor()
     await bobTablet.page.getByRole('alertdialog', { name: 'Incoming call from Alice Caller' }).waitFor()
     await Promise.all([bob.page.waitForURL(/\/call\?answer=\d+$/), ring.getByRole('link', { name: 'Answer' }).click()])
     await bobTablet.page.getByRole('alertdialog').waitFor({ state: 'detached' })
-    for (const [page, peer] of [[alice.page, bobUser.id], [bob.page, aliceUser.id]] as const) {
+    for (const [page, peer] of [
+      [alice.page, bobUser.id],
+      [bob.page, aliceUser.id],
+    ] as const) {
       const deadline = Date.now() + 30_000
       while (!(await connectedPeers(page)).includes(peer)) {
         assert.ok(Date.now() < deadline, 'the call connects')
@@ -301,4 +340,3 @@ test('calls from the app: the chat header calls, the callee\'s app rings on ever
     await close(alice, bob, bobTablet)
   }
 })
-

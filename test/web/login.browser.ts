@@ -88,7 +88,10 @@ test('an invite page: signed out it leads to the login, which comes back; Join j
     await Promise.all([page.waitForURL(`**/app/chat/${chatId}`), page.getByRole('button', { name: 'Join the group' }).click()])
     const members = await owner.api.get(`${V2}/groups/members`, { query: { chat_id: chatId } })
     assert.ok(JSON.stringify(members.body).includes(`"${joiner.username}"`), 'joined')
-    assert.deepEqual(problems.filter((p) => /content security policy|refused to/i.test(p)), [])
+    assert.deepEqual(
+      problems.filter((p) => /content security policy|refused to/i.test(p)),
+      [],
+    )
   } finally {
     await context.close()
   }

@@ -11,7 +11,6 @@ import { launchChromium } from './with-chromium.js'
 import { startTestServer } from '../harness/server.js'
 import { openWatched } from './watched-page.js'
 
-
 const server = await startTestServer()
 /** A non-loopback host name for the same server: browsers treat loopback specially (secure context, no upgrades). */
 const LAN_HOST = 'tern.test'
@@ -64,10 +63,16 @@ async function assertLandingRenders(url: string) {
     // wherever the click leads (a refused https upgrade lands on chrome-error://)
     await page.waitForURL((u) => u.href !== res!.url(), { timeout: 10_000 }).catch(() => {})
     await page.waitForLoadState()
-    assert.equal(page.url(), new URL('/docs', res!.url()).toString(),
-      `the link opens /docs on the same origin; failed requests: ${JSON.stringify(failedRequests)}`)
+    assert.equal(
+      page.url(),
+      new URL('/docs', res!.url()).toString(),
+      `the link opens /docs on the same origin; failed requests: ${JSON.stringify(failedRequests)}`,
+    )
     await page.waitForSelector('.swagger-ui', { timeout: 10_000 })
-    assert.deepEqual(problems.filter((p) => !COOP_NOTICE.test(p)), [])
+    assert.deepEqual(
+      problems.filter((p) => !COOP_NOTICE.test(p)),
+      [],
+    )
   } finally {
     await context.close()
   }
@@ -84,8 +89,10 @@ async function assertDocsRender(url: string) {
       await register.waitFor({ state: 'visible', timeout: 10_000 })
     } catch (error) {
       const csp = res?.headers()['content-security-policy']
-      assert.fail(`Swagger UI did not render at ${url}: ${(error as Error).message.split('\n')[0]}\n` +
-        `problems: ${JSON.stringify(problems)}\nfailed requests: ${JSON.stringify(failedRequests)}\nCSP: ${csp}`)
+      assert.fail(
+        `Swagger UI did not render at ${url}: ${(error as Error).message.split('\n')[0]}\n` +
+          `problems: ${JSON.stringify(problems)}\nfailed requests: ${JSON.stringify(failedRequests)}\nCSP: ${csp}`,
+      )
     }
     assert.ok(await register.isVisible())
     // Swagger UI's own styles applied (a blocked stylesheet leaves the blocks unstyled)
@@ -94,8 +101,16 @@ async function assertDocsRender(url: string) {
     assert.equal(border, 'solid', 'swagger-ui.css is applied')
     assert.equal(await page.locator('.opblock-summary-path', { hasText: '/api.v3/' }).count(), 0, 'V3 is hidden')
     await page.waitForTimeout(300)
-    assert.deepEqual(problems.filter((p) => /content security policy|refused to/i.test(p)), [], 'no CSP violations')
-    assert.deepEqual(problems.filter((p) => !COOP_NOTICE.test(p)), [], 'no console errors or page errors')
+    assert.deepEqual(
+      problems.filter((p) => /content security policy|refused to/i.test(p)),
+      [],
+      'no CSP violations',
+    )
+    assert.deepEqual(
+      problems.filter((p) => !COOP_NOTICE.test(p)),
+      [],
+      'no console errors or page errors',
+    )
     assert.deepEqual(failedRequests, [], 'no failed requests')
   } finally {
     await context.close()
@@ -126,8 +141,15 @@ test('/docs "Try it out" works at the address the README gives (127.0.0.1): GET 
     fs.mkdirSync('test-artifacts', { recursive: true })
     await page.screenshot({ path: 'test-artifacts/docs-try-it-out.png', fullPage: false })
     assert.equal((await status.textContent())?.trim(), '200')
-    assert.match((await health.locator('.live-responses-table tbody .response-col_description').first().textContent()) ?? '', /"status": "ok"/)
-    assert.deepEqual(problems.filter((p) => /content security policy|refused to/i.test(p)), [], 'no CSP violation')
+    assert.match(
+      (await health.locator('.live-responses-table tbody .response-col_description').first().textContent()) ?? '',
+      /"status": "ok"/,
+    )
+    assert.deepEqual(
+      problems.filter((p) => /content security policy|refused to/i.test(p)),
+      [],
+      'no CSP violation',
+    )
   } finally {
     await context.close()
   }
@@ -158,7 +180,11 @@ test('the V1 cookie session in a browser: /api/auth/login stores tern_session (H
     await page.waitForURL(`${server.url}/`)
     assert.equal(page.url(), `${server.url}/`)
     assert.equal(await page.title(), 'Tern')
-    assert.equal((await context.cookies()).find((c) => c.name === 'tern_session'), undefined, 'cookie cleared')
+    assert.equal(
+      (await context.cookies()).find((c) => c.name === 'tern_session'),
+      undefined,
+      'cookie cleared',
+    )
     assert.equal((await page.request.get('/api/get_user_id')).status(), 401)
   } finally {
     await context.close()

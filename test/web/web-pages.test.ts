@@ -62,7 +62,12 @@ test('GET /login: a form with a CSRF token, the QR sign-in beside it, and a CSP 
   assert.match(res.text, /<script src="\/pages\/login.js" defer><\/script>/)
   assert.doesNotMatch(res.text, /<script>|<script [^>]*>[^<]+<\/script>|<style|style="| on[a-z]+="/, 'nothing inline')
   const csp = res.headers.get('content-security-policy') ?? ''
-  const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name, values]))
+  const directives = new Map(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...values]) => [name, values]),
+  )
   assert.deepEqual(directives.get('script-src'), ["'self'"])
   assert.deepEqual(directives.get('style-src'), ["'self'"])
   assert.deepEqual(directives.get('default-src'), ["'none'"])
@@ -81,7 +86,11 @@ test('POST /login without or with a wrong CSRF token is 403 and signs nobody in;
   assert.match(none.headers.get('content-type') ?? '', /^text\/html/)
   const wrong = await web.post('/login', { login: user.username, password: user.password }, { csrf: 'x'.repeat(40) })
   assert.equal(wrong.status, 403)
-  const crossSite = await web.post('/login', { login: user.username, password: user.password }, { headers: { 'sec-fetch-site': 'cross-site' } })
+  const crossSite = await web.post(
+    '/login',
+    { login: user.username, password: user.password },
+    { headers: { 'sec-fetch-site': 'cross-site' } },
+  )
   assert.equal(crossSite.status, 403)
   assert.equal(web.cookies.has('tern_session'), false, 'no session from a refused form')
   assert.equal((await session(web)).status, 401)
@@ -254,11 +263,15 @@ test('the cookie on the JSON API: a mutation without X-CSRF-Token, or with a wro
   assert.equal((await api(web, 'GET', `${V2}/auth/me`)).status, 200)
   assert.equal((await user.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'bearer' })).status, 200)
   // a dead cookie on a mutation is 401 (sign in again), not 403
-  const dead = await server.api.post(`${V2}/messages/send`, { receiver_id: bob.id, content: 'x' }, { headers: { cookie: `tern_session=${'q'.repeat(43)}`, 'x-csrf-token': csrf } })
+  const dead = await server.api.post(
+    `${V2}/messages/send`,
+    { receiver_id: bob.id, content: 'x' },
+    { headers: { cookie: `tern_session=${'q'.repeat(43)}`, 'x-csrf-token': csrf } },
+  )
   assert.equal(dead.status, 401)
 })
 
-test('the cookie opens the gateway from this origin or PUBLIC_BASE_URL\'s; a foreign Origin (or none) is refused', async () => {
+test("the cookie opens the gateway from this origin or PUBLIC_BASE_URL's; a foreign Origin (or none) is refused", async () => {
   const base = 'http://tern.example'
   const s = await startTestServer({ env: { PUBLIC_BASE_URL: base } })
   const { web } = await signedIn(undefined, s)
@@ -385,7 +398,8 @@ test('POST /logout (from the sign-out page, with its CSRF token) ends the web se
     socket.once('message', () => resolve(socket))
     socket.once('error', reject)
   })
-  const online = async () => (await user.api.get(`${V2}/users/${user.id}`)).body?.data?.is_online ?? (await user.api.get(`${V2}/auth/me`)).body.data.is_online
+  const online = async () =>
+    (await user.api.get(`${V2}/users/${user.id}`)).body?.data?.is_online ?? (await user.api.get(`${V2}/auth/me`)).body.data.is_online
   for (let i = 0; i < 50 && !(await online()); i++) await new Promise((r) => setTimeout(r, 50))
   assert.equal(await online(), true, 'online while the socket is open')
   const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)))

@@ -20,7 +20,11 @@ export class ApiError extends Error {
 
 let csrfToken = ''
 const connect = (token?: string): TernClient =>
-  createTernClient({ baseUrl: location.origin, auth: { cookie: true, ...(token ? { csrfToken: token } : {}) }, headers: { Accept: 'application/json' } })
+  createTernClient({
+    baseUrl: location.origin,
+    auth: { cookie: true, ...(token ? { csrfToken: token } : {}) },
+    headers: { Accept: 'application/json' },
+  })
 
 /** The typed client; replaced once the session's CSRF token is known (setCsrfToken). */
 export let api: TernClient = connect()
@@ -67,7 +71,10 @@ export async function ok<T>(pending: Promise<Answer<T>>): Promise<T> {
   if (answer.error !== undefined || answer.data === undefined) {
     const failure = (answer.error ?? {}) as { error?: { code?: unknown; message?: unknown } }
     const code = typeof failure.error?.code === 'string' ? failure.error.code : 'http_error'
-    const message = typeof failure.error?.message === 'string' ? failure.error.message : `The server answered ${response.status} ${response.statusText}`.trim()
+    const message =
+      typeof failure.error?.message === 'string'
+        ? failure.error.message
+        : `The server answered ${response.status} ${response.statusText}`.trim()
     throw new ApiError(response.status, code, message)
   }
   return answer.data

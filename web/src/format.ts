@@ -11,7 +11,12 @@ export const clock = (iso: string) => new Date(iso).toLocaleTimeString([], { hou
 export function initials(name: string): string {
   const words = name.trim().split(/\s+/).filter(Boolean)
   const letters = words.length > 1 ? [words[0], words[1]] : [name]
-  return letters.map((w) => [...w][0] ?? '').join('').toUpperCase() || '?'
+  return (
+    letters
+      .map((w) => [...w][0] ?? '')
+      .join('')
+      .toUpperCase() || '?'
+  )
 }
 
 /** a dark background per name, white text on it keeps a contrast above 4.5:1 */

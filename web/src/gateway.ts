@@ -162,7 +162,8 @@ export class Gateway {
       connection.value = 'online'
       const first = this.seq === null
       if (first) this.seq = frame.data.seq
-      for (const [id, seq] of Object.entries(frame.data.chats)) if (seq !== undefined && !this.chatSeqs.has(Number(id))) this.chatSeqs.set(Number(id), seq)
+      for (const [id, seq] of Object.entries(frame.data.chats))
+        if (seq !== undefined && !this.chatSeqs.has(Number(id))) this.chatSeqs.set(Number(id), seq)
       if (first) await this.onFirstReady()
       return
     }

@@ -42,7 +42,9 @@ export function pollArrived(shared: Shared) {
 }
 
 export async function vote(pollId: number, optionIndexes: number[]) {
-  const poll = await data(api.POST('/api.v2/api/poll/{id}/vote', { params: { path: { id: pollId } }, body: { option_indexes: optionIndexes } }))
+  const poll = await data(
+    api.POST('/api.v2/api/poll/{id}/vote', { params: { path: { id: pollId } }, body: { option_indexes: optionIndexes } }),
+  )
   put(poll)
 }
 
@@ -50,6 +52,11 @@ export async function closePoll(pollId: number) {
   put(await data(api.POST('/api.v2/api/poll/{id}/close', { params: { path: { id: pollId } } })))
 }
 
-export async function createPoll(chat: { chat_type: 'personal' | 'group' | 'channel'; chat_id: number }, question: string, options: string[], isMultiple: boolean) {
+export async function createPoll(
+  chat: { chat_type: 'personal' | 'group' | 'channel'; chat_id: number },
+  question: string,
+  options: string[],
+  isMultiple: boolean,
+) {
   await ok(api.POST('/api.v2/api/poll/create', { body: { ...chat, question, options, is_multiple: isMultiple } }))
 }

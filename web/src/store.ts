@@ -109,7 +109,8 @@ export function upsert(chatId: number, views: MessageView[], extra?: Partial<Msg
     if (!msg.id) continue
     if (!msg.reply_to_content && msg.reply_to_id) {
       const quoted = h.byId.get(msg.reply_to_id)
-      if (quoted) Object.assign(msg, { reply_to_content: quoted.content || quoted.file_name || '', reply_to_sender: quoted.sender_username })
+      if (quoted)
+        Object.assign(msg, { reply_to_content: quoted.content || quoted.file_name || '', reply_to_sender: quoted.sender_username })
     }
     if (!previous) added = true
     h.byId.set(msg.id, msg)
@@ -198,7 +199,14 @@ export function messageArrived(view: MessageView) {
   const visible = openChatId.value === chatId && document.visibilityState === 'visible'
   const updated: ChatListItem = {
     ...item,
-    last_message: { message_id: id, content: view.content, sender_id: view.sender_id, sender_username: view.sender_username, timestamp: view.timestamp, is_read: view.is_read },
+    last_message: {
+      message_id: id,
+      content: view.content,
+      sender_id: view.sender_id,
+      sender_username: view.sender_username,
+      timestamp: view.timestamp,
+      is_read: view.is_read,
+    },
     unread_count: mine || visible || known ? item.unread_count : item.unread_count + 1,
   }
   const rest = chats.value.filter((c) => c.chat_id !== chatId)
@@ -245,7 +253,10 @@ export function typingArrived(chatId: number, userId: number, isTyping: boolean)
   if (isTyping) {
     inChat.set(userId, names.get(userId) ?? 'Someone')
     // the server sends a stop 5 s after the last start; this is the fallback when that frame is lost
-    typingTimers.set(key, setTimeout(() => typingArrived(chatId, userId, false), 7000))
+    typingTimers.set(
+      key,
+      setTimeout(() => typingArrived(chatId, userId, false), 7000),
+    )
   } else inChat.delete(userId)
   if (inChat.size) next.set(chatId, inChat)
   else next.delete(chatId)
@@ -259,7 +270,9 @@ export function clearTyping() {
 }
 
 export function presenceArrived(userId: number, isOnline: boolean, lastSeen: string | null) {
-  chats.value = chats.value.map((c) => (c.peer?.user_id === userId ? { ...c, peer: { ...c.peer, is_online: isOnline, last_seen: lastSeen } } : c))
+  chats.value = chats.value.map((c) =>
+    c.peer?.user_id === userId ? { ...c, peer: { ...c.peer, is_online: isOnline, last_seen: lastSeen } } : c,
+  )
 }
 
 /** Tells the server this device read the chat up to its newest message from someone else. */
@@ -271,7 +284,8 @@ export async function markRead(chatId: number) {
   for (const msg of h.items.value) if (msg.sender_id !== mine && msg.id > newest) newest = msg.id
   const item = chatById(chatId)
   if (!newest || newest <= h.readSent) {
-    if (item && item.unread_count > 0 && newest) chats.value = chats.value.map((c) => (c.chat_id === chatId ? { ...c, unread_count: 0 } : c))
+    if (item && item.unread_count > 0 && newest)
+      chats.value = chats.value.map((c) => (c.chat_id === chatId ? { ...c, unread_count: 0 } : c))
     return
   }
   h.readSent = newest
@@ -289,7 +303,11 @@ export async function markRead(chatId: number) {
 let counter = 0
 const clientId = () => `web-${Date.now().toString(36)}-${(++counter).toString(36)}-${Math.random().toString(36).slice(2, 8)}`
 
-export async function sendMessage(chatId: number, fields: { content?: string; reply_to_id?: number | null; file_path?: string | null }, extra?: Partial<Msg>) {
+export async function sendMessage(
+  chatId: number,
+  fields: { content?: string; reply_to_id?: number | null; file_path?: string | null },
+  extra?: Partial<Msg>,
+) {
   const body = {
     chat_id: chatId,
     content: fields.content ?? '',
@@ -356,4 +374,3 @@ export async function setArchived(item: ChatListItem, archived: boolean) {
   else await ok(api.DELETE('/api.v2/api/archive', { body }))
   await loadChats()
 }
-

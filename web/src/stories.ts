@@ -50,7 +50,9 @@ export async function viewStory(story: Story) {
 
 export async function likeStory(story: Story) {
   const path = { params: { path: { id: story.story_id } } }
-  const next = story.is_liked ? await data(api.POST('/api.v2/api/stories/{id}/unlike', path)) : await data(api.POST('/api.v2/api/stories/{id}/like', path))
+  const next = story.is_liked
+    ? await data(api.POST('/api.v2/api/stories/{id}/unlike', path))
+    : await data(api.POST('/api.v2/api/stories/{id}/like', path))
   replace({ ...next, user: story.user })
 }
 

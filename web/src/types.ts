@@ -59,4 +59,3 @@ export interface Msg {
   poll_id: number | null
   deleted: boolean
 }
-

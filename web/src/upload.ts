@@ -42,11 +42,20 @@ function uploadXhr(file: File, onProgress: (sent: number, total: number) => void
         body = null
       }
       if (xhr.status >= 400 || !body?.success || !body.data) {
-        return reject(new ApiError(xhr.status, body?.error?.code ?? 'http_error', body?.error?.message ?? `The upload failed (${xhr.status}).`))
+        return reject(
+          new ApiError(xhr.status, body?.error?.code ?? 'http_error', body?.error?.message ?? `The upload failed (${xhr.status}).`),
+        )
       }
       const data = body.data
       onProgress(file.size, file.size)
-      resolve({ path: data.path, url: data.url, thumbnail_url: data.thumbnail_url, file_name: data.file_name, file_type: data.file_type, size: data.size })
+      resolve({
+        path: data.path,
+        url: data.url,
+        thumbnail_url: data.thumbnail_url,
+        file_name: data.file_name,
+        file_type: data.file_type,
+        size: data.size,
+      })
     }
     signal?.addEventListener('abort', () => xhr.abort())
     const form = new FormData()
@@ -85,7 +94,14 @@ async function uploadTus(file: File, onProgress: (sent: number, total: number) =
       onError: (error) => reject(new ApiError(0, 'upload_failed', `The upload failed: ${error.message}`)),
       onSuccess: () => {
         if (!filePath) return reject(new ApiError(0, 'upload_failed', 'The upload finished but the server named no file.'))
-        resolve({ path: filePath, url: `/uploads/${filePath}`, thumbnail_url: null, file_name: file.name, file_type: null, size: file.size })
+        resolve({
+          path: filePath,
+          url: `/uploads/${filePath}`,
+          thumbnail_url: null,
+          file_name: file.name,
+          file_type: null,
+          size: file.size,
+        })
       },
     })
     signal?.addEventListener('abort', () => void up.abort(true))

@@ -19,7 +19,6 @@ import * as repo from './repo.js'
 import { assertPlatformAdmin as assertAdmin } from '../../policies/accounts.js'
 import { recordModeration } from '../modlog/index.js'
 
-
 export async function listUsers(ctx: AppContext, admin: UserRow, filter: users.UserFilter, page: number, perPage: number) {
   assertAdmin(admin)
   const { rows, total } = await users.listUsers(ctx, filter, page, perPage)
@@ -142,8 +141,11 @@ export async function resetTwoFactor(ctx: AppContext, admin: UserRow, targetId: 
 /** Sends a test mail through the configured transport (503 mail_unavailable when it fails); logged once sent. */
 export async function sendTestMail(ctx: AppContext, admin: UserRow, to: string) {
   assertAdmin(admin)
-  const { messageId } = await sendMail(ctx, { to, kind: 'test', data: { note: `Sent at the request of ${admin.username}. Mail from Tern works.` } })
+  const { messageId } = await sendMail(ctx, {
+    to,
+    kind: 'test',
+    data: { note: `Sent at the request of ${admin.username}. Mail from Tern works.` },
+  })
   await recordModeration(ctx.db, admin, 'mail.test', null, { to, message_id: messageId }, ctx.clock.now())
   return { sent: true, message_id: messageId, transport: ctx.config.smtpUrl ? ('smtp' as const) : ('log' as const) }
 }
-

@@ -39,14 +39,18 @@ export async function issueCode(
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
   const hash = codeHash(ctx, purpose, subject, code)
   await repo.deleteOldAccountCodes(ctx.db, now - 3_600_000)
-  const stored = await repo.putAccountCode(ctx.db, {
-    purpose,
-    subject,
-    user_id: userId,
-    code_hash: hash,
-    expires_at: now + lifetimeMs(ctx),
-    created_at: now,
-  }, resendCutoff)
+  const stored = await repo.putAccountCode(
+    ctx.db,
+    {
+      purpose,
+      subject,
+      user_id: userId,
+      code_hash: hash,
+      expires_at: now + lifetimeMs(ctx),
+      created_at: now,
+    },
+    resendCutoff,
+  )
   return stored ? { id: stored.id, code, hash } : undefined
 }
 
@@ -71,7 +75,8 @@ export async function redeemCode(ctx: AppContext, purpose: AccountCodePurpose, s
   const attempts = await repo.reserveCodeAttempt(ctx.db, 'account_codes', row.id, now, MAX_CODE_ATTEMPTS)
   if (attempts === undefined) return { ok: false, lastTry: true }
   const trimmed = typeof code === 'string' ? code.trim() : ''
-  const matches = /^\d{6}$/.test(trimmed) && timingSafeEqual(Buffer.from(codeHash(ctx, purpose, subject, trimmed)), Buffer.from(row.code_hash))
+  const matches =
+    /^\d{6}$/.test(trimmed) && timingSafeEqual(Buffer.from(codeHash(ctx, purpose, subject, trimmed)), Buffer.from(row.code_hash))
   if (!matches || row.user_id === null) return { ok: false, lastTry: attempts >= MAX_CODE_ATTEMPTS }
   if (!(await repo.claimCode(ctx.db, 'account_codes', row.id, row.code_hash, now))) return { ok: false, lastTry: false }
   return { ok: true, userId: row.user_id }

@@ -19,7 +19,11 @@ import { proveOwner } from './proof.js'
 import * as repo from './repo.js'
 import { isPlatformAdmin } from '../../policies/accounts.js'
 
-export async function deleteAccount(ctx: AppContext, userId: number, proof: { password?: string; code?: string }): Promise<{ deleted: true }> {
+export async function deleteAccount(
+  ctx: AppContext,
+  userId: number,
+  proof: { password?: string; code?: string },
+): Promise<{ deleted: true }> {
   const user = await users.getUser(ctx, userId)
   if (user.is_system === 1) throw conflict('The platform account cannot be deleted')
   if (isPlatformAdmin(user) && (await users.countActiveAdmins(ctx.db)) <= 1) {

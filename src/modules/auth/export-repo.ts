@@ -11,11 +11,13 @@ export function chatsPage(db: Db, userId: number, afterChatId: number, limit: nu
     .selectFrom('chat_members as m')
     .innerJoin('chats as c', 'c.id', 'm.chat_id')
     .leftJoin('users as p', (join) =>
-      join.on((eb) => eb.and([
-        eb('c.chat_type', '=', 'personal'),
-        eb('p.id', '!=', userId),
-        eb.or([eb('p.id', '=', eb.ref('c.peer1_id')), eb('p.id', '=', eb.ref('c.peer2_id'))]),
-      ])),
+      join.on((eb) =>
+        eb.and([
+          eb('c.chat_type', '=', 'personal'),
+          eb('p.id', '!=', userId),
+          eb.or([eb('p.id', '=', eb.ref('c.peer1_id')), eb('p.id', '=', eb.ref('c.peer2_id'))]),
+        ]),
+      ),
     )
     .select(['c.id as chat_id', 'c.chat_type', 'c.title', 'm.role', 'm.joined_at', 'p.id as peer_id', 'p.username as peer_username'])
     .where('m.user_id', '=', userId)
@@ -32,7 +34,19 @@ export function chatsPage(db: Db, userId: number, afterChatId: number, limit: nu
 export function sentInChatPage(db: Db, userId: number, chatId: number, afterSeq: number, limit: number) {
   return db
     .selectFrom('messages')
-    .select(['id', 'chat_id', 'seq', 'content', 'reply_to_id', 'file_name', 'file_type', 'file_size', 'created_at', 'edited_at', 'scheduled_at'])
+    .select([
+      'id',
+      'chat_id',
+      'seq',
+      'content',
+      'reply_to_id',
+      'file_name',
+      'file_type',
+      'file_size',
+      'created_at',
+      'edited_at',
+      'scheduled_at',
+    ])
     .where('chat_id', '=', chatId)
     .where('seq', '>', afterSeq)
     .where('sender_id', '=', userId)
@@ -87,7 +101,17 @@ export function savedPage(db: Db, userId: number, afterId: number, limit: number
     .selectFrom('saved_messages as s')
     .innerJoin('messages as m', 'm.id', 's.message_id')
     .innerJoin('users as u', 'u.id', 'm.sender_id')
-    .select(['s.id', 's.message_id', 's.saved_at', 'm.chat_id', 'm.sender_id', 'u.username as sender_username', 'm.content', 'm.created_at', 'm.deleted_for_all'])
+    .select([
+      's.id',
+      's.message_id',
+      's.saved_at',
+      'm.chat_id',
+      'm.sender_id',
+      'u.username as sender_username',
+      'm.content',
+      'm.created_at',
+      'm.deleted_for_all',
+    ])
     .where('s.user_id', '=', userId)
     .where('s.id', '>', afterId)
     .orderBy('s.id')

@@ -55,7 +55,12 @@ function profileOf(user: UserRow, now: number) {
 }
 
 /** Every page of a keyset walk, mapped, as one JSON array's items. */
-async function* arrayOf<R, K>(fetch: (after: K) => Promise<R[]>, keyOf: (row: R) => K, start: K, shape: (row: R) => unknown): AsyncGenerator<string> {
+async function* arrayOf<R, K>(
+  fetch: (after: K) => Promise<R[]>,
+  keyOf: (row: R) => K,
+  start: K,
+  shape: (row: R) => unknown,
+): AsyncGenerator<string> {
   yield '['
   let after = start
   let first = true
@@ -83,17 +88,18 @@ async function* sentMessages(ctx: AppContext, userId: number): AsyncGenerator<st
       for (;;) {
         const page = await rows.sentInChatPage(ctx.db, userId, chatId, afterSeq, PAGE)
         for (const m of page) {
-          yield (first ? '' : ',') + JSON.stringify({
-            message_id: m.id,
-            chat_id: m.chat_id,
-            content: m.content,
-            reply_to_id: m.reply_to_id,
-            file_name: m.file_name,
-            file_type: m.file_type,
-            file_size: m.file_size,
-            timestamp: iso(m.created_at),
-            edited_at: isoOrNull(m.edited_at),
-          })
+          yield (first ? '' : ',') +
+            JSON.stringify({
+              message_id: m.id,
+              chat_id: m.chat_id,
+              content: m.content,
+              reply_to_id: m.reply_to_id,
+              file_name: m.file_name,
+              file_type: m.file_type,
+              file_size: m.file_size,
+              timestamp: iso(m.created_at),
+              edited_at: isoOrNull(m.edited_at),
+            })
           first = false
         }
         if (page.length < PAGE) break
@@ -130,47 +136,75 @@ async function* document(ctx: AppContext, user: UserRow, currentSessionId: numbe
   yield ',"sessions":'
   yield* allSessions(ctx, id, currentSessionId)
   yield ',"contacts":'
-  yield* arrayOf((after: number) => rows.contactsPage(db, id, after, PAGE), (r) => r.id, 0,
-    (r) => ({ user_id: r.user_id, username: r.username, custom_name: r.custom_name, added_at: iso(r.created_at) }))
+  yield* arrayOf(
+    (after: number) => rows.contactsPage(db, id, after, PAGE),
+    (r) => r.id,
+    0,
+    (r) => ({ user_id: r.user_id, username: r.username, custom_name: r.custom_name, added_at: iso(r.created_at) }),
+  )
   yield ',"blocked_users":'
-  yield* arrayOf((after: number) => rows.blockedPage(db, id, after, PAGE), (r) => r.user_id, 0,
-    (r) => ({ user_id: r.user_id, username: r.username, reason: r.reason, blocked_at: iso(r.created_at) }))
+  yield* arrayOf(
+    (after: number) => rows.blockedPage(db, id, after, PAGE),
+    (r) => r.user_id,
+    0,
+    (r) => ({ user_id: r.user_id, username: r.username, reason: r.reason, blocked_at: iso(r.created_at) }),
+  )
   yield ',"chats":'
-  yield* arrayOf((after: number) => rows.chatsPage(db, id, after, PAGE), (r) => r.chat_id, 0, (r) => ({
-    chat_id: r.chat_id,
-    type: r.chat_type,
-    title: r.chat_type === 'personal' ? null : r.title,
-    role: r.role,
-    joined_at: iso(r.joined_at),
-    peer: r.peer_id === null ? null : { user_id: r.peer_id, username: r.peer_username },
-  }))
+  yield* arrayOf(
+    (after: number) => rows.chatsPage(db, id, after, PAGE),
+    (r) => r.chat_id,
+    0,
+    (r) => ({
+      chat_id: r.chat_id,
+      type: r.chat_type,
+      title: r.chat_type === 'personal' ? null : r.title,
+      role: r.role,
+      joined_at: iso(r.joined_at),
+      peer: r.peer_id === null ? null : { user_id: r.peer_id, username: r.peer_username },
+    }),
+  )
   yield ',"messages_sent":'
   yield* sentMessages(ctx, id)
   yield ',"saved_messages":'
-  yield* arrayOf((after: number) => rows.savedPage(db, id, after, PAGE), (r) => r.id, 0, (r) => {
-    const mine = r.sender_id === id && r.deleted_for_all === 0
-    return {
-      message_id: r.message_id,
-      chat_id: r.chat_id,
-      sender: { user_id: r.sender_id, username: r.sender_username },
-      saved_at: iso(r.saved_at),
-      ...(mine ? { content: r.content, timestamp: iso(r.created_at) } : {}),
-    }
-  })
+  yield* arrayOf(
+    (after: number) => rows.savedPage(db, id, after, PAGE),
+    (r) => r.id,
+    0,
+    (r) => {
+      const mine = r.sender_id === id && r.deleted_for_all === 0
+      return {
+        message_id: r.message_id,
+        chat_id: r.chat_id,
+        sender: { user_id: r.sender_id, username: r.sender_username },
+        saved_at: iso(r.saved_at),
+        ...(mine ? { content: r.content, timestamp: iso(r.created_at) } : {}),
+      }
+    },
+  )
   yield ',"stories":'
-  yield* arrayOf((after: number) => rows.storiesPage(db, id, after, PAGE), (r) => r.id, 0, (r) => ({
-    story_id: r.id,
-    media_type: r.media_type,
-    caption: r.caption,
-    privacy: r.privacy_type,
-    view_count: r.view_count,
-    like_count: r.like_count,
-    created_at: iso(r.created_at),
-    expires_at: iso(r.expires_at),
-  }))
+  yield* arrayOf(
+    (after: number) => rows.storiesPage(db, id, after, PAGE),
+    (r) => r.id,
+    0,
+    (r) => ({
+      story_id: r.id,
+      media_type: r.media_type,
+      caption: r.caption,
+      privacy: r.privacy_type,
+      view_count: r.view_count,
+      like_count: r.like_count,
+      created_at: iso(r.created_at),
+      expires_at: iso(r.expires_at),
+    }),
+  )
   yield ',"premium_orders":'
   // as GET /premium/orders shows them, with the months each bought
-  yield* arrayOf((after: number) => rows.ordersPage(db, id, after, PAGE), (r) => r.id, 0, (r) => ({ ...presentOrder(r), months: r.months }))
+  yield* arrayOf(
+    (after: number) => rows.ordersPage(db, id, after, PAGE),
+    (r) => r.id,
+    0,
+    (r) => ({ ...presentOrder(r), months: r.months }),
+  )
   yield '}}'
 }
 
@@ -179,7 +213,11 @@ async function* document(ctx: AppContext, user: UserRow, currentSessionId: numbe
  * is taken and the user read before anything is written, so those failures are ordinary error
  * answers; a failure halfway through ends the stream (the download is cut short, not half valid).
  */
-export async function exportAccount(ctx: AppContext, userId: number, currentSessionId: number): Promise<{ filename: string; stream: Readable }> {
+export async function exportAccount(
+  ctx: AppContext,
+  userId: number,
+  currentSessionId: number,
+): Promise<{ filename: string; stream: Readable }> {
   await takeAllowance(ctx, userId)
   const user = await users.getUser(ctx, userId)
   const day = iso(ctx.clock.now()).slice(0, 10)

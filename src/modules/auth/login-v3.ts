@@ -59,13 +59,17 @@ const sendCode: Step = async (ctx, body) => {
   const resendMs = ctx.config.loginCodeResendSeconds * 1000
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
   const hash = codeHash(ctx, key, code)
-  const stored = await repo.putLoginCode(ctx.db, {
-    email_key: key,
-    user_id: user?.id ?? null,
-    code_hash: hash,
-    expires_at: now + CODE_LIFETIME_MS,
-    created_at: now,
-  }, now - resendMs)
+  const stored = await repo.putLoginCode(
+    ctx.db,
+    {
+      email_key: key,
+      user_id: user?.id ?? null,
+      code_hash: hash,
+      expires_at: now + CODE_LIFETIME_MS,
+      created_at: now,
+    },
+    now - resendMs,
+  )
   if (!stored) {
     const previous = await repo.findLoginCode(ctx.db, key)
     throw rateLimitedFor((previous?.created_at ?? now) + resendMs - now)

@@ -59,7 +59,8 @@ function providerOf(ctx: AppContext, id: string): OAuthProvider {
 /** the provider is the operator's (OAUTH_*): every request to it goes through the one outgoing client */
 const providerFetch = outboundFetcher(CONFIGURED)
 
-const upstream = (why: string) => new AppError(504, 'upstream_timeout', `The identity provider did not answer properly (${why}); try again later`)
+const upstream = (why: string) =>
+  new AppError(504, 'upstream_timeout', `The identity provider did not answer properly (${why}); try again later`)
 
 async function discover(ctx: AppContext, provider: OAuthProvider, fresh = false): Promise<Discovered> {
   let cache = discoveries.get(ctx)
@@ -82,7 +83,11 @@ async function discover(ctx: AppContext, provider: OAuthProvider, fresh = false)
     config[oidc.customFetch] = providerFetch
     const meta = config.serverMetadata()
     if (!meta.jwks_uri) throw new Error('the discovery document names no jwks_uri')
-    const jwks = createRemoteJWKSet(new URL(meta.jwks_uri), { timeoutDuration: HTTP_TIMEOUT_SECONDS * 1000, cooldownDuration: JWKS_COOLDOWN_MS, [joseFetch]: providerFetch })
+    const jwks = createRemoteJWKSet(new URL(meta.jwks_uri), {
+      timeoutDuration: HTTP_TIMEOUT_SECONDS * 1000,
+      cooldownDuration: JWKS_COOLDOWN_MS,
+      [joseFetch]: providerFetch,
+    })
     return { config, issuer: meta.issuer, jwks, at: Date.now() }
   })()
   cache.set(provider.id, loading)
@@ -110,7 +115,8 @@ function idTokenRefusal(error: unknown): AppError {
   }
   if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return upstream('keys')
   if (error instanceof joseErrors.JOSEError) return unauthorized('The id_token is not a valid signed token')
-  if (error instanceof TypeError || (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError'))) return upstream('keys')
+  if (error instanceof TypeError || (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')))
+    return upstream('keys')
   return unauthorized('The id_token is not valid')
 }
 
@@ -145,7 +151,8 @@ async function verifyIdToken(ctx: AppContext, provider: OAuthProvider, idToken: 
     throw idTokenRefusal(error)
   }
   // several audiences: the token must name this client as the one it was issued to (OIDC Core 3.1.3.7)
-  if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== provider.clientId) throw unauthorized('The id_token is not for this client')
+  if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== provider.clientId)
+    throw unauthorized('The id_token is not for this client')
   if (nonce !== undefined && payload.nonce !== nonce) throw unauthorized('The id_token nonce does not match')
   return payload
 }
@@ -159,7 +166,13 @@ async function exchangeCode(ctx: AppContext, provider: OAuthProvider, body: OAut
   } catch {
     throw validationError('redirect_uri must be an absolute URL')
   }
-  if ((callback.protocol !== 'https:' && callback.protocol !== 'http:') || callback.search || callback.hash || callback.username || callback.password) {
+  if (
+    (callback.protocol !== 'https:' && callback.protocol !== 'http:') ||
+    callback.search ||
+    callback.hash ||
+    callback.username ||
+    callback.password
+  ) {
     throw validationError('redirect_uri must be an http(s) URL without query, fragment or credentials')
   }
   callback.searchParams.set('code', body.code ?? '')
@@ -183,9 +196,17 @@ async function exchangeCode(ctx: AppContext, provider: OAuthProvider, body: OAut
   } catch (error) {
     if (error instanceof AppError) throw error
     if (error instanceof oidc.ResponseBodyError) {
-      throw unauthorized(error.error === 'invalid_grant' ? 'The code is unknown, used or expired at the provider' : `The provider refused the code (${error.error})`)
+      throw unauthorized(
+        error.error === 'invalid_grant'
+          ? 'The code is unknown, used or expired at the provider'
+          : `The provider refused the code (${error.error})`,
+      )
     }
-    if (error instanceof oidc.ClientError || error instanceof oidc.AuthorizationResponseError || error instanceof oidc.WWWAuthenticateChallengeError) {
+    if (
+      error instanceof oidc.ClientError ||
+      error instanceof oidc.AuthorizationResponseError ||
+      error instanceof oidc.WWWAuthenticateChallengeError
+    ) {
       throw unauthorized(`The provider's answer did not verify: ${String((error as Error).message).slice(0, 200)}`)
     }
     throw upstream('token endpoint')
@@ -196,10 +217,21 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,253}$/
 
 /** A username from the claims: [A-Za-z0-9_], 3 to 24 characters; `user` when nothing fits. */
 export function usernameBase(claims: Record<string, unknown>): string {
-  const candidates = [claims.preferred_username, typeof claims.email === 'string' ? claims.email.split('@')[0] : undefined, claims.nickname, claims.name]
+  const candidates = [
+    claims.preferred_username,
+    typeof claims.email === 'string' ? claims.email.split('@')[0] : undefined,
+    claims.nickname,
+    claims.name,
+  ]
   for (const candidate of candidates) {
     if (typeof candidate !== 'string') continue
-    const cleaned = candidate.normalize('NFKD').replace(/\p{M}+/gu, '').replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 24).replace(/_+$/, '')
+    const cleaned = candidate
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .replace(/[^A-Za-z0-9_]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 24)
+      .replace(/_+$/, '')
     if (cleaned.length >= 3) return cleaned
   }
   return 'user'
@@ -219,7 +251,8 @@ async function userFor(ctx: AppContext, provider: OAuthProvider, claims: JWTPayl
   const subject = claims.sub
   if (typeof subject !== 'string' || subject === '' || subject.length > 255) throw unauthorized('The provider gave no valid subject')
   const now = ctx.clock.now()
-  const email = typeof claims.email === 'string' && EMAIL.test(claims.email) && claims.email.length <= 254 ? claims.email.toLowerCase() : null
+  const email =
+    typeof claims.email === 'string' && EMAIL.test(claims.email) && claims.email.length <= 254 ? claims.email.toLowerCase() : null
   const providerVerified = claims.email_verified === true || claims.email_verified === 'true'
   for (let attempt = 0; attempt < 3; attempt++) {
     const identity = await repo.findIdentity(ctx.db, provider.id, subject)
@@ -239,7 +272,15 @@ async function userFor(ctx: AppContext, provider: OAuthProvider, claims: JWTPayl
     const displayName = typeof claims.name === 'string' && claims.name.trim() ? claims.name.trim().slice(0, 64) : username
     try {
       return await ctx.db.transaction().execute(async (trx) => {
-        const user = holder ?? (await users.insertExternalAccount(trx, { username, email: keepEmail ? email : null, emailVerified: keepEmail, displayName, now }))
+        const user =
+          holder ??
+          (await users.insertExternalAccount(trx, {
+            username,
+            email: keepEmail ? email : null,
+            emailVerified: keepEmail,
+            displayName,
+            now,
+          }))
         await repo.insertIdentity(trx, { provider: provider.id, subject, user_id: user.id, email, created_at: now })
         return user
       })

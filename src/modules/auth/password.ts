@@ -86,13 +86,18 @@ export function readResetLinkToken(token: string): { email: string; code: string
  * password/reset: a new password with the mailed code. Every session of the account ends. 400 for
  * a wrong, used or expired code (the same for an address without an account).
  */
-export async function resetPassword(ctx: AppContext, input: { email: string; code: string; new_password: string }): Promise<{ reset: true }> {
+export async function resetPassword(
+  ctx: AppContext,
+  input: { email: string; code: string; new_password: string },
+): Promise<{ reset: true }> {
   const key = emailKey(input.email)
   const redeemed = await redeemCode(ctx, 'password_reset', key, input.code)
   if (!redeemed.ok) {
-    throw validationError(redeemed.lastTry
-      ? 'Wrong code, and that was the last try: ask for a new one'
-      : 'The code is wrong or expired: check it, or ask for a new one')
+    throw validationError(
+      redeemed.lastTry
+        ? 'Wrong code, and that was the last try: ask for a new one'
+        : 'The code is wrong or expired: check it, or ask for a new one',
+    )
   }
   const user = await users.findById(ctx, redeemed.userId)
   if (!user || user.deleted_at !== null || user.email === null || user.email.toLowerCase() !== key) {

@@ -67,7 +67,12 @@ export async function requestStepCode(ctx: AppContext, userId: number, purpose: 
  * Checks the proof a step was given; 400 when the account's kind of proof is missing, 403 when
  * it is wrong, 429 when the account's guessing limit is used up.
  */
-export async function proveOwner(ctx: AppContext, user: UserRow, proof: { password?: string; code?: string }, purpose: StepPurpose): Promise<void> {
+export async function proveOwner(
+  ctx: AppContext,
+  user: UserRow,
+  proof: { password?: string; code?: string },
+  purpose: StepPurpose,
+): Promise<void> {
   const method = proofMethod(user)
   if (method === 'password') {
     if (!proof.password) throw validationError(purpose === 'set_password' ? 'current_password is required' : 'password is required')
@@ -79,7 +84,9 @@ export async function proveOwner(ctx: AppContext, user: UserRow, proof: { passwo
   if (!proof.code) throw validationError('code is required: this account has no password')
   const code = proof.code
   if (method === 'totp') {
-    const right = await guarded(ctx, secondFactorKey(user.id), () => ctx.db.transaction().execute((trx) => useSecondFactor(trx, ctx.config, user, code, ctx.clock.now())))
+    const right = await guarded(ctx, secondFactorKey(user.id), () =>
+      ctx.db.transaction().execute((trx) => useSecondFactor(trx, ctx.config, user, code, ctx.clock.now())),
+    )
     if (!right) throw forbidden('The code is not valid (or was used already)')
     return
   }
@@ -90,8 +97,10 @@ export async function proveOwner(ctx: AppContext, user: UserRow, proof: { passwo
     return redeemed.ok && redeemed.userId === user.id
   })
   if (!right) {
-    throw forbidden(lastTry
-      ? `Wrong code, and that was the last of ${MAX_CODE_ATTEMPTS} tries: ask for a new one`
-      : 'The code is wrong or expired: check it, or ask for a new one')
+    throw forbidden(
+      lastTry
+        ? `Wrong code, and that was the last of ${MAX_CODE_ATTEMPTS} tries: ask for a new one`
+        : 'The code is wrong or expired: check it, or ask for a new one',
+    )
   }
 }

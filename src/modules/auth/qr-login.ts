@@ -194,7 +194,8 @@ export async function authorize(
   const now = ctx.clock.now()
   const status = statusOf(row, now)
   if (status === 'pending') throw conflict('Scan the code first (step request), to see which device asks')
-  if (row.user_id !== userId && (status === 'scanned' || status === 'authorized')) throw conflict('This QR code was scanned by another account: scan it again to approve it')
+  if (row.user_id !== userId && (status === 'scanned' || status === 'authorized'))
+    throw conflict('This QR code was scanned by another account: scan it again to approve it')
   if (status === 'authorized') return { status, expires_at: iso(row.expires_at) }
   if (status !== 'scanned') refuseState(status)
   if (!(await repo.markQrAuthorized(ctx.db, row.id, userId, session.id, session.twoFactorVerified, now))) {
@@ -248,7 +249,11 @@ export async function status(
  * The new device does not want the account that scanned (or approved) its code: the code is
  * pending again and nobody's, so its owner can scan it.
  */
-export async function decline(ctx: AppContext, token: string, secret: string): Promise<{ status: QrStatus; expires_at: string; account: null }> {
+export async function decline(
+  ctx: AppContext,
+  token: string,
+  secret: string,
+): Promise<{ status: QrStatus; expires_at: string; account: null }> {
   const row = await deviceRowOf(ctx, token, secret)
   const current = statusOf(row, ctx.clock.now())
   if (current === 'pending') return { status: current, expires_at: iso(row.expires_at), account: null }

@@ -1,6 +1,14 @@
 /** The auth module's tables: recovery codes, tickets of logins waiting for a second step, mailed sign-in and account codes, email confirmation links, QR login codes. */
 import type { Db } from '../../db/database.js'
-import type { AccountCodePurpose, AccountCodeRow, EmailVerificationRow, IdentityProviderAccountRow, LoginCodeRow, LoginTicketRow, QrLoginTokenRow } from '../../db/tables.js'
+import type {
+  AccountCodePurpose,
+  AccountCodeRow,
+  EmailVerificationRow,
+  IdentityProviderAccountRow,
+  LoginCodeRow,
+  LoginTicketRow,
+  QrLoginTokenRow,
+} from '../../db/tables.js'
 
 export async function replaceRecoveryCodes(db: Db, userId: number, codeHashes: readonly string[], now: number) {
   await db.deleteFrom('two_factor_recovery_codes').where('user_id', '=', userId).execute()
@@ -29,7 +37,10 @@ export async function deleteTwoFactorRows(db: Db, userId: number) {
 
 export async function insertTicket(db: Db, ticket: Omit<LoginTicketRow, 'id' | 'attempts' | 'used_at'>) {
   // tickets live minutes: whatever expired a while ago goes with each new one (login_tickets_expires)
-  await db.deleteFrom('login_tickets').where('expires_at', '<', ticket.created_at - 3_600_000).execute()
+  await db
+    .deleteFrom('login_tickets')
+    .where('expires_at', '<', ticket.created_at - 3_600_000)
+    .execute()
   await db.insertInto('login_tickets').values(ticket).execute()
 }
 
@@ -70,14 +81,24 @@ export async function claimTicket(db: Db, id: number, now: number): Promise<bool
  * statement, so two requests at once cannot both mail a code.
  */
 export async function putLoginCode(db: Db, code: Omit<LoginCodeRow, 'id' | 'attempts' | 'used_at'>, resendCutoff: number) {
-  await db.deleteFrom('login_codes').where('expires_at', '<', code.created_at - 3_600_000).execute()
+  await db
+    .deleteFrom('login_codes')
+    .where('expires_at', '<', code.created_at - 3_600_000)
+    .execute()
   return db
     .insertInto('login_codes')
     .values(code)
     .onConflict((oc) =>
       oc
         .column('email_key')
-        .doUpdateSet({ user_id: code.user_id, code_hash: code.code_hash, attempts: 0, expires_at: code.expires_at, used_at: null, created_at: code.created_at })
+        .doUpdateSet({
+          user_id: code.user_id,
+          code_hash: code.code_hash,
+          attempts: 0,
+          expires_at: code.expires_at,
+          used_at: null,
+          created_at: code.created_at,
+        })
         .where('login_codes.created_at', '<=', resendCutoff),
     )
     .returning('id')
@@ -96,11 +117,21 @@ export type CodeTable = 'login_codes' | 'account_codes'
 
 /** Drops a code that could not be mailed (only that one: a newer code stays). */
 export async function deleteCode(db: Db, table: CodeTable, id: number, codeHash: string) {
-  await db.deleteFrom(table as 'login_codes').where('id', '=', id).where('code_hash', '=', codeHash).execute()
+  await db
+    .deleteFrom(table as 'login_codes')
+    .where('id', '=', id)
+    .where('code_hash', '=', codeHash)
+    .execute()
 }
 
 /** Counts one more try at a code before it is compared; the attempts so far, or undefined when it is used, expired or out of tries. */
-export async function reserveCodeAttempt(db: Db, table: CodeTable, id: number, now: number, maxAttempts: number): Promise<number | undefined> {
+export async function reserveCodeAttempt(
+  db: Db,
+  table: CodeTable,
+  id: number,
+  now: number,
+  maxAttempts: number,
+): Promise<number | undefined> {
   const row = await db
     .updateTable(table as 'login_codes')
     .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
@@ -163,8 +194,17 @@ export async function claimEmailVerification(db: Db, id: number, now: number): P
 }
 
 /** A new QR login code; codes that expired an hour ago go with it (qr_login_tokens_expires). */
-export async function insertQrToken(db: Db, row: Omit<QrLoginTokenRow, 'id' | 'status' | 'user_id' | 'authorized_session_id' | 'two_factor_verified' | 'scanned_at' | 'authorized_at' | 'used_at'>) {
-  await db.deleteFrom('qr_login_tokens').where('expires_at', '<', row.created_at - 3_600_000).execute()
+export async function insertQrToken(
+  db: Db,
+  row: Omit<
+    QrLoginTokenRow,
+    'id' | 'status' | 'user_id' | 'authorized_session_id' | 'two_factor_verified' | 'scanned_at' | 'authorized_at' | 'used_at'
+  >,
+) {
+  await db
+    .deleteFrom('qr_login_tokens')
+    .where('expires_at', '<', row.created_at - 3_600_000)
+    .execute()
   await db.insertInto('qr_login_tokens').values(row).execute()
 }
 
@@ -200,7 +240,14 @@ export async function resetQrToken(db: Db, id: number, now: number): Promise<boo
 }
 
 /** scanned (by this user) → authorized by one of their sessions; false otherwise. */
-export async function markQrAuthorized(db: Db, id: number, userId: number, sessionId: number, twoFactorVerified: boolean, now: number): Promise<boolean> {
+export async function markQrAuthorized(
+  db: Db,
+  id: number,
+  userId: number,
+  sessionId: number,
+  twoFactorVerified: boolean,
+  now: number,
+): Promise<boolean> {
   const result = await db
     .updateTable('qr_login_tokens')
     .set({ status: 'authorized', authorized_session_id: sessionId, two_factor_verified: twoFactorVerified ? 1 : 0, authorized_at: now })
@@ -235,7 +282,10 @@ export function findIdentity(db: Db, provider: string, subject: string): Promise
 
 /** Ties an identity to a user; a unique violation when another request tied it first. */
 export async function insertIdentity(db: Db, row: Omit<IdentityProviderAccountRow, 'id' | 'last_login_at'>) {
-  await db.insertInto('identity_provider_accounts').values({ ...row, last_login_at: row.created_at }).execute()
+  await db
+    .insertInto('identity_provider_accounts')
+    .values({ ...row, last_login_at: row.created_at })
+    .execute()
 }
 
 export async function touchIdentity(db: Db, id: number, now: number) {
@@ -253,7 +303,14 @@ export function putAccountCode(db: Db, code: Omit<AccountCodeRow, 'id' | 'attemp
     .onConflict((oc) =>
       oc
         .columns(['purpose', 'subject'])
-        .doUpdateSet({ user_id: code.user_id, code_hash: code.code_hash, attempts: 0, expires_at: code.expires_at, used_at: null, created_at: code.created_at })
+        .doUpdateSet({
+          user_id: code.user_id,
+          code_hash: code.code_hash,
+          attempts: 0,
+          expires_at: code.expires_at,
+          used_at: null,
+          created_at: code.created_at,
+        })
         .where('account_codes.created_at', '<=', resendCutoff),
     )
     .returning('id')

@@ -82,7 +82,9 @@ export type LoginV3Body = Static<typeof LoginV3Body>
 
 export const EmailLookupResult = Type.Object({
   exists: Type.Boolean(),
-  methods: Type.Array(Type.Union([Type.Literal('password'), Type.Literal('otp')]), { description: 'the first steps this account can sign in with' }),
+  methods: Type.Array(Type.Union([Type.Literal('password'), Type.Literal('otp')]), {
+    description: 'the first steps this account can sign in with',
+  }),
 })
 export type EmailLookupResult = Static<typeof EmailLookupResult>
 
@@ -122,7 +124,11 @@ const QrWait = Type.Integer({ minimum: 0, maximum: 25, description: 'seconds to 
 const QrDevice = Type.String({ maxLength: 128, description: 'how the new device names itself (shown to the device that scans)' })
 
 export const QrGenerateBody = Type.Object({ device: Type.Optional(QrDevice) }, { additionalProperties: false })
-const QrSecret = Type.String({ minLength: 20, maxLength: 128, description: 'the secret generate answered: only the device that generated the code has it' })
+const QrSecret = Type.String({
+  minLength: 20,
+  maxLength: 128,
+  description: 'the secret generate answered: only the device that generated the code has it',
+})
 export const QrTokenBody = Type.Object({ token: QrToken }, { additionalProperties: false })
 export const QrDeviceBody = Type.Object({ token: QrToken, secret: QrSecret }, { additionalProperties: false })
 export const QrStatusBody = Type.Object(
@@ -133,7 +139,14 @@ export const QrStatusBody = Type.Object(
 export const QrStepBody = Type.Object(
   {
     step: Type.Union(
-      [Type.Literal('generate'), Type.Literal('request'), Type.Literal('status'), Type.Literal('authorize'), Type.Literal('login'), Type.Literal('decline')],
+      [
+        Type.Literal('generate'),
+        Type.Literal('request'),
+        Type.Literal('status'),
+        Type.Literal('authorize'),
+        Type.Literal('login'),
+        Type.Literal('decline'),
+      ],
       { errorMessage: 'step must be one of generate, request, status, authorize, login, decline' },
     ),
     token: Type.Optional(QrToken),
@@ -157,13 +170,20 @@ const QrAccount = Type.Object({ user_id: Type.Integer(), username: Type.String()
 export const QrStatusResult = Type.Object({
   status: QrStatusName,
   expires_at: Type.String(),
-  account: Type.Optional(Type.Union([QrAccount, Type.Null()], { description: 'the account that scanned the code (scanned, authorized): signing in opens a session of this account' })),
+  account: Type.Optional(
+    Type.Union([QrAccount, Type.Null()], {
+      description: 'the account that scanned the code (scanned, authorized): signing in opens a session of this account',
+    }),
+  ),
 })
 export const QrRequestResult = Type.Object({
   status: QrStatusName,
   device: Type.Union([Type.String(), Type.Null()], { description: 'how the asking device named itself' }),
   ip_address: Type.Union([Type.String(), Type.Null()]),
-  place: Type.Union([Type.String(), Type.Null()], { description: 'where that address is, as near as the server can tell: a country, "this computer" or "a local network"; null when unknown' }),
+  place: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'where that address is, as near as the server can tell: a country, "this computer" or "a local network"; null when unknown',
+  }),
   user_agent: Type.Union([Type.String(), Type.Null()]),
   requested_at: Type.String(),
   expires_at: Type.String(),
@@ -175,7 +195,12 @@ export const OAuthBody = Type.Object(
   {
     code: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
     redirect_uri: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'the redirect_uri the code was issued for' })),
-    code_verifier: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._~-]{43,128}$', errorMessage: 'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, ., _, ~ and -' })),
+    code_verifier: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9._~-]{43,128}$',
+        errorMessage: 'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, ., _, ~ and -',
+      }),
+    ),
     id_token: Type.Optional(Type.String({ minLength: 1, maxLength: 16384 })),
     nonce: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
     device: Type.Optional(Type.String({ maxLength: 128 })),
@@ -266,55 +291,69 @@ export const AccountExport = Type.Object({
     last_seen: Nullable(Timestamp),
   }),
   settings: Type.Record(Type.String(), Type.Unknown()),
-  sessions: Type.Array(Type.Object({
-    id: Type.Integer(),
-    session_token: Type.String({ description: 'masked: the first 6 characters and an ellipsis' }),
-    device: Nullable(Type.String()),
-    ip_address: Nullable(Type.String()),
-    user_agent: Nullable(Type.String()),
-    method: Type.String(),
-    is_current: Type.Boolean(),
-    last_active: Timestamp,
-    created_at: Timestamp,
-  })),
-  contacts: Type.Array(Type.Object({ user_id: Type.Integer(), username: Type.String(), custom_name: Nullable(Type.String()), added_at: Timestamp })),
-  blocked_users: Type.Array(Type.Object({ user_id: Type.Integer(), username: Type.String(), reason: Nullable(Type.String()), blocked_at: Timestamp })),
-  chats: Type.Array(Type.Object({
-    chat_id: Type.Integer(),
-    type: Type.Union([Type.Literal('personal'), Type.Literal('group'), Type.Literal('channel')]),
-    title: Nullable(Type.String()),
-    role: Type.String(),
-    joined_at: Timestamp,
-    peer: Nullable(Someone),
-  })),
-  messages_sent: Type.Array(Type.Object({
-    message_id: Type.Integer(),
-    chat_id: Type.Integer(),
-    content: Type.String(),
-    reply_to_id: Nullable(Type.Integer()),
-    file_name: Nullable(Type.String()),
-    file_type: Nullable(Type.String()),
-    file_size: Nullable(Type.Integer()),
-    timestamp: Timestamp,
-    edited_at: Nullable(Timestamp),
-  })),
-  saved_messages: Type.Array(Type.Object({
-    message_id: Type.Integer(),
-    chat_id: Type.Integer(),
-    sender: Someone,
-    saved_at: Timestamp,
-    content: Type.Optional(Type.String({ description: 'only for my own messages' })),
-    timestamp: Type.Optional(Timestamp),
-  })),
-  stories: Type.Array(Type.Object({
-    story_id: Type.Integer(),
-    media_type: Type.String(),
-    caption: Type.String(),
-    privacy: Type.String(),
-    view_count: Type.Integer(),
-    like_count: Type.Integer(),
-    created_at: Timestamp,
-    expires_at: Timestamp,
-  })),
+  sessions: Type.Array(
+    Type.Object({
+      id: Type.Integer(),
+      session_token: Type.String({ description: 'masked: the first 6 characters and an ellipsis' }),
+      device: Nullable(Type.String()),
+      ip_address: Nullable(Type.String()),
+      user_agent: Nullable(Type.String()),
+      method: Type.String(),
+      is_current: Type.Boolean(),
+      last_active: Timestamp,
+      created_at: Timestamp,
+    }),
+  ),
+  contacts: Type.Array(
+    Type.Object({ user_id: Type.Integer(), username: Type.String(), custom_name: Nullable(Type.String()), added_at: Timestamp }),
+  ),
+  blocked_users: Type.Array(
+    Type.Object({ user_id: Type.Integer(), username: Type.String(), reason: Nullable(Type.String()), blocked_at: Timestamp }),
+  ),
+  chats: Type.Array(
+    Type.Object({
+      chat_id: Type.Integer(),
+      type: Type.Union([Type.Literal('personal'), Type.Literal('group'), Type.Literal('channel')]),
+      title: Nullable(Type.String()),
+      role: Type.String(),
+      joined_at: Timestamp,
+      peer: Nullable(Someone),
+    }),
+  ),
+  messages_sent: Type.Array(
+    Type.Object({
+      message_id: Type.Integer(),
+      chat_id: Type.Integer(),
+      content: Type.String(),
+      reply_to_id: Nullable(Type.Integer()),
+      file_name: Nullable(Type.String()),
+      file_type: Nullable(Type.String()),
+      file_size: Nullable(Type.Integer()),
+      timestamp: Timestamp,
+      edited_at: Nullable(Timestamp),
+    }),
+  ),
+  saved_messages: Type.Array(
+    Type.Object({
+      message_id: Type.Integer(),
+      chat_id: Type.Integer(),
+      sender: Someone,
+      saved_at: Timestamp,
+      content: Type.Optional(Type.String({ description: 'only for my own messages' })),
+      timestamp: Type.Optional(Timestamp),
+    }),
+  ),
+  stories: Type.Array(
+    Type.Object({
+      story_id: Type.Integer(),
+      media_type: Type.String(),
+      caption: Type.String(),
+      privacy: Type.String(),
+      view_count: Type.Integer(),
+      like_count: Type.Integer(),
+      created_at: Timestamp,
+      expires_at: Timestamp,
+    }),
+  ),
   premium_orders: Type.Array(Type.Object({ ...Order.properties, months: Type.Integer() })),
 })

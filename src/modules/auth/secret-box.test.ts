@@ -50,12 +50,15 @@ test('SECRET_KEY is the key when set: two instances with it agree, whatever thei
 })
 
 test('a short SECRET_KEY stops start-up without echoing it; a damaged key file stops its first use', () => {
-  assert.throws(() => loadConfig({ SECRET_KEY: 'too short' }), (error: unknown) => {
-    assert.ok(error instanceof ConfigError)
-    assert.match(error.message, /SECRET_KEY: must be at least 32 characters/)
-    assert.ok(!error.message.includes('too short'))
-    return true
-  })
+  assert.throws(
+    () => loadConfig({ SECRET_KEY: 'too short' }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError)
+      assert.match(error.message, /SECRET_KEY: must be at least 32 characters/)
+      assert.ok(!error.message.includes('too short'))
+      return true
+    },
+  )
   const { dir, config } = tempConfig()
   fs.writeFileSync(path.join(dir, 'secret.key'), 'abc\n')
   assert.throws(() => seal(config, 'x', 'c'), /does not hold a key/)

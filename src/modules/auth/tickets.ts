@@ -42,7 +42,11 @@ const deadTicket = () => unauthorized('This sign-in ticket is unknown, used or e
  * code is accepted and the ticket used up (both in one transaction: a ticket lost to a race gives
  * the code back). 401 for a bad ticket or code; the fifth wrong code ends the ticket.
  */
-export async function redeemTicket(ctx: AppContext, ticket: string, code: string): Promise<{ user: UserRow; method: FirstStep; device: string | null }> {
+export async function redeemTicket(
+  ctx: AppContext,
+  ticket: string,
+  code: string,
+): Promise<{ user: UserRow; method: FirstStep; device: string | null }> {
   if (typeof ticket !== 'string' || ticket.length < 20 || ticket.length > 128) throw deadTicket()
   const now = ctx.clock.now()
   const row = await repo.findTicket(ctx.db, hashToken(ticket))

@@ -94,7 +94,12 @@ export async function enable(ctx: AppContext, userId: number, code: string): Pro
     if (!(await users.activateTwoFactor(trx, user.id, pending, step))) {
       throw conflict('The two-factor setup changed meanwhile: start again with 2fa/setup')
     }
-    await repo.replaceRecoveryCodes(trx, user.id, codes.map((c) => recoveryHash(ctx.config, user.id, normalizeRecoveryCode(c))), now)
+    await repo.replaceRecoveryCodes(
+      trx,
+      user.id,
+      codes.map((c) => recoveryHash(ctx.config, user.id, normalizeRecoveryCode(c))),
+      now,
+    )
   })
   return { enabled: true, recovery_codes: codes }
 }
@@ -104,11 +109,13 @@ export async function disable(ctx: AppContext, userId: number, code: string): Pr
   const user = await users.getUser(ctx, userId)
   if (!isTwoFactorEnabled(user)) throw conflict('Two-factor authentication is off')
   // wrong codes count against the account's limit here too: a stolen session must not guess its way to turning 2FA off
-  const done = await guarded(ctx, secondFactorKey(user.id), () => ctx.db.transaction().execute(async (trx) => {
-    if (!(await useSecondFactor(trx, ctx.config, user, code, ctx.clock.now()))) return false
-    await resetTwoFactor(trx, user.id)
-    return true
-  }))
+  const done = await guarded(ctx, secondFactorKey(user.id), () =>
+    ctx.db.transaction().execute(async (trx) => {
+      if (!(await useSecondFactor(trx, ctx.config, user, code, ctx.clock.now()))) return false
+      await resetTwoFactor(trx, user.id)
+      return true
+    }),
+  )
   if (!done) throw validationError('The code is not valid (or was used already)')
   return { enabled: false }
 }

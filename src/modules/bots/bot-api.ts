@@ -34,7 +34,8 @@ function errorHandler(error: FastifyError | Error, request: FastifyRequest, repl
   const status = (error as FastifyError).statusCode
   if (status === 413) return failure(reply, new BotApiError(413, 'Request Entity Too Large'))
   if (status === 415) return failure(reply, badRequest('unsupported Content-Type: send JSON, urlencoded or multipart/form-data'))
-  if (status && status >= 400 && status < 500) return failure(reply, badRequest(error instanceof SyntaxError ? "can't parse JSON" : error.message))
+  if (status && status >= 400 && status < 500)
+    return failure(reply, badRequest(error instanceof SyntaxError ? "can't parse JSON" : error.message))
   request.log.error({ err: error }, 'bot api: unhandled error')
   return failure(reply, new BotApiError(500, 'Internal Server Error'))
 }
@@ -43,7 +44,9 @@ function errorHandler(error: FastifyError | Error, request: FastifyRequest, repl
 async function multipartFields(request: FastifyRequest, maxFileBytes: number): Promise<Map<string, unknown>> {
   const fields = new Map<string, unknown>()
   try {
-    for await (const part of request.parts({ limits: { fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, files: 2, fileSize: maxFileBytes, parts: MAX_FIELDS + 2 } })) {
+    for await (const part of request.parts({
+      limits: { fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, files: 2, fileSize: maxFileBytes, parts: MAX_FIELDS + 2 },
+    })) {
       if (part.type === 'file') {
         const data = await part.toBuffer()
         if (part.file.truncated) throw new BotApiError(413, 'Request Entity Too Large')
@@ -51,8 +54,11 @@ async function multipartFields(request: FastifyRequest, maxFileBytes: number): P
       } else fields.set(part.fieldname, part.value)
     }
   } catch (error) {
-    if ((error as FastifyError | null)?.code === 'FST_REQ_FILE_TOO_LARGE') throw new BotApiError(413, 'Request Entity Too Large: the file is too big')
-    throw error instanceof BotApiError ? error : badRequest(`malformed multipart body: ${error instanceof Error ? error.message : 'cannot be parsed'}`)
+    if ((error as FastifyError | null)?.code === 'FST_REQ_FILE_TOO_LARGE')
+      throw new BotApiError(413, 'Request Entity Too Large: the file is too big')
+    throw error instanceof BotApiError
+      ? error
+      : badRequest(`malformed multipart body: ${error instanceof Error ? error.message : 'cannot be parsed'}`)
   }
   return fields
 }
@@ -88,8 +94,11 @@ export async function botApiRoutes(app: FastifyInstance, { ctx }: { ctx: AppCont
       if (!bot) return failure(reply, new BotApiError(401, 'Unauthorized'))
       const method = METHODS.get(request.params.method.toLowerCase())
       if (!method) return failure(reply, new BotApiError(404, 'Not Found'))
-      const body = request.isMultipart() ? await multipartFields(request, Math.min(ctx.config.maxUploadBytes, MAX_BOT_FILE_BYTES)) : request.body
-      if (Array.isArray(body) || (body !== undefined && body !== null && typeof body !== 'object')) throw badRequest('the body must be a JSON object')
+      const body = request.isMultipart()
+        ? await multipartFields(request, Math.min(ctx.config.maxUploadBytes, MAX_BOT_FILE_BYTES))
+        : request.body
+      if (Array.isArray(body) || (body !== undefined && body !== null && typeof body !== 'object'))
+        throw badRequest('the body must be a JSON object')
       const aborted = new AbortController()
       reply.raw.on('close', () => aborted.abort())
       const result = await method({ ctx, bot, params: Params.from(request.query, body), signal: aborted.signal })

@@ -18,8 +18,10 @@ export function replyMarkup(params: Params): unknown {
       const data = field(button, 'callback_data')
       const url = field(button, 'url')
       if (typeof text !== 'string' || text.length === 0 || text.length > 256) throw badRequest('an inline keyboard button needs a text')
-      if (data !== undefined && (typeof data !== 'string' || Buffer.byteLength(data) > MAX_CALLBACK_DATA_BYTES)) throw badRequest('BUTTON_DATA_INVALID')
-      if (url !== undefined && (typeof url !== 'string' || !/^(https?|tg):\/\//i.test(url) || url.length > 2048)) throw badRequest('BUTTON_URL_INVALID')
+      if (data !== undefined && (typeof data !== 'string' || Buffer.byteLength(data) > MAX_CALLBACK_DATA_BYTES))
+        throw badRequest('BUTTON_DATA_INVALID')
+      if (url !== undefined && (typeof url !== 'string' || !/^(https?|tg):\/\//i.test(url) || url.length > 2048))
+        throw badRequest('BUTTON_URL_INVALID')
       if (data === undefined && url === undefined) throw badRequest('an inline keyboard button needs callback_data or url')
       storableText(text + (data ?? '') + (url ?? ''), 'an inline keyboard button')
       return { text, ...(data !== undefined ? { callback_data: data } : {}), ...(url !== undefined ? { url } : {}) }

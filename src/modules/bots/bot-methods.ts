@@ -47,12 +47,17 @@ const getUpdatesMethod: Method = async ({ ctx, bot, params, signal }) => {
   const allowed = params.stringArray('allowed_updates', 20)
   const unknown = allowed?.find((kind) => !(UPDATE_KINDS as readonly string[]).includes(kind))
   if (unknown !== undefined) throw badRequest(`allowed_updates: unknown update type "${unknown.slice(0, 64)}"`)
-  return getUpdates(ctx, bot.bot_id, {
-    offset: params.int('offset'),
-    limit: params.int('limit', { min: 1, max: 100 }) ?? 100,
-    timeout: Math.min(params.int('timeout', { min: 0 }) ?? 0, MAX_POLL_SECONDS),
-    allowedUpdates: allowed,
-  }, signal)
+  return getUpdates(
+    ctx,
+    bot.bot_id,
+    {
+      offset: params.int('offset'),
+      limit: params.int('limit', { min: 1, max: 100 }) ?? 100,
+      timeout: Math.min(params.int('timeout', { min: 0 }) ?? 0, MAX_POLL_SECONDS),
+      allowedUpdates: allowed,
+    },
+    signal,
+  )
 }
 
 const sendMessage: Method = async ({ ctx, bot, params }) => {
@@ -63,7 +68,9 @@ const sendMessage: Method = async ({ ctx, bot, params }) => {
   const markup = replyMarkup(params)
   const reply = replyTarget(params)
   // a bridge's id for the message in the other messenger (Tern's extension): a retry finds the first
-  const externalId = params.has('external_message_id') ? checkExternalId(params.string('external_message_id', { required: true })) : undefined
+  const externalId = params.has('external_message_id')
+    ? checkExternalId(params.string('external_message_id', { required: true }))
+    : undefined
   const target = await targetChat(ctx, bot, chatIdParam)
   const { chatId, tgChat } = target
   const sender = await botUser(ctx, bot)
@@ -76,11 +83,15 @@ const sendMessage: Method = async ({ ctx, bot, params }) => {
       replyToId = undefined
     }
   }
-  const { message: sent, repeated } = await sendAsBot(ctx, sender, target, { content: text, ...(replyToId !== undefined ? { reply_to_id: replyToId } : {}) }, externalId).catch(
-    (error: unknown) => {
-      throw asBotApiError(error)
-    },
-  )
+  const { message: sent, repeated } = await sendAsBot(
+    ctx,
+    sender,
+    target,
+    { content: text, ...(replyToId !== undefined ? { reply_to_id: replyToId } : {}) },
+    externalId,
+  ).catch((error: unknown) => {
+    throw asBotApiError(error)
+  })
   if (markup !== undefined && !repeated) await repo.insertMarkup(ctx.db, sent.message_id!, bot.bot_id, markup)
   const entities = commandEntities(text)
   const replyTo = await repliedMessage(ctx, sent.reply_to_id, chatId, tgChat)
@@ -105,8 +116,10 @@ const setMyCommands: Method = async ({ ctx, bot, params }) => {
   const commands = list.map((item) => {
     const command = field(item, 'command')
     const description = field(item, 'description')
-    if (typeof command !== 'string' || !COMMAND.test(command)) throw badRequest('BOT_COMMAND_INVALID: a command is 1 to 32 characters of a-z, 0-9 and _')
-    if (typeof description !== 'string' || description.length === 0 || description.length > 256) throw badRequest('BOT_COMMAND_DESCRIPTION_INVALID')
+    if (typeof command !== 'string' || !COMMAND.test(command))
+      throw badRequest('BOT_COMMAND_INVALID: a command is 1 to 32 characters of a-z, 0-9 and _')
+    if (typeof description !== 'string' || description.length === 0 || description.length > 256)
+      throw badRequest('BOT_COMMAND_DESCRIPTION_INVALID')
     return { command, description: storableText(description, 'a command description') }
   })
   if (new Set(commands.map((c) => c.command)).size !== commands.length) throw badRequest('BOT_COMMANDS_TOO_MUCH: a command is listed twice')

@@ -65,7 +65,8 @@ export class Params {
       if (options.required) throw badRequest(`${name} is required`)
       return undefined
     }
-    const number = typeof value === 'number' ? value : typeof value === 'string' && /^-?\d{1,16}$/.test(value.trim()) ? Number(value.trim()) : NaN
+    const number =
+      typeof value === 'number' ? value : typeof value === 'string' && /^-?\d{1,16}$/.test(value.trim()) ? Number(value.trim()) : NaN
     if (!Number.isSafeInteger(number)) throw badRequest(`${name} must be an integer`)
     if (options.min !== undefined && number < options.min) throw badRequest(`${name} must be at least ${options.min}`)
     if (options.max !== undefined && number > options.max) throw badRequest(`${name} must be at most ${options.max}`)
@@ -135,4 +136,6 @@ export class Params {
 
 /** A plain JSON object's own field, or undefined (never the prototype's). */
 export const field = (object: unknown, name: string): unknown =>
-  object !== null && typeof object === 'object' && !Array.isArray(object) && Object.hasOwn(object, name) ? (object as Record<string, unknown>)[name] : undefined
+  object !== null && typeof object === 'object' && !Array.isArray(object) && Object.hasOwn(object, name)
+    ? (object as Record<string, unknown>)[name]
+    : undefined

@@ -69,7 +69,8 @@ export async function botUser(ctx: AppContext, bot: AuthBot): Promise<UserRow> {
 /** An external message id a bridge names its message by: 1–128 printable characters. */
 export function checkExternalId(value: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
-  if (value.length === 0 || value.length > 128 || /[\u0000-\u001f\u007f]/.test(value)) throw badRequest('external_message_id must be 1 to 128 printable characters')
+  if (value.length === 0 || value.length > 128 || /[\u0000-\u001f\u007f]/.test(value))
+    throw badRequest('external_message_id must be 1 to 128 printable characters')
   return value
 }
 
@@ -95,7 +96,12 @@ export async function sendAsBot(
   const wait = await takeSend(ctx, sender.id, chat.chatId, chat.group)
   if (wait !== null) throw rateLimited(wait)
   try {
-    const message = await messages.send(ctx, sender, { ...input, chat_id: chat.chatId }, externalId === undefined ? {} : { bridge: { externalMessageId: externalId } })
+    const message = await messages.send(
+      ctx,
+      sender,
+      { ...input, chat_id: chat.chatId },
+      externalId === undefined ? {} : { bridge: { externalMessageId: externalId } },
+    )
     return { message, repeated: false }
   } catch (error) {
     // the same external id raced in twice: the unique index kept the first

@@ -36,7 +36,11 @@ const ButtonsResult = Type.Object({
   message_id: Type.Integer(),
   bot_id: Nullable(Type.Integer()),
   /** Telegram's InlineKeyboardMarkup: rows of {text, callback_data?, url?}; null when the message has none */
-  inline_keyboard: Nullable(Type.Array(Type.Array(Type.Object({ text: Type.String(), callback_data: Type.Optional(Type.String()), url: Type.Optional(Type.String()) })))),
+  inline_keyboard: Nullable(
+    Type.Array(
+      Type.Array(Type.Object({ text: Type.String(), callback_data: Type.Optional(Type.String()), url: Type.Optional(Type.String()) })),
+    ),
+  ),
 })
 
 /** The callback_data of every button of a stored keyboard. */
@@ -56,7 +60,10 @@ function callbackData(markup: unknown): Set<string> {
 
 /** Telegram's chat_instance: the same for one bot and one chat, telling nothing about either. */
 const chatInstance = (ctx: AppContext, botId: number, chatId: number) =>
-  BigInt.asIntN(64, BigInt(`0x${createHash('sha256').update(`${ctx.config.secretKey}:chat-instance:${botId}:${chatId}`).digest('hex').slice(0, 16)}`)).toString()
+  BigInt.asIntN(
+    64,
+    BigInt(`0x${createHash('sha256').update(`${ctx.config.secretKey}:chat-instance:${botId}:${chatId}`).digest('hex').slice(0, 16)}`),
+  ).toString()
 
 /** A press of a callback button on a message I can see: a callback_query update for the bot that sent it. */
 export async function pressButton(ctx: AppContext, me: UserRow, messageId: number, data: string) {
@@ -84,22 +91,39 @@ export async function pressButton(ctx: AppContext, me: UserRow, messageId: numbe
 export const botCallbackRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))
 
-  app.get('/messages/:id/buttons', {
-    schema: { summary: "The inline keyboard a bot sent with this message (null: none)", ...secured, params: IdParams, response: { 200: okSchema(ButtonsResult) } },
-  }, async (request) => {
-    const { row } = await visibleMessage(ctx, request.user, request.params.id)
-    const markup = await repo.findMarkup(ctx.db, row.id)
-    const keyboard = markup ? field(fromJson<unknown>(markup.reply_markup), 'inline_keyboard') : undefined
-    return ok({ message_id: row.id, bot_id: markup?.bot_id ?? null, inline_keyboard: Array.isArray(keyboard) ? (keyboard as Static<typeof ButtonsResult>['inline_keyboard']) : null })
-  })
-
-  app.post('/messages/:id/callback', {
-    schema: {
-      summary: "Press a callback button of a bot's message; the bot's answer comes as the bot.callback_answer event",
-      ...secured,
-      params: IdParams,
-      body: CallbackBody,
-      response: { 200: okSchema(CallbackResult) },
+  app.get(
+    '/messages/:id/buttons',
+    {
+      schema: {
+        summary: 'The inline keyboard a bot sent with this message (null: none)',
+        ...secured,
+        params: IdParams,
+        response: { 200: okSchema(ButtonsResult) },
+      },
     },
-  }, async (request) => ok(await pressButton(ctx, request.user, request.params.id, request.body.data)))
+    async (request) => {
+      const { row } = await visibleMessage(ctx, request.user, request.params.id)
+      const markup = await repo.findMarkup(ctx.db, row.id)
+      const keyboard = markup ? field(fromJson<unknown>(markup.reply_markup), 'inline_keyboard') : undefined
+      return ok({
+        message_id: row.id,
+        bot_id: markup?.bot_id ?? null,
+        inline_keyboard: Array.isArray(keyboard) ? (keyboard as Static<typeof ButtonsResult>['inline_keyboard']) : null,
+      })
+    },
+  )
+
+  app.post(
+    '/messages/:id/callback',
+    {
+      schema: {
+        summary: "Press a callback button of a bot's message; the bot's answer comes as the bot.callback_answer event",
+        ...secured,
+        params: IdParams,
+        body: CallbackBody,
+        response: { 200: okSchema(CallbackResult) },
+      },
+    },
+    async (request) => ok(await pressButton(ctx, request.user, request.params.id, request.body.data)),
+  )
 }

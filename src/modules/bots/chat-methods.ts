@@ -65,7 +65,9 @@ const editMessageText: Method = async ({ ctx, bot, params }) => {
   const current = await repo.findMarkup(ctx.db, row.id)
   const sameMarkup = JSON.stringify(markup ?? null) === JSON.stringify(current ? fromJson<unknown>(current.reply_markup) : null)
   if (row.content === text && sameMarkup) {
-    throw badRequest('message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message')
+    throw badRequest(
+      'message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+    )
   }
   const sender = await botUser(ctx, bot)
   if (row.content !== text) await actions.edit(ctx, sender, row.id, text).catch(rethrow)
@@ -89,7 +91,19 @@ const deleteMessage: Method = async ({ ctx, bot, params }) => {
 }
 
 /** Telegram's chat actions; each shows as Tern's typing indicator (Tern has no kinds of typing). */
-const CHAT_ACTIONS = new Set(['typing', 'upload_photo', 'record_video', 'upload_video', 'record_voice', 'upload_voice', 'upload_document', 'choose_sticker', 'find_location', 'record_video_note', 'upload_video_note'])
+const CHAT_ACTIONS = new Set([
+  'typing',
+  'upload_photo',
+  'record_video',
+  'upload_video',
+  'record_voice',
+  'upload_voice',
+  'upload_document',
+  'choose_sticker',
+  'find_location',
+  'record_video_note',
+  'upload_video_note',
+])
 
 const sendChatAction: Method = async ({ ctx, bot, params }) => {
   const chatIdParam = params.int('chat_id', { required: true })
@@ -138,7 +152,9 @@ function sendFileMethod(kind: 'photo' | 'document'): Method {
     if (caption.length > MAX_CAPTION) throw badRequest('message caption is too long')
     const markup = replyMarkup(params)
     const reply = replyTarget(params)
-    const externalId = params.has('external_message_id') ? checkExternalId(params.string('external_message_id', { required: true })) : undefined
+    const externalId = params.has('external_message_id')
+      ? checkExternalId(params.string('external_message_id', { required: true }))
+      : undefined
     const target = await targetChat(ctx, bot, chatIdParam)
     const sender = await botUser(ctx, bot)
 
@@ -166,7 +182,13 @@ function sendFileMethod(kind: 'photo' | 'document'): Method {
         replyToId = undefined
       }
     }
-    const { message, repeated } = await sendAsBot(ctx, sender, target, { content: caption, file_path: filePath, ...(replyToId !== undefined ? { reply_to_id: replyToId } : {}) }, externalId).catch(rethrow)
+    const { message, repeated } = await sendAsBot(
+      ctx,
+      sender,
+      target,
+      { content: caption, file_path: filePath, ...(replyToId !== undefined ? { reply_to_id: replyToId } : {}) },
+      externalId,
+    ).catch(rethrow)
     if (markup !== undefined && !repeated) await repo.insertMarkup(ctx.db, message.message_id!, bot.bot_id, markup)
     const row = await messages.messageRow(ctx, message.message_id!)
     return row ? tgMessage(ctx, factsOfRow(row), target.tgChat, { markup: true }) : null
@@ -226,4 +248,3 @@ export const CHAT_METHODS: [string, Method][] = [
   ['getfile', getFile],
   ['answercallbackquery', answerCallbackQuery],
 ]
-

@@ -20,6 +20,6 @@ export const botEvents = defineEvents({
   'bot.callback_answer': {
     payload: CallbackAnswer,
     routes: ['user'],
-    summary: "A bot answered a button press (answerCallbackQuery): to the devices of the user who pressed.",
+    summary: 'A bot answered a button press (answerCallbackQuery): to the devices of the user who pressed.',
   },
 })

@@ -30,7 +30,9 @@ const ReceiveBody = Type.Object(
   {
     chat_id: Id,
     text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CONTENT })),
-    command: Type.Optional(Type.String({ pattern: '^/?[A-Za-z0-9_]{1,32}$', errorMessage: 'command must be 1 to 32 characters: letters, digits and _' })),
+    command: Type.Optional(
+      Type.String({ pattern: '^/?[A-Za-z0-9_]{1,32}$', errorMessage: 'command must be 1 to 32 characters: letters, digits and _' }),
+    ),
     args: Type.Optional(Type.Union([Type.String({ maxLength: 4000 }), Type.Array(Type.String({ maxLength: 4000 }), { maxItems: 100 })])),
     external_message_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u001f\\u007f]+$' })),
   },
@@ -64,28 +66,42 @@ async function textOf(ctx: AppContext, bot: AuthBot, body: ReceiveBody): Promise
 }
 
 export const botReceiveRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
-  app.post('/webhook', {
-    schema: {
-      summary: 'Shared receive endpoint: send as the bot into one of its chats (authorized with the bot token)',
-      tags: ['bots'],
-      security: [{ bearer: [] }],
-      body: ReceiveBody,
-      response: { 200: okSchema(ReceiveResult) },
+  app.post(
+    '/webhook',
+    {
+      schema: {
+        summary: 'Shared receive endpoint: send as the bot into one of its chats (authorized with the bot token)',
+        tags: ['bots'],
+        security: [{ bearer: [] }],
+        body: ReceiveBody,
+        response: { 200: okSchema(ReceiveResult) },
+      },
     },
-  }, async (request) => {
-    const token = bearerToken(request)
-    const bot = token ? await authenticateToken(ctx, token) : null
-    if (!bot) throw unauthorized(token ? 'Not a valid bot token' : 'A bot token is required (Authorization: Bearer <bot token>)')
-    const body = request.body
-    const chat = await chats.findChat(ctx.db, body.chat_id)
-    const inChat = chat !== undefined && (chat.chat_type === 'personal' ? chat.peer1_id === bot.bot_id || chat.peer2_id === bot.bot_id : await repo.isMember(ctx.db, chat.id, bot.bot_id))
-    if (!chat || !inChat) throw forbidden('The bot is not a member of this chat')
-    const text = await textOf(ctx, bot, body)
-    if (text === null) return ok({ ignored: true })
-    const sender = await botUser(ctx, bot).catch(() => {
-      throw unauthorized('Not a valid bot token')
-    })
-    const sent = await sendAsBot(ctx, sender, { chatId: chat.id, group: chat.chat_type !== 'personal' }, { content: text }, body.external_message_id)
-    return ok({ ignored: false, message: sent.message, repeated: sent.repeated })
-  })
+    async (request) => {
+      const token = bearerToken(request)
+      const bot = token ? await authenticateToken(ctx, token) : null
+      if (!bot) throw unauthorized(token ? 'Not a valid bot token' : 'A bot token is required (Authorization: Bearer <bot token>)')
+      const body = request.body
+      const chat = await chats.findChat(ctx.db, body.chat_id)
+      const inChat =
+        chat !== undefined &&
+        (chat.chat_type === 'personal'
+          ? chat.peer1_id === bot.bot_id || chat.peer2_id === bot.bot_id
+          : await repo.isMember(ctx.db, chat.id, bot.bot_id))
+      if (!chat || !inChat) throw forbidden('The bot is not a member of this chat')
+      const text = await textOf(ctx, bot, body)
+      if (text === null) return ok({ ignored: true })
+      const sender = await botUser(ctx, bot).catch(() => {
+        throw unauthorized('Not a valid bot token')
+      })
+      const sent = await sendAsBot(
+        ctx,
+        sender,
+        { chatId: chat.id, group: chat.chat_type !== 'personal' },
+        { content: text },
+        body.external_message_id,
+      )
+      return ok({ ignored: false, message: sent.message, repeated: sent.repeated })
+    },
+  )
 }

@@ -49,7 +49,11 @@ export async function deactivateAllOfOwner(db: Db, ownerId: number): Promise<num
 }
 
 export async function countByOwner(db: Db, ownerId: number): Promise<number> {
-  const row = await db.selectFrom('bot_apps').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('bot_apps')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -58,7 +62,11 @@ export async function setTokenHash(db: Db, botId: number, tokenHash: string, now
 }
 
 export async function setAllowedUpdates(db: Db, botId: number, allowed: string[], now: number) {
-  await db.updateTable('bot_apps').set({ allowed_updates: JSON.stringify(allowed), updated_at: now }).where('bot_id', '=', botId).execute()
+  await db
+    .updateTable('bot_apps')
+    .set({ allowed_updates: JSON.stringify(allowed), updated_at: now })
+    .where('bot_id', '=', botId)
+    .execute()
 }
 
 // ---- commands
@@ -72,17 +80,34 @@ export function findCommand(db: Db, botId: number, command: string) {
 }
 
 /** Defines a command (placed at `position`) or updates its description and handler (keeping its place). */
-export function upsertCommand(db: Db, row: { bot_id: number; command: string; description: string; handler: string | null; position: number; now: number }) {
+export function upsertCommand(
+  db: Db,
+  row: { bot_id: number; command: string; description: string; handler: string | null; position: number; now: number },
+) {
   return db
     .insertInto('bot_commands')
-    .values({ bot_id: row.bot_id, command: row.command, description: row.description, handler: row.handler, position: row.position, created_at: row.now, updated_at: row.now })
-    .onConflict((oc) => oc.columns(['bot_id', 'command']).doUpdateSet({ description: row.description, handler: row.handler, updated_at: row.now }))
+    .values({
+      bot_id: row.bot_id,
+      command: row.command,
+      description: row.description,
+      handler: row.handler,
+      position: row.position,
+      created_at: row.now,
+      updated_at: row.now,
+    })
+    .onConflict((oc) =>
+      oc.columns(['bot_id', 'command']).doUpdateSet({ description: row.description, handler: row.handler, updated_at: row.now }),
+    )
     .returningAll()
     .executeTakeFirstOrThrow()
 }
 
 export async function nextCommandPosition(db: Db, botId: number): Promise<number> {
-  const row = await db.selectFrom('bot_commands').select((eb) => eb.fn.max('position').as('top')).where('bot_id', '=', botId).executeTakeFirst()
+  const row = await db
+    .selectFrom('bot_commands')
+    .select((eb) => eb.fn.max('position').as('top'))
+    .where('bot_id', '=', botId)
+    .executeTakeFirst()
   return row?.top === null || row?.top === undefined ? 0 : Number(row.top) + 1
 }
 
@@ -106,24 +131,51 @@ export async function nextUpdateId(db: Db, botId: number, count = 1): Promise<nu
   return Number(row.last_update_id)
 }
 
-export async function insertUpdate(db: Db, row: { bot_id: number; update_id: number; kind: string; message_id: number | null; payload: unknown; now: number }) {
+export async function insertUpdate(
+  db: Db,
+  row: { bot_id: number; update_id: number; kind: string; message_id: number | null; payload: unknown; now: number },
+) {
   await db
     .insertInto('bot_updates')
-    .values({ bot_id: row.bot_id, update_id: row.update_id, kind: row.kind, message_id: row.message_id, payload: JSON.stringify(row.payload), created_at: row.now })
+    .values({
+      bot_id: row.bot_id,
+      update_id: row.update_id,
+      kind: row.kind,
+      message_id: row.message_id,
+      payload: JSON.stringify(row.payload),
+      created_at: row.now,
+    })
     .execute()
 }
 
 /** Several updates in one statement; one whose message already made an update is skipped. */
-export async function insertUpdates(db: Db, rows: { bot_id: number; update_id: number; kind: string; message_id: number | null; payload: unknown; now: number }[]) {
+export async function insertUpdates(
+  db: Db,
+  rows: { bot_id: number; update_id: number; kind: string; message_id: number | null; payload: unknown; now: number }[],
+) {
   await db
     .insertInto('bot_updates')
-    .values(rows.map((row) => ({ bot_id: row.bot_id, update_id: row.update_id, kind: row.kind, message_id: row.message_id, payload: JSON.stringify(row.payload), created_at: row.now })))
+    .values(
+      rows.map((row) => ({
+        bot_id: row.bot_id,
+        update_id: row.update_id,
+        kind: row.kind,
+        message_id: row.message_id,
+        payload: JSON.stringify(row.payload),
+        created_at: row.now,
+      })),
+    )
     .onConflict((oc) => oc.columns(['bot_id', 'message_id']).doNothing())
     .execute()
 }
 
 export async function hasUpdateFor(db: Db, botId: number, messageId: number): Promise<boolean> {
-  const row = await db.selectFrom('bot_updates').select('update_id').where('bot_id', '=', botId).where('message_id', '=', messageId).executeTakeFirst()
+  const row = await db
+    .selectFrom('bot_updates')
+    .select('update_id')
+    .where('bot_id', '=', botId)
+    .where('message_id', '=', messageId)
+    .executeTakeFirst()
   return row !== undefined
 }
 
@@ -152,14 +204,21 @@ export async function listLastUpdates(db: Db, botId: number, count: number, kind
 }
 
 export async function countUpdates(db: Db, botId: number): Promise<number> {
-  const row = await db.selectFrom('bot_updates').select((eb) => eb.fn.countAll<number>().as('n')).where('bot_id', '=', botId).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('bot_updates')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('bot_id', '=', botId)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
 // ---- markup
 
 export async function insertMarkup(db: Db, messageId: number, botId: number, markup: unknown) {
-  await db.insertInto('bot_message_markup').values({ message_id: messageId, bot_id: botId, reply_markup: JSON.stringify(markup) }).execute()
+  await db
+    .insertInto('bot_message_markup')
+    .values({ message_id: messageId, bot_id: botId, reply_markup: JSON.stringify(markup) })
+    .execute()
 }
 
 export function findMarkup(db: Db, messageId: number) {
@@ -186,14 +245,25 @@ export async function botMembersOf(db: Db, chatId: number): Promise<number[]> {
 }
 
 export async function isMember(db: Db, chatId: number, userId: number): Promise<boolean> {
-  const row = await db.selectFrom('chat_members').select('user_id').where('chat_id', '=', chatId).where('user_id', '=', userId).executeTakeFirst()
+  const row = await db
+    .selectFrom('chat_members')
+    .select('user_id')
+    .where('chat_id', '=', chatId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst()
   return row !== undefined
 }
 
 // ---- callback queries
 
-export async function insertCallbackQuery(db: Db, row: { id: string; bot_id: number; user_id: number; message_id: number; chat_id: number; data: string; created_at: number }) {
-  await db.insertInto('bot_callback_queries').values({ ...row, answered_at: null }).execute()
+export async function insertCallbackQuery(
+  db: Db,
+  row: { id: string; bot_id: number; user_id: number; message_id: number; chat_id: number; data: string; created_at: number },
+) {
+  await db
+    .insertInto('bot_callback_queries')
+    .values({ ...row, answered_at: null })
+    .execute()
 }
 
 export function findCallbackQuery(db: Db, botId: number, id: string) {
@@ -202,7 +272,12 @@ export function findCallbackQuery(db: Db, botId: number, id: string) {
 
 /** Marks the query answered; false when it already was (a query is answered once). */
 export async function markCallbackAnswered(db: Db, id: string, now: number): Promise<boolean> {
-  const result = await db.updateTable('bot_callback_queries').set({ answered_at: now }).where('id', '=', id).where('answered_at', 'is', null).executeTakeFirst()
+  const result = await db
+    .updateTable('bot_callback_queries')
+    .set({ answered_at: now })
+    .where('id', '=', id)
+    .where('answered_at', 'is', null)
+    .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
 }
 

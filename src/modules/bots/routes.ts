@@ -12,19 +12,51 @@ const secured = { tags: ['bots'], security: [{ bearer: [] }] }
 export const botRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))
 
-  app.post('/register', {
-    schema: { summary: 'Register a bot I own; its token is in this answer only', ...secured, body: RegisterBotBody, response: { 200: okSchema(RegisteredBot) } },
-  }, async (request) => ok(await bots.register(ctx, request.user, request.body)))
+  app.post(
+    '/register',
+    {
+      schema: {
+        summary: 'Register a bot I own; its token is in this answer only',
+        ...secured,
+        body: RegisterBotBody,
+        response: { 200: okSchema(RegisteredBot) },
+      },
+    },
+    async (request) => ok(await bots.register(ctx, request.user, request.body)),
+  )
 
-  app.get('/me', {
-    schema: { summary: 'The bots I own (without tokens)', ...secured, response: { 200: okItemsSchema(BotView) } },
-  }, async (request) => okItems(await bots.listMine(ctx, request.user)))
+  app.get(
+    '/me',
+    {
+      schema: { summary: 'The bots I own (without tokens)', ...secured, response: { 200: okItemsSchema(BotView) } },
+    },
+    async (request) => okItems(await bots.listMine(ctx, request.user)),
+  )
 
-  app.post('/:id/token', {
-    schema: { summary: "Replace my bot's token (the old one stops working at once)", ...secured, params: IdParams, response: { 200: okSchema(BotToken) } },
-  }, async (request) => ok(await bots.regenerateToken(ctx, request.user, request.params.id)))
+  app.post(
+    '/:id/token',
+    {
+      schema: {
+        summary: "Replace my bot's token (the old one stops working at once)",
+        ...secured,
+        params: IdParams,
+        response: { 200: okSchema(BotToken) },
+      },
+    },
+    async (request) => ok(await bots.regenerateToken(ctx, request.user, request.params.id)),
+  )
 
-  app.post('/:id/command', {
-    schema: { summary: 'Define or update a command of my bot', ...secured, params: IdParams, body: CommandBody, response: { 200: okSchema(CommandView) } },
-  }, async (request) => ok(await bots.defineCommand(ctx, request.user, request.params.id, request.body)))
+  app.post(
+    '/:id/command',
+    {
+      schema: {
+        summary: 'Define or update a command of my bot',
+        ...secured,
+        params: IdParams,
+        body: CommandBody,
+        response: { 200: okSchema(CommandView) },
+      },
+    },
+    async (request) => ok(await bots.defineCommand(ctx, request.user, request.params.id, request.body)),
+  )
 }

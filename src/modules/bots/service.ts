@@ -57,7 +57,12 @@ export async function register(ctx: AppContext, me: UserRow, input: RegisterBotB
       if ((await repo.countByOwner(trx, me.id)) >= MAX_BOTS_PER_OWNER) {
         throw conflict(`You already have ${MAX_BOTS_PER_OWNER} bots, the most one account may own: delete one first`)
       }
-      const user = await users.insertBotAccount(trx, { username: input.username, displayName: input.name.trim() || input.username, bio: input.description ?? '', now })
+      const user = await users.insertBotAccount(trx, {
+        username: input.username,
+        displayName: input.name.trim() || input.username,
+        bio: input.description ?? '',
+        now,
+      })
       const token = newBotToken(user.id)
       const app = await repo.insertApp(trx, {
         bot_id: user.id,
@@ -101,7 +106,14 @@ export async function listMine(ctx: AppContext, me: UserRow): Promise<BotView[]>
 export async function defineCommand(ctx: AppContext, me: UserRow, botId: number, input: CommandBody): Promise<CommandView> {
   await ownBot(ctx, me, botId)
   const position = await repo.nextCommandPosition(ctx.db, botId)
-  const row = await repo.upsertCommand(ctx.db, { bot_id: botId, command: input.command, description: input.description, handler: input.handler ?? null, position, now: ctx.clock.now() })
+  const row = await repo.upsertCommand(ctx.db, {
+    bot_id: botId,
+    command: input.command,
+    description: input.description,
+    handler: input.handler ?? null,
+    position,
+    now: ctx.clock.now(),
+  })
   return presentCommand(row)
 }
 

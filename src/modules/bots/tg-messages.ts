@@ -7,7 +7,17 @@ import type { ChatRow, MessageRow } from '../../db/tables.js'
 import { fromJson } from '../../db/json.js'
 import * as users from '../users/index.js'
 import * as repo from './repo.js'
-import { commandEntities, tgGroupChat, tgPrivateChat, tgUser, unixSeconds, type TgChat, type TgDocument, type TgMessage, type TgPhotoSize } from './telegram.js'
+import {
+  commandEntities,
+  tgGroupChat,
+  tgPrivateChat,
+  tgUser,
+  unixSeconds,
+  type TgChat,
+  type TgDocument,
+  type TgMessage,
+  type TgPhotoSize,
+} from './telegram.js'
 import * as files from '../files/index.js'
 import * as messages from '../messages/index.js'
 
@@ -21,9 +31,27 @@ export const fileUniqueId = (upload: Pick<Upload, 'hash'>) => upload.hash.slice(
 /** An image as Telegram's one-size photo array; anything else as a document. */
 export function tgFile(upload: Upload): { photo: TgPhotoSize[] } | { document: TgDocument } {
   if (upload.file_type === 'image') {
-    return { photo: [{ file_id: upload.path, file_unique_id: fileUniqueId(upload), width: upload.width ?? 0, height: upload.height ?? 0, file_size: upload.size }] }
+    return {
+      photo: [
+        {
+          file_id: upload.path,
+          file_unique_id: fileUniqueId(upload),
+          width: upload.width ?? 0,
+          height: upload.height ?? 0,
+          file_size: upload.size,
+        },
+      ],
+    }
   }
-  return { document: { file_id: upload.path, file_unique_id: fileUniqueId(upload), file_name: upload.original_name, mime_type: upload.mime_type, file_size: upload.size } }
+  return {
+    document: {
+      file_id: upload.path,
+      file_unique_id: fileUniqueId(upload),
+      file_name: upload.original_name,
+      mime_type: upload.mime_type,
+      file_size: upload.size,
+    },
+  }
 }
 
 /** How the bot sees a Tern chat: a personal chat is named after the other member. */
@@ -94,7 +122,12 @@ export async function tgMessage(
  * The message replied to, as Telegram nests it (`reply_to_message`, itself without one); null when
  * it is gone (deleted for everyone) or not in this chat.
  */
-export async function repliedMessage(ctx: AppContext, replyToId: number | null, chatId: number, chat: TgChat): Promise<Omit<TgMessage, 'reply_to_message'> | null> {
+export async function repliedMessage(
+  ctx: AppContext,
+  replyToId: number | null,
+  chatId: number,
+  chat: TgChat,
+): Promise<Omit<TgMessage, 'reply_to_message'> | null> {
   if (replyToId === null) return null
   const found = await messages.moderatedMessage(ctx.db, replyToId)
   if (!found || found.row.chat_id !== chatId || found.row.deleted_for_all === 1) return null

@@ -31,7 +31,15 @@ import { repliedMessage, tgMessage } from './tg-messages.js'
 
 /** Update kinds a bot gets when it names none (Telegram's default leaves these three out). */
 export const NOT_BY_DEFAULT = new Set(['chat_member', 'message_reaction', 'message_reaction_count'])
-export const UPDATE_KINDS = ['message', 'edited_message', 'callback_query', 'chat_member', 'my_chat_member', 'message_reaction', 'message_reaction_count'] as const
+export const UPDATE_KINDS = [
+  'message',
+  'edited_message',
+  'callback_query',
+  'chat_member',
+  'my_chat_member',
+  'message_reaction',
+  'message_reaction_count',
+] as const
 
 interface BotState {
   /** user id → whether it is a bot (never changes for an account) */
@@ -57,7 +65,19 @@ interface Poll {
 const states = new WeakMap<AppContext, BotState>()
 const stateOf = (ctx: AppContext): BotState => {
   let state = states.get(ctx)
-  if (!state) states.set(ctx, (state = { isBot: new Map(), asking: new Map(), waiters: new Map(), polls: new Map(), queues: new Map(), batches: new Map(), closing: false }))
+  if (!state)
+    states.set(
+      ctx,
+      (state = {
+        isBot: new Map(),
+        asking: new Map(),
+        waiters: new Map(),
+        polls: new Map(),
+        queues: new Map(),
+        batches: new Map(),
+        closing: false,
+      }),
+    )
   return state
 }
 
@@ -201,7 +221,17 @@ async function recordMessageUpdates(ctx: AppContext, botId: number, batch: Queue
   const toWebhook = await ctx.db.transaction().execute(async (trx) => {
     const last = await repo.nextUpdateId(trx, botId, updates.length)
     // a message that already made its update (a second attempt) is skipped: its id is left unused
-    await repo.insertUpdates(trx, updates.map((u, i) => ({ bot_id: botId, update_id: last - updates.length + 1 + i, kind: 'message', message_id: u.messageId, payload: u.payload, now })))
+    await repo.insertUpdates(
+      trx,
+      updates.map((u, i) => ({
+        bot_id: botId,
+        update_id: last - updates.length + 1 + i,
+        kind: 'message',
+        message_id: u.messageId,
+        payload: u.payload,
+        now,
+      })),
+    )
     return queueForWebhook(trx, botId, now)
   })
   announceUpdate(ctx, botId, toWebhook, now)
@@ -212,7 +242,14 @@ async function recordMessageUpdates(ctx: AppContext, botId: number, batch: Queue
  * transaction), and wakes its long polls here and, through the control channel, on every instance.
  * `messageId`: one update per bot and message (a second attempt is a no-op).
  */
-export async function recordUpdate(ctx: AppContext, botId: number, kind: string, messageId: number | null, payload: unknown, alongside?: (trx: Db) => Promise<void>) {
+export async function recordUpdate(
+  ctx: AppContext,
+  botId: number,
+  kind: string,
+  messageId: number | null,
+  payload: unknown,
+  alongside?: (trx: Db) => Promise<void>,
+) {
   const now = ctx.clock.now()
   let toWebhook: boolean
   try {
@@ -321,7 +358,10 @@ const RECHECK_MS = 1000
 export async function getUpdates(ctx: AppContext, botId: number, input: GetUpdatesInput, signal: AbortSignal) {
   // updates go to the webhook while one is set (bots/webhooks.ts), as in Telegram
   if (await hasActiveWebhook(ctx.db, botId)) {
-    throw new BotApiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first")
+    throw new BotApiError(
+      409,
+      "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+    )
   }
   if (input.allowedUpdates !== undefined) await repo.setAllowedUpdates(ctx.db, botId, input.allowedUpdates, ctx.clock.now())
   const app = await repo.findApp(ctx.db, botId)
@@ -368,7 +408,10 @@ export async function getUpdates(ctx: AppContext, botId: number, input: GetUpdat
   }
 }
 
-export const presentUpdate = (row: BotUpdateRow) => ({ update_id: row.update_id, ...(fromJson<Record<string, unknown>>(row.payload) ?? {}) })
+export const presentUpdate = (row: BotUpdateRow) => ({
+  update_id: row.update_id,
+  ...(fromJson<Record<string, unknown>>(row.payload) ?? {}),
+})
 
 export const pendingUpdateCount = (ctx: AppContext, botId: number) => repo.countUpdates(ctx.db, botId)
 export const dropPendingUpdates = (ctx: AppContext, botId: number) => repo.deleteAllUpdates(ctx.db, botId)

@@ -69,7 +69,11 @@ const getWebhookInfo: Method = async ({ ctx, bot }) => {
     repo.findApp(ctx.db, bot.bot_id),
   ])
   const active = webhook !== undefined && webhook.is_active === 1
-  const allowed = app?.allowed_updates ? (typeof app.allowed_updates === 'string' ? JSON.parse(app.allowed_updates) : app.allowed_updates) : null
+  const allowed = app?.allowed_updates
+    ? typeof app.allowed_updates === 'string'
+      ? JSON.parse(app.allowed_updates)
+      : app.allowed_updates
+    : null
   return {
     url: active ? webhook.url : '',
     has_custom_certificate: false,

@@ -44,7 +44,11 @@ export function insertDelivery(db: Db, row: Insertable<BotWebhookDeliveriesTable
 /** Update deliveries, once each: an update already moved into the log is skipped. */
 export async function insertUpdateDeliveries(db: Db, rows: Insertable<BotWebhookDeliveriesTable>[]) {
   if (rows.length === 0) return
-  await db.insertInto('bot_webhook_deliveries').values(rows).onConflict((oc) => oc.columns(['bot_id', 'update_id']).doNothing()).execute()
+  await db
+    .insertInto('bot_webhook_deliveries')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['bot_id', 'update_id']).doNothing())
+    .execute()
 }
 
 export function findDelivery(db: Db, botId: number, id: number) {
@@ -54,8 +58,19 @@ export function findDelivery(db: Db, botId: number, id: number) {
 /** A page of a bot's deliveries, newest first, with how many there are. */
 export async function pageOfDeliveries(db: Db, botId: number, offset: number, limit: number) {
   const [items, total] = await Promise.all([
-    db.selectFrom('bot_webhook_deliveries').selectAll().where('bot_id', '=', botId).orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    db.selectFrom('bot_webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('bot_id', '=', botId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('bot_webhook_deliveries')
+      .selectAll()
+      .where('bot_id', '=', botId)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    db
+      .selectFrom('bot_webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('bot_id', '=', botId)
+      .executeTakeFirstOrThrow(),
   ])
   return { items, total: Number(total.n) }
 }
@@ -78,7 +93,13 @@ export function activeWebhookOf(db: Db, botId: number) {
 
 /** The chats (keys) of a bot with pending deliveries. */
 export async function pendingLanes(db: Db, botId: number): Promise<string[]> {
-  const rows = await db.selectFrom('bot_webhook_deliveries').select('chat_key').distinct().where('bot_id', '=', botId).where('status', '=', 'pending').execute()
+  const rows = await db
+    .selectFrom('bot_webhook_deliveries')
+    .select('chat_key')
+    .distinct()
+    .where('bot_id', '=', botId)
+    .where('status', '=', 'pending')
+    .execute()
   return rows.map((row) => row.chat_key)
 }
 
@@ -117,7 +138,13 @@ export function nextInLane(db: Db, botId: number, chatKey: string, afterId: numb
 export async function markDelivered(db: Db, id: number, statusCode: number, at: number) {
   await db
     .updateTable('bot_webhook_deliveries')
-    .set((eb) => ({ status: 'delivered', attempts: eb('attempts', '+', 1), last_status_code: statusCode, last_error: null, delivered_at: at }))
+    .set((eb) => ({
+      status: 'delivered',
+      attempts: eb('attempts', '+', 1),
+      last_status_code: statusCode,
+      last_error: null,
+      delivered_at: at,
+    }))
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .execute()
@@ -151,7 +178,12 @@ export function pendingUpdateDeliveries(db: Db, botId: number) {
 }
 
 export async function deletePendingUpdateDeliveries(db: Db, botId: number) {
-  await db.deleteFrom('bot_webhook_deliveries').where('bot_id', '=', botId).where('kind', '=', 'update').where('status', '=', 'pending').execute()
+  await db
+    .deleteFrom('bot_webhook_deliveries')
+    .where('bot_id', '=', botId)
+    .where('kind', '=', 'update')
+    .where('status', '=', 'pending')
+    .execute()
 }
 
 export async function countPendingUpdateDeliveries(db: Db, botId: number): Promise<number> {

@@ -48,23 +48,62 @@ const DeliveryParams = Type.Object({ id: Id, delivery_id: Id }, { additionalProp
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))
 
-  app.post('/:id/webhook', {
-    schema: { summary: "Set my bot's webhook; the signing secret is in the answer", ...secured, params: IdParams, body: WebhookBody, response: { 200: okSchema(WebhookView) } },
-  }, async (request) => ok(await webhooks.setWebhook(ctx, request.user, request.params.id, request.body)))
+  app.post(
+    '/:id/webhook',
+    {
+      schema: {
+        summary: "Set my bot's webhook; the signing secret is in the answer",
+        ...secured,
+        params: IdParams,
+        body: WebhookBody,
+        response: { 200: okSchema(WebhookView) },
+      },
+    },
+    async (request) => ok(await webhooks.setWebhook(ctx, request.user, request.params.id, request.body)),
+  )
 
-  app.post('/:id/webhook/send', {
-    schema: { summary: "Queue data for my bot's webhook", ...secured, params: IdParams, body: SendBody, response: { 200: okSchema(DeliveryId) } },
-  }, async (request) => ok(await webhooks.sendCustom(ctx, request.user, request.params.id, request.body.data)))
+  app.post(
+    '/:id/webhook/send',
+    {
+      schema: {
+        summary: "Queue data for my bot's webhook",
+        ...secured,
+        params: IdParams,
+        body: SendBody,
+        response: { 200: okSchema(DeliveryId) },
+      },
+    },
+    async (request) => ok(await webhooks.sendCustom(ctx, request.user, request.params.id, request.body.data)),
+  )
 
-  app.get('/:id/deliveries', {
-    schema: { summary: "My bot's webhook deliveries, newest first", ...secured, params: IdParams, querystring: PageQuery, response: { 200: okPageSchema(DeliveryView) } },
-  }, async (request) => {
-    const { page, per_page: perPage } = request.query
-    const { items, total } = await webhooks.listDeliveries(ctx, request.user, request.params.id, page, perPage)
-    return okPage(items, { page, perPage, total })
-  })
+  app.get(
+    '/:id/deliveries',
+    {
+      schema: {
+        summary: "My bot's webhook deliveries, newest first",
+        ...secured,
+        params: IdParams,
+        querystring: PageQuery,
+        response: { 200: okPageSchema(DeliveryView) },
+      },
+    },
+    async (request) => {
+      const { page, per_page: perPage } = request.query
+      const { items, total } = await webhooks.listDeliveries(ctx, request.user, request.params.id, page, perPage)
+      return okPage(items, { page, perPage, total })
+    },
+  )
 
-  app.post('/:id/deliveries/:delivery_id/redeliver', {
-    schema: { summary: 'Queue a copy of a delivered or failed delivery', ...secured, params: DeliveryParams, response: { 200: okSchema(DeliveryId) } },
-  }, async (request) => ok(await webhooks.redeliver(ctx, request.user, request.params.id, request.params.delivery_id)))
+  app.post(
+    '/:id/deliveries/:delivery_id/redeliver',
+    {
+      schema: {
+        summary: 'Queue a copy of a delivered or failed delivery',
+        ...secured,
+        params: DeliveryParams,
+        response: { 200: okSchema(DeliveryId) },
+      },
+    },
+    async (request) => ok(await webhooks.redeliver(ctx, request.user, request.params.id, request.params.delivery_id)),
+  )
 }

@@ -66,7 +66,10 @@ export async function refuseWebhookUrl(ctx: AppContext, raw: string): Promise<st
   return refused ? `the URL ${refused}` : null
 }
 
-const webhookPolicy = (ctx: AppContext): OutboundPolicy => ({ allowPrivate: ctx.config.webhookAllowPrivate, requireHttps: ctx.config.webhookRequireHttps })
+const webhookPolicy = (ctx: AppContext): OutboundPolicy => ({
+  allowPrivate: ctx.config.webhookAllowPrivate,
+  requireHttps: ctx.config.webhookRequireHttps,
+})
 
 export interface WebhookInput {
   url: string
@@ -117,7 +120,8 @@ async function queueBotWork(ctx: AppContext, botId: number) {
   const now = ctx.clock.now()
   await ctx.db.transaction().execute(async (trx) => {
     await enqueueIn(trx, { kind: repo.WEBHOOK_UPDATES_KIND, key: String(botId), dueAt: now }, now)
-    for (const chatKey of await repo.pendingLanes(trx, botId)) await enqueueIn(trx, { kind: repo.WEBHOOK_LANE_KIND, key: repo.laneKey(botId, chatKey), dueAt: now }, now)
+    for (const chatKey of await repo.pendingLanes(trx, botId))
+      await enqueueIn(trx, { kind: repo.WEBHOOK_LANE_KIND, key: repo.laneKey(botId, chatKey), dueAt: now }, now)
   })
   queueWake(ctx, now)
 }
@@ -133,7 +137,11 @@ export function chatKeyOfUpdate(payload: unknown): string {
   if (payload === null || typeof payload !== 'object') return 'bot'
   for (const kind of UPDATE_KINDS) {
     if (!Object.hasOwn(payload, kind)) continue
-    const inner = (payload as Record<string, unknown>)[kind] as { chat?: { id?: unknown }; message?: { chat?: { id?: unknown } }; from?: { id?: unknown } } | null
+    const inner = (payload as Record<string, unknown>)[kind] as {
+      chat?: { id?: unknown }
+      message?: { chat?: { id?: unknown } }
+      from?: { id?: unknown }
+    } | null
     const chatId = inner?.chat?.id ?? inner?.message?.chat?.id ?? inner?.from?.id
     if (typeof chatId === 'number' || typeof chatId === 'string') return `chat:${chatId}`
   }
@@ -162,8 +170,18 @@ export async function sendCustom(ctx: AppContext, me: UserRow, botId: number, da
   const now = ctx.clock.now()
   const chatKey = chatKeyOfData(data)
   const { id } = await repo.insertDelivery(ctx.db, {
-    bot_id: botId, chat_key: chatKey, kind: 'custom', update_id: null, payload: body,
-    status: 'pending', attempts: 0, next_attempt_at: now, last_status_code: null, last_error: null, created_at: now, delivered_at: null,
+    bot_id: botId,
+    chat_key: chatKey,
+    kind: 'custom',
+    update_id: null,
+    payload: body,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: now,
+    last_status_code: null,
+    last_error: null,
+    created_at: now,
+    delivered_at: null,
   })
   await queueLane(ctx, botId, chatKey)
   return { delivery_id: Number(id) }
@@ -200,8 +218,18 @@ export async function redeliver(ctx: AppContext, me: UserRow, botId: number, del
   if (!(await repo.findWebhook(ctx.db, botId))) throw conflict('This bot has no webhook')
   const now = ctx.clock.now()
   const { id } = await repo.insertDelivery(ctx.db, {
-    bot_id: botId, chat_key: original.chat_key, kind: original.kind, update_id: null, payload: bodyOf(original),
-    status: 'pending', attempts: 0, next_attempt_at: now, last_status_code: null, last_error: null, created_at: now, delivered_at: null,
+    bot_id: botId,
+    chat_key: original.chat_key,
+    kind: original.kind,
+    update_id: null,
+    payload: bodyOf(original),
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: now,
+    last_status_code: null,
+    last_error: null,
+    created_at: now,
+    delivered_at: null,
   })
   await queueLane(ctx, botId, original.chat_key)
   return { delivery_id: Number(id) }
@@ -253,13 +281,22 @@ async function post(ctx: AppContext, delivery: repo.DueDelivery): Promise<Attemp
   if (delivery.secret_token) headers['x-telegram-bot-api-secret-token'] = delivery.secret_token
   try {
     const response = await outboundRequest(delivery.url, webhookPolicy(ctx), {
-      method: 'POST', headers, body, timeoutMs: DELIVERY_TIMEOUT_MS, maxResponseBytes: MAX_REPLY_BYTES, agents: agentsOf(ctx),
+      method: 'POST',
+      headers,
+      body,
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+      maxResponseBytes: MAX_REPLY_BYTES,
+      agents: agentsOf(ctx),
     })
     const status = response.status
     if (status >= 300 && status < 400) return { statusCode: status, error: `redirect (${status}) not followed: set the final URL` }
     if (status < 200 || status >= 300) return { statusCode: status, error: `the receiver answered ${status}` }
     const json = /^application\/json\b/i.test(response.headers['content-type'] ?? '')
-    return { statusCode: status, error: null, ...(json && !response.truncated && response.body.length > 0 ? { reply: response.body.toString('utf8') } : {}) }
+    return {
+      statusCode: status,
+      error: null,
+      ...(json && !response.truncated && response.body.length > 0 ? { reply: response.body.toString('utf8') } : {}),
+    }
   } catch (err) {
     return { statusCode: null, error: errorText(err as Error & { code?: string }) }
   }
@@ -291,30 +328,42 @@ async function moveUpdates(ctx: AppContext, botId: number, signal: AbortSignal):
   if (!bot) return
   const chosen = fromJson<string[]>(bot.allowed_updates ?? null)
   const kinds = new Set<string>(chosen && chosen.length > 0 ? chosen : DEFAULT_KINDS)
-  for (let taken = MOVE_UPDATES; taken === MOVE_UPDATES && !signal.aborted;) {
+  for (let taken = MOVE_UPDATES; taken === MOVE_UPDATES && !signal.aborted; ) {
     const now = ctx.clock.now()
     taken = await ctx.db.transaction().execute(async (trx) => {
-      const updates = await trx.selectFrom('bot_updates').selectAll().where('bot_id', '=', botId).orderBy('update_id').limit(MOVE_UPDATES).execute()
+      const updates = await trx
+        .selectFrom('bot_updates')
+        .selectAll()
+        .where('bot_id', '=', botId)
+        .orderBy('update_id')
+        .limit(MOVE_UPDATES)
+        .execute()
       if (updates.length === 0) return 0
-      const rows = updates.filter((u) => kinds.has(u.kind)).map((u) => {
-        const payload = fromJson<Record<string, unknown>>(u.payload) ?? {}
-        return {
-          bot_id: botId,
-          chat_key: chatKeyOfUpdate(payload),
-          kind: 'update' as const,
-          update_id: Number(u.update_id),
-          payload: JSON.stringify({ update_id: Number(u.update_id), ...payload }),
-          status: 'pending' as const,
-          attempts: 0,
-          next_attempt_at: now,
-          last_status_code: null,
-          last_error: null,
-          created_at: now,
-          delivered_at: null,
-        }
-      })
+      const rows = updates
+        .filter((u) => kinds.has(u.kind))
+        .map((u) => {
+          const payload = fromJson<Record<string, unknown>>(u.payload) ?? {}
+          return {
+            bot_id: botId,
+            chat_key: chatKeyOfUpdate(payload),
+            kind: 'update' as const,
+            update_id: Number(u.update_id),
+            payload: JSON.stringify({ update_id: Number(u.update_id), ...payload }),
+            status: 'pending' as const,
+            attempts: 0,
+            next_attempt_at: now,
+            last_status_code: null,
+            last_error: null,
+            created_at: now,
+            delivered_at: null,
+          }
+        })
       await repo.insertUpdateDeliveries(trx, rows)
-      await trx.deleteFrom('bot_updates').where('bot_id', '=', botId).where('update_id', '<=', updates[updates.length - 1].update_id).execute()
+      await trx
+        .deleteFrom('bot_updates')
+        .where('bot_id', '=', botId)
+        .where('update_id', '<=', updates[updates.length - 1].update_id)
+        .execute()
       for (const chatKey of new Set(rows.map((row) => row.chat_key))) {
         await enqueueIn(trx, { kind: repo.WEBHOOK_LANE_KIND, key: repo.laneKey(botId, chatKey), dueAt: now }, now)
       }
@@ -381,7 +430,9 @@ function laneOf(item: QueueItem): { botId: number; chatKey: string } {
 /** What the lane does after its head: the next delivery, as new work, or nothing left. */
 async function afterHead(ctx: AppContext, botId: number, chatKey: string): Promise<Outcome> {
   const next = await repo.laneHead(ctx.db, botId, chatKey)
-  return next ? { again: Math.max(ctx.clock.now(), Number(next.next_attempt_at)), fresh: { since: Number(next.created_at), ref: Number(next.id) } } : DONE
+  return next
+    ? { again: Math.max(ctx.clock.now(), Number(next.next_attempt_at)), fresh: { since: Number(next.created_at), ref: Number(next.id) } }
+    : DONE
 }
 
 /**
@@ -397,7 +448,8 @@ async function runLane(ctx: AppContext, item: QueueItem, methods: BotMethods, si
     // a head carried over from before the queue may wait for its retry
     if (Number(head.next_attempt_at) > ctx.clock.now()) return { again: Number(head.next_attempt_at) }
     const result = await attempt(ctx, head, methods)
-    if (result.error !== null) return { failed: result.error, detail: { delivery: head, statusCode: result.statusCode } satisfies FailedAttempt }
+    if (result.error !== null)
+      return { failed: result.error, detail: { delivery: head, statusCode: result.statusCode } satisfies FailedAttempt }
   }
   return afterHead(ctx, botId, chatKey)
 }
@@ -406,7 +458,15 @@ async function runLane(ctx: AppContext, item: QueueItem, methods: BotMethods, si
  * The Bot API's methods by lower-cased name, for webhook replies: given by the wiring
  * (webhook-job.ts), since the methods themselves include this module's setWebhook side.
  */
-export type BotMethods = ReadonlyMap<string, (call: { ctx: AppContext; bot: NonNullable<Awaited<ReturnType<typeof botsRepo.findAppWithUser>>>; params: Params; signal: AbortSignal }) => Promise<unknown>>
+export type BotMethods = ReadonlyMap<
+  string,
+  (call: {
+    ctx: AppContext
+    bot: NonNullable<Awaited<ReturnType<typeof botsRepo.findAppWithUser>>>
+    params: Params
+    signal: AbortSignal
+  }) => Promise<unknown>
+>
 
 /** The queue's kinds of webhooks: moving a bot's updates into its log, and posting a lane's deliveries. */
 export function webhookKinds(ctx: AppContext, methods: BotMethods): QueueKind[] {
@@ -429,7 +489,13 @@ export function webhookKinds(ctx: AppContext, methods: BotMethods): QueueKind[] 
       kind: repo.WEBHOOK_LANE_KIND,
       job: 'webhook-delivery',
       summary: "posts a bot's deliveries of one chat to its webhook, signed, in order",
-      policy: { firstMs: ctx.config.webhookRetryBaseMs, maxMs: MAX_RETRY_DELAY_MS, jitter: 0.25, maxAttempts: null, maxAgeMs: ctx.config.webhookRetryForSeconds * 1000 },
+      policy: {
+        firstMs: ctx.config.webhookRetryBaseMs,
+        maxMs: MAX_RETRY_DELAY_MS,
+        jitter: 0.25,
+        maxAttempts: null,
+        maxAgeMs: ctx.config.webhookRetryForSeconds * 1000,
+      },
       run: (item, signal) => runLane(ctx, item, methods, signal),
       async retrying(_item, info) {
         await recordFailure(info.detail as FailedAttempt, info.error, info.retryAt)
@@ -438,7 +504,10 @@ export function webhookKinds(ctx: AppContext, methods: BotMethods): QueueKind[] 
         const failed = info.detail as FailedAttempt | undefined
         if (!failed) return DONE
         await recordFailure(failed, info.error, null)
-        ctx.log.info({ botId: failed.delivery.bot_id, deliveryId: failed.delivery.id, attempts: info.attempts }, 'bot webhook delivery given up')
+        ctx.log.info(
+          { botId: failed.delivery.bot_id, deliveryId: failed.delivery.id, attempts: info.attempts },
+          'bot webhook delivery given up',
+        )
         const { botId, chatKey } = laneOf(item)
         return afterHead(ctx, botId, chatKey)
       },
@@ -481,8 +550,16 @@ export async function removeWebhookForBot(ctx: AppContext, botId: number, dropPe
       for (const row of pending) {
         if (row.update_id === null) continue
         const { update_id: _id, ...payload } = fromJson<Record<string, unknown>>(row.payload) ?? {}
-        await trx.insertInto('bot_updates')
-          .values({ bot_id: botId, update_id: Number(row.update_id), kind: updateKindOf(payload), message_id: null, payload: JSON.stringify(payload), created_at: Number(row.created_at) })
+        await trx
+          .insertInto('bot_updates')
+          .values({
+            bot_id: botId,
+            update_id: Number(row.update_id),
+            kind: updateKindOf(payload),
+            message_id: null,
+            payload: JSON.stringify(payload),
+            created_at: Number(row.created_at),
+          })
           .onConflict((oc) => oc.columns(['bot_id', 'update_id']).doNothing())
           .execute()
       }

@@ -13,7 +13,9 @@ function recipients(db: Db, systemId: number, lastUserId: number) {
 }
 
 export async function countRecipients(db: Db, systemId: number, lastUserId: number): Promise<number> {
-  const row = await recipients(db, systemId, lastUserId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  const row = await recipients(db, systemId, lastUserId)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -24,12 +26,19 @@ export async function nextRecipients(db: Db, systemId: number, lastUserId: numbe
 }
 
 export async function maxUserId(db: Db): Promise<number> {
-  const row = await db.selectFrom('users').select((eb) => eb.fn.max<number>('id').as('id')).executeTakeFirst()
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.max<number>('id').as('id'))
+    .executeTakeFirst()
   return Number(row?.id ?? 0)
 }
 
 export function insert(db: Db, values: { admin_id: number; content: string; total: number; last_user_id: number; created_at: number }) {
-  return db.insertInto('broadcasts').values({ ...values, status: 'queued' }).returningAll().executeTakeFirstOrThrow()
+  return db
+    .insertInto('broadcasts')
+    .values({ ...values, status: 'queued' })
+    .returningAll()
+    .executeTakeFirstOrThrow()
 }
 
 export function find(db: Db, id: number): Promise<BroadcastRow | undefined> {
@@ -44,13 +53,21 @@ export function nextUnfinished(db: Db): Promise<BroadcastRow | undefined> {
 export async function list(db: Db, page: number, perPage: number) {
   const [rows, count] = await Promise.all([
     db.selectFrom('broadcasts').selectAll().orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
-    db.selectFrom('broadcasts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('broadcasts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
 }
 
 export async function markRunning(db: Db, id: number, now: number) {
-  await db.updateTable('broadcasts').set({ status: 'running', started_at: now }).where('id', '=', id).where('status', '=', 'queued').execute()
+  await db
+    .updateTable('broadcasts')
+    .set({ status: 'running', started_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .execute()
 }
 
 /** Records a batch: `sent` more, the cursor moved on. */

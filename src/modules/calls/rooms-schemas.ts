@@ -2,7 +2,10 @@ import { Type, type Static } from 'typebox'
 import { Nullable, Timestamp } from '../../http/schemas.js'
 import { CallType } from './schemas.js'
 
-export const RoomIdParams = Type.Object({ room_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', errorMessage: 'room_id is 1 to 64 of letters, digits, _ and -' }) }, { additionalProperties: false })
+export const RoomIdParams = Type.Object(
+  { room_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', errorMessage: 'room_id is 1 to 64 of letters, digits, _ and -' }) },
+  { additionalProperties: false },
+)
 
 export const CreateRoomBody = Type.Object({ call_type: Type.Optional(CallType) }, { additionalProperties: false })
 export const JoinRoomBody = Type.Object({ audio_only: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
@@ -57,9 +60,13 @@ export type TicketView = Static<typeof TicketView>
 
 export const RtcSettingsBody = Type.Object(
   {
-    stun_server: Type.Optional(Nullable(Type.String({ pattern: '^[A-Za-z0-9.:\\[\\]-]{1,253}$', errorMessage: 'stun_server is a host name or address' }))),
+    stun_server: Type.Optional(
+      Nullable(Type.String({ pattern: '^[A-Za-z0-9.:\\[\\]-]{1,253}$', errorMessage: 'stun_server is a host name or address' })),
+    ),
     stun_port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-    turn_server: Type.Optional(Nullable(Type.String({ pattern: '^[A-Za-z0-9.:\\[\\]-]{1,253}$', errorMessage: 'turn_server is a host name or address' }))),
+    turn_server: Type.Optional(
+      Nullable(Type.String({ pattern: '^[A-Za-z0-9.:\\[\\]-]{1,253}$', errorMessage: 'turn_server is a host name or address' })),
+    ),
     turn_port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
     turn_username: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
     turn_credential: Type.Optional(Nullable(Type.String({ maxLength: 256 }))),
@@ -82,7 +89,7 @@ export const VideoReport = Type.Object({
   event: Type.Union([Type.Literal('join'), Type.Literal('leave'), Type.Literal('media')]),
   room_id: RoomIdParams.properties.room_id,
   user_id: Type.Integer({ minimum: 1 }),
-  session_id: Type.Optional(Type.Integer({ minimum: 1, description: 'the session the socket\'s ticket was issued to' })),
+  session_id: Type.Optional(Type.Integer({ minimum: 1, description: "the session the socket's ticket was issued to" })),
   peer_id: Type.String({ maxLength: 64 }),
   at: Type.Integer(),
   audio_only: Type.Optional(Type.Boolean()),

@@ -59,7 +59,15 @@ export async function create(ctx: AppContext, me: UserRow, callType: CallType = 
   const now = ctx.clock.now()
   const room = await ctx.db
     .insertInto('video_calls')
-    .values({ room_id: randomBytes(12).toString('base64url'), creator_id: me.id, call_id: null, call_type: callType, status: 'active', started_at: now, last_activity_at: now })
+    .values({
+      room_id: randomBytes(12).toString('base64url'),
+      creator_id: me.id,
+      call_id: null,
+      call_type: callType,
+      status: 'active',
+      started_at: now,
+      last_activity_at: now,
+    })
     .returningAll()
     .executeTakeFirstOrThrow()
   return present(room)
@@ -84,7 +92,13 @@ function lockRoom(trx: Db, roomId: string): Promise<VideoCallRow | undefined> {
 /** Ends the room if nobody is in it any more; answers the room as it is now. The room's row is locked. */
 async function endIfEmpty(db: Db, room: VideoCallRow, now: number): Promise<VideoCallRow> {
   if (room.status !== 'active') return room
-  const present = await db.selectFrom('video_call_participants').select('user_id').where('call_id', '=', room.id).where('left_at', 'is', null).limit(1).executeTakeFirst()
+  const present = await db
+    .selectFrom('video_call_participants')
+    .select('user_id')
+    .where('call_id', '=', room.id)
+    .where('left_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst()
   if (present) return room
   return (await endRoom(db, room, now)) ?? room
 }
@@ -102,7 +116,12 @@ async function endRoom(db: Db, room: VideoCallRow, now: number): Promise<VideoCa
     .returningAll()
     .executeTakeFirst()
   if (!ended) return undefined
-  await db.updateTable('video_call_participants').set({ left_at: now, connections: 0 }).where('call_id', '=', room.id).where('left_at', 'is', null).execute()
+  await db
+    .updateTable('video_call_participants')
+    .set({ left_at: now, connections: 0 })
+    .where('call_id', '=', room.id)
+    .where('left_at', 'is', null)
+    .execute()
   await db.deleteFrom('video_call_peers').where('call_id', '=', room.id).execute()
   return ended
 }
@@ -123,7 +142,8 @@ export function withUserServers(config: IceConfig, settings: RtcSettingsRow | un
   return { ...config, ice_servers: [...own, ...config.ice_servers] }
 }
 
-export const rtcSettingsOf = (db: Db, userId: number) => db.selectFrom('rtc_settings').selectAll().where('user_id', '=', userId).executeTakeFirst()
+export const rtcSettingsOf = (db: Db, userId: number) =>
+  db.selectFrom('rtc_settings').selectAll().where('user_id', '=', userId).executeTakeFirst()
 
 /** Who asks for a ticket: where the video service reports back, and the session the ticket belongs to (it ends with it). */
 export interface TicketRequest {
@@ -143,9 +163,20 @@ async function admit(ctx: AppContext, me: UserRow, room: VideoCallRow, audioOnly
   const now = ctx.clock.now()
   const admitted = await ctx.db.transaction().execute(async (trx) => {
     // the room may end meanwhile: take it only while still active
-    const live = await trx.updateTable('video_calls').set({ last_activity_at: now }).where('id', '=', room.id).where('status', '=', 'active').returningAll().executeTakeFirst()
+    const live = await trx
+      .updateTable('video_calls')
+      .set({ last_activity_at: now })
+      .where('id', '=', room.id)
+      .where('status', '=', 'active')
+      .returningAll()
+      .executeTakeFirst()
     if (!live) throw conflict('The room has ended')
-    const existing = await trx.selectFrom('video_call_participants').selectAll().where('call_id', '=', room.id).where('user_id', '=', me.id).executeTakeFirst()
+    const existing = await trx
+      .selectFrom('video_call_participants')
+      .selectAll()
+      .where('call_id', '=', room.id)
+      .where('user_id', '=', me.id)
+      .executeTakeFirst()
     if (existing) {
       await trx
         .updateTable('video_call_participants')
@@ -155,11 +186,27 @@ async function admit(ctx: AppContext, me: UserRow, room: VideoCallRow, audioOnly
         .execute()
       return live
     }
-    await trx.insertInto('video_call_participants').values({ call_id: room.id, user_id: me.id, joined_at: now, left_at: null, audio_only: audioOnly ? 1 : 0 }).execute()
-    return trx.updateTable('video_calls').set((eb) => ({ participant_count: eb('participant_count', '+', 1) })).where('id', '=', room.id).returningAll().executeTakeFirstOrThrow()
+    await trx
+      .insertInto('video_call_participants')
+      .values({ call_id: room.id, user_id: me.id, joined_at: now, left_at: null, audio_only: audioOnly ? 1 : 0 })
+      .execute()
+    return trx
+      .updateTable('video_calls')
+      .set((eb) => ({ participant_count: eb('participant_count', '+', 1) }))
+      .where('id', '=', room.id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
   })
   const expires = now + ctx.config.videoTicketTtlSeconds * 1000
-  const ticket = signTicket(videoSecret(ctx.config), { room: room.room_id, uid: me.id, username: me.username, exp: expires, audio_only: audioOnly, cb: issue.callbackUrl, sid: issue.sessionId })
+  const ticket = signTicket(videoSecret(ctx.config), {
+    room: room.room_id,
+    uid: me.id,
+    username: me.username,
+    exp: expires,
+    audio_only: audioOnly,
+    cb: issue.callbackUrl,
+    sid: issue.sessionId,
+  })
   return {
     room_id: room.room_id,
     ticket,
@@ -181,7 +228,13 @@ export async function join(ctx: AppContext, me: UserRow, roomId: string, audioOn
 }
 
 /** A ticket for a 1:1 call's room (`call-<id>`): its two parties, while the call is answered. */
-export async function callTicket(ctx: AppContext, me: UserRow, callId: number, audioOnly: boolean | undefined, issue: TicketRequest): Promise<TicketView> {
+export async function callTicket(
+  ctx: AppContext,
+  me: UserRow,
+  callId: number,
+  audioOnly: boolean | undefined,
+  issue: TicketRequest,
+): Promise<TicketView> {
   await countTicket(ctx, me.id)
   const call = await callRepo.find(ctx.db, callId)
   if (!call || (call.caller_id !== me.id && call.receiver_id !== me.id)) throw notFound('Call not found')
@@ -193,7 +246,15 @@ export async function callTicket(ctx: AppContext, me: UserRow, callId: number, a
     try {
       room = await ctx.db
         .insertInto('video_calls')
-        .values({ room_id: roomId, creator_id: call.caller_id, call_id: call.id, call_type: call.call_type, status: 'active', started_at: now, last_activity_at: now })
+        .values({
+          room_id: roomId,
+          creator_id: call.caller_id,
+          call_id: call.id,
+          call_type: call.call_type,
+          status: 'active',
+          started_at: now,
+          last_activity_at: now,
+        })
         .returningAll()
         .executeTakeFirstOrThrow()
     } catch (error) {
@@ -224,7 +285,12 @@ export async function leave(ctx: AppContext, me: UserRow, roomId: string): Promi
   const now = ctx.clock.now()
   const view = present(
     await ctx.db.transaction().execute(async (trx) => {
-      const live = await trx.updateTable('video_calls').set({ last_activity_at: now }).where('id', '=', room.id).returningAll().executeTakeFirstOrThrow()
+      const live = await trx
+        .updateTable('video_calls')
+        .set({ last_activity_at: now })
+        .where('id', '=', room.id)
+        .returningAll()
+        .executeTakeFirstOrThrow()
       const left = await trx
         .updateTable('video_call_participants')
         .set({ left_at: now, connections: 0, screensharing: 0 })
@@ -244,8 +310,21 @@ export async function leave(ctx: AppContext, me: UserRow, roomId: string): Promi
 
 export async function participants(ctx: AppContext, me: UserRow, roomId: string): Promise<ParticipantView[]> {
   const room = await visibleRoom(ctx, me, roomId)
-  const rows = await ctx.db.selectFrom('video_call_participants').selectAll().where('call_id', '=', room.id).orderBy('joined_at').orderBy('user_id').execute()
-  const names = new Map((await users.findByIds(ctx.db, rows.map((r) => r.user_id))).map((u) => [u.id, u.username]))
+  const rows = await ctx.db
+    .selectFrom('video_call_participants')
+    .selectAll()
+    .where('call_id', '=', room.id)
+    .orderBy('joined_at')
+    .orderBy('user_id')
+    .execute()
+  const names = new Map(
+    (
+      await users.findByIds(
+        ctx.db,
+        rows.map((r) => r.user_id),
+      )
+    ).map((u) => [u.id, u.username]),
+  )
   return rows.map((row) => ({
     user_id: row.user_id,
     username: names.get(row.user_id) ?? '',
@@ -281,7 +360,10 @@ async function sessionActive(ctx: AppContext, userId: number, sessionId: number)
  */
 export async function reportFromVideo(ctx: AppContext, report: VideoReport): Promise<{ applied: boolean }> {
   if (report.event === 'media') {
-    const wait = await windowCounts(ctx, 'video-media-reports').take(`${report.room_id}:${report.user_id}`, ctx.config.videoMediaReportRateLimit)
+    const wait = await windowCounts(ctx, 'video-media-reports').take(
+      `${report.room_id}:${report.user_id}`,
+      ctx.config.videoMediaReportRateLimit,
+    )
     if (wait !== null) throw rateLimitedFor(wait)
   }
   if (report.event !== 'leave' && report.session_id !== undefined && !(await sessionActive(ctx, report.user_id, report.session_id))) {
@@ -291,7 +373,12 @@ export async function reportFromVideo(ctx: AppContext, report: VideoReport): Pro
   return ctx.db.transaction().execute(async (trx) => {
     const room = await lockRoom(trx, report.room_id)
     if (room?.status !== 'active') return { applied: false }
-    const row = await trx.selectFrom('video_call_participants').selectAll().where('call_id', '=', room.id).where('user_id', '=', report.user_id).executeTakeFirst()
+    const row = await trx
+      .selectFrom('video_call_participants')
+      .selectAll()
+      .where('call_id', '=', room.id)
+      .where('user_id', '=', report.user_id)
+      .executeTakeFirst()
     if (!row) return { applied: false }
     const participant = trx.updateTable('video_call_participants').where('call_id', '=', room.id).where('user_id', '=', report.user_id)
 
@@ -310,16 +397,32 @@ export async function reportFromVideo(ctx: AppContext, report: VideoReport): Pro
     }
     if (row.left_at !== null) return { applied: false }
     if (report.event === 'media') {
-      const open = await trx.selectFrom('video_call_peers').select('peer_id').where('call_id', '=', room.id).where('peer_id', '=', report.peer_id).where('user_id', '=', report.user_id).executeTakeFirst()
+      const open = await trx
+        .selectFrom('video_call_peers')
+        .select('peer_id')
+        .where('call_id', '=', room.id)
+        .where('peer_id', '=', report.peer_id)
+        .where('user_id', '=', report.user_id)
+        .executeTakeFirst()
       if (!open) return { applied: false }
       await participant.set({ screensharing: report.media?.screenshare ? 1 : 0 }).execute()
       return { applied: true }
     }
-    const removed = await trx.deleteFrom('video_call_peers').where('call_id', '=', room.id).where('peer_id', '=', report.peer_id).where('user_id', '=', report.user_id).executeTakeFirst()
+    const removed = await trx
+      .deleteFrom('video_call_peers')
+      .where('call_id', '=', room.id)
+      .where('peer_id', '=', report.peer_id)
+      .where('user_id', '=', report.user_id)
+      .executeTakeFirst()
     if (!Number(removed.numDeletedRows)) {
       // no such socket now: one of an earlier stay in the room, or a leave delivered twice; but a
       // count above the sockets recorded counts sockets opened before they were (the migration)
-      const recorded = await trx.selectFrom('video_call_peers').select((eb) => eb.fn.countAll<number>().as('n')).where('call_id', '=', room.id).where('user_id', '=', report.user_id).executeTakeFirstOrThrow()
+      const recorded = await trx
+        .selectFrom('video_call_peers')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('call_id', '=', room.id)
+        .where('user_id', '=', report.user_id)
+        .executeTakeFirstOrThrow()
       if (row.connections <= Number(recorded.n)) return { applied: false }
     }
     const connections = Math.max(0, row.connections - 1)
@@ -348,7 +451,17 @@ export async function nextIdleAt(ctx: AppContext): Promise<number | null> {
     .selectFrom('video_calls')
     .select('last_activity_at')
     .where('status', '=', 'active')
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('video_call_participants as p').select('p.user_id').whereRef('p.call_id', '=', 'video_calls.id').where('p.connections', '>', 0))))
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('video_call_participants as p')
+            .select('p.user_id')
+            .whereRef('p.call_id', '=', 'video_calls.id')
+            .where('p.connections', '>', 0),
+        ),
+      ),
+    )
     .orderBy('last_activity_at')
     .limit(1)
     .executeTakeFirst()
@@ -363,7 +476,17 @@ export async function endIdleRooms(ctx: AppContext, signal?: AbortSignal): Promi
     .selectAll()
     .where('status', '=', 'active')
     .where('last_activity_at', '<', now - ctx.config.videoRoomIdleSeconds * 1000)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('video_call_participants as p').select('p.user_id').whereRef('p.call_id', '=', 'video_calls.id').where('p.connections', '>', 0))))
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('video_call_participants as p')
+            .select('p.user_id')
+            .whereRef('p.call_id', '=', 'video_calls.id')
+            .where('p.connections', '>', 0),
+        ),
+      ),
+    )
     .orderBy('last_activity_at')
     .limit(IDLE_BATCH)
     .execute()
@@ -400,7 +523,15 @@ export async function getRtcSettings(ctx: AppContext, me: UserRow) {
 export async function updateRtcSettings(
   ctx: AppContext,
   me: UserRow,
-  changes: Partial<{ stun_server: string | null; stun_port: number | null; turn_server: string | null; turn_port: number | null; turn_username: string | null; turn_credential: string | null; enabled: boolean }>,
+  changes: Partial<{
+    stun_server: string | null
+    stun_port: number | null
+    turn_server: string | null
+    turn_port: number | null
+    turn_username: string | null
+    turn_credential: string | null
+    enabled: boolean
+  }>,
 ) {
   const now = ctx.clock.now()
   const { enabled, ...rest } = changes
@@ -412,5 +543,3 @@ export async function updateRtcSettings(
     .execute()
   return getRtcSettings(ctx, me)
 }
-
-

@@ -78,7 +78,12 @@ export async function start(ctx: AppContext, me: UserRow, receiverId: number, ca
     if (await repo.liveCallOf(trx, receiverId)) {
       // the busy signal: the callee learns who tried (a missed call in their history and a
       // call.ended "missed" on their devices, as messengers show "missed call while busy")
-      const missed = await repo.insertMissed(trx, { caller_id: me.id, receiver_id: receiverId, call_type: callType, created_at: events.now })
+      const missed = await repo.insertMissed(trx, {
+        caller_id: me.id,
+        receiver_id: receiverId,
+        call_type: callType,
+        created_at: events.now,
+      })
       await announce(ctx, events, missed, 'call.ended')
       return null
     }
@@ -136,8 +141,14 @@ export async function end(ctx: AppContext, me: UserRow, id: number): Promise<Cal
  * answered call's safety limit. Null: no call is ringing or going.
  */
 export async function nextTimeoutAt(ctx: AppContext): Promise<number | null> {
-  const [[ringing], [answered]] = await Promise.all([repo.ringingSince(ctx.db, Number.MAX_SAFE_INTEGER, 1), repo.answeredSince(ctx.db, Number.MAX_SAFE_INTEGER, 1)])
-  const times = [ringing ? Number(ringing.created_at) + ctx.config.callRingTimeoutSeconds * 1000 : Infinity, answered ? Number(answered.created_at) + MAX_CALL_MS : Infinity]
+  const [[ringing], [answered]] = await Promise.all([
+    repo.ringingSince(ctx.db, Number.MAX_SAFE_INTEGER, 1),
+    repo.answeredSince(ctx.db, Number.MAX_SAFE_INTEGER, 1),
+  ])
+  const times = [
+    ringing ? Number(ringing.created_at) + ctx.config.callRingTimeoutSeconds * 1000 : Infinity,
+    answered ? Number(answered.created_at) + MAX_CALL_MS : Infinity,
+  ]
   const next = Math.min(...times)
   return Number.isFinite(next) ? next : null
 }
@@ -145,16 +156,28 @@ export async function nextTimeoutAt(ctx: AppContext): Promise<number | null> {
 /** After a call ended: its room and signaling sockets close too (rooms.closeCallRoom), without holding up the answer. */
 function closeRoomSoon(ctx: AppContext, call: CallRow) {
   if (call.status !== 'answered') return
-  void rooms.closeCallRoom(ctx, call).catch((err: unknown) => ctx.log.warn({ err, callId: call.id }, 'could not close an ended call\'s room'))
+  void rooms
+    .closeCallRoom(ctx, call)
+    .catch((err: unknown) => ctx.log.warn({ err, callId: call.id }, "could not close an ended call's room"))
 }
 
 export async function get(ctx: AppContext, me: UserRow, id: number): Promise<CallView> {
   return present(ctx, ctx.db, await myCall(ctx, me, id))
 }
 
-export async function history(ctx: AppContext, me: UserRow, page: number, perPage: number): Promise<{ items: CallHistoryItem[]; total: number }> {
+export async function history(
+  ctx: AppContext,
+  me: UserRow,
+  page: number,
+  perPage: number,
+): Promise<{ items: CallHistoryItem[]; total: number }> {
   const { rows, total } = await repo.history(ctx.db, me.id, page, perPage)
-  const peers = new Map((await users.findByIds(ctx.db, [...new Set(rows.map((c) => (c.caller_id === me.id ? c.receiver_id : c.caller_id)))])).map((u) => [u.id, u]))
+  const peers = new Map(
+    (await users.findByIds(ctx.db, [...new Set(rows.map((c) => (c.caller_id === me.id ? c.receiver_id : c.caller_id)))])).map((u) => [
+      u.id,
+      u,
+    ]),
+  )
   const now = ctx.clock.now()
   const items = rows.map((call): CallHistoryItem => {
     const outgoing = call.caller_id === me.id

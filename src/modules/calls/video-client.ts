@@ -29,7 +29,11 @@ export function signalingUrl(ctx: AppContext): string {
 }
 
 /** GET a JSON document from the video service; 504 when it cannot be had in time. */
-export async function videoGet(ctx: AppContext, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+export async function videoGet(
+  ctx: AppContext,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown }> {
   const timeoutMs = ctx.config.videoTimeoutMs
   try {
     const res = await videoFetch(`${videoBaseUrl(ctx)}${path}`, { headers, signal: AbortSignal.timeout(timeoutMs) })
@@ -46,7 +50,9 @@ export async function videoGet(ctx: AppContext, path: string, headers: Record<st
     if (error instanceof AppError) throw error
     const name = (error as Error)?.name
     ctx.log.warn({ err: error }, 'video service call failed')
-    throw upstreamTimeout(name === 'TimeoutError' ? `The video service did not answer in ${timeoutMs} ms` : 'The video service is unreachable')
+    throw upstreamTimeout(
+      name === 'TimeoutError' ? `The video service did not answer in ${timeoutMs} ms` : 'The video service is unreachable',
+    )
   }
 }
 
@@ -56,10 +62,15 @@ export async function videoGet(ctx: AppContext, path: string, headers: Record<st
  * or silent is logged and answered false, never an error: the leave is recorded whatever happens.
  */
 export function dropFromRoom(ctx: AppContext, roomId: string, userId: number): Promise<boolean> {
-  return postSigned(ctx, '/internal/rooms/kick', { room_id: roomId, user_id: userId, at: ctx.clock.now() }, {
-    refused: 'video service refused to drop a leaving user',
-    unreachable: 'video service unreachable: a leaving user\'s sockets stay until they close',
-  })
+  return postSigned(
+    ctx,
+    '/internal/rooms/kick',
+    { room_id: roomId, user_id: userId, at: ctx.clock.now() },
+    {
+      refused: 'video service refused to drop a leaving user',
+      unreachable: "video service unreachable: a leaving user's sockets stay until they close",
+    },
+  )
 }
 
 /**
@@ -67,7 +78,12 @@ export function dropFromRoom(ctx: AppContext, roomId: string, userId: number): P
  * answers whether it was taken. A refusal or a video service that is down or silent is logged
  * with `say`, never thrown.
  */
-async function postSigned(ctx: AppContext, path: string, payload: Record<string, unknown>, say: { refused: string; unreachable: string }): Promise<boolean> {
+async function postSigned(
+  ctx: AppContext,
+  path: string,
+  payload: Record<string, unknown>,
+  say: { refused: string; unreachable: string },
+): Promise<boolean> {
   const body = JSON.stringify(payload)
   try {
     const res = await videoFetch(`${videoBaseUrl(ctx)}${path}`, {
@@ -92,18 +108,28 @@ async function postSigned(ctx: AppContext, path: string, payload: Record<string,
  * VIDEO_TIMEOUT_MS; a video service that is down or silent is logged, never an error (its reports
  * from such a socket are refused all the same: reportFromVideo).
  */
-export function endVideoSessions(ctx: AppContext, userId: number, sessionId: number | undefined, why: { code: number; reason: string }): Promise<boolean> {
+export function endVideoSessions(
+  ctx: AppContext,
+  userId: number,
+  sessionId: number | undefined,
+  why: { code: number; reason: string },
+): Promise<boolean> {
   const now = ctx.clock.now()
-  return postSigned(ctx, '/internal/sessions/end', {
-    user_id: userId,
-    ...(sessionId === undefined ? {} : { session_id: sessionId }),
-    // every ticket issued until now expires by then
-    tickets_until: now + ctx.config.videoTicketTtlSeconds * 1000,
-    code: why.code,
-    reason: why.reason,
-    at: now,
-  }, {
-    refused: 'video service refused to end a session\'s sockets',
-    unreachable: 'video service unreachable: an ended session\'s signaling sockets stay until their next report',
-  })
+  return postSigned(
+    ctx,
+    '/internal/sessions/end',
+    {
+      user_id: userId,
+      ...(sessionId === undefined ? {} : { session_id: sessionId }),
+      // every ticket issued until now expires by then
+      tickets_until: now + ctx.config.videoTicketTtlSeconds * 1000,
+      code: why.code,
+      reason: why.reason,
+      at: now,
+    },
+    {
+      refused: "video service refused to end a session's sockets",
+      unreachable: "video service unreachable: an ended session's signaling sockets stay until their next report",
+    },
+  )
 }

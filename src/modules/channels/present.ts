@@ -24,7 +24,9 @@ export function presentChannel(chat: ChatView, link: (code: string) => string, s
     is_public: chat.is_public === 1,
     invite_link: visibleInvite(chat, link),
     subscriber_count: chat.member_count,
-    ...(staff ? { is_subscribed: chat.my_role !== null, admins: staff.map((s) => ({ user_id: s.id, username: s.username, role: s.role })) } : {}),
+    ...(staff
+      ? { is_subscribed: chat.my_role !== null, admins: staff.map((s) => ({ user_id: s.id, username: s.username, role: s.role })) }
+      : {}),
     created_at: iso(chat.created_at),
     is_verified: chat.is_verified === 1,
     discussion_group_id: chat.discussion_group_id,

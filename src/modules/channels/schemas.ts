@@ -37,7 +37,10 @@ export const ChannelInviteBody = Type.Object(
   { channel_id: Id, expires_at: Type.Optional(Timestamp), usage_limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })) },
   { additionalProperties: false },
 )
-export const ChannelRevokeBody = Type.Object({ channel_id: Id, code: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false })
+export const ChannelRevokeBody = Type.Object(
+  { channel_id: Id, code: Type.String({ minLength: 1, maxLength: 512 }) },
+  { additionalProperties: false },
+)
 export const BindBody = Type.Object({ channel_id: Id, group_id: Id }, { additionalProperties: false })
 
 /** The API's Channel shape (GET V2/channels/{id}), plus verification, discussion group and event position. */

@@ -30,7 +30,8 @@ export async function get(ctx: AppContext, me: UserRow, channelId: number) {
 /** Subscribers in join order: anyone for a public channel, only its owner and admins for a private one. */
 export async function subscriberPage(ctx: AppContext, me: UserRow, channelId: number, page: number, perPage: number) {
   const chat = await community.view(ctx, me, channelId, 'channel')
-  if (chat.is_public !== 1 && !can(chat, chat.my_role ?? '', 'list_private_members')) throw forbidden('Only the owner and admins see who subscribes to a private channel')
+  if (chat.is_public !== 1 && !can(chat, chat.my_role ?? '', 'list_private_members'))
+    throw forbidden('Only the owner and admins see who subscribes to a private channel')
   return community.memberPage(ctx, chat, me.id, page, perPage)
 }
 
@@ -38,7 +39,8 @@ export async function subscriberPage(ctx: AppContext, me: UserRow, channelId: nu
 export async function subscribe(ctx: AppContext, me: UserRow, input: { channel_id?: number; code?: string }) {
   if (input.code !== undefined) {
     const invite = await community.findInvite(ctx, input.code)
-    if (input.channel_id !== undefined && input.channel_id !== invite.chat_id) throw validationError('The invite link is not for this channel')
+    if (input.channel_id !== undefined && input.channel_id !== invite.chat_id)
+      throw validationError('The invite link is not for this channel')
     return full(ctx, await community.join(ctx, me, invite.chat_id, invite, 'channel'))
   }
   if (input.channel_id === undefined) throw validationError('channel_id or code is required')
@@ -52,9 +54,12 @@ export async function edit(ctx: AppContext, me: UserRow, channelId: number, chan
 }
 
 /** A subscriber becomes an admin (may post), or an admin a subscriber again: the owner's call. */
-export const addAdmin = (ctx: AppContext, me: UserRow, channelId: number, userId: number) => community.setAdmin(ctx, me, channelId, userId, 'channel', true)
-export const removeAdmin = (ctx: AppContext, me: UserRow, channelId: number, userId: number) => community.setAdmin(ctx, me, channelId, userId, 'channel', false)
-export const removeSubscriber = (ctx: AppContext, me: UserRow, channelId: number, userId: number) => community.removeMember(ctx, me, channelId, userId, 'channel')
+export const addAdmin = (ctx: AppContext, me: UserRow, channelId: number, userId: number) =>
+  community.setAdmin(ctx, me, channelId, userId, 'channel', true)
+export const removeAdmin = (ctx: AppContext, me: UserRow, channelId: number, userId: number) =>
+  community.setAdmin(ctx, me, channelId, userId, 'channel', false)
+export const removeSubscriber = (ctx: AppContext, me: UserRow, channelId: number, userId: number) =>
+  community.removeMember(ctx, me, channelId, userId, 'channel')
 
 export async function transfer(ctx: AppContext, me: UserRow, channelId: number, userId: number) {
   return full(ctx, await community.transfer(ctx, me, channelId, userId, 'channel'))
@@ -62,7 +67,8 @@ export async function transfer(ctx: AppContext, me: UserRow, channelId: number, 
 
 export const createInvite = (ctx: AppContext, me: UserRow, channelId: number, options: { expires_at?: string; usage_limit?: number }) =>
   community.createInvite(ctx, me, channelId, 'channel', options)
-export const revokeInvite = (ctx: AppContext, me: UserRow, channelId: number, code: string) => community.revokeInvite(ctx, me, channelId, 'channel', code)
+export const revokeInvite = (ctx: AppContext, me: UserRow, channelId: number, code: string) =>
+  community.revokeInvite(ctx, me, channelId, 'channel', code)
 export const listInvites = (ctx: AppContext, me: UserRow, channelId: number) => community.listInvites(ctx, me, channelId, 'channel')
 
 /** Platform admins mark a channel verified; a ModLog row is written in the same transaction. */

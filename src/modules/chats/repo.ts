@@ -76,7 +76,11 @@ export async function refreshLastMessage(db: Db, chatId: number): Promise<number
     .orderBy('seq', 'desc')
     .limit(1)
     .executeTakeFirst()
-  await db.updateTable('chats').set({ last_message_id: latest?.id ?? null }).where('id', '=', chatId).execute()
+  await db
+    .updateTable('chats')
+    .set({ last_message_id: latest?.id ?? null })
+    .where('id', '=', chatId)
+    .execute()
   return latest?.id ?? null
 }
 
@@ -100,7 +104,12 @@ export async function touchMembers(db: Db, chatId: number, senderId: number, seq
 
 /** A member's read position (0 if not a member). */
 export async function readSeqOf(db: Db, chatId: number, userId: number): Promise<number> {
-  const row = await db.selectFrom('chat_members').select('read_seq').where('chat_id', '=', chatId).where('user_id', '=', userId).executeTakeFirst()
+  const row = await db
+    .selectFrom('chat_members')
+    .select('read_seq')
+    .where('chat_id', '=', chatId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst()
   return row?.read_seq ?? 0
 }
 
@@ -139,9 +148,7 @@ function personalItems(db: Db, userId: number) {
     .selectFrom('chat_members as me')
     .innerJoin('chats as c', 'c.id', 'me.chat_id')
     .innerJoin('users as p', (j) =>
-      j.on((eb) =>
-        eb('p.id', '=', eb.case().when('c.peer1_id', '=', userId).then(eb.ref('c.peer2_id')).else(eb.ref('c.peer1_id')).end()),
-      ),
+      j.on((eb) => eb('p.id', '=', eb.case().when('c.peer1_id', '=', userId).then(eb.ref('c.peer2_id')).else(eb.ref('c.peer1_id')).end())),
     )
     .leftJoin('chat_members as pm', (j) => j.onRef('pm.chat_id', '=', 'c.id').onRef('pm.user_id', '=', 'p.id'))
     .leftJoin('messages as lm', 'lm.id', 'c.last_message_id')
@@ -181,7 +188,8 @@ export type ListView = 'main' | 'archived'
 const archivedByMe = sql`exists (select 1 from archived_chats ac where ac.user_id = me.user_id and ac.chat_id = me.chat_id)`
 const pinnedByMe = sql`exists (select 1 from pinned_chats pc where pc.user_id = me.user_id and pc.chat_id = me.chat_id)`
 /** The filter of a view, on a query over the user's memberships `me` (primary-key probes). */
-const inView = (view: ListView) => (view === 'archived' ? sql<boolean>`${archivedByMe}` : sql<boolean>`not ${archivedByMe} and not ${pinnedByMe}`)
+const inView = (view: ListView) =>
+  view === 'archived' ? sql<boolean>`${archivedByMe}` : sql<boolean>`not ${archivedByMe} and not ${pinnedByMe}`
 
 /** One page of a user's personal chats in a view, most recent activity first. */
 export async function listPersonal(db: Db, userId: number, page: number, perPage: number, view: ListView = 'main') {
@@ -219,7 +227,11 @@ export function listPinned(db: Db, userId: number) {
 }
 
 export async function pin(db: Db, userId: number, chatId: number, now: number) {
-  await db.insertInto('pinned_chats').values({ user_id: userId, chat_id: chatId, pinned_at: now }).onConflict((oc) => oc.columns(['user_id', 'chat_id']).doNothing()).execute()
+  await db
+    .insertInto('pinned_chats')
+    .values({ user_id: userId, chat_id: chatId, pinned_at: now })
+    .onConflict((oc) => oc.columns(['user_id', 'chat_id']).doNothing())
+    .execute()
 }
 
 export async function unpin(db: Db, userId: number, chatId: number): Promise<boolean> {
@@ -228,7 +240,11 @@ export async function unpin(db: Db, userId: number, chatId: number): Promise<boo
 }
 
 export async function archive(db: Db, userId: number, chatId: number, now: number) {
-  await db.insertInto('archived_chats').values({ user_id: userId, chat_id: chatId, archived_at: now }).onConflict((oc) => oc.columns(['user_id', 'chat_id']).doNothing()).execute()
+  await db
+    .insertInto('archived_chats')
+    .values({ user_id: userId, chat_id: chatId, archived_at: now })
+    .onConflict((oc) => oc.columns(['user_id', 'chat_id']).doNothing())
+    .execute()
 }
 
 export async function unarchive(db: Db, userId: number, chatId: number): Promise<boolean> {

@@ -51,7 +51,10 @@ const ChatType = Type.Union([Type.Literal('personal'), Type.Literal('group'), Ty
 })
 /** Which chat to pin or archive (JSON body; the DELETE forms take it in the query string too). */
 export const PlacementBody = Type.Object({ chat_type: ChatType, chat_id: Id }, { additionalProperties: false })
-export const PlacementOptions = Type.Object({ chat_type: Type.Optional(ChatType), chat_id: Type.Optional(Id) }, { additionalProperties: false })
+export const PlacementOptions = Type.Object(
+  { chat_type: Type.Optional(ChatType), chat_id: Type.Optional(Id) },
+  { additionalProperties: false },
+)
 export const PinView = Type.Object({ chat_type: ChatType, chat_id: Type.Integer(), pinned_at: Timestamp })
 export const ArchiveView = Type.Object({ chat_type: ChatType, chat_id: Type.Integer(), is_archived: Type.Boolean() })
 

@@ -105,12 +105,6 @@ export async function assertTopic(db: Db, chat: ChatRow, topicId: number) {
   if (!(await repo.topicInChat(db, topicId, chat.id))) throw validationError('topic_id must be a topic of this group')
 }
 
-
-
-
-
-
-
 /**
  * Inside a send's transaction: records the new last message; the sender has read up to it. A
  * personal chat also moves to the top of both members' lists (their member rows); a group's or
@@ -168,7 +162,11 @@ async function pinnedEntries(ctx: AppContext, me: UserRow, seePeers: (rows: repo
   const pins = await repo.listPinned(ctx.db, me.id)
   if (pins.length === 0) return []
   const groupIds = pins.filter((p) => p.chat_type !== 'personal').map((p) => p.chat_id)
-  const groupRows = new Map(groupIds.length ? (await repo.listGroups(ctx.db, me.id, groupIds.length, { chatIds: groupIds })).rows.map((row) => [row.chat_id, row]) : [])
+  const groupRows = new Map(
+    groupIds.length
+      ? (await repo.listGroups(ctx.db, me.id, groupIds.length, { chatIds: groupIds })).rows.map((row) => [row.chat_id, row])
+      : [],
+  )
   const personalRows = new Map<number, repo.PersonalItemRow>()
   for (const pin of pins) {
     if (pin.chat_type !== 'personal') continue

@@ -51,7 +51,12 @@ export async function remove(db: Db, chatId: number, userId: number): Promise<bo
 }
 
 export async function roleOf(db: Db, chatId: number, userId: number): Promise<string | null> {
-  const row = await db.selectFrom('chat_members').select('role').where('chat_id', '=', chatId).where('user_id', '=', userId).executeTakeFirst()
+  const row = await db
+    .selectFrom('chat_members')
+    .select('role')
+    .where('chat_id', '=', chatId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst()
   return row?.role ?? null
 }
 
@@ -64,7 +69,12 @@ const memberColumns = ['m.role', 'm.joined_at', 'm.position'] as const
 /** Page `page` of a chat's members in join order, with their user rows. */
 export async function page(db: Db, chatId: number, page: number, perPage: number) {
   let skip = offsetOf(page, perPage)
-  const buckets = await db.selectFrom('member_buckets').select(['bucket', 'members']).where('chat_id', '=', chatId).orderBy('bucket').execute()
+  const buckets = await db
+    .selectFrom('member_buckets')
+    .select(['bucket', 'members'])
+    .where('chat_id', '=', chatId)
+    .orderBy('bucket')
+    .execute()
   const start = buckets.find((b) => {
     if (skip < b.members) return true
     skip -= b.members

@@ -31,7 +31,16 @@ export type ChatView = NonNullable<Awaited<ReturnType<typeof findView>>>
 /** Inserts a group or channel (a channel is counted in the statistics); run it in a transaction. */
 export async function insertChat(
   db: Db,
-  values: { chat_type: 'group' | 'channel'; title: string; description: string; avatar: string | null; is_public: number; owner: number; code: string; now: number },
+  values: {
+    chat_type: 'group' | 'channel'
+    title: string
+    description: string
+    avatar: string | null
+    is_public: number
+    owner: number
+    code: string
+    now: number
+  },
 ) {
   if (values.chat_type === 'channel') await bump(db, 'channels', 1)
   return db
@@ -71,7 +80,15 @@ export async function lockChat(db: Db, chatId: number) {
 export async function updateChat(
   db: Db,
   chatId: number,
-  changes: { title?: string; avatar?: string | null; description?: string; owner_id?: number; is_forum?: number; is_verified?: number; invite_code?: string },
+  changes: {
+    title?: string
+    avatar?: string | null
+    description?: string
+    owner_id?: number
+    is_forum?: number
+    is_verified?: number
+    invite_code?: string
+  },
 ) {
   await db.updateTable('chats').set(changes).where('id', '=', chatId).execute()
 }
@@ -82,7 +99,10 @@ export async function deleteChat(db: Db, chatId: number) {
   if (gone?.chat_type === 'channel') await bump(db, 'channels', -1)
 }
 
-export function insertInvite(db: Db, values: { chat_id: number; code: string; created_by: number; usage_limit: number | null; expires_at: number | null; now: number }) {
+export function insertInvite(
+  db: Db,
+  values: { chat_id: number; code: string; created_by: number; usage_limit: number | null; expires_at: number | null; now: number },
+) {
   return db
     .insertInto('invite_links')
     .values({

@@ -57,7 +57,13 @@ export async function view(ctx: AppContext, me: UserRow, chatId: number, type: C
  * A page of members in join order, as `viewerId` sees them (privacy and blocks): their Peer shape
  * with role and join time.
  */
-export async function memberPage(ctx: AppContext, chat: { id: number; member_count: number }, viewerId: number, page: number, perPage: number) {
+export async function memberPage(
+  ctx: AppContext,
+  chat: { id: number; member_count: number },
+  viewerId: number,
+  page: number,
+  perPage: number,
+) {
   const [rows, blocked] = await Promise.all([members.page(ctx.db, chat.id, page, perPage), blocks.blockedAround(ctx.db, viewerId)])
   const now = ctx.clock.now()
   const see = await seer(ctx.db, viewerId, rows, blocked)
@@ -68,7 +74,15 @@ export async function memberPage(ctx: AppContext, chat: { id: number; member_cou
 }
 
 /** Inside a change: the chat (locked) and my role in it; 404 unless I am a member, 403 unless my role allows `action`. */
-async function authorize(ctx: AppContext, trx: Db, me: UserRow, chatId: number, type: CommunityType, action: Action | null, target?: string) {
+async function authorize(
+  ctx: AppContext,
+  trx: Db,
+  me: UserRow,
+  chatId: number,
+  type: CommunityType,
+  action: Action | null,
+  target?: string,
+) {
   await repo.lockChat(trx, chatId)
   const chat = await view(ctx, me, chatId, type, trx)
   assertMay(chat, type, action, target)
@@ -179,7 +193,8 @@ export async function removeMember(ctx: AppContext, me: UserRow, chatId: number,
 export async function setAdmin(ctx: AppContext, me: UserRow, chatId: number, userId: number, type: CommunityType, admin: boolean) {
   const role = await inTransaction(ctx, async (trx, events) => {
     const chat = await authorize(ctx, trx, me, chatId, type, null)
-    if (!can(chat, chat.my_role, admin ? 'promote' : 'demote', admin ? memberRole(chat) : 'admin')) throw forbidden('Only the owner can promote or demote')
+    if (!can(chat, chat.my_role, admin ? 'promote' : 'demote', admin ? memberRole(chat) : 'admin'))
+      throw forbidden('Only the owner can promote or demote')
     const target = await members.roleOf(trx, chat.id, userId)
     if (target === null) throw notFound('Not a member')
     if (admin && target !== memberRole(chat)) throw conflict(`Already ${target === 'owner' ? 'the owner' : 'an admin'}`)
@@ -233,7 +248,14 @@ export async function leave(ctx: AppContext, me: UserRow, chatId: number, type: 
     if (chat.member_count <= 1) {
       await repo.deleteChat(trx, chat.id)
       // nobody is left to hear the chat's log; my own devices still learn I left
-      const left = { chat_id: chat.id, user_id: me.id, role: null, chat_type: chat.chat_type, chat_seq: chat.event_seq + 1, dissolved: true }
+      const left = {
+        chat_id: chat.id,
+        user_id: me.id,
+        role: null,
+        chat_type: chat.chat_type,
+        chat_seq: chat.event_seq + 1,
+        dissolved: true,
+      }
       await events.toUsers([me.id], 'member.left', left)
       return true
     }
@@ -339,14 +361,27 @@ export function presentInvite(ctx: AppContext, type: string, invite: InviteLinkR
 }
 
 /** A new invite link with an optional expiry and usage limit (owner or admin). */
-export async function createInvite(ctx: AppContext, me: UserRow, chatId: number, type: CommunityType, options: { expires_at?: string; usage_limit?: number }) {
+export async function createInvite(
+  ctx: AppContext,
+  me: UserRow,
+  chatId: number,
+  type: CommunityType,
+  options: { expires_at?: string; usage_limit?: number },
+) {
   const now = ctx.clock.now()
   // validated as a timestamp already; parseInstant is the one reading of one (lib/time.ts)
   const expiresAt = options.expires_at === undefined ? null : parseInstant(options.expires_at)
   if (expiresAt !== null && expiresAt <= now) throw validationError('expires_at must be in the future')
   const invite = await ctx.db.transaction().execute(async (trx) => {
     const chat = await authorize(ctx, trx, me, chatId, type, 'invite_links')
-    return repo.insertInvite(trx, { chat_id: chat.id, code: newInviteCode(), created_by: me.id, usage_limit: options.usage_limit ?? null, expires_at: expiresAt, now })
+    return repo.insertInvite(trx, {
+      chat_id: chat.id,
+      code: newInviteCode(),
+      created_by: me.id,
+      usage_limit: options.usage_limit ?? null,
+      expires_at: expiresAt,
+      now,
+    })
   })
   return presentInvite(ctx, type, invite, null)
 }
@@ -400,4 +435,5 @@ export async function markVerified(ctx: AppContext, me: UserRow, channelId: numb
 /** An invite link by its code (null: none). */
 export const inviteByCode = (ctx: AppContext, code: string) => repo.findInvite(ctx.db, code)
 /** A group or channel as `viewerId` sees it (null viewer: signed out). */
-export const chatView = (ctx: AppContext, chatId: number, viewerId: Parameters<typeof repo.findView>[2]) => repo.findView(ctx.db, chatId, viewerId)
+export const chatView = (ctx: AppContext, chatId: number, viewerId: Parameters<typeof repo.findView>[2]) =>
+  repo.findView(ctx.db, chatId, viewerId)

@@ -5,7 +5,10 @@ import { paged } from '../../db/page.js'
 
 /** Adds the contact; a second add of the same contact fails on the unique index (409). */
 export async function insert(db: Db, ownerId: number, contactId: number, displayName: string | null, now: number) {
-  await db.insertInto('contacts').values({ owner_id: ownerId, contact_user_id: contactId, display_name: displayName, created_at: now }).execute()
+  await db
+    .insertInto('contacts')
+    .values({ owner_id: ownerId, contact_user_id: contactId, display_name: displayName, created_at: now })
+    .execute()
   return find(db, ownerId, contactId)
 }
 
@@ -63,14 +66,23 @@ export async function list(db: Db, ownerId: number, page: number, perPage: numbe
       .orderBy('u.id')
       .$call(paged(page, perPage))
       .execute(),
-    db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('contacts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('owner_id', '=', ownerId)
+      .executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
 }
 
 /** Whether `ownerId` has `userId` among their contacts (a unique-index lookup). */
 export async function has(db: Db, ownerId: number, userId: number): Promise<boolean> {
-  const row = await db.selectFrom('contacts').select('id').where('owner_id', '=', ownerId).where('contact_user_id', '=', userId).executeTakeFirst()
+  const row = await db
+    .selectFrom('contacts')
+    .select('id')
+    .where('owner_id', '=', ownerId)
+    .where('contact_user_id', '=', userId)
+    .executeTakeFirst()
   return row !== undefined
 }
 
@@ -89,8 +101,16 @@ export async function ownersOf(db: Db, userId: number): Promise<number[]> {
 /** How many contacts `userId` has, and how many have them. */
 export async function counts(db: Db, userId: number) {
   const [following, followers] = await Promise.all([
-    db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('owner_id', '=', userId).executeTakeFirstOrThrow(),
-    db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('contact_user_id', '=', userId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('contacts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('owner_id', '=', userId)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('contacts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('contact_user_id', '=', userId)
+      .executeTakeFirstOrThrow(),
   ])
   return { following: Number(following.n), followers: Number(followers.n) }
 }

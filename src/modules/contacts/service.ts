@@ -27,7 +27,12 @@ export async function add(ctx: AppContext, me: UserRow, userId: number, displayN
   if (!other || other.deleted_at !== null) throw notFound('User not found')
   if (await repo.has(ctx.db, me.id, userId)) throw conflict('Already in your contacts')
   return inTransaction(ctx, async (trx, events) => {
-    const [contact] = await presentContacts(ctx, me, [(await repo.insert(trx, me.id, userId, displayName?.trim() || null, events.now))!], trx)
+    const [contact] = await presentContacts(
+      ctx,
+      me,
+      [(await repo.insert(trx, me.id, userId, displayName?.trim() || null, events.now))!],
+      trx,
+    )
     await events.toUsers([me.id], 'contact.added', { contact })
     return contact
   })
@@ -65,7 +70,11 @@ export async function importPhones(ctx: AppContext, me: UserRow, phones: readonl
     else wanted.set(number, [...(wanted.get(number) ?? []), phone])
   }
   const [owners, blocked] = await Promise.all([users.findByPhones(ctx.db, [...wanted.keys()]), blocks.blockedAround(ctx.db, me.id)])
-  const keepMe = await ownersKeeping(ctx.db, owners.filter((user) => user.privacy_phone === 'contacts').map((user) => user.id), me.id)
+  const keepMe = await ownersKeeping(
+    ctx.db,
+    owners.filter((user) => user.privacy_phone === 'contacts').map((user) => user.id),
+    me.id,
+  )
   const found = owners.filter(
     (user) => user.id !== me.id && isUsable(user) && !blocked.has(user.id) && sightOf(user, keepMe.has(user.id), false).phone,
   )
@@ -73,8 +82,22 @@ export async function importPhones(ctx: AppContext, me: UserRow, phones: readonl
   for (const [number, inputs] of wanted) if (!foundPhones.has(number)) notFound.push(...inputs)
   if (found.length === 0) return { imported: [], not_found: notFound }
   const imported = await inTransaction(ctx, async (trx, events) => {
-    const added = await repo.insertMissing(trx, me.id, found.map((user) => user.id), events.now)
-    const contacts = await presentContacts(ctx, me, await repo.findMany(trx, me.id, found.map((user) => user.id)), trx)
+    const added = await repo.insertMissing(
+      trx,
+      me.id,
+      found.map((user) => user.id),
+      events.now,
+    )
+    const contacts = await presentContacts(
+      ctx,
+      me,
+      await repo.findMany(
+        trx,
+        me.id,
+        found.map((user) => user.id),
+      ),
+      trx,
+    )
     for (const contact of contacts) if (added.has(contact.user_id)) await events.toUsers([me.id], 'contact.added', { contact })
     return contacts
   })

@@ -78,11 +78,18 @@ export async function status(ctx: AppContext, me: UserRow, sessionId: string): P
 }
 
 /** Appends a chunk sent for the session's current offset; 409 with the offset for any other. */
-export async function receiveChunk(ctx: AppContext, me: UserRow, sessionId: string, offset: number, chunk: Source): Promise<UploadSessionView> {
+export async function receiveChunk(
+  ctx: AppContext,
+  me: UserRow,
+  sessionId: string,
+  offset: number,
+  chunk: Source,
+): Promise<UploadSessionView> {
   const session = await ownSession(ctx, me, sessionId)
   return exclusively(session.id, async () => {
     const current = await offsetOf(ctx, session)
-    if (offset !== current) throw offsetConflict(`Wrong offset ${offset}: the session has ${current} bytes; send the chunk at offset ${current}`, current)
+    if (offset !== current)
+      throw offsetConflict(`Wrong offset ${offset}: the session has ${current} bytes; send the chunk at offset ${current}`, current)
     const hashed = running.get(session.id)
     running.delete(session.id)
     const room = session.size - current

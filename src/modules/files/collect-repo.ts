@@ -28,12 +28,12 @@ export async function referenced(db: Db, paths: readonly string[]): Promise<Set<
     if (left.length === 0) break
     // the union type of referrers is too wide for Kysely to follow; each pair is a real column
     // biome-ignore lint/suspicious/noExplicitAny: see above
-    const rows = await (db as Db & { selectFrom(t: string): any })
+    const rows = (await (db as Db & { selectFrom(t: string): any })
       .selectFrom(table)
       .select(`${column} as path`)
       .where(column, 'in', left)
       .distinct()
-      .execute() as { path: string }[]
+      .execute()) as { path: string }[]
     for (const row of rows) used.add(row.path)
   }
   return used

@@ -45,7 +45,10 @@ export async function detectType(head: Buffer): Promise<Detected> {
   // one lower-case word, as served paths need ('tar.gz' → 'gz', 'Z' → 'z')
   let ext = found ? (found.ext.split('.').pop() ?? found.ext).toLowerCase() : 'bin'
   if ((!found || mime === 'application/xml') && isText(head)) {
-    const text = head.toString('utf8').replace(/^\uFEFF/, '').trimStart()
+    const text = head
+      .toString('utf8')
+      .replace(/^\uFEFF/, '')
+      .trimStart()
     const markup = MARKUP.find(([pattern]) => pattern.test(text))
     ;[mime, ext] = markup ? [markup[1], markup[2]] : found ? [mime, ext] : ['text/plain', 'txt']
   }

@@ -12,7 +12,11 @@ export function findObject(db: Db, hash: string): Promise<FileObjectRow | undefi
  * The stored-bytes counter moves only for the upload that stored it.
  */
 export async function insertObject(db: Db, row: FileObjectRow): Promise<FileObjectRow> {
-  const stored = await db.insertInto('file_objects').values(row).onConflict((oc) => oc.column('hash').doNothing()).executeTakeFirst()
+  const stored = await db
+    .insertInto('file_objects')
+    .values(row)
+    .onConflict((oc) => oc.column('hash').doNothing())
+    .executeTakeFirst()
   if (Number(stored.numInsertedOrUpdatedRows ?? 0) > 0) await bump(db, 'files_bytes', row.size)
   return db.selectFrom('file_objects').selectAll().where('hash', '=', row.hash).executeTakeFirstOrThrow()
 }
@@ -45,7 +49,9 @@ export function findOwnUploadBySource(db: Db, ownerId: number, source: string) {
 
 /** The upload served at `/uploads/{path}`: by its path, or by its thumbnail's. */
 export function findByServedPath(db: Db, path: string, thumbnail: boolean) {
-  return uploads(db).where(thumbnail ? 'u.thumbnail_path' : 'u.path', '=', path).executeTakeFirst()
+  return uploads(db)
+    .where(thumbnail ? 'u.thumbnail_path' : 'u.path', '=', path)
+    .executeTakeFirst()
 }
 
 /** Whether a message that is not deleted for everyone, in a chat the user is a member of, carries this path. */
@@ -79,5 +85,11 @@ export function deleteSession(db: Db, id: string) {
 
 /** Expired sessions, oldest first; served by the expires_at index. */
 export function listExpiredSessions(db: Db, now: number, limit: number) {
-  return db.selectFrom('upload_sessions').select(['id', 'part_key']).where('expires_at', '<', now).orderBy('expires_at').limit(limit).execute()
+  return db
+    .selectFrom('upload_sessions')
+    .select(['id', 'part_key'])
+    .where('expires_at', '<', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute()
 }

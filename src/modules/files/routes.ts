@@ -51,7 +51,8 @@ function malformed(error: unknown) {
 /** A plain field that came before the file part. */
 function field(fields: Record<string, unknown>, name: string): string {
   const value = Object.hasOwn(fields, name) ? (fields[name] as { type?: string; value?: unknown }) : undefined
-  if (value?.type !== 'field' || typeof value.value !== 'string') throw validationError(`${name} is required (a field before the "chunk" part)`)
+  if (value?.type !== 'field' || typeof value.value !== 'string')
+    throw validationError(`${name} is required (a field before the "chunk" part)`)
   return value.value
 }
 
@@ -102,58 +103,114 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
   const user = requireUser(ctx)
   const tus = createTusServer(ctx)
 
-  app.post('/files/upload', {
-    schema: { summary: 'Upload a file (multipart, part "file")', ...secured, consumes: ['multipart/form-data'], description: 'multipart/form-data with a `file` part', response: { 200: okSchema(FileView) } },
-    preValidation: user,
-  }, async (request) => {
-    const part = await filePart(request, 'file')
-    return ok(await receive(request, part.file, () => files.upload(ctx, request.user, part.file, part.filename)))
-  })
-
-  app.get('/files/:id', {
-    schema: { summary: 'Download a file I uploaded or that was sent in one of my chats', ...secured, params: IdParams, description: 'the bytes: uploader or a member of a chat where the file was sent' },
-    preValidation: user,
-  }, async (request, reply) => sendFile(ctx, request, reply, await files.readable(ctx, request.user, request.params.id), 'private, no-cache'))
-
-  app.post('/uploads/multipart', {
-    schema: { summary: 'Start a chunked upload (JSON), or append a chunk (multipart)',
-      ...secured,
-      description: 'JSON `{file_name, size, mime_type}` starts a session; multipart fields `session_id`, `offset` then a `chunk` part append',
-      body: { content: { 'application/json': { schema: StartUploadBody }, 'multipart/form-data': { schema: {} } } },
-      response: { 200: okSchema(UploadSessionView) },
+  app.post(
+    '/files/upload',
+    {
+      schema: {
+        summary: 'Upload a file (multipart, part "file")',
+        ...secured,
+        consumes: ['multipart/form-data'],
+        description: 'multipart/form-data with a `file` part',
+        response: { 200: okSchema(FileView) },
+      },
+      preValidation: user,
     },
-    preValidation: user,
-  }, async (request) => {
-    if (!request.isMultipart()) {
-      // the JSON start (validated by the body schema); with no body at all, nothing to validate
-      if (request.body === undefined || request.body === null) throw validationError('Send JSON {file_name, size, mime_type} to start an upload, or multipart/form-data with session_id, offset and a chunk part')
-      return ok(await chunked.start(ctx, request.user, request.body as StartUploadBody))
-    }
-    const part = await filePart(request, 'chunk')
-    const offset = field(part.fields, 'offset')
-    if (!/^\d{1,15}$/.test(offset)) throw validationError('offset must be a non-negative integer')
-    const sessionId = field(part.fields, 'session_id')
-    return ok(await receive(request, part.file, () => chunked.receiveChunk(ctx, request.user, sessionId, Number(offset), part.file)))
-  })
+    async (request) => {
+      const part = await filePart(request, 'file')
+      return ok(await receive(request, part.file, () => files.upload(ctx, request.user, part.file, part.filename)))
+    },
+  )
 
-  app.get('/uploads/multipart/:session_id', {
-    schema: { summary: 'How much of a chunked upload has arrived', ...secured, params: SessionParams, response: { 200: okSchema(UploadSessionView) } },
-    preValidation: user,
-  }, async (request) => ok(await chunked.status(ctx, request.user, request.params.session_id)))
+  app.get(
+    '/files/:id',
+    {
+      schema: {
+        summary: 'Download a file I uploaded or that was sent in one of my chats',
+        ...secured,
+        params: IdParams,
+        description: 'the bytes: uploader or a member of a chat where the file was sent',
+      },
+      preValidation: user,
+    },
+    async (request, reply) =>
+      sendFile(ctx, request, reply, await files.readable(ctx, request.user, request.params.id), 'private, no-cache'),
+  )
 
-  app.post('/uploads/complete', {
-    schema: { summary: 'Finish a chunked upload and get the file', ...secured, body: CompleteUploadBody, response: { 200: okSchema(FileView) } },
-    preValidation: user,
-  }, async (request) => ok(await chunked.complete(ctx, request.user, request.body.session_id, request.body.hash)))
+  app.post(
+    '/uploads/multipart',
+    {
+      schema: {
+        summary: 'Start a chunked upload (JSON), or append a chunk (multipart)',
+        ...secured,
+        description:
+          'JSON `{file_name, size, mime_type}` starts a session; multipart fields `session_id`, `offset` then a `chunk` part append',
+        body: { content: { 'application/json': { schema: StartUploadBody }, 'multipart/form-data': { schema: {} } } },
+        response: { 200: okSchema(UploadSessionView) },
+      },
+      preValidation: user,
+    },
+    async (request) => {
+      if (!request.isMultipart()) {
+        // the JSON start (validated by the body schema); with no body at all, nothing to validate
+        if (request.body === undefined || request.body === null)
+          throw validationError(
+            'Send JSON {file_name, size, mime_type} to start an upload, or multipart/form-data with session_id, offset and a chunk part',
+          )
+        return ok(await chunked.start(ctx, request.user, request.body as StartUploadBody))
+      }
+      const part = await filePart(request, 'chunk')
+      const offset = field(part.fields, 'offset')
+      if (!/^\d{1,15}$/.test(offset)) throw validationError('offset must be a non-negative integer')
+      const sessionId = field(part.fields, 'session_id')
+      return ok(await receive(request, part.file, () => chunked.receiveChunk(ctx, request.user, sessionId, Number(offset), part.file)))
+    },
+  )
 
-  app.get('/uploads/tus/:id/file', {
-    schema: { summary: 'The file a finished tus upload became', ...secured, params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: okSchema(FileView) } },
-    preValidation: user,
-  }, async (request) => {
-    const file = await files.finished(ctx, request.user, `tus:${request.params.id}`)
-    if (!file) throw notFound('No finished tus upload with this id')
-    return ok(file)
-  })
+  app.get(
+    '/uploads/multipart/:session_id',
+    {
+      schema: {
+        summary: 'How much of a chunked upload has arrived',
+        ...secured,
+        params: SessionParams,
+        response: { 200: okSchema(UploadSessionView) },
+      },
+      preValidation: user,
+    },
+    async (request) => ok(await chunked.status(ctx, request.user, request.params.session_id)),
+  )
+
+  app.post(
+    '/uploads/complete',
+    {
+      schema: {
+        summary: 'Finish a chunked upload and get the file',
+        ...secured,
+        body: CompleteUploadBody,
+        response: { 200: okSchema(FileView) },
+      },
+      preValidation: user,
+    },
+    async (request) => ok(await chunked.complete(ctx, request.user, request.body.session_id, request.body.hash)),
+  )
+
+  app.get(
+    '/uploads/tus/:id/file',
+    {
+      schema: {
+        summary: 'The file a finished tus upload became',
+        ...secured,
+        params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+        response: { 200: okSchema(FileView) },
+      },
+      preValidation: user,
+    },
+    async (request) => {
+      const file = await files.finished(ctx, request.user, `tus:${request.params.id}`)
+      if (!file) throw notFound('No finished tus upload with this id')
+      return ok(file)
+    },
+  )
 
   const toTus = async (request: FastifyRequest, reply: FastifyReply) => {
     handOver(request.raw, request.user)
@@ -175,10 +232,18 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async 
     }
   })
 
-  app.get('/uploads/*', {
-    schema: { summary: 'An uploaded file or thumbnail by its path (no login: the path is the permission)', tags, description: 'an uploaded file (or its thumbnail) by its path; the random path is the permission' },
-  }, async (request, reply) => {
-    const path = (request.params as { '*': string })['*']
-    return sendFile(ctx, request, reply, await files.served(ctx, path), 'private, max-age=31536000, immutable')
-  })
+  app.get(
+    '/uploads/*',
+    {
+      schema: {
+        summary: 'An uploaded file or thumbnail by its path (no login: the path is the permission)',
+        tags,
+        description: 'an uploaded file (or its thumbnail) by its path; the random path is the permission',
+      },
+    },
+    async (request, reply) => {
+      const path = (request.params as { '*': string })['*']
+      return sendFile(ctx, request, reply, await files.served(ctx, path), 'private, max-age=31536000, immutable')
+    },
+  )
 }

@@ -49,7 +49,9 @@ export async function sendFile(ctx: AppContext, request: FastifyRequest, reply: 
   const ifRange = request.headers['if-range']
   const range = ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, file.size) : null
   if (range === 'unsatisfiable') {
-    throw new AppError(416, 'validation_error', `Range not satisfiable: the file has ${file.size} bytes`, { 'content-range': `bytes */${file.size}` })
+    throw new AppError(416, 'validation_error', `Range not satisfiable: the file has ${file.size} bytes`, {
+      'content-range': `bytes */${file.size}`,
+    })
   }
   const opened = await ctx.storage.open(file.key, range ?? undefined)
   if (!opened) {
@@ -67,7 +69,10 @@ export async function sendFile(ctx: AppContext, request: FastifyRequest, reply: 
     // media is embedded by web clients on other origins (CORS_ORIGINS); the path itself is the secret
     .header('cross-origin-resource-policy', 'cross-origin')
   if (range) {
-    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.size}`).header('content-length', range.end - range.start + 1)
+    reply
+      .code(206)
+      .header('content-range', `bytes ${range.start}-${range.end}/${file.size}`)
+      .header('content-length', range.end - range.start + 1)
   } else {
     reply.header('content-length', file.size)
   }

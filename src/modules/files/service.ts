@@ -78,12 +78,19 @@ export interface Received {
 export function cleanFileName(name: string | undefined | null): string {
   const base = (name ?? '').split(/[/\\]/).pop() ?? ''
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255)
+  const printable = base.replace(/[\u0000-\u001f\u007f]/g, '')
+  const clean = printable.trim().slice(0, 255)
   return clean === '' || clean === '.' || clean === '..' ? 'file' : clean
 }
 
 /** Streams one upload into storage under the caller's cap and records it. */
-export async function upload(ctx: AppContext, me: UserRow, source: Source, fileName: string | undefined, origin: string | null = null): Promise<FileView> {
+export async function upload(
+  ctx: AppContext,
+  me: UserRow,
+  source: Source,
+  fileName: string | undefined,
+  origin: string | null = null,
+): Promise<FileView> {
   const meter = new Meter(capFor(ctx, me))
   const key = await ctx.storage.putTemp(meter.through(source))
   return record(ctx, me, { key, size: meter.size, hash: meter.hash!.digest('hex'), head: meter.firstBytes() }, fileName, origin)
@@ -94,7 +101,13 @@ export async function upload(ctx: AppContext, me: UserRow, source: Source, fileN
  * (type detected, thumbnail made); a later identical one is dropped in favour of it. Either way the
  * upload gets its own row and random path.
  */
-export async function record(ctx: AppContext, me: UserRow, received: Received, fileName: string | undefined, origin: string | null): Promise<FileView> {
+export async function record(
+  ctx: AppContext,
+  me: UserRow,
+  received: Received,
+  fileName: string | undefined,
+  origin: string | null,
+): Promise<FileView> {
   const name = randomBytes(16).toString('base64url')
   const insert = (object: FileObjectRow) =>
     repo.insertUpload(ctx.db, {
@@ -233,7 +246,8 @@ export async function served(ctx: AppContext, path: string): Promise<Servable> {
 }
 
 /** The upload a served path names (`withThumbnail`: also by its thumbnail's path). */
-export const uploadByServedPath = (ctx: AppContext, path: string, withThumbnail: boolean) => repo.findByServedPath(ctx.db, path, withThumbnail)
+export const uploadByServedPath = (ctx: AppContext, path: string, withThumbnail: boolean) =>
+  repo.findByServedPath(ctx.db, path, withThumbnail)
 /** Whether the file at `path` was sent into a chat `userId` is in. */
 export const isSharedWith = (ctx: AppContext, path: string, userId: number) => repo.isSharedWith(ctx.db, path, userId)
 /** Records an upload row (a copy of stored content under a new path, e.g. a bot's own copy). */

@@ -1,10 +1,19 @@
 /** The SQL of forum topics (groups only). */
 import type { Db } from '../../db/database.js'
 
-export function insertTopic(db: Db, values: { chat_id: number; title: string; icon_emoji_id: string | null; created_by: number; now: number }) {
+export function insertTopic(
+  db: Db,
+  values: { chat_id: number; title: string; icon_emoji_id: string | null; created_by: number; now: number },
+) {
   return db
     .insertInto('group_topics')
-    .values({ chat_id: values.chat_id, title: values.title, icon_emoji_id: values.icon_emoji_id, created_by: values.created_by, created_at: values.now })
+    .values({
+      chat_id: values.chat_id,
+      title: values.title,
+      icon_emoji_id: values.icon_emoji_id,
+      created_by: values.created_by,
+      created_at: values.now,
+    })
     .returningAll()
     .executeTakeFirstOrThrow()
 }

@@ -1,7 +1,12 @@
 import { Type, type Static } from 'typebox'
 import { Id, Nullable, PageQuery, Peer, Timestamp } from '../../http/schemas.js'
 
-export const Title = Type.String({ minLength: 1, maxLength: 128, pattern: '\\S', errorMessage: 'title must be 1 to 128 characters, not only spaces' })
+export const Title = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: '\\S',
+  errorMessage: 'title must be 1 to 128 characters, not only spaces',
+})
 export const Description = Type.String({ maxLength: 255 })
 /** an uploaded file's path (POST /files/upload), or null to remove the avatar */
 export const AvatarPath = Nullable(Type.String({ minLength: 1, maxLength: 255 }))
@@ -42,7 +47,10 @@ export const CreateInviteBody = Type.Object(
   },
   { additionalProperties: false },
 )
-export const RevokeInviteBody = Type.Object({ chat_id: Id, code: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false })
+export const RevokeInviteBody = Type.Object(
+  { chat_id: Id, code: Type.String({ minLength: 1, maxLength: 512 }) },
+  { additionalProperties: false },
+)
 /** the code, or the whole link ({base}/join/<code>) */
 export const JoinBody = Type.Object({ code: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false })
 

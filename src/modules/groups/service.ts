@@ -24,10 +24,14 @@ export async function memberPage(ctx: AppContext, me: UserRow, chatId: number, p
   return community.memberPage(ctx, await community.view(ctx, me, chatId, 'group'), me.id, page, perPage)
 }
 
-export const addMember = (ctx: AppContext, me: UserRow, chatId: number, userId: number) => community.addMember(ctx, me, chatId, userId, 'group')
-export const removeMember = (ctx: AppContext, me: UserRow, chatId: number, userId: number) => community.removeMember(ctx, me, chatId, userId, 'group')
-export const promote = (ctx: AppContext, me: UserRow, chatId: number, userId: number) => community.setAdmin(ctx, me, chatId, userId, 'group', true)
-export const demote = (ctx: AppContext, me: UserRow, chatId: number, userId: number) => community.setAdmin(ctx, me, chatId, userId, 'group', false)
+export const addMember = (ctx: AppContext, me: UserRow, chatId: number, userId: number) =>
+  community.addMember(ctx, me, chatId, userId, 'group')
+export const removeMember = (ctx: AppContext, me: UserRow, chatId: number, userId: number) =>
+  community.removeMember(ctx, me, chatId, userId, 'group')
+export const promote = (ctx: AppContext, me: UserRow, chatId: number, userId: number) =>
+  community.setAdmin(ctx, me, chatId, userId, 'group', true)
+export const demote = (ctx: AppContext, me: UserRow, chatId: number, userId: number) =>
+  community.setAdmin(ctx, me, chatId, userId, 'group', false)
 export const leave = (ctx: AppContext, me: UserRow, chatId: number) => community.leave(ctx, me, chatId, 'group')
 
 export async function transfer(ctx: AppContext, me: UserRow, chatId: number, userId: number) {
@@ -40,7 +44,8 @@ export async function edit(ctx: AppContext, me: UserRow, chatId: number, changes
 
 export const createInvite = (ctx: AppContext, me: UserRow, chatId: number, options: { expires_at?: string; usage_limit?: number }) =>
   community.createInvite(ctx, me, chatId, 'group', options)
-export const revokeInvite = (ctx: AppContext, me: UserRow, chatId: number, code: string) => community.revokeInvite(ctx, me, chatId, 'group', code)
+export const revokeInvite = (ctx: AppContext, me: UserRow, chatId: number, code: string) =>
+  community.revokeInvite(ctx, me, chatId, 'group', code)
 export const listInvites = (ctx: AppContext, me: UserRow, chatId: number) => community.listInvites(ctx, me, chatId, 'group')
 
 /** Resolves an invite code (or link) of a group and joins it. */
@@ -61,7 +66,15 @@ export async function createTopic(ctx: AppContext, me: UserRow, chatId: number, 
     const chat = await community.view(ctx, me, chatId, 'group', trx)
     community.assertMay(chat, 'group', 'create_topic', undefined, 'Only the owner and admins create topics')
     if (chat.is_forum !== 1) throw validationError('Turn forum mode on first (groups/set-forum)')
-    const topic = presentTopic(await repo.insertTopic(trx, { chat_id: chat.id, title: title.trim(), icon_emoji_id: iconEmojiId, created_by: me.id, now: events.now }))
+    const topic = presentTopic(
+      await repo.insertTopic(trx, {
+        chat_id: chat.id,
+        title: title.trim(),
+        icon_emoji_id: iconEmojiId,
+        created_by: me.id,
+        now: events.now,
+      }),
+    )
     await events.toChat(chat, 'chat.updated', { chat_id: chat.id, topic })
     return topic
   })

@@ -39,7 +39,10 @@ function transportFor(config: Readonly<Config>, smtpUrl: string): Transporter {
  * SMTP server's message id (null when the mail went to the log); throws 503 mail_unavailable when
  * the SMTP server cannot take it, and 400 for a kind without a template.
  */
-export async function sendMail(ctx: AppContext, message: { to: string; kind: MailKind; data?: Record<string, string> }): Promise<{ messageId: string | null }> {
+export async function sendMail(
+  ctx: AppContext,
+  message: { to: string; kind: MailKind; data?: Record<string, string> },
+): Promise<{ messageId: string | null }> {
   const rendered = renderMail(message.kind, message.data)
   if (!rendered) throw validationError('Unknown kind of mail')
   if (typeof message.to !== 'string' || message.to.length > 254 || !/^[^\s@<>,;"]+@[^\s@<>,;"]+$/.test(message.to)) {
@@ -47,8 +50,10 @@ export async function sendMail(ctx: AppContext, message: { to: string; kind: Mai
   }
   const smtpUrl = ctx.config.smtpUrl
   if (!smtpUrl) {
-    ctx.log.info({ mail: { to: message.to, kind: message.kind, subject: rendered.subject, text: rendered.text } },
-      'mail written to the log (SMTP_URL is not set)')
+    ctx.log.info(
+      { mail: { to: message.to, kind: message.kind, subject: rendered.subject, text: rendered.text } },
+      'mail written to the log (SMTP_URL is not set)',
+    )
     return { messageId: null }
   }
   const transport = transportFor(ctx.config, smtpUrl)
@@ -56,7 +61,13 @@ export async function sendMail(ctx: AppContext, message: { to: string; kind: Mai
   let timer: NodeJS.Timeout | undefined
   try {
     const info = await Promise.race([
-      transport.sendMail({ from: ctx.config.mailFrom, to: message.to, subject: rendered.subject, text: rendered.text, html: rendered.html }),
+      transport.sendMail({
+        from: ctx.config.mailFrom,
+        to: message.to,
+        subject: rendered.subject,
+        text: rendered.text,
+        html: rendered.html,
+      }),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(Object.assign(new Error('the SMTP server took too long'), { code: 'ETIMEDOUT' })), limitMs)
       }),

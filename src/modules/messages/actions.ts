@@ -117,12 +117,16 @@ export async function read(ctx: AppContext, me: UserRow, messageId: number) {
   const { row, chat } = await visibleMessage(ctx, me, messageId)
   const now = ctx.clock.now()
   const recipients = isPersonal(chat) ? personalMembers(chat) : [me.id]
-  const moved = await inTransaction(ctx, async (trx, events) => {
-    if (!(await chats.advanceRead(trx, chat.id, me.id, row.seq, now))) return false
-    await repo.markReadRange(trx, chat.id, me.id, chat.read_seq, row.seq, now)
-    await events.toUsers(recipients, 'message.read', { chat_id: chat.id, reader_id: me.id, message_id: row.id, read_at: iso(now) })
-    return true
-  }, now)
+  const moved = await inTransaction(
+    ctx,
+    async (trx, events) => {
+      if (!(await chats.advanceRead(trx, chat.id, me.id, row.seq, now))) return false
+      await repo.markReadRange(trx, chat.id, me.id, chat.read_seq, row.seq, now)
+      await events.toUsers(recipients, 'message.read', { chat_id: chat.id, reader_id: me.id, message_id: row.id, read_at: iso(now) })
+      return true
+    },
+    now,
+  )
   return {
     chat_id: chat.id,
     message_id: row.id,

@@ -84,7 +84,9 @@ export interface Placement {
 }
 
 /** Every column a send sets (the others start at their defaults). */
-export type MessageValues = Required<Omit<NewMessageRow, 'id' | 'deleted_for_all' | 'edited_at' | 'scheduled_at' | 'delivered_at' | 'read_at'>>
+export type MessageValues = Required<
+  Omit<NewMessageRow, 'id' | 'deleted_for_all' | 'edited_at' | 'scheduled_at' | 'delivered_at' | 'read_at'>
+>
 
 /** The columns of the new message row: the one mapping from a draft, for both send paths. */
 export function messageValues(draft: Draft, at: Placement): MessageValues {
@@ -169,7 +171,9 @@ export function messageRow(id: number, values: MessageValues): MessageRow {
  */
 export function repeats(input: SendMessageBody, first: Draft | MessageRow): boolean {
   const row = 'seq' in first ? first : null
-  const stored = row ? { ...first, is_encrypted: row.is_encrypted === 1, file_path: row.file_path } : { ...first, file_path: (first as Draft).attachment?.file_path ?? null }
+  const stored = row
+    ? { ...first, is_encrypted: row.is_encrypted === 1, file_path: row.file_path }
+    : { ...first, file_path: (first as Draft).attachment?.file_path ?? null }
   const sent = draftFrom(input)
   const same = (a: unknown, b: unknown) => (a ?? null) === (b ?? null)
   return (

@@ -5,7 +5,12 @@ import { Timestamp } from '../../http/schemas.js'
 import { MessageView, ReactionResult } from './schemas.js'
 
 export const MessageDeleted = Type.Object({ chat_id: Type.Integer(), message_id: Type.Integer(), deleted_for_all: Type.Boolean() })
-export const MessageRead = Type.Object({ chat_id: Type.Integer(), reader_id: Type.Integer(), message_id: Type.Integer(), read_at: Timestamp })
+export const MessageRead = Type.Object({
+  chat_id: Type.Integer(),
+  reader_id: Type.Integer(),
+  message_id: Type.Integer(),
+  read_at: Timestamp,
+})
 export const ReactionUpdated = Type.Object({ chat_id: Type.Integer(), message_id: Type.Integer(), reactions: ReactionResult })
 export const ScheduledDropped = Type.Object({
   chat_id: Type.Integer(),
@@ -24,18 +29,22 @@ export const messageEvents = defineEvents({
   'message.deleted': {
     payload: MessageDeleted,
     routes: ['chat', 'user'],
-    summary: "A message was deleted for everyone (to the chat) or for me (to my own devices only).",
+    summary: 'A message was deleted for everyone (to the chat) or for me (to my own devices only).',
   },
   'message.read': {
     payload: MessageRead,
     routes: ['user'],
     summary: "A reader's position moved: to both members of a personal chat, to the reader's own devices in a group or channel.",
   },
-  'reaction.updated': { payload: ReactionUpdated, routes: ['chat'], summary: "A message's reactions changed (the whole map, emoji → count)." },
+  'reaction.updated': {
+    payload: ReactionUpdated,
+    routes: ['chat'],
+    summary: "A message's reactions changed (the whole map, emoji → count).",
+  },
   'scheduled.dropped': {
     payload: ScheduledDropped,
     routes: ['user'],
-    summary: "My scheduled message could not be sent when its time came (I left, lost the right to post, or was blocked).",
+    summary: 'My scheduled message could not be sent when its time came (I left, lost the right to post, or was blocked).',
   },
   typing: {
     payload: Typing,

@@ -108,7 +108,8 @@ class Batcher {
     const outcome = new Promise<FastSend>((settle) => {
       this.queue.push({ ...request, settle })
       // the sends of this moment go together: the batch starts once the event loop has taken them all
-      if (this.queue.length === (this.inFlight === 0 ? 1 : SECOND_BATCH_MIN) && this.inFlight < MAX_IN_FLIGHT) setImmediate(() => this.start())
+      if (this.queue.length === (this.inFlight === 0 ? 1 : SECOND_BATCH_MIN) && this.inFlight < MAX_IN_FLIGHT)
+        setImmediate(() => this.start())
     })
     // queued in order: the next send of the lane may queue behind this one
     request.turn?.placed()
@@ -212,7 +213,15 @@ async function readBatch(db: Db, jobs: Job[]): Promise<BatchRead> {
     const other = job.target.receiverId
     return other === undefined ? [null, null] : job.me.id < other ? [job.me.id, other] : [other, job.me.id]
   })
-  const result = await sql<{ kind: 'chat' | 'sent' | 'pending' | 'reply'; i: number; a: number; b: number | null; c: number | null; d: number | null; e: number | null }>`
+  const result = await sql<{
+    kind: 'chat' | 'sent' | 'pending' | 'reply'
+    i: number
+    a: number
+    b: number | null
+    c: number | null
+    d: number | null
+    e: number | null
+  }>`
     with r as (
       select * from unnest(${jobs.map((job) => job.me.id)}::int8[], ${jobs.map((job) => job.target.chatId ?? null)}::int8[],
         ${pairs.map((p) => p[0])}::int8[], ${pairs.map((p) => p[1])}::int8[], ${jobs.map((job) => job.clientId)}::text[],
@@ -236,14 +245,17 @@ async function readBatch(db: Db, jobs: Job[]): Promise<BatchRead> {
     union all
     select 'pending', r.i, s.id, null, null, null, null from r join scheduled_messages s on s.sender_id = r.me and s.client_message_id = r.client_id
     union all
-    select distinct 'reply', 0, t.id, t.chat_id, t.deleted_for_all::int8, null::int8, null::int8 from r join messages t on t.id = r.reply_id`.execute(db)
+    select distinct 'reply', 0, t.id, t.chat_id, t.deleted_for_all::int8, null::int8, null::int8 from r join messages t on t.id = r.reply_id`.execute(
+    db,
+  )
 
   const read: BatchRead = { locked: new Map(), firsts: new Map(), replies: new Map() }
   const sent: number[] = []
   const pending: number[] = []
   for (const row of result.rows) {
     // ordinality counts from 1
-    if (row.kind === 'chat') read.locked.set(Number(row.i) - 1, { id: row.a, peer1_id: row.b!, peer2_id: row.c!, message_seq: row.d!, read_seq: row.e! })
+    if (row.kind === 'chat')
+      read.locked.set(Number(row.i) - 1, { id: row.a, peer1_id: row.b!, peer2_id: row.c!, message_seq: row.d!, read_seq: row.e! })
     else if (row.kind === 'sent') sent.push(row.a)
     else if (row.kind === 'pending') pending.push(row.a)
     else read.replies.set(row.a, { chat_id: row.b!, deleted_for_all: row.c! })
@@ -313,7 +325,15 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
   // twin: repo.ts insertMessage (the same row builder)
   const values = placed.map((p) => {
     const job = jobs[p.job]
-    return messageValues(job.draft, { chatId: p.chatId, seq: p.seq, senderId: job.me.id, receiverId: p.receiverId, clientId: job.clientId, origin: null, now: job.now })
+    return messageValues(job.draft, {
+      chatId: p.chatId,
+      seq: p.seq,
+      senderId: job.me.id,
+      receiverId: p.receiverId,
+      clientId: job.clientId,
+      origin: null,
+      now: job.now,
+    })
   })
   const columns = sql.join(Object.keys(values[0]).map((column) => sql.ref(column)))
 
@@ -403,7 +423,15 @@ async function writeBatch(ctx: AppContext, db: Db, jobs: Job[]): Promise<FastSen
   placed.forEach((p, n) => {
     const job = jobs[p.job]
     // The row as the database now holds it, built here rather than read back.
-    const row: MessageRow = { id: idOf.get(`${p.chatId}:${p.seq}`)!, ...values[n], deleted_for_all: 0, edited_at: null, scheduled_at: null, delivered_at: null, read_at: null }
+    const row: MessageRow = {
+      id: idOf.get(`${p.chatId}:${p.seq}`)!,
+      ...values[n],
+      deleted_for_all: 0,
+      edited_at: null,
+      scheduled_at: null,
+      delivered_at: null,
+      read_at: null,
+    }
     outcomes[p.job] = { kind: 'sent', message: presentMessage(row, job.me, p.receiverId === job.me.id), recorded: recordedOf[n] }
   })
   const recorded = recordedOf.flat()

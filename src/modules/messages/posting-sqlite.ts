@@ -99,7 +99,8 @@ const INSERT_UPDATES = [insertUpdates(1), insertUpdates(2)]
  * One statement per row: a multi-row VALUES of the same rows cost more per row (send-alone, one
  * send in flight per chat: 52 µs a send against 45).
  */
-const INSERT_RUN = "insert into recent_updates (user_id, seq, type, message_id, message_ids, created_at) values (?, ?, 'message.new', ?, ?, ?)"
+const INSERT_RUN =
+  "insert into recent_updates (user_id, seq, type, message_id, message_ids, created_at) values (?, ?, 'message.new', ?, ?, ?)"
 
 /**
  * The chat reads' columns, read as an array (better-sqlite3's `raw` mode): a row object with named
@@ -153,7 +154,14 @@ export interface FastPath {
    * are stored in the order queued places it, so that the next send of the lane can join the same
    * commit; one that sends it to the general path after all defers it there.
    */
-  send(me: UserRow, target: { chatId?: number; receiverId?: number }, draft: Draft, clientId: string | null, now: number, turn?: Turn): Promise<FastSend>
+  send(
+    me: UserRow,
+    target: { chatId?: number; receiverId?: number },
+    draft: Draft,
+    clientId: string | null,
+    now: number,
+    turn?: Turn,
+  ): Promise<FastSend>
 }
 
 const fastPaths = new WeakMap<AppContext, FastPath>()
@@ -162,7 +170,8 @@ const fastPaths = new WeakMap<AppContext, FastPath>()
 export function fastPath(ctx: AppContext): FastPath | null {
   if (!ctx.sqlite || !ctx.config.sendFastPath) return null
   let path = fastPaths.get(ctx)
-  if (!path) fastPaths.set(ctx, (path = { send: (me, target, draft, clientId, now, turn) => send(ctx, { me, target, draft, clientId, now, turn }) }))
+  if (!path)
+    fastPaths.set(ctx, (path = { send: (me, target, draft, clientId, now, turn) => send(ctx, { me, target, draft, clientId, now, turn }) }))
   return path
 }
 
@@ -253,7 +262,12 @@ function writeChat(sqlite: SQLite.Database, chatId: number, chat: PassChat) {
 }
 
 /** The send, inside the batch's transaction (may run twice: see db/sqlite-hot.ts batched). */
-function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | null, { me, target, draft, clientId, now, turn }: Request): FastSend {
+function sendNow(
+  ctx: AppContext,
+  sqlite: SQLite.Database,
+  pass: SharedPass | null,
+  { me, target, draft, clientId, now, turn }: Request,
+): FastSend {
   const get = <T>(sql: string, ...params: unknown[]) => statement(sqlite, sql).get(...params) as T | undefined
   if (clientId) {
     const message = get<MessageRow>(FIND_BY_CLIENT_ID, me.id, clientId)
@@ -264,7 +278,10 @@ function sendNow(ctx: AppContext, sqlite: SQLite.Database, pass: SharedPass | nu
   // an earlier send of this lane went to the general path: this one may not overtake it
   if (turn && !turn.inOrder()) return { kind: 'general' }
   const sends = pass && passSends(sqlite, pass)
-  const read = (sql: string, ...params: number[]) => statement(sqlite, sql).raw(true).get(...params) as HotChat | undefined
+  const read = (sql: string, ...params: number[]) =>
+    statement(sqlite, sql)
+      .raw(true)
+      .get(...params) as HotChat | undefined
   let chat: HotChat | undefined
   const mine = target.chatId !== undefined ? sends?.chats.get(target.chatId) : undefined
   if (mine && mine.sender === me.id) {

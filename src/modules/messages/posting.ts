@@ -72,7 +72,10 @@ export async function writeMessage(
   const receiverId = chats.otherMember(chat, sender.id)
   const seq = await chats.nextMessageSeq(db, chat.id, now)
   if (chat.chat_type === 'personal') await readOnSend(events, chat, sender.id, seq - 1)
-  const row = await repo.insertMessage(db, messageValues(draft, { chatId: chat.id, seq, senderId: sender.id, receiverId, clientId, origin, now }))
+  const row = await repo.insertMessage(
+    db,
+    messageValues(draft, { chatId: chat.id, seq, senderId: sender.id, receiverId, clientId, origin, now }),
+  )
   await chats.afterMessage(db, chat, row.id, sender.id, seq, now)
   const message = presentMessage(row, sender, receiverId === sender.id)
   // final: its JSON is made once for the members' frames and the sender's answer
@@ -93,5 +96,10 @@ async function readOnSend(events: Outbox, chat: ChatRow, senderId: number, lastS
   await repo.markReadRange(db, chat.id, senderId, known, lastSeq, now)
   const last = await repo.findBySeq(db, chat.id, lastSeq)
   if (!last) return
-  await events.toUsers(personalMembers(chat), 'message.read', { chat_id: chat.id, reader_id: senderId, message_id: last.id, read_at: iso(now) })
+  await events.toUsers(personalMembers(chat), 'message.read', {
+    chat_id: chat.id,
+    reader_id: senderId,
+    message_id: last.id,
+    read_at: iso(now),
+  })
 }

@@ -29,12 +29,7 @@ export function isRead(row: MessageRow): boolean {
   return row.read_at !== null || row.receiver_id === row.sender_id
 }
 
-export function presentMessage(
-  row: MessageRow,
-  sender: Sender,
-  isRead: boolean,
-  reactions: Record<string, number> = {},
-): MessageView {
+export function presentMessage(row: MessageRow, sender: Sender, isRead: boolean, reactions: Record<string, number> = {}): MessageView {
   return {
     message_id: row.id,
     chat_id: row.chat_id,

@@ -61,7 +61,11 @@ export function listBySeq(
     .where(range.topicId !== undefined ? 'm.topic_id' : 'm.chat_id', '=', range.topicId ?? chatId)
     .where('m.deleted_for_all', '=', 0)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('message_hidden as h').select('h.message_id').where('h.user_id', '=', viewerId).whereRef('h.message_id', '=', 'm.id'))),
+      not(
+        exists(
+          selectFrom('message_hidden as h').select('h.message_id').where('h.user_id', '=', viewerId).whereRef('h.message_id', '=', 'm.id'),
+        ),
+      ),
     )
   if (range.beforeSeq !== undefined) query = query.where('m.seq', '<', range.beforeSeq)
   if (range.afterSeq !== undefined) query = query.where('m.seq', '>', range.afterSeq)
@@ -92,14 +96,27 @@ export async function markReadRange(db: Db, chatId: number, readerId: number, fr
   await db
     .updateTable('messages')
     .set({ read_at: now })
-    .where(inIdOrder(db, (rows) => rows.where('chat_id', '=', chatId).where('seq', '>', fromSeq).where('seq', '<=', toSeq).where('sender_id', '!=', readerId).where('read_at', 'is', null)))
+    .where(
+      inIdOrder(db, (rows) =>
+        rows
+          .where('chat_id', '=', chatId)
+          .where('seq', '>', fromSeq)
+          .where('seq', '<=', toSeq)
+          .where('sender_id', '!=', readerId)
+          .where('read_at', 'is', null),
+      ),
+    )
     .execute()
 }
 
 /** Stamps delivered_at on the messages among `ids` not delivered before. */
 export async function markDelivered(db: Db, ids: number[], now: number) {
   if (ids.length === 0) return
-  await db.updateTable('messages').set({ delivered_at: now }).where(inIdOrder(db, (rows) => rows.where('id', 'in', ids).where('delivered_at', 'is', null))).execute()
+  await db
+    .updateTable('messages')
+    .set({ delivered_at: now })
+    .where(inIdOrder(db, (rows) => rows.where('id', 'in', ids).where('delivered_at', 'is', null)))
+    .execute()
 }
 
 type MessageRows = SelectQueryBuilder<Database, 'messages', { id: number }>

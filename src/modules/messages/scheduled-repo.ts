@@ -8,7 +8,12 @@ export function insert(db: Db, row: NewScheduledMessageRow) {
 
 /** A sender's pending message with this client id (a retried send is answered with it). */
 export function findByClientId(db: Db, senderId: number, clientId: string): Promise<ScheduledMessageRow | undefined> {
-  return db.selectFrom('scheduled_messages').selectAll().where('sender_id', '=', senderId).where('client_message_id', '=', clientId).executeTakeFirst()
+  return db
+    .selectFrom('scheduled_messages')
+    .selectAll()
+    .where('sender_id', '=', senderId)
+    .where('client_message_id', '=', clientId)
+    .executeTakeFirst()
 }
 
 /** One pending message of this sender. */

@@ -120,12 +120,16 @@ export type DropReason = 'blocked' | 'not_member' | 'not_allowed'
  * was offline learns it too). Null if it was no longer pending, or dropped.
  */
 export function deliver(ctx: AppContext, pendingId: number, now: number): Promise<MessageView | null> {
-  return inTransaction(ctx, async (trx, events) => {
-    const row = await scheduledRepo.take(trx, pendingId)
-    if (!row) return null
-    await dequeue(trx, KIND, String(pendingId))
-    return writePending(ctx, events, row)
-  }, now)
+  return inTransaction(
+    ctx,
+    async (trx, events) => {
+      const row = await scheduledRepo.take(trx, pendingId)
+      if (!row) return null
+      await dequeue(trx, KIND, String(pendingId))
+      return writePending(ctx, events, row)
+    },
+    now,
+  )
 }
 
 async function writePending(ctx: AppContext, events: Outbox, row: ScheduledMessageRow): Promise<MessageView | null> {

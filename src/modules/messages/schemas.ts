@@ -94,15 +94,9 @@ export const RichMessageView = Type.Object({
 })
 export type RichMessageView = Static<typeof RichMessageView>
 
-export const EditBody = Type.Object(
-  { content: Type.String({ maxLength: MAX_CONTENT }) },
-  { additionalProperties: false },
-)
+export const EditBody = Type.Object({ content: Type.String({ maxLength: MAX_CONTENT }) }, { additionalProperties: false })
 
-export const DeleteOptions = Type.Object(
-  { for_all: Type.Optional(Type.Boolean()) },
-  { additionalProperties: false },
-)
+export const DeleteOptions = Type.Object({ for_all: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
 export const DeleteResult = Type.Object({ message_id: Type.Integer(), deleted_for_all: Type.Boolean() })
 
 export const ReadResult = Type.Object({
@@ -112,10 +106,7 @@ export const ReadResult = Type.Object({
   unread_count: Type.Integer(),
 })
 
-export const ReactionBody = Type.Object(
-  { emoji: Nullable(Type.String({ minLength: 1, maxLength: 32 })) },
-  { additionalProperties: false },
-)
+export const ReactionBody = Type.Object({ emoji: Nullable(Type.String({ minLength: 1, maxLength: 32 })) }, { additionalProperties: false })
 /** docs/api.md: the answer is the message's `reactions` map (emoji → count) */
 export const ReactionResult = Type.Record(Type.String(), Type.Integer())
 
@@ -129,15 +120,9 @@ export const ScheduleBody = Type.Object(
 export type ScheduleBody = Static<typeof ScheduleBody>
 export const CancelResult = Type.Object({ scheduled_id: Type.Integer(), cancelled: Type.Literal(true) })
 
-export const ForwardBody = Type.Object(
-  { message_id: Id, target_chat_id: Id },
-  { additionalProperties: false },
-)
+export const ForwardBody = Type.Object({ message_id: Id, target_chat_id: Id }, { additionalProperties: false })
 
-export const TypingBody = Type.Object(
-  { chat_id: Id, is_typing: Type.Boolean() },
-  { additionalProperties: false },
-)
+export const TypingBody = Type.Object({ chat_id: Id, is_typing: Type.Boolean() }, { additionalProperties: false })
 
 export const ChatQuery = Type.Object({ chat_id: Id }, { additionalProperties: false })
 

@@ -140,7 +140,8 @@ export const commonSendPath = (ctx: AppContext): FastPath | null => fastPath(ctx
  */
 async function answerRetry(ctx: AppContext, me: UserRow, input: SendMessageBody, first: FirstSend) {
   const { chat_id: chatId } = 'message' in first ? first.message : first.pending
-  const sameTarget = input.chat_id !== undefined ? input.chat_id === chatId : (await chats.personalPeer(ctx, chatId, me.id)) === input.receiver_id
+  const sameTarget =
+    input.chat_id !== undefined ? input.chat_id === chatId : (await chats.personalPeer(ctx, chatId, me.id)) === input.receiver_id
   if (!sameTarget || !repeats(input, 'message' in first ? first.message : scheduled.draftOf(first.pending))) {
     throw keyReused('client_message_id (or Idempotency-Key)', 'message')
   }
@@ -210,11 +211,18 @@ export async function history(ctx: AppContext, me: UserRow, query: HistoryQuery)
   if (query.before_id !== undefined || query.after_id !== undefined) {
     const limit = query.limit ?? DEFAULT_LIMIT
     if (query.after_id !== undefined) {
-      const rows = await repo.listBySeq(ctx.db, chat.id, me.id, {
-        ...topic,
-        afterSeq: await anchorSeq(query.after_id),
-        ...(query.before_id !== undefined ? { beforeSeq: await anchorSeq(query.before_id) } : {}),
-      }, limit, 'asc')
+      const rows = await repo.listBySeq(
+        ctx.db,
+        chat.id,
+        me.id,
+        {
+          ...topic,
+          afterSeq: await anchorSeq(query.after_id),
+          ...(query.before_id !== undefined ? { beforeSeq: await anchorSeq(query.before_id) } : {}),
+        },
+        limit,
+        'asc',
+      )
       return { keyset: true as const, items: await present(rows.reverse()) }
     }
     const rows = await repo.listBySeq(ctx.db, chat.id, me.id, { ...topic, beforeSeq: await anchorSeq(query.before_id!) }, limit)

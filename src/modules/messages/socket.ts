@@ -38,44 +38,60 @@ const key = (value: unknown) => (typeof value === 'number' || typeof value === '
 const messageLane = (data: Record<string, unknown>) => `message:${key(data.message_id)}`
 
 export const MESSAGE_REQUESTS = new Map<string, RequestSpec<Caller>>([
-  ['send', {
-    summary: 'Send a message; the ack carries it once stored. Sends of one socket to one chat are stored in the order they came (several may share a commit).',
-    twin: 'POST /api.v2/api/messages/send',
-    data: SendMessageBody,
-    answer: MessageView,
-    lane: (data) => (data.chat_id !== undefined ? `chat:${key(data.chat_id)}` : `user:${key(data.receiver_id)}`),
-    run: ({ ctx, me }, data: Static<typeof SendMessageBody>, turn) => messages.send(ctx, me, data, { turn }),
-  }],
-  ['edit', {
-    summary: 'Edit my message.',
-    twin: 'POST /api.v2/api/messages/{id}/edit',
-    data: EditData,
-    answer: MessageView,
-    lane: messageLane,
-    run: ({ ctx, me }, data: Static<typeof EditData>) => actions.edit(ctx, me, data.message_id, data.content),
-  }],
-  ['delete', {
-    summary: 'Delete a message for me, or for everyone (for_all).',
-    twin: 'DELETE /api.v2/api/messages/{id}',
-    data: DeleteData,
-    answer: DeleteResult,
-    lane: messageLane,
-    run: ({ ctx, me }, data: Static<typeof DeleteData>) => actions.remove(ctx, me, data.message_id, data.for_all ?? false),
-  }],
-  ['react', {
-    summary: 'Set (or with emoji null remove) my reaction; the ack carries the reactions map.',
-    twin: 'POST /api.v2/api/messages/{id}/reaction',
-    data: ReactData,
-    answer: ReactionResult,
-    lane: messageLane,
-    run: ({ ctx, me }, data: Static<typeof ReactData>) => actions.react(ctx, me, data.message_id, data.emoji),
-  }],
-  ['read', {
-    summary: 'Mark the chat read up to this message.',
-    twin: 'POST /api.v2/api/messages/{id}/read',
-    data: ReadData,
-    answer: ReadResult,
-    lane: messageLane,
-    run: ({ ctx, me }, data: Static<typeof ReadData>) => actions.read(ctx, me, data.message_id),
-  }],
+  [
+    'send',
+    {
+      summary:
+        'Send a message; the ack carries it once stored. Sends of one socket to one chat are stored in the order they came (several may share a commit).',
+      twin: 'POST /api.v2/api/messages/send',
+      data: SendMessageBody,
+      answer: MessageView,
+      lane: (data) => (data.chat_id !== undefined ? `chat:${key(data.chat_id)}` : `user:${key(data.receiver_id)}`),
+      run: ({ ctx, me }, data: Static<typeof SendMessageBody>, turn) => messages.send(ctx, me, data, { turn }),
+    },
+  ],
+  [
+    'edit',
+    {
+      summary: 'Edit my message.',
+      twin: 'POST /api.v2/api/messages/{id}/edit',
+      data: EditData,
+      answer: MessageView,
+      lane: messageLane,
+      run: ({ ctx, me }, data: Static<typeof EditData>) => actions.edit(ctx, me, data.message_id, data.content),
+    },
+  ],
+  [
+    'delete',
+    {
+      summary: 'Delete a message for me, or for everyone (for_all).',
+      twin: 'DELETE /api.v2/api/messages/{id}',
+      data: DeleteData,
+      answer: DeleteResult,
+      lane: messageLane,
+      run: ({ ctx, me }, data: Static<typeof DeleteData>) => actions.remove(ctx, me, data.message_id, data.for_all ?? false),
+    },
+  ],
+  [
+    'react',
+    {
+      summary: 'Set (or with emoji null remove) my reaction; the ack carries the reactions map.',
+      twin: 'POST /api.v2/api/messages/{id}/reaction',
+      data: ReactData,
+      answer: ReactionResult,
+      lane: messageLane,
+      run: ({ ctx, me }, data: Static<typeof ReactData>) => actions.react(ctx, me, data.message_id, data.emoji),
+    },
+  ],
+  [
+    'read',
+    {
+      summary: 'Mark the chat read up to this message.',
+      twin: 'POST /api.v2/api/messages/{id}/read',
+      data: ReadData,
+      answer: ReadResult,
+      lane: messageLane,
+      run: ({ ctx, me }, data: Static<typeof ReadData>) => actions.read(ctx, me, data.message_id),
+    },
+  ],
 ])

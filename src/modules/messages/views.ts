@@ -9,8 +9,18 @@ export type RowWithSender = MessageRow & { sender_username: string; sender_avata
 
 /** Rows that carry their sender's name and avatar, with reactions (one query for all). */
 export async function presentRows(db: Db, rows: RowWithSender[]): Promise<MessageView[]> {
-  const reactions = await repo.reactionsOf(db, rows.map((r) => r.id))
-  return rows.map((row) => presentMessage(row, { username: row.sender_username, avatar: row.sender_avatar, privacy_avatar: row.sender_privacy_avatar }, isRead(row), reactions.get(row.id)))
+  const reactions = await repo.reactionsOf(
+    db,
+    rows.map((r) => r.id),
+  )
+  return rows.map((row) =>
+    presentMessage(
+      row,
+      { username: row.sender_username, avatar: row.sender_avatar, privacy_avatar: row.sender_privacy_avatar },
+      isRead(row),
+      reactions.get(row.id),
+    ),
+  )
 }
 
 /** Messages as they are now, by id (an id whose message no longer exists is absent). */

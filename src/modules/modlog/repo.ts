@@ -33,7 +33,9 @@ export async function listModLogs(db: Db, page: number, perPage: number, filter:
       .orderBy('m.id', 'desc')
       .$call(paged(page, perPage))
       .execute(),
-    filtered(db.selectFrom('mod_logs as m')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    filtered(db.selectFrom('mod_logs as m'))
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
 }

@@ -15,7 +15,11 @@ export async function remove(db: Db, userId: number, id: number): Promise<boolea
 export async function list(db: Db, userId: number, page: number, perPage: number) {
   const [rows, count] = await Promise.all([
     db.selectFrom('user_music').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
-    db.selectFrom('user_music').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('user_music')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('user_id', '=', userId)
+      .executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
 }

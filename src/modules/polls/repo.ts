@@ -20,7 +20,11 @@ export type PollWithMessage = NonNullable<Awaited<ReturnType<typeof find>>>
 
 /** Locks the poll's row for a vote or a close (PostgreSQL), so votes and the close take turns. */
 export async function lock(db: Db, id: number) {
-  await db.updateTable('polls').set((eb) => ({ is_multiple: eb.ref('is_multiple') })).where('id', '=', id).execute()
+  await db
+    .updateTable('polls')
+    .set((eb) => ({ is_multiple: eb.ref('is_multiple') }))
+    .where('id', '=', id)
+    .execute()
 }
 
 export async function close(db: Db, id: number, now: number) {
@@ -31,20 +35,38 @@ export async function close(db: Db, id: number, now: number) {
 export async function setVotes(db: Db, pollId: number, userId: number, options: readonly number[], now: number) {
   await db.deleteFrom('poll_votes').where('poll_id', '=', pollId).where('user_id', '=', userId).execute()
   if (options.length > 0) {
-    await db.insertInto('poll_votes').values(options.map((option) => ({ poll_id: pollId, user_id: userId, option_index: option, created_at: now }))).execute()
+    await db
+      .insertInto('poll_votes')
+      .values(options.map((option) => ({ poll_id: pollId, user_id: userId, option_index: option, created_at: now })))
+      .execute()
   }
 }
 
 export async function counts(db: Db, pollId: number) {
   const [perOption, voters] = await Promise.all([
-    db.selectFrom('poll_votes').select(['option_index', (eb) => eb.fn.countAll<number>().as('n')]).where('poll_id', '=', pollId).groupBy('option_index').execute(),
-    db.selectFrom('poll_votes').select((eb) => eb.fn.count<number>('user_id').distinct().as('n')).where('poll_id', '=', pollId).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('poll_votes')
+      .select(['option_index', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('poll_id', '=', pollId)
+      .groupBy('option_index')
+      .execute(),
+    db
+      .selectFrom('poll_votes')
+      .select((eb) => eb.fn.count<number>('user_id').distinct().as('n'))
+      .where('poll_id', '=', pollId)
+      .executeTakeFirstOrThrow(),
   ])
   return { perOption: new Map(perOption.map((r) => [r.option_index, Number(r.n)])), voters: Number(voters.n) }
 }
 
 export async function myVotes(db: Db, pollId: number, userId: number): Promise<number[]> {
-  const rows = await db.selectFrom('poll_votes').select('option_index').where('poll_id', '=', pollId).where('user_id', '=', userId).orderBy('option_index').execute()
+  const rows = await db
+    .selectFrom('poll_votes')
+    .select('option_index')
+    .where('poll_id', '=', pollId)
+    .where('user_id', '=', userId)
+    .orderBy('option_index')
+    .execute()
   return rows.map((r) => r.option_index)
 }
 

@@ -33,7 +33,8 @@ export async function create(ctx: AppContext, me: UserRow, input: NewPoll) {
   if (empty >= 0) throw validationError(`options[${empty}] must not be empty`)
   if (new Set(options).size !== options.length) throw validationError('options must differ from each other')
   const chat = await chats.requireMember(ctx, me.id, input.chat_id)
-  if (chat.chat_type !== input.chat_type) throw validationError(`chat_type: chat ${chat.id} is a ${chat.chat_type} chat, not ${input.chat_type}`)
+  if (chat.chat_type !== input.chat_type)
+    throw validationError(`chat_type: chat ${chat.id} is a ${chat.chat_type} chat, not ${input.chat_type}`)
   return inTransaction(ctx, async (trx, events) => {
     const poll = await repo.insert(trx, {
       chat_id: chat.id,
@@ -95,8 +96,10 @@ export async function results(ctx: AppContext, me: UserRow, id: number) {
 
 /** My vote: `option_index`, or `option_indexes` (several only in a multiple poll; [] takes it back). */
 export async function vote(ctx: AppContext, me: UserRow, id: number, body: { option_index?: number; option_indexes?: number[] }) {
-  if (body.option_index !== undefined && body.option_indexes !== undefined) throw validationError('Send option_index or option_indexes, not both')
-  if (body.option_index === undefined && body.option_indexes === undefined) throw validationError('option_index (or option_indexes) is required')
+  if (body.option_index !== undefined && body.option_indexes !== undefined)
+    throw validationError('Send option_index or option_indexes, not both')
+  if (body.option_index === undefined && body.option_indexes === undefined)
+    throw validationError('option_index (or option_indexes) is required')
   const chosen = body.option_indexes ?? [body.option_index!]
   const { poll, chat } = await access(ctx, me, id)
   const count = optionsOf(poll).length
@@ -118,7 +121,8 @@ export async function vote(ctx: AppContext, me: UserRow, id: number, body: { opt
 /** Closes the poll: its creator, or an owner or admin of its group or channel. */
 export async function close(ctx: AppContext, me: UserRow, id: number) {
   const { poll, chat } = await access(ctx, me, id)
-  if (poll.creator_id !== me.id && !can(chat, chat.role, 'close_others_poll')) throw forbidden('Only its creator or a chat admin can close a poll')
+  if (poll.creator_id !== me.id && !can(chat, chat.role, 'close_others_poll'))
+    throw forbidden('Only its creator or a chat admin can close a poll')
   return inTransaction(ctx, async (trx, events) => {
     await repo.lock(trx, poll.id)
     const wasOpen = (await repo.find(trx, poll.id))!.closed_at === null

@@ -33,11 +33,18 @@ export interface PaymentProvider {
    * they arrived, checked against `secret` (PAYMENT_WEBHOOK_SECRET). Answers the order and its
    * outcome; throws WebhookRefused when the signature or the body is wrong.
    */
-  webhook?(rawBody: string, headers: Record<string, string | string[] | undefined>, secret: string): Promise<{ orderId: number; result: PaymentResult }>
+  webhook?(
+    rawBody: string,
+    headers: Record<string, string | string[] | undefined>,
+    secret: string,
+  ): Promise<{ orderId: number; result: PaymentResult }>
 }
 
 export class WebhookRefused extends Error {
-  constructor(readonly reason: 'signature' | 'body', message: string) {
+  constructor(
+    readonly reason: 'signature' | 'body',
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -59,12 +66,14 @@ export const testProvider: PaymentProvider = {
   name: 'test',
   methods: ['card', 'declined_card', 'async_card'],
   async createPayment(order) {
-    if (order.payment_method === 'declined_card') return { outcome: 'failed', reference: `test_${order.id}`, reason: 'The card was declined' }
+    if (order.payment_method === 'declined_card')
+      return { outcome: 'failed', reference: `test_${order.id}`, reason: 'The card was declined' }
     if (order.payment_method === 'async_card') return { outcome: 'pending', reference: `test_${order.id}` }
     return { outcome: 'paid', reference: `test_${order.id}` }
   },
   async webhook(rawBody, headers, secret) {
-    if (!signatureMatches(rawBody, headers['x-tern-signature'], secret)) throw new WebhookRefused('signature', 'The signature does not match')
+    if (!signatureMatches(rawBody, headers['x-tern-signature'], secret))
+      throw new WebhookRefused('signature', 'The signature does not match')
     let body: unknown
     try {
       body = JSON.parse(rawBody)

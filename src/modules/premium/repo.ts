@@ -5,7 +5,11 @@ import { paged } from '../../db/page.js'
 
 /** The user's premium expiry, with their row locked (PostgreSQL) so grants to one user take turns. */
 export async function lockExpiry(db: Db, userId: number): Promise<number | null> {
-  await db.updateTable('users').set((eb) => ({ premium_expires_at: eb.ref('premium_expires_at') })).where('id', '=', userId).execute()
+  await db
+    .updateTable('users')
+    .set((eb) => ({ premium_expires_at: eb.ref('premium_expires_at') }))
+    .where('id', '=', userId)
+    .execute()
   const row = await db.selectFrom('users').select('premium_expires_at').where('id', '=', userId).executeTakeFirstOrThrow()
   return row.premium_expires_at
 }
@@ -30,12 +34,24 @@ export function findOrderByKey(db: Db, userId: number, key: string) {
 
 /** Settles a pending order (paid, failed); undefined when it is no longer pending (settled once only). */
 export function settleOrder(db: Db, id: number, changes: Updateable<PremiumOrdersTable>) {
-  return db.updateTable('premium_orders').set(changes).where('id', '=', id).where('status', '=', 'pending').returningAll().executeTakeFirst()
+  return db
+    .updateTable('premium_orders')
+    .set(changes)
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst()
 }
 
 /** A paid order becomes refunded; undefined when it was not paid (refunded once only). */
 export function markRefunded(db: Db, id: number) {
-  return db.updateTable('premium_orders').set({ status: 'refunded' }).where('id', '=', id).where('status', '=', 'paid').returningAll().executeTakeFirst()
+  return db
+    .updateTable('premium_orders')
+    .set({ status: 'refunded' })
+    .where('id', '=', id)
+    .where('status', '=', 'paid')
+    .returningAll()
+    .executeTakeFirst()
 }
 
 /** Where paying the order took the user's premium. */
@@ -66,12 +82,21 @@ export function findSubscription(db: Db, userId: number) {
 
 export async function saveSubscription(db: Db, row: Insertable<PremiumSubscriptionsTable>) {
   const { user_id: _, ...changes } = row
-  await db.insertInto('premium_subscriptions').values(row).onConflict((oc) => oc.column('user_id').doUpdateSet(changes)).execute()
+  await db
+    .insertInto('premium_subscriptions')
+    .values(row)
+    .onConflict((oc) => oc.column('user_id').doUpdateSet(changes))
+    .execute()
 }
 
 /** Turns auto-renew off; false when it was not on. */
 export async function stopRenewing(db: Db, userId: number, now: number): Promise<boolean> {
-  const result = await db.updateTable('premium_subscriptions').set({ auto_renew: 0, updated_at: now }).where('user_id', '=', userId).where('auto_renew', '=', 1).executeTakeFirst()
+  const result = await db
+    .updateTable('premium_subscriptions')
+    .set({ auto_renew: 0, updated_at: now })
+    .where('user_id', '=', userId)
+    .where('auto_renew', '=', 1)
+    .executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
 }
 
@@ -85,7 +110,15 @@ export function dueRenewals(db: Db, before: number, limit: number) {
     .where('u.premium_expires_at', '<=', before)
     .where('u.is_active', '=', 1)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('premium_orders as o').select('o.id').whereRef('o.user_id', '=', 's.user_id').where('o.kind', '=', 'renewal').where('o.status', '=', 'pending'))),
+      not(
+        exists(
+          selectFrom('premium_orders as o')
+            .select('o.id')
+            .whereRef('o.user_id', '=', 's.user_id')
+            .where('o.kind', '=', 'renewal')
+            .where('o.status', '=', 'pending'),
+        ),
+      ),
     )
     .orderBy('u.premium_expires_at')
     .limit(limit)
@@ -109,13 +142,21 @@ export function findPromoByCode(db: Db, code: string) {
 export async function listPromos(db: Db, page: number, perPage: number) {
   const [rows, count] = await Promise.all([
     db.selectFrom('premium_promos').selectAll().orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
-    db.selectFrom('premium_promos').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('premium_promos')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
 }
 
 export function setPromoActive(db: Db, id: number, active: boolean) {
-  return db.updateTable('premium_promos').set({ is_active: active ? 1 : 0 }).where('id', '=', id).returningAll().executeTakeFirst()
+  return db
+    .updateTable('premium_promos')
+    .set({ is_active: active ? 1 : 0 })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst()
 }
 
 /**
@@ -136,11 +177,19 @@ export async function claimPromo(db: Db, id: number, now: number): Promise<boole
 
 /** Gives a use back (its payment failed). */
 export async function releasePromo(db: Db, id: number) {
-  await db.updateTable('premium_promos').set((eb) => ({ used_count: eb('used_count', '-', 1) })).where('id', '=', id).where('used_count', '>', 0).execute()
+  await db
+    .updateTable('premium_promos')
+    .set((eb) => ({ used_count: eb('used_count', '-', 1) }))
+    .where('id', '=', id)
+    .where('used_count', '>', 0)
+    .execute()
 }
 
 export async function insertRedemption(db: Db, promoId: number, userId: number, orderId: number | null, now: number) {
-  await db.insertInto('premium_promo_redemptions').values({ promo_id: promoId, user_id: userId, order_id: orderId, created_at: now }).execute()
+  await db
+    .insertInto('premium_promo_redemptions')
+    .values({ promo_id: promoId, user_id: userId, order_id: orderId, created_at: now })
+    .execute()
 }
 
 export async function deleteRedemption(db: Db, promoId: number, userId: number) {
@@ -148,6 +197,11 @@ export async function deleteRedemption(db: Db, promoId: number, userId: number) 
 }
 
 export async function hasRedeemed(db: Db, promoId: number, userId: number): Promise<boolean> {
-  const row = await db.selectFrom('premium_promo_redemptions').select('promo_id').where('promo_id', '=', promoId).where('user_id', '=', userId).executeTakeFirst()
+  const row = await db
+    .selectFrom('premium_promo_redemptions')
+    .select('promo_id')
+    .where('promo_id', '=', promoId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst()
   return row !== undefined
 }

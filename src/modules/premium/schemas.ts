@@ -47,7 +47,10 @@ export const ActivateBody = Type.Object(
   { additionalProperties: false },
 )
 
-export const RedeemBody = Type.Object({ code: Type.String(PROMO_CODE), plan: Type.Optional(Type.String({ maxLength: 32 })) }, { additionalProperties: false })
+export const RedeemBody = Type.Object(
+  { code: Type.String(PROMO_CODE), plan: Type.Optional(Type.String({ maxLength: 32 })) },
+  { additionalProperties: false },
+)
 
 export const PromoBody = Type.Object(
   {
@@ -72,7 +75,10 @@ export const Promo = Type.Object({
 })
 
 export const OrdersQuery = Type.Object(
-  { ...PageQuery.properties, status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('paid'), Type.Literal('failed'), Type.Literal('refunded')])) },
+  {
+    ...PageQuery.properties,
+    status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('paid'), Type.Literal('failed'), Type.Literal('refunded')])),
+  },
   { additionalProperties: false },
 )
 

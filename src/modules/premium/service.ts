@@ -71,7 +71,8 @@ export async function activate(ctx: AppContext, me: UserRow, input: Purchase, id
   // without a provider only an order a promo code makes free can be had
   if (!provider && input.promo_code === undefined) throw paymentsUnavailable()
   const method = input.payment_method ?? provider?.methods[0] ?? null
-  if (provider && method !== null && !provider.methods.includes(method)) throw validationError(`payment_method: the ${provider.name} provider takes ${provider.methods.join(', ')}`)
+  if (provider && method !== null && !provider.methods.includes(method))
+    throw validationError(`payment_method: the ${provider.name} provider takes ${provider.methods.join(', ')}`)
   if (idempotencyKey !== undefined) {
     const earlier = await repo.findOrderByKey(ctx.db, me.id, idempotencyKey)
     if (earlier) return retried(ctx, earlier, plan.id, input)
@@ -116,7 +117,8 @@ export async function activate(ctx: AppContext, me: UserRow, input: Purchase, id
 /** A retry of an order (the same Idempotency-Key): the first order's outcome, if it asked for the same thing. */
 function retried(ctx: AppContext, earlier: PremiumOrderRow, planId: string, input: Purchase) {
   const samePromo = (input.promo_code !== undefined) === (earlier.promo_id !== null)
-  const sameMethod = input.payment_method === undefined || earlier.payment_method === null || input.payment_method === earlier.payment_method
+  const sameMethod =
+    input.payment_method === undefined || earlier.payment_method === null || input.payment_method === earlier.payment_method
   if (earlier.plan !== planId || !samePromo || !sameMethod) throw keyReused('Idempotency-Key', 'order')
   return outcome(ctx, earlier)
 }
@@ -148,7 +150,12 @@ async function takePromo(trx: Db, me: UserRow, code: string, now: number): Promi
  * the order's plan their subscription (renewing); failed gives a promo code's use back; pending
  * only records the provider's reference. Answers the order as it now stands.
  */
-export async function settle(ctx: AppContext, order: PremiumOrderRow, result: PaymentResult, alsoInTransaction?: (trx: Db, now: number) => Promise<void>) {
+export async function settle(
+  ctx: AppContext,
+  order: PremiumOrderRow,
+  result: PaymentResult,
+  alsoInTransaction?: (trx: Db, now: number) => Promise<void>,
+) {
   if (result.outcome === 'pending') {
     return (await repo.settleOrder(ctx.db, order.id, { provider_ref: result.reference })) ?? (await repo.findOrder(ctx.db, order.id))!
   }
@@ -270,7 +277,12 @@ export function presentOrder(order: PremiumOrderRow) {
  * wrong body, 404 for an order that is not this provider's. Settles the order once; a repeat
  * answers it as it stands.
  */
-export async function webhook(ctx: AppContext, providerName: string, rawBody: string, headers: Record<string, string | string[] | undefined>) {
+export async function webhook(
+  ctx: AppContext,
+  providerName: string,
+  rawBody: string,
+  headers: Record<string, string | string[] | undefined>,
+) {
   const provider = providerNamed(providerName)
   const secret = ctx.config.paymentWebhookSecret
   if (!provider?.webhook || secret === null) throw notFound('No webhook here')
@@ -339,14 +351,21 @@ export async function renewDue(ctx: AppContext, leadMs: number, signal?: AbortSi
   return { renewed, failed }
 }
 
-async function renewOne(ctx: AppContext, provider: PaymentProvider, subscription: { user_id: number; plan: string | null; payment_method: string | null }) {
+async function renewOne(
+  ctx: AppContext,
+  provider: PaymentProvider,
+  subscription: { user_id: number; plan: string | null; payment_method: string | null },
+) {
   const now = ctx.clock.now()
   const plan = subscription.plan === null ? undefined : planNamed(ctx, subscription.plan)
   if (!plan) {
     await repo.stopRenewing(ctx.db, subscription.user_id, now)
     return 'stopped'
   }
-  const method = subscription.payment_method !== null && provider.methods.includes(subscription.payment_method) ? subscription.payment_method : provider.methods[0]
+  const method =
+    subscription.payment_method !== null && provider.methods.includes(subscription.payment_method)
+      ? subscription.payment_method
+      : provider.methods[0]
   const order = await repo.insertOrder(ctx.db, {
     user_id: subscription.user_id,
     plan: plan.id,
@@ -448,7 +467,14 @@ export async function createPromo(ctx: AppContext, admin: UserRow, input: NewPro
           created_by: admin.id,
           created_at: events.now,
         })
-        await recordModeration(trx, admin, 'premium.promo_create', null, { promo_id: promo.id, code: promo.code, discount_percent: promo.discount_percent, max_uses: promo.max_uses }, events.now)
+        await recordModeration(
+          trx,
+          admin,
+          'premium.promo_create',
+          null,
+          { promo_id: promo.id, code: promo.code, discount_percent: promo.discount_percent, max_uses: promo.max_uses },
+          events.now,
+        )
         return promo
       }),
     )

@@ -117,17 +117,15 @@ export class Presence {
   }
 
   private serialize(userId: number, step: () => Promise<void>): Promise<void> {
-    const next = (this.chains.get(userId) ?? Promise.resolve())
-      .then(step)
-      .then(
-        () => {
-          this.retryDelay = RETRY_MIN_MS
-        },
-        (err) => {
-          this.ctx.log.warn({ err, userId }, 'presence update failed; retrying')
-          this.retryLater(userId)
-        },
-      )
+    const next = (this.chains.get(userId) ?? Promise.resolve()).then(step).then(
+      () => {
+        this.retryDelay = RETRY_MIN_MS
+      },
+      (err) => {
+        this.ctx.log.warn({ err, userId }, 'presence update failed; retrying')
+        this.retryLater(userId)
+      },
+    )
     this.chains.set(userId, next)
     void next.then(() => {
       if (this.chains.get(userId) === next) this.chains.delete(userId)
@@ -216,7 +214,9 @@ export class Presence {
     const kept = user.privacy_last_seen === 'contacts' ? new Set(await contacts.contactIds(this.ctx.db, userId)) : EMPTY
     const shown = presenceFrame(userId, user.is_online === 1, user.last_seen)
     const hidden = presenceFrame(userId, false, null)
-    this.ctx.fanout.publish(targets.map((viewer) => ({ userId: viewer, frame: allows(user.privacy_last_seen, kept.has(viewer)) ? shown : hidden })))
+    this.ctx.fanout.publish(
+      targets.map((viewer) => ({ userId: viewer, frame: allows(user.privacy_last_seen, kept.has(viewer)) ? shown : hidden })),
+    )
   }
 
   /**

@@ -75,7 +75,8 @@ export async function update(ctx: AppContext, me: UserRow, input: ProfileChanges
     }
     changes.bio = bio
   }
-  if (input.avatar !== undefined && input.preloaded_avatar !== undefined) throw validationError('Send either avatar or preloaded_avatar, not both')
+  if (input.avatar !== undefined && input.preloaded_avatar !== undefined)
+    throw validationError('Send either avatar or preloaded_avatar, not both')
   if (input.avatar !== undefined) changes.avatar = input.avatar === null ? null : await ownImage(ctx, me, input.avatar)
   if (input.preloaded_avatar !== undefined) {
     if (!findPreloaded(input.preloaded_avatar)) throw validationError('preloaded_avatar: no such avatar (see GET avatars/preloaded)')
@@ -151,4 +152,5 @@ export async function updatePrivacy(ctx: AppContext, me: UserRow, input: Privacy
   return privacyOf(updated)
 }
 
-export const preloadedAvatars = () => PRELOADED_AVATARS.map((avatar) => ({ id: avatar.id, title: avatar.title, url: preloadedUrl(avatar.id) }))
+export const preloadedAvatars = () =>
+  PRELOADED_AVATARS.map((avatar) => ({ id: avatar.id, title: avatar.title, url: preloadedUrl(avatar.id) }))

@@ -77,18 +77,21 @@ export function createApnsSender(ctx: AppContext, config: NonNullable<Config['ap
         tern: JSON.parse(payload),
       })
       return new Promise<SendOutcome>((resolve, reject) => {
-        const request = connection().request({
-          ':method': 'POST',
-          // a token is hex; whatever a client registered stays one path segment
-          ':path': `/3/device/${encodeURIComponent(token)}`,
-          authorization: `bearer ${providerToken()}`,
-          'apns-topic': config.topic,
-          'apns-push-type': 'alert',
-          'apns-priority': options.urgency === 'high' ? '10' : '5',
-          'apns-expiration': String(Math.floor(Date.now() / 1000) + options.ttlSeconds),
-          ...(options.topic ? { 'apns-collapse-id': options.topic } : {}),
-          'content-type': 'application/json',
-        }, { signal })
+        const request = connection().request(
+          {
+            ':method': 'POST',
+            // a token is hex; whatever a client registered stays one path segment
+            ':path': `/3/device/${encodeURIComponent(token)}`,
+            authorization: `bearer ${providerToken()}`,
+            'apns-topic': config.topic,
+            'apns-push-type': 'alert',
+            'apns-priority': options.urgency === 'high' ? '10' : '5',
+            'apns-expiration': String(Math.floor(Date.now() / 1000) + options.ttlSeconds),
+            ...(options.topic ? { 'apns-collapse-id': options.topic } : {}),
+            'content-type': 'application/json',
+          },
+          { signal },
+        )
         let status = 0
         let text = ''
         request.setEncoding('utf8')

@@ -97,7 +97,15 @@ async function deliverRow(
     ...(body === undefined ? {} : { body }),
     count: row.count,
   })
-  return sendToAll(ctx, subs, payload, { topic: `chat-${message.chat_id}`, ttlSeconds: MESSAGE_TTL_SECONDS, urgency: 'high' }, senders, unconfigured, stats)
+  return sendToAll(
+    ctx,
+    subs,
+    payload,
+    { topic: `chat-${message.chat_id}`, ttlSeconds: MESSAGE_TTL_SECONDS, urgency: 'high' },
+    senders,
+    unconfigured,
+    stats,
+  )
 }
 
 /** A ringing call: pushed while it still rings, with a lifetime no longer than the ring. */

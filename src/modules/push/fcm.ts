@@ -77,7 +77,11 @@ export function createFcmSender(ctx: AppContext, file: string): PushSender {
       const message = {
         token,
         data: { payload },
-        android: { priority: options.urgency === 'high' ? 'high' : 'normal', ttl: `${options.ttlSeconds}s`, ...(options.topic ? { collapse_key: options.topic } : {}) },
+        android: {
+          priority: options.urgency === 'high' ? 'high' : 'normal',
+          ttl: `${options.ttlSeconds}s`,
+          ...(options.topic ? { collapse_key: options.topic } : {}),
+        },
         ...(options.topic ? { apns: { headers: { 'apns-collapse-id': options.topic } } } : {}),
       }
       const res = await fcmFetch(`${ctx.config.fcmApiUrl}/v1/projects/${encodeURIComponent(account.project_id)}/messages:send`, {

@@ -83,7 +83,11 @@ class Lookups {
     const known = this.known
     if (known) {
       // receivers not known yet: one read of who among them has a subscription
-      const unknown = [...new Set(batch.flatMap(({ message }) => (message.receiver_id === null || known.has(message.receiver_id) ? [] : [message.receiver_id])))]
+      const unknown = [
+        ...new Set(
+          batch.flatMap(({ message }) => (message.receiver_id === null || known.has(message.receiver_id) ? [] : [message.receiver_id])),
+        ),
+      ]
       if (unknown.length > 0) await known.learn(unknown, (ids) => repo.subscribedAmong(this.ctx.db, ids))
       batch = batch.filter(({ message }) => message.receiver_id === null || !known.has(message.receiver_id))
       if (batch.length === 0) return
@@ -126,6 +130,11 @@ export async function queueForMessage(ctx: AppContext, message: MessageView, mem
     return 'message'
   }
   const dueAt = now + ctx.config.pushDeliveryIntervalMs
-  await repo.enqueue(ctx.db, offline.map((m) => ({ user_id: m.id, chat_id: message.chat_id, message_id: message.message_id!, kind: kindFor(m) })), now, dueAt)
+  await repo.enqueue(
+    ctx.db,
+    offline.map((m) => ({ user_id: m.id, chat_id: message.chat_id, message_id: message.message_id!, kind: kindFor(m) })),
+    now,
+    dueAt,
+  )
   queueWake(ctx, dueAt)
 }

@@ -11,7 +11,11 @@ export function findById(db: Db, id: number) {
 }
 
 export async function countOfUser(db: Db, userId: number): Promise<number> {
-  const row = await db.selectFrom('push_subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('push_subscriptions')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -102,7 +106,12 @@ export async function senderOf(db: Db, messageId: number): Promise<number | null
 }
 
 export async function isMember(db: Db, chatId: number, userId: number): Promise<boolean> {
-  const row = await db.selectFrom('chat_members').select('user_id').where('chat_id', '=', chatId).where('user_id', '=', userId).executeTakeFirst()
+  const row = await db
+    .selectFrom('chat_members')
+    .select('user_id')
+    .where('chat_id', '=', chatId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst()
   return row !== undefined
 }
 
@@ -113,9 +122,17 @@ export function messageForPush(db: Db, messageId: number) {
     .innerJoin('chats as c', 'c.id', 'm.chat_id')
     .innerJoin('users as u', 'u.id', 'm.sender_id')
     .select([
-      'm.id', 'm.chat_id', 'm.content', 'm.is_encrypted', 'm.deleted_for_all', 'm.file_type',
-      'c.chat_type', 'c.title as chat_title',
-      'u.id as sender_id', 'u.username as sender_username', 'u.display_name as sender_display_name',
+      'm.id',
+      'm.chat_id',
+      'm.content',
+      'm.is_encrypted',
+      'm.deleted_for_all',
+      'm.file_type',
+      'c.chat_type',
+      'c.title as chat_title',
+      'u.id as sender_id',
+      'u.username as sender_username',
+      'u.display_name as sender_display_name',
     ])
     .where('m.id', '=', messageId)
     .executeTakeFirst()
@@ -138,7 +155,13 @@ export interface QueuedPush extends Queued {
 
 export function pushOfItem(item: Pick<WorkQueueRow, 'item_key' | 'ref' | 'data' | 'count'>): QueuedPush {
   const [userId, chatId] = item.item_key.split(':').map(Number)
-  return { user_id: userId, chat_id: chatId, message_id: Number(item.ref), kind: (item.data ?? 'message') as PushNotificationKind, count: item.count }
+  return {
+    user_id: userId,
+    chat_id: chatId,
+    message_id: Number(item.ref),
+    kind: (item.data ?? 'message') as PushNotificationKind,
+    count: item.count,
+  }
 }
 
 /**
@@ -150,7 +173,19 @@ export async function enqueue(db: Db, rows: Queued[], now: number, dueAt: number
   if (rows.length === 0) return
   await db
     .insertInto('work_queue')
-    .values(rows.map((row) => ({ kind: PUSH_KIND, item_key: `${row.user_id}:${row.chat_id}`, ref: row.message_id, data: row.kind, count: 1, attempts: 0, due_at: dueAt, since: now, created_at: now })))
+    .values(
+      rows.map((row) => ({
+        kind: PUSH_KIND,
+        item_key: `${row.user_id}:${row.chat_id}`,
+        ref: row.message_id,
+        data: row.kind,
+        count: 1,
+        attempts: 0,
+        due_at: dueAt,
+        since: now,
+        created_at: now,
+      })),
+    )
     .onConflict((oc) =>
       oc.columns(['kind', 'item_key']).doUpdateSet({
         // listeners may finish out of order: the newest message wins

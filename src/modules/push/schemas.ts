@@ -18,7 +18,14 @@ export const RegisterBody = Type.Object(
   {
     subscription: Type.Optional(WebPushSubscription),
     /** a native token (FCM registration token, APNs device token) */
-    push_token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[\\x21-\\x7e]+$', errorMessage: 'push_token must be 1 to 4096 printable characters without spaces' })),
+    push_token: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 4096,
+        pattern: '^[\\x21-\\x7e]+$',
+        errorMessage: 'push_token must be 1 to 4096 printable characters without spaces',
+      }),
+    ),
     platform: Type.Optional(Type.Union([Type.Literal('fcm'), Type.Literal('apns')], { errorMessage: 'platform must be fcm or apns' })),
   },
   { additionalProperties: false },

@@ -32,14 +32,30 @@ export interface PushSender {
 const MAX_ANSWER_BYTES = 16 * 1024
 
 /** Posts an encrypted Web Push message; answers the push service's status. */
-async function post(endpoint: string, headers: Record<string, string | number>, body: Buffer | null, allowPrivate: boolean, timeoutMs: number): Promise<number> {
+async function post(
+  endpoint: string,
+  headers: Record<string, string | number>,
+  body: Buffer | null,
+  allowPrivate: boolean,
+  timeoutMs: number,
+): Promise<number> {
   // Web Push is https; plain http only to a test push service on loopback
-  const response = await outboundRequest(endpoint, { allowPrivate, requireHttps: true, loopbackHttp: true }, { method: 'POST', headers, body, timeoutMs, maxResponseBytes: MAX_ANSWER_BYTES })
+  const response = await outboundRequest(
+    endpoint,
+    { allowPrivate, requireHttps: true, loopbackHttp: true },
+    { method: 'POST', headers, body, timeoutMs, maxResponseBytes: MAX_ANSWER_BYTES },
+  )
   return response.status
 }
 
 /** Sends `payload` to one subscription. Never throws: a failure is an outcome. */
-export async function sendTo(ctx: AppContext, sub: PushSubscriptionRow, payload: string, options: WebPushOptions, senders: ReadonlyMap<PushKind, PushSender>): Promise<SendOutcome> {
+export async function sendTo(
+  ctx: AppContext,
+  sub: PushSubscriptionRow,
+  payload: string,
+  options: WebPushOptions,
+  senders: ReadonlyMap<PushKind, PushSender>,
+): Promise<SendOutcome> {
   const timeoutMs = ctx.config.pushTimeoutSeconds * 1000
   try {
     if (sub.kind !== 'webpush') {
@@ -60,7 +76,13 @@ export async function sendTo(ctx: AppContext, sub: PushSubscriptionRow, payload:
         ...(options.urgency ? { urgency: options.urgency } : {}),
       },
     )
-    const status = await post(details.endpoint, details.headers as Record<string, string | number>, details.body, ctx.config.webhookAllowPrivate, timeoutMs)
+    const status = await post(
+      details.endpoint,
+      details.headers as Record<string, string | number>,
+      details.body,
+      ctx.config.webhookAllowPrivate,
+      timeoutMs,
+    )
     if (status >= 200 && status < 300) return 'sent'
     if (status === 404 || status === 410) return 'gone'
     ctx.log.info({ subscriptionId: sub.id, status }, 'push service refused a notification')

@@ -45,7 +45,8 @@ function assertP256Point(key: Buffer) {
   }
 }
 
-const takenEndpoint = () => conflict('This push endpoint is registered by another account on this device; it is free again once that account signs out here')
+const takenEndpoint = () =>
+  conflict('This push endpoint is registered by another account on this device; it is free again once that account signs out here')
 
 /**
  * Registers this device (the caller's session) for push; the same endpoint or token again, by
@@ -66,11 +67,25 @@ export async function register(ctx: AppContext, me: UserRow, sessionId: number, 
     const p256dh = decodeKey(keys.p256dh, 65, 'subscription.keys.p256dh')
     assertP256Point(p256dh)
     const auth = decodeKey(keys.auth, 16, 'subscription.keys.auth')
-    row = { user_id: me.id, session_id: sessionId, kind: 'webpush', endpoint, p256dh: p256dh.toString('base64url'), auth: auth.toString('base64url') }
+    row = {
+      user_id: me.id,
+      session_id: sessionId,
+      kind: 'webpush',
+      endpoint,
+      p256dh: p256dh.toString('base64url'),
+      auth: auth.toString('base64url'),
+    }
   } else {
     if (input.platform === undefined) throw validationError('platform is required with push_token: fcm or apns')
     // the platform is part of the stored key: an FCM and an APNs token never meet
-    row = { user_id: me.id, session_id: sessionId, kind: input.platform, endpoint: `${input.platform}:${input.push_token}`, p256dh: null, auth: null }
+    row = {
+      user_id: me.id,
+      session_id: sessionId,
+      kind: input.platform,
+      endpoint: `${input.platform}:${input.push_token}`,
+      p256dh: null,
+      auth: null,
+    }
   }
   const now = ctx.clock.now()
   try {
@@ -123,15 +138,20 @@ export async function adminSend(ctx: AppContext, admin: UserRow, input: SendBody
   if (!target || target.deleted_at !== null) throw notFound('User not found')
   const payload = JSON.stringify({ type: 'admin', title: input.title, body: input.body, ...(input.data ? { data: input.data } : {}) })
   if (input.data && Buffer.byteLength(JSON.stringify(input.data)) > 2048) throw validationError('data must be at most 2 KiB of JSON')
-  if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) throw validationError(`title, body and data together must stay under ${MAX_PAYLOAD_BYTES} bytes`)
+  if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES)
+    throw validationError(`title, body and data together must stay under ${MAX_PAYLOAD_BYTES} bytes`)
   const now = ctx.clock.now()
   const subs = await repo.liveOfUser(ctx.db, target.id, now - ctx.config.sessionTtlDays * 86_400_000)
   const senders = nativeSenders(ctx)
-  const outcomes = await Promise.all(subs.map((sub) => sendTo(ctx, sub, payload, { ttlSeconds: ADMIN_TTL_SECONDS, urgency: 'normal' }, senders)))
+  const outcomes = await Promise.all(
+    subs.map((sub) => sendTo(ctx, sub, payload, { ttlSeconds: ADMIN_TTL_SECONDS, urgency: 'normal' }, senders)),
+  )
   for (const [i, outcome] of outcomes.entries()) if (outcome === 'gone') await repo.deleteById(ctx.db, subs[i].id)
   const sent = outcomes.filter((o) => o === 'sent').length
   const failed = outcomes.length - sent
-  await ctx.db.transaction().execute((trx) => recordModeration(trx, admin, 'push.send', target.id, { title: input.title, sent, failed }, ctx.clock.now()))
+  await ctx.db
+    .transaction()
+    .execute((trx) => recordModeration(trx, admin, 'push.send', target.id, { title: input.title, sent, failed }, ctx.clock.now()))
   ctx.log.info({ adminId: admin.id, action: 'push.send', targetId: target.id, sent, failed }, 'moderation action')
   return { sent, failed }
 }

@@ -25,7 +25,9 @@ function readFile(file: string): { publicKey: string; privateKey: string } {
   const parsed: unknown = JSON.parse(fs.readFileSync(file, 'utf8'))
   const { public_key: publicKey, private_key: privateKey } = (parsed ?? {}) as Record<string, unknown>
   if (!isKey(publicKey, 65) || !isKey(privateKey, 32)) {
-    throw new Error(`${file} does not hold a VAPID key pair {public_key, private_key}: restore it, remove it (subscribers must then subscribe again) or set VAPID_PUBLIC_KEY/VAPID_PRIVATE_KEY`)
+    throw new Error(
+      `${file} does not hold a VAPID key pair {public_key, private_key}: restore it, remove it (subscribers must then subscribe again) or set VAPID_PUBLIC_KEY/VAPID_PRIVATE_KEY`,
+    )
   }
   return { publicKey, privateKey }
 }

@@ -5,7 +5,11 @@ export async function insert(db: Db, inviterId: number, invitedId: number, now: 
 }
 
 export async function invitedCount(db: Db, inviterId: number): Promise<number> {
-  const row = await db.selectFrom('referrals').select((eb) => eb.fn.countAll<number>().as('n')).where('inviter_id', '=', inviterId).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('referrals')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('inviter_id', '=', inviterId)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -16,7 +20,11 @@ export async function inviterOf(db: Db, invitedId: number): Promise<number | nul
 
 /** Records when the user first had their link (later calls keep the first time). */
 export async function markShared(db: Db, userId: number, now: number) {
-  await db.insertInto('referral_shares').values({ user_id: userId, shared_at: now }).onConflict((oc) => oc.column('user_id').doNothing()).execute()
+  await db
+    .insertInto('referral_shares')
+    .values({ user_id: userId, shared_at: now })
+    .onConflict((oc) => oc.column('user_id').doNothing())
+    .execute()
 }
 
 export async function sharedAt(db: Db, userId: number): Promise<number | null> {

@@ -35,7 +35,8 @@ export async function mine(ctx: AppContext, me: UserRow) {
 
 /** I say who invited me (their username as `ref`, or their id), once. */
 export async function invitedBy(ctx: AppContext, me: UserRow, input: { ref?: string; user_id?: number }) {
-  if ((input.ref === undefined) === (input.user_id === undefined)) throw validationError('Name who invited you: ref (their username) or user_id')
+  if ((input.ref === undefined) === (input.user_id === undefined))
+    throw validationError('Name who invited you: ref (their username) or user_id')
   const inviter = input.ref !== undefined ? await users.findByLogin(ctx, input.ref) : await users.findById(ctx, input.user_id!)
   if (!inviter || !isUsable(inviter) || (input.ref !== undefined && inviter.username.toLowerCase() !== input.ref.toLowerCase())) {
     throw notFound('No such user to have invited you')
@@ -44,7 +45,8 @@ export async function invitedBy(ctx: AppContext, me: UserRow, input: { ref?: str
   if ((await repo.inviterOf(ctx.db, me.id)) !== null) throw conflict('You already said who invited you')
   const now = ctx.clock.now()
   const shared = await repo.sharedAt(ctx.db, inviter.id)
-  if (shared === null || me.created_at < shared) throw forbidden('Only an account created after its inviter shared their invite link can name them')
+  if (shared === null || me.created_at < shared)
+    throw forbidden('Only an account created after its inviter shared their invite link can name them')
   const windowDays = ctx.config.referralWindowDays
   if (now - me.created_at > windowDays * 86_400_000) throw forbidden(`An inviter is named within ${windowDays} days of joining`)
   try {
@@ -57,7 +59,12 @@ export async function invitedBy(ctx: AppContext, me: UserRow, input: { ref?: str
       await repo.insert(trx, inviter.id, me.id, events.now)
       const count = await repo.invitedCount(trx, inviter.id)
       if (count % REFERRAL_THRESHOLD === 0) {
-        await premium.grantPremium(trx, inviter.id, { days: REWARD_DAYS, plan: 'referral', amount: 0, currency: 'RUB', provider: 'referral' }, events.now)
+        await premium.grantPremium(
+          trx,
+          inviter.id,
+          { days: REWARD_DAYS, plan: 'referral', amount: 0, currency: 'RUB', provider: 'referral' },
+          events.now,
+        )
       }
     })
   } catch (error) {

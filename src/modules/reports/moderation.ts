@@ -29,7 +29,10 @@ function present(row: repo.ReportWithTargets) {
     reason: row.reason,
     created_at: iso(row.created_at),
     reporter: { user_id: row.reporter_id, username: row.reporter_username },
-    reported_user: row.reported_user_id === null ? null : { user_id: row.reported_user_id, username: row.reported_username ?? '', is_active: row.reported_is_active === 1 },
+    reported_user:
+      row.reported_user_id === null
+        ? null
+        : { user_id: row.reported_user_id, username: row.reported_username ?? '', is_active: row.reported_is_active === 1 },
     message:
       row.reported_message_id === null
         ? null
@@ -75,7 +78,14 @@ export async function close(ctx: AppContext, admin: UserRow, id: number, status:
   await ctx.db.transaction().execute(async (trx) => {
     const now = ctx.clock.now()
     await closeIn(trx, admin, id, status, trimmed, now)
-    await recordModeration(trx, admin, `report.${status === 'resolved' ? 'resolve' : 'dismiss'}`, report.reported_user_id, { report_id: id, note: trimmed }, now)
+    await recordModeration(
+      trx,
+      admin,
+      `report.${status === 'resolved' ? 'resolve' : 'dismiss'}`,
+      report.reported_user_id,
+      { report_id: id, note: trimmed },
+      now,
+    )
   })
   return present((await repo.findWithTargets(ctx.db, id))!)
 }
@@ -112,7 +122,14 @@ export async function act(ctx: AppContext, admin: UserRow, id: number, action: R
       await inTransaction(ctx, async (trx, events) => {
         await eraseForAll(events, found.chat, found.row)
         await closeIn(trx, admin, id, 'resolved', trimmed, events.now)
-        await recordModeration(trx, admin, 'report.delete_message', targetUser, { ...details, message_id: found.row.id, chat_id: found.chat.id }, events.now)
+        await recordModeration(
+          trx,
+          admin,
+          'report.delete_message',
+          targetUser,
+          { ...details, message_id: found.row.id, chat_id: found.chat.id },
+          events.now,
+        )
       })
       break
     }

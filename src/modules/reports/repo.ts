@@ -4,7 +4,13 @@ import type { ReportRow, ReportsTable } from '../../db/tables.js'
 import { paged } from '../../db/page.js'
 
 export function findOpen(db: Db, reporterId: number, target: string): Promise<ReportRow | undefined> {
-  return db.selectFrom('reports').selectAll().where('reporter_id', '=', reporterId).where('target', '=', target).where('status', '=', 'pending').executeTakeFirst()
+  return db
+    .selectFrom('reports')
+    .selectAll()
+    .where('reporter_id', '=', reporterId)
+    .where('target', '=', target)
+    .where('status', '=', 'pending')
+    .executeTakeFirst()
 }
 
 export function insert(db: Db, row: Insertable<ReportsTable>): Promise<ReportRow> {
@@ -41,12 +47,18 @@ export async function listWithTargets(db: Db, status: ReportRow['status'] | unde
   const filtered = <Q extends { where: (...args: any[]) => Q }>(query: Q) => (status ? query.where('r.status', '=', status) : query)
   const [rows, count] = await Promise.all([
     filtered(withTargets(db)).orderBy('r.id', 'desc').$call(paged(page, perPage)).execute(),
-    filtered(db.selectFrom('reports as r')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    filtered(db.selectFrom('reports as r'))
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
 }
 
 /** Closes a pending report; undefined when it was not pending (closed once only). */
-export function close(db: Db, id: number, changes: { status: 'resolved' | 'dismissed'; resolved_at: number; resolved_by: number; resolution_note: string | null }) {
+export function close(
+  db: Db,
+  id: number,
+  changes: { status: 'resolved' | 'dismissed'; resolved_at: number; resolved_by: number; resolution_note: string | null },
+) {
   return db.updateTable('reports').set(changes).where('id', '=', id).where('status', '=', 'pending').returning('id').executeTakeFirst()
 }

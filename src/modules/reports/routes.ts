@@ -8,8 +8,17 @@ import { ReportBody, ReportView } from './schemas.js'
 export const reportRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))
 
-  app.post('/report', {
-    schema: { summary: 'Report a user or a message to the moderators', tags: ['reports'], security: [{ bearer: [] }], body: ReportBody,
-      response: { 200: okSchema(ReportView) } },
-  }, async (request) => ok(await reports.report(ctx, request.user, request.body)))
+  app.post(
+    '/report',
+    {
+      schema: {
+        summary: 'Report a user or a message to the moderators',
+        tags: ['reports'],
+        security: [{ bearer: [] }],
+        body: ReportBody,
+        response: { 200: okSchema(ReportView) },
+      },
+    },
+    async (request) => ok(await reports.report(ctx, request.user, request.body)),
+  )
 }

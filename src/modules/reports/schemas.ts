@@ -13,8 +13,13 @@ export const ActionBody = Type.Object(
   { additionalProperties: false },
 )
 
-export const ReportStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('resolved'), Type.Literal('dismissed')], { errorMessage: 'must be pending, resolved or dismissed' })
-export const ReportsQuery = Type.Object({ ...PageQuery.properties, status: Type.Optional(ReportStatusSchema) }, { additionalProperties: false })
+export const ReportStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('resolved'), Type.Literal('dismissed')], {
+  errorMessage: 'must be pending, resolved or dismissed',
+})
+export const ReportsQuery = Type.Object(
+  { ...PageQuery.properties, status: Type.Optional(ReportStatusSchema) },
+  { additionalProperties: false },
+)
 export const ResolveBody = Type.Object(
   {
     status: Type.Union([Type.Literal('resolved'), Type.Literal('dismissed')], { errorMessage: 'status must be resolved or dismissed' }),

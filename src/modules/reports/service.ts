@@ -39,7 +39,16 @@ export async function report(ctx: AppContext, me: UserRow, input: NewReport) {
   const open = await repo.findOpen(ctx.db, me.id, target)
   if (open) return present(open)
   try {
-    return present(await repo.insert(ctx.db, { reporter_id: me.id, reported_user_id: userId, reported_message_id: messageId, target, reason, created_at: ctx.clock.now() }))
+    return present(
+      await repo.insert(ctx.db, {
+        reporter_id: me.id,
+        reported_user_id: userId,
+        reported_message_id: messageId,
+        target,
+        reason,
+        created_at: ctx.clock.now(),
+      }),
+    )
   } catch (error) {
     // the same report, twice at once: the partial unique index let one in
     if (!isUniqueViolation(error)) throw error

@@ -34,12 +34,24 @@ function visibleSaved(db: Db, userId: number) {
     .where('sv.user_id', '=', userId)
     .where('m.deleted_for_all', '=', 0)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('message_hidden as h').select('h.message_id').where('h.user_id', '=', userId).whereRef('h.message_id', '=', 'm.id'))),
+      not(
+        exists(
+          selectFrom('message_hidden as h').select('h.message_id').where('h.user_id', '=', userId).whereRef('h.message_id', '=', 'm.id'),
+        ),
+      ),
     )
     .where(({ or, exists, selectFrom }) =>
       or([
-        exists(selectFrom('chat_members as cm').select('cm.chat_id').whereRef('cm.chat_id', '=', 'm.chat_id').where('cm.user_id', '=', userId)),
-        exists(selectFrom('chats as c').select('c.id').whereRef('c.id', '=', 'm.chat_id').where('c.chat_type', '!=', 'personal').where('c.is_public', '=', 1)),
+        exists(
+          selectFrom('chat_members as cm').select('cm.chat_id').whereRef('cm.chat_id', '=', 'm.chat_id').where('cm.user_id', '=', userId),
+        ),
+        exists(
+          selectFrom('chats as c')
+            .select('c.id')
+            .whereRef('c.id', '=', 'm.chat_id')
+            .where('c.chat_type', '!=', 'personal')
+            .where('c.is_public', '=', 1),
+        ),
       ]),
     )
 }
@@ -53,7 +65,9 @@ export async function list(db: Db, userId: number, page: number, perPage: number
       .orderBy('sv.id', 'desc')
       .$call(paged(page, perPage))
       .execute(),
-    visibleSaved(db, userId).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+    visibleSaved(db, userId)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }
 }

@@ -170,7 +170,7 @@ parentPort.on('message', (message) => {
 parentPort.postMessage('ready')
 `
 
-type Reply = { done: number; changesUpTo: number } & CatchUp | { done: number; error: string }
+type Reply = ({ done: number; changesUpTo: number } & CatchUp) | { done: number; error: string }
 
 /**
  * The index of one SQLite database. Attaches its file to the main connection now; starts the
@@ -216,7 +216,8 @@ export class MessageIndex {
     if ('error' in reply) throw new Error(`message search index: ${reply.error}`)
     // (on the main connection, so possibly inside a transaction another request has open there:
     // if that one rolls back, the rows stay and the next catch-up drops them again)
-    if (reply.changes > 0 && this.sqlite.open) this.sqlite.prepare('delete from message_search_changes where seq <= ?').run(reply.changesUpTo)
+    if (reply.changes > 0 && this.sqlite.open)
+      this.sqlite.prepare('delete from message_search_changes where seq <= ?').run(reply.changesUpTo)
     return { indexed: reply.indexed, changes: reply.changes, rebuilt: reply.rebuilt }
   }
 

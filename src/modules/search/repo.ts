@@ -46,12 +46,24 @@ export async function remember(db: Db, userId: number, query: string, type: stri
     .values({ user_id: userId, search_query: query, search_type: type, created_at: now })
     .onConflict((oc) => oc.columns(['user_id', 'search_type', 'search_query']).doUpdateSet({ created_at: now }))
     .execute()
-  const kept = db.selectFrom('recent_searches').select('id').where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(keep)
+  const kept = db
+    .selectFrom('recent_searches')
+    .select('id')
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(keep)
   await db.deleteFrom('recent_searches').where('user_id', '=', userId).where('id', 'not in', kept).execute()
 }
 
 export function history(db: Db, userId: number) {
-  return db.selectFrom('recent_searches').select(['search_query', 'search_type', 'created_at']).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
+  return db
+    .selectFrom('recent_searches')
+    .select(['search_query', 'search_type', 'created_at'])
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute()
 }
 
 export async function clear(db: Db, userId: number) {

@@ -28,7 +28,10 @@ const SEARCH_WAIT_MS = 3000
 
 export async function searchGlobal(ctx: AppContext, me: UserRow, query: string, page: number, perPage: number) {
   // control characters name nobody (and U+0001 joins the names in PostgreSQL's index)
-  const q = query.replace(/\p{Cc}/gu, '').trim().toLowerCase()
+  const q = query
+    .replace(/\p{Cc}/gu, '')
+    .trim()
+    .toLowerCase()
   if ([...q].length < QUERY_MIN) throw validationError(`q must be at least ${QUERY_MIN} characters`)
   const { rows, total } = await repo.searchUsers(ctx.db, ctx.config.dialect, me.id, q, page, perPage)
   await repo.remember(ctx.db, me.id, query.trim(), 'global', ctx.clock.now(), HISTORY_KEEP)
@@ -85,7 +88,11 @@ async function indexNewMessages(ctx: AppContext, index: MessageIndex) {
 }
 
 export async function history(ctx: AppContext, me: UserRow) {
-  return (await repo.history(ctx.db, me.id)).map((row) => ({ search_query: row.search_query, search_type: row.search_type, created_at: iso(row.created_at) }))
+  return (await repo.history(ctx.db, me.id)).map((row) => ({
+    search_query: row.search_query,
+    search_type: row.search_type,
+    created_at: iso(row.created_at),
+  }))
 }
 
 export async function clearHistory(ctx: AppContext, me: UserRow) {

@@ -25,7 +25,23 @@ async function addUser(handle: DatabaseHandle, username: string, tokenHash: stri
   const now = Date.now()
   const user = await handle.db
     .insertInto('users')
-    .values({ username, email: null, display_name: username, password_hash: 'x', avatar: null, phone: null, birthday: null, bot_webapp_url: null, last_seen: null, last_activity: now, premium_expires_at: null, two_factor_secret: null, appearance_settings: null, deleted_at: null, created_at: now })
+    .values({
+      username,
+      email: null,
+      display_name: username,
+      password_hash: 'x',
+      avatar: null,
+      phone: null,
+      birthday: null,
+      bot_webapp_url: null,
+      last_seen: null,
+      last_activity: now,
+      premium_expires_at: null,
+      two_factor_secret: null,
+      appearance_settings: null,
+      deleted_at: null,
+      created_at: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow()
   await handle.db

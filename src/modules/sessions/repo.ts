@@ -93,12 +93,7 @@ export async function listActive(db: Db, userId: number, notBefore: number, page
     .where('is_active', '=', 1)
     .where('last_activity', '>', notBefore)
   const [rows, count] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy('last_activity', 'desc')
-      .orderBy('id', 'desc')
-      .$call(paged(page, perPage))
-      .execute(),
+    base.selectAll().orderBy('last_activity', 'desc').orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.n) }

@@ -82,13 +82,7 @@ export async function authenticateHash(ctx: AppContext, hash: string): Promise<A
   return { user, sessionId: found.sessionId, twoFactorVerified: found.sessionTwoFactorVerified === 1 }
 }
 
-export async function listSessions(
-  ctx: AppContext,
-  userId: number,
-  currentSessionId: number | null,
-  page: number,
-  perPage: number,
-) {
+export async function listSessions(ctx: AppContext, userId: number, currentSessionId: number | null, page: number, perPage: number) {
   const { rows, total } = await repo.listActive(ctx.db, userId, ctx.clock.now() - ttlMs(ctx), page, perPage)
   const items = rows.map((s) => ({
     id: s.id,
@@ -148,5 +142,5 @@ export async function revokeOtherSessions(db: Db, userId: number, keepSessionId:
  */
 export function closeSockets(ctx: AppContext, userId: number, sessionId: number | undefined, why: { code: number; reason: string }) {
   ctx.control.publish('sockets.close', { userId, ...(sessionId === undefined ? {} : { sessionId }), ...why })
-  void endVideoSessions(ctx, userId, sessionId, why).catch((err) => ctx.log.warn({ err }, 'could not end the session\'s signaling sockets'))
+  void endVideoSessions(ctx, userId, sessionId, why).catch((err) => ctx.log.warn({ err }, "could not end the session's signaling sockets"))
 }

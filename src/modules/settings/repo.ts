@@ -20,5 +20,9 @@ export async function readForUpdate(db: Db, userId: number, now: number): Promis
 }
 
 export async function write(db: Db, userId: number, settings: Record<string, unknown>, now: number) {
-  await db.updateTable('user_settings').set({ settings: JSON.stringify(settings), updated_at: now }).where('user_id', '=', userId).execute()
+  await db
+    .updateTable('user_settings')
+    .set({ settings: JSON.stringify(settings), updated_at: now })
+    .where('user_id', '=', userId)
+    .execute()
 }

@@ -10,11 +10,19 @@ const secured = { tags: ['settings'], security: [{ bearer: [] }] }
 export const settingsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   app.addHook('preValidation', requireUser(ctx))
 
-  app.get('/settings', {
-    schema: { summary: 'My settings (defaults filled in)', ...secured, response: { 200: okSchema(SettingsView) } },
-  }, async (request) => ok(await settings.get(ctx, request.user)))
+  app.get(
+    '/settings',
+    {
+      schema: { summary: 'My settings (defaults filled in)', ...secured, response: { 200: okSchema(SettingsView) } },
+    },
+    async (request) => ok(await settings.get(ctx, request.user)),
+  )
 
-  app.post('/settings/update', {
-    schema: { summary: 'Set one setting (null resets it)', ...secured, body: UpdateBody, response: { 200: okSchema(SettingsView) } },
-  }, async (request) => ok(await settings.update(ctx, request.user, request.body.key, request.body.value)))
+  app.post(
+    '/settings/update',
+    {
+      schema: { summary: 'Set one setting (null resets it)', ...secured, body: UpdateBody, response: { 200: okSchema(SettingsView) } },
+    },
+    async (request) => ok(await settings.update(ctx, request.user, request.body.key, request.body.value)),
+  )
 }

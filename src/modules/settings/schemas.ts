@@ -4,7 +4,10 @@ export const SettingsView = Type.Object({ user_id: Type.Integer(), settings: Typ
 
 export const UpdateBody = Type.Object(
   {
-    key: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$', errorMessage: 'key must be 1 to 64 letters, digits, _ . or -, starting with a letter' }),
+    key: Type.String({
+      pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$',
+      errorMessage: 'key must be 1 to 64 letters, digits, _ . or -, starting with a letter',
+    }),
     /** any JSON value; null resets the key */
     value: Type.Unknown(),
   },

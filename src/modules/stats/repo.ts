@@ -14,14 +14,25 @@ export async function firstAtOrAfter(db: Db, id: number) {
   return db.selectFrom('messages').select(['id', 'created_at']).where('id', '>=', id).orderBy('id').limit(1).executeTakeFirst()
 }
 
-
 /** How many reports wait for a moderator. */
 export const pendingReports = (db: Db) =>
-  db.selectFrom('reports').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirst()
+  db
+    .selectFrom('reports')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '=', 'pending')
+    .executeTakeFirst()
 
 /** How many broadcasts are queued or going out. */
 export const unfinishedBroadcasts = (db: Db) =>
-  db.selectFrom('broadcasts').select((eb) => eb.fn.countAll<number>().as('n')).where('status', 'in', ['queued', 'running']).executeTakeFirst()
+  db
+    .selectFrom('broadcasts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', 'in', ['queued', 'running'])
+    .executeTakeFirst()
 
 /** How many messages wait to be sent at their time. */
-export const scheduledMessages = (db: Db) => db.selectFrom('scheduled_messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst()
+export const scheduledMessages = (db: Db) =>
+  db
+    .selectFrom('scheduled_messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst()

@@ -35,25 +35,36 @@ ${item('Channels', figures.channels)}
 
 export const statsRoutes: FastifyPluginAsyncTypebox<{ ctx: AppContext }> = async (app, { ctx }) => {
   const htmlHeaders = pageHeaders(ctx.config.publicBaseUrl)
-  app.get('/health', { schema: { summary: 'Whether the server and its database answer', tags: ['service'], response: { 200: Health, 503: Unhealthy } } }, async (request, reply) => {
-    try {
-      await ping(ctx.db)
-    } catch (err) {
-      request.log.error({ err }, 'health check: database unreachable')
-      return reply.code(503).send({ ...errorBody('internal_error', 'Database unreachable'), status: 'error' as const })
-    }
-    return { success: true as const, status: 'ok' as const, data: { status: 'ok' as const, database: 'ok' as const } }
-  })
-
-  app.get('/stats', {
-    schema: {
-      summary: 'Public statistics: users, messages, channels (JSON; a page for a browser that asks for text/html)',
-      tags: ['service'],
-      response: { 200: okSchema(Stats) },
+  app.get(
+    '/health',
+    { schema: { summary: 'Whether the server and its database answer', tags: ['service'], response: { 200: Health, 503: Unhealthy } } },
+    async (request, reply) => {
+      try {
+        await ping(ctx.db)
+      } catch (err) {
+        request.log.error({ err }, 'health check: database unreachable')
+        return reply.code(503).send({ ...errorBody('internal_error', 'Database unreachable'), status: 'error' as const })
+      }
+      return { success: true as const, status: 'ok' as const, data: { status: 'ok' as const, database: 'ok' as const } }
     },
-  }, async (request, reply) => {
-    const figures = await stats.publicStats(ctx)
-    if (!prefersHtml(request.headers.accept)) return ok(figures)
-    return reply.headers(htmlHeaders).type('text/html; charset=utf-8').send(statsPage(figures) as never)
-  })
+  )
+
+  app.get(
+    '/stats',
+    {
+      schema: {
+        summary: 'Public statistics: users, messages, channels (JSON; a page for a browser that asks for text/html)',
+        tags: ['service'],
+        response: { 200: okSchema(Stats) },
+      },
+    },
+    async (request, reply) => {
+      const figures = await stats.publicStats(ctx)
+      if (!prefersHtml(request.headers.accept)) return ok(figures)
+      return reply
+        .headers(htmlHeaders)
+        .type('text/html; charset=utf-8')
+        .send(statsPage(figures) as never)
+    },
+  )
 }

@@ -163,4 +163,3 @@ export async function serverStatus(ctx: AppContext, admin: UserRow) {
     queues: { pending_reports: pendingReports, unfinished_broadcasts: unfinishedBroadcasts, scheduled_messages: scheduled },
   }
 }
-

@@ -21,14 +21,50 @@ export interface StickerPack {
 type Face = { id: string; emoji: string; eyes: string; mouth: string; extra?: string }
 
 const FACES: readonly Face[] = [
-  { id: 'smile', emoji: '🙂', eyes: dots(), mouth: '<path d="M84 150 Q128 196 172 150" fill="none" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>' },
-  { id: 'grin', emoji: '😁', eyes: dots(), mouth: '<path d="M78 140 Q128 210 178 140 Z" fill="#3a2a00"/><path d="M92 148 L164 148 L158 162 L98 162 Z" fill="#fff"/>' },
-  { id: 'wink', emoji: '😉', eyes: '<circle cx="96" cy="104" r="12" fill="#3a2a00"/><path d="M146 104 L178 104" stroke="#3a2a00" stroke-width="10" stroke-linecap="round"/>', mouth: '<path d="M90 152 Q128 186 166 152" fill="none" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>' },
+  {
+    id: 'smile',
+    emoji: '🙂',
+    eyes: dots(),
+    mouth: '<path d="M84 150 Q128 196 172 150" fill="none" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>',
+  },
+  {
+    id: 'grin',
+    emoji: '😁',
+    eyes: dots(),
+    mouth: '<path d="M78 140 Q128 210 178 140 Z" fill="#3a2a00"/><path d="M92 148 L164 148 L158 162 L98 162 Z" fill="#fff"/>',
+  },
+  {
+    id: 'wink',
+    emoji: '😉',
+    eyes: '<circle cx="96" cy="104" r="12" fill="#3a2a00"/><path d="M146 104 L178 104" stroke="#3a2a00" stroke-width="10" stroke-linecap="round"/>',
+    mouth: '<path d="M90 152 Q128 186 166 152" fill="none" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>',
+  },
   { id: 'wow', emoji: '😮', eyes: dots(14), mouth: '<ellipse cx="128" cy="164" rx="20" ry="26" fill="#3a2a00"/>' },
-  { id: 'sad', emoji: '🙁', eyes: dots(), mouth: '<path d="M88 176 Q128 136 168 176" fill="none" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>' },
-  { id: 'love', emoji: '😍', eyes: `${heart(96, 104)}${heart(160, 104)}`, mouth: '<path d="M84 150 Q128 196 172 150" fill="none" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>' },
-  { id: 'cool', emoji: '😎', eyes: '<path d="M64 92 H192 V110 Q188 134 160 134 Q140 134 134 112 H122 Q116 134 96 134 Q68 134 64 110 Z" fill="#1d1d1d"/>', mouth: '<path d="M96 162 Q128 182 160 162" fill="none" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>' },
-  { id: 'think', emoji: '🤔', eyes: dots(), mouth: '<path d="M100 166 L156 156" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>', extra: '<circle cx="168" cy="196" r="22" fill="#f5b73b" stroke="#c98a12" stroke-width="6"/>' },
+  {
+    id: 'sad',
+    emoji: '🙁',
+    eyes: dots(),
+    mouth: '<path d="M88 176 Q128 136 168 176" fill="none" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>',
+  },
+  {
+    id: 'love',
+    emoji: '😍',
+    eyes: `${heart(96, 104)}${heart(160, 104)}`,
+    mouth: '<path d="M84 150 Q128 196 172 150" fill="none" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>',
+  },
+  {
+    id: 'cool',
+    emoji: '😎',
+    eyes: '<path d="M64 92 H192 V110 Q188 134 160 134 Q140 134 134 112 H122 Q116 134 96 134 Q68 134 64 110 Z" fill="#1d1d1d"/>',
+    mouth: '<path d="M96 162 Q128 182 160 162" fill="none" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>',
+  },
+  {
+    id: 'think',
+    emoji: '🤔',
+    eyes: dots(),
+    mouth: '<path d="M100 166 L156 156" stroke="#3a2a00" stroke-width="12" stroke-linecap="round"/>',
+    extra: '<circle cx="168" cy="196" r="22" fill="#f5b73b" stroke="#c98a12" stroke-width="6"/>',
+  },
 ]
 
 function dots(r = 12) {

@@ -27,5 +27,6 @@ export function packs(ctx: AppContext, me: UserRow) {
 export function requireUsable(ctx: AppContext, me: UserRow, path: string) {
   const found = findSticker(path)
   if (!found) throw invalidFile('emoji_file must be a sticker of a pack (GET V2/stickers)')
-  if (found.pack.is_premium && !isPremium(me, ctx.clock.now())) throw premiumRequired(`The ${found.pack.title} stickers are a Tern Premium feature`)
+  if (found.pack.is_premium && !isPremium(me, ctx.clock.now()))
+    throw premiumRequired(`The ${found.pack.title} stickers are a Tern Premium feature`)
 }

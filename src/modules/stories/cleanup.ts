@@ -25,7 +25,10 @@ export async function cleanupExpiredStories(ctx: AppContext, signal?: AbortSigna
   while (!signal?.aborted) {
     const gone = await repo.deleteExpired(ctx.db, ctx.clock.now(), CLEANUP_BATCH)
     if (gone.length === 0) break
-    const released = await releaseUploads(ctx, gone.flatMap((story) => (story.music_path ? [story.media_path, story.music_path] : [story.media_path])))
+    const released = await releaseUploads(
+      ctx,
+      gone.flatMap((story) => (story.music_path ? [story.media_path, story.music_path] : [story.media_path])),
+    )
     result.stories += gone.length
     result.uploads += released.uploads
     result.files += released.objects
@@ -33,7 +36,11 @@ export async function cleanupExpiredStories(ctx: AppContext, signal?: AbortSigna
     await yieldToRequests()
   }
   if (result.stories > 0) {
-    ctx.log.info({ ...result, duration_ms: Math.round(performance.now() - started) }, 'story cleanup: removed %d expired stories', result.stories)
+    ctx.log.info(
+      { ...result, duration_ms: Math.round(performance.now() - started) },
+      'story cleanup: removed %d expired stories',
+      result.stories,
+    )
   }
   return result
 }

@@ -25,6 +25,7 @@ export const storyEvents = defineEvents({
   'story.viewed': {
     payload: StoryCounts,
     routes: ['user'],
-    summary: "To a story's owner: someone viewed, liked, unliked or reacted to it; the counts as they are now (who did it is the premium viewer list's).",
+    summary:
+      "To a story's owner: someone viewed, liked, unliked or reacted to it; the counts as they are now (who did it is the premium viewer list's).",
   },
 })

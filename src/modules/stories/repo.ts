@@ -10,7 +10,10 @@ export function insert(db: Db, row: Insertable<StoriesTable>): Promise<StoryRow>
 
 export async function insertAllowed(db: Db, storyId: number, userIds: readonly number[]) {
   if (userIds.length === 0) return
-  await db.insertInto('story_allowed_users').values(userIds.map((userId) => ({ story_id: storyId, user_id: userId }))).execute()
+  await db
+    .insertInto('story_allowed_users')
+    .values(userIds.map((userId) => ({ story_id: storyId, user_id: userId })))
+    .execute()
 }
 
 export function find(db: Db, id: number): Promise<StoryRow | undefined> {
@@ -72,7 +75,11 @@ export function feedOf(db: Db, viewerId: number, now: number) {
 
 /** Whether `viewerId` may see the story (its expiry aside). */
 export async function isVisibleTo(db: Db, storyId: number, viewerId: number): Promise<boolean> {
-  const row = await db.selectFrom('stories as s').select(storyVisibleTo('s', viewerId).as('visible')).where('s.id', '=', storyId).executeTakeFirst()
+  const row = await db
+    .selectFrom('stories as s')
+    .select(storyVisibleTo('s', viewerId).as('visible'))
+    .where('s.id', '=', storyId)
+    .executeTakeFirst()
   return Boolean(row?.visible)
 }
 
@@ -84,7 +91,12 @@ export async function addView(db: Db, storyId: number, viewerId: number, now: nu
     .onConflict((oc) => oc.columns(['story_id', 'viewer_id']).doNothing())
     .returning('story_id')
     .executeTakeFirst()
-  if (added) await db.updateTable('stories').set((eb) => ({ view_count: eb('view_count', '+', 1) })).where('id', '=', storyId).execute()
+  if (added)
+    await db
+      .updateTable('stories')
+      .set((eb) => ({ view_count: eb('view_count', '+', 1) }))
+      .where('id', '=', storyId)
+      .execute()
   return added !== undefined
 }
 
@@ -92,28 +104,56 @@ export async function addView(db: Db, storyId: number, viewerId: number, now: nu
 export async function setLike(db: Db, storyId: number, userId: number, liked: boolean, now: number): Promise<boolean> {
   const changed = liked
     ? await db
-      .insertInto('story_likes')
-      .values({ story_id: storyId, user_id: userId, created_at: now })
-      .onConflict((oc) => oc.columns(['story_id', 'user_id']).doNothing())
-      .returning('story_id')
-      .executeTakeFirst()
-    : await db.deleteFrom('story_likes').where('story_id', '=', storyId).where('user_id', '=', userId).returning('story_id').executeTakeFirst()
-  if (changed) await db.updateTable('stories').set((eb) => ({ like_count: eb('like_count', liked ? '+' : '-', 1) })).where('id', '=', storyId).execute()
+        .insertInto('story_likes')
+        .values({ story_id: storyId, user_id: userId, created_at: now })
+        .onConflict((oc) => oc.columns(['story_id', 'user_id']).doNothing())
+        .returning('story_id')
+        .executeTakeFirst()
+    : await db
+        .deleteFrom('story_likes')
+        .where('story_id', '=', storyId)
+        .where('user_id', '=', userId)
+        .returning('story_id')
+        .executeTakeFirst()
+  if (changed)
+    await db
+      .updateTable('stories')
+      .set((eb) => ({ like_count: eb('like_count', liked ? '+' : '-', 1) }))
+      .where('id', '=', storyId)
+      .execute()
   return changed !== undefined
 }
 
 /** Sets (or with null clears) a user's reaction; whether anything changed. */
 export async function setReaction(db: Db, storyId: number, userId: number, reaction: string | null, now: number): Promise<boolean> {
-  const current = await db.selectFrom('story_reactions').select('reaction').where('story_id', '=', storyId).where('user_id', '=', userId).executeTakeFirst()
+  const current = await db
+    .selectFrom('story_reactions')
+    .select('reaction')
+    .where('story_id', '=', storyId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst()
   if ((current?.reaction ?? null) === reaction) return false
   if (reaction === null) {
     await db.deleteFrom('story_reactions').where('story_id', '=', storyId).where('user_id', '=', userId).execute()
-    await db.updateTable('stories').set((eb) => ({ reaction_count: eb('reaction_count', '-', 1) })).where('id', '=', storyId).execute()
+    await db
+      .updateTable('stories')
+      .set((eb) => ({ reaction_count: eb('reaction_count', '-', 1) }))
+      .where('id', '=', storyId)
+      .execute()
   } else if (current) {
-    await db.updateTable('story_reactions').set({ reaction, created_at: now }).where('story_id', '=', storyId).where('user_id', '=', userId).execute()
+    await db
+      .updateTable('story_reactions')
+      .set({ reaction, created_at: now })
+      .where('story_id', '=', storyId)
+      .where('user_id', '=', userId)
+      .execute()
   } else {
     await db.insertInto('story_reactions').values({ story_id: storyId, user_id: userId, reaction, created_at: now }).execute()
-    await db.updateTable('stories').set((eb) => ({ reaction_count: eb('reaction_count', '+', 1) })).where('id', '=', storyId).execute()
+    await db
+      .updateTable('stories')
+      .set((eb) => ({ reaction_count: eb('reaction_count', '+', 1) }))
+      .where('id', '=', storyId)
+      .execute()
   }
   return true
 }
@@ -144,7 +184,13 @@ export async function remove(db: Db, id: number): Promise<StoryRow | undefined> 
 
 /** Whether the user has a story that has not expired. */
 export async function hasActive(db: Db, userId: number, now: number): Promise<boolean> {
-  const row = await db.selectFrom('stories').select('id').where('user_id', '=', userId).where('expires_at', '>', now).limit(1).executeTakeFirst()
+  const row = await db
+    .selectFrom('stories')
+    .select('id')
+    .where('user_id', '=', userId)
+    .where('expires_at', '>', now)
+    .limit(1)
+    .executeTakeFirst()
   return row !== undefined
 }
 

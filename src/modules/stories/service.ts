@@ -43,10 +43,12 @@ export async function create(ctx: AppContext, me: UserRow, input: NewStory): Pro
     throw validationError(`A story is an image or a video; this file is ${article(media.file_type)} ${media.file_type}`)
   }
   const mediaType = input.media_type ?? media.file_type
-  if (mediaType !== media.file_type) throw validationError(`media_type is ${mediaType}, but the file is ${article(media.file_type)} ${media.file_type}`)
+  if (mediaType !== media.file_type)
+    throw validationError(`media_type is ${mediaType}, but the file is ${article(media.file_type)} ${media.file_type}`)
   if (input.music_path) {
     const music = await files.requireUploaded(ctx, me.id, input.music_path)
-    if (music.file_type !== 'audio') throw validationError(`music_path must be an audio file; this one is ${article(music.file_type)} ${music.file_type}`)
+    if (music.file_type !== 'audio')
+      throw validationError(`music_path must be an audio file; this one is ${article(music.file_type)} ${music.file_type}`)
   }
   const privacy = input.privacy_type ?? 'everyone'
   const allowed = await allowedUsers(ctx, me, privacy, input.allowed_user_ids)
@@ -72,7 +74,11 @@ export async function create(ctx: AppContext, me: UserRow, input: NewStory): Pro
     await events.toUsers([me.id], 'story.new', { story: presentFeedStory(fresh, me.id, presentPeer(me, events.now, FULL_SIGHT)) })
     return story
   })
-  return presentFeedStory({ ...row, my_viewed_at: null, my_liked_at: null, my_reaction: null }, me.id, presentPeer(me, ctx.clock.now(), FULL_SIGHT))
+  return presentFeedStory(
+    { ...row, my_viewed_at: null, my_liked_at: null, my_reaction: null },
+    me.id,
+    presentPeer(me, ctx.clock.now(), FULL_SIGHT),
+  )
 }
 
 const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a')
@@ -236,7 +242,11 @@ export async function viewers(ctx: AppContext, me: UserRow, id: number, page: nu
   const rows = await repo.viewers(ctx.db, id, perPage, offsetOf(page, perPage))
   const see = await seer(ctx.db, me.id, rows, await blocks.blockedAround(ctx.db, me.id))
   return {
-    items: rows.map((viewer) => ({ user: presentPeer(viewer, now, see(viewer)), viewed_at: iso(viewer.viewed_at), reaction: viewer.reaction })),
+    items: rows.map((viewer) => ({
+      user: presentPeer(viewer, now, see(viewer)),
+      viewed_at: iso(viewer.viewed_at),
+      reaction: viewer.reaction,
+    })),
     total: row.view_count,
   }
 }
@@ -257,7 +267,10 @@ async function toV1(ctx: AppContext, me: UserRow, story: FeedStoryShape): Promis
   const now = ctx.clock.now()
   const viewerRows = story.user_id === me.id && isPremium(me, now) ? await repo.viewers(ctx.db, story.story_id, V1_VIEWERS, 0) : []
   const see = await seer(ctx.db, me.id, viewerRows, viewerRows.length ? await blocks.blockedAround(ctx.db, me.id) : undefined)
-  return presentV1(story, viewerRows.map((viewer) => presentPeer(viewer, now, see(viewer))))
+  return presentV1(
+    story,
+    viewerRows.map((viewer) => presentPeer(viewer, now, see(viewer))),
+  )
 }
 
 /** Whether the user has an active story (the fuller Peer's has_story). */

@@ -18,7 +18,12 @@ export const UpdateItem = Type.Object({
 export const ChatUpdatesQuery = Type.Object(
   {
     chat_id: Id,
-    since: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'the last chat_seq the client has seen in this chat' }),
+    since: Type.Integer({
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      default: 0,
+      description: 'the last chat_seq the client has seen in this chat',
+    }),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
   },
   { additionalProperties: false },

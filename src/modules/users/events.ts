@@ -9,6 +9,6 @@ export const userEvents = defineEvents({
   presence: {
     payload: Presence,
     routes: ['ephemeral'],
-    summary: "A personal-chat peer came online or went offline (hidden both ways between users who blocked each other).",
+    summary: 'A personal-chat peer came online or went offline (hidden both ways between users who blocked each other).',
   },
 })

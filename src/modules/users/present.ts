@@ -15,7 +15,8 @@ export type AdminUserView = Static<typeof AdminUser>
 export const uploadUrl = (path: string | null): string | null => (path ? `/uploads/${path}` : null)
 
 /** Whether the user's premium runs at `now`. */
-export const isPremium = (user: Pick<UserRow, 'premium_expires_at'>, now: number) => user.premium_expires_at !== null && user.premium_expires_at > now
+export const isPremium = (user: Pick<UserRow, 'premium_expires_at'>, now: number) =>
+  user.premium_expires_at !== null && user.premium_expires_at > now
 
 /**
  * The Peer shape as one viewer sees it. Without a sight, only what the user shows everyone: a

@@ -16,9 +16,7 @@ export function findByLogin(db: Db, login: string): Promise<UserRow | undefined>
   return db
     .selectFrom('users')
     .selectAll()
-    .where((eb) =>
-      eb.or([eb(sql`lower(username)`, '=', lowered), eb(sql`lower(email)`, '=', lowered)]),
-    )
+    .where((eb) => eb.or([eb(sql`lower(username)`, '=', lowered), eb(sql`lower(email)`, '=', lowered)]))
     .where('deleted_at', 'is', null)
     .executeTakeFirst()
 }
@@ -39,7 +37,11 @@ export async function isTaken(db: Db, column: 'username' | 'email', value: strin
     .where(sql`lower(${sql.ref(column)})`, '=', value.toLowerCase())
     .executeTakeFirst()
   if (row !== undefined || column === 'email') return row !== undefined
-  const reserved = await db.selectFrom('username_reservations').select('user_id').where('username_key', '=', value.toLowerCase()).executeTakeFirst()
+  const reserved = await db
+    .selectFrom('username_reservations')
+    .select('user_id')
+    .where('username_key', '=', value.toLowerCase())
+    .executeTakeFirst()
   return reserved !== undefined
 }
 
@@ -77,7 +79,11 @@ export async function dropLapsedEmails(db: Db, setBefore: number, limit: number)
   const result = await db
     .updateTable('users')
     .set({ email: null, email_verified: 0, email_set_at: null })
-    .where('id', 'in', ids.map((row) => row.id))
+    .where(
+      'id',
+      'in',
+      ids.map((row) => row.id),
+    )
     .where('email_verified', '=', 0)
     .where((eb) => eb(eb.fn.coalesce('email_set_at', 'created_at'), '<', setBefore))
     .executeTakeFirst()
@@ -128,16 +134,14 @@ export async function listUsers(db: Db, filter: UserFilter, now: number, page: n
   if (filter.q) {
     const pattern = `%${filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
     query = query.where((eb) =>
-      eb.or([
-        eb(sql`lower(username)`, 'like', sql`${pattern} escape '\\'`),
-        eb(sql`lower(email)`, 'like', sql`${pattern} escape '\\'`),
-      ]),
+      eb.or([eb(sql`lower(username)`, 'like', sql`${pattern} escape '\\'`), eb(sql`lower(email)`, 'like', sql`${pattern} escape '\\'`)]),
     )
   }
   if (filter.isActive !== undefined) query = query.where('is_active', '=', filter.isActive ? 1 : 0)
   if (filter.isAdmin !== undefined) query = query.where('is_admin', '=', filter.isAdmin ? 1 : 0)
   if (filter.isPremium === true) query = query.where('premium_expires_at', '>', now)
-  if (filter.isPremium === false) query = query.where((eb) => eb.or([eb('premium_expires_at', 'is', null), eb('premium_expires_at', '<=', now)]))
+  if (filter.isPremium === false)
+    query = query.where((eb) => eb.or([eb('premium_expires_at', 'is', null), eb('premium_expires_at', '<=', now)]))
   const [rows, count] = await Promise.all([
     query.selectAll().orderBy('id', 'desc').$call(paged(page, perPage)).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
@@ -157,7 +161,11 @@ export async function countActiveAdmins(db: Db): Promise<number> {
 
 /** How many users are premium at `now` (a range on users_premium_expires). */
 export async function countPremium(db: Db, now: number): Promise<number> {
-  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('premium_expires_at', '>', now).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('premium_expires_at', '>', now)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -219,7 +227,12 @@ export async function clearTwoFactor(db: Db, id: number): Promise<boolean> {
     .where('two_factor_secret', 'is not', null)
     .executeTakeFirst()
   if (Number(result.numUpdatedRows) > 0) return true
-  await db.updateTable('users').set({ two_factor_pending_secret: null }).where('id', '=', id).where('two_factor_pending_secret', 'is not', null).execute()
+  await db
+    .updateTable('users')
+    .set({ two_factor_pending_secret: null })
+    .where('id', '=', id)
+    .where('two_factor_pending_secret', 'is not', null)
+    .execute()
   return false
 }
 
@@ -233,7 +246,11 @@ export async function lockUser(db: Db, id: number) {
 
 /** Counts one more moderator's warning for a user. */
 export async function countWarning(db: Db, userId: number): Promise<void> {
-  await db.updateTable('users').set((eb) => ({ warnings: eb('warnings', '+', 1) })).where('id', '=', userId).execute()
+  await db
+    .updateTable('users')
+    .set((eb) => ({ warnings: eb('warnings', '+', 1) }))
+    .where('id', '=', userId)
+    .execute()
 }
 
 /** Sets the user's last activity if it was before `dayStartedAt` (or never): whether this is their first activity of the day. */

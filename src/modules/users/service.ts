@@ -50,15 +50,17 @@ export async function createUser(ctx: AppContext, account: NewAccount): Promise<
   }
   const passwordHash = await hashPassword(account.password)
   try {
-    return await ctx.db.transaction().execute((trx) => repo.insertUser(trx, {
-      username: account.username,
-      email: account.email ?? null,
-      display_name: account.displayName?.trim() || account.username,
-      password_hash: passwordHash,
-      is_admin: account.isAdmin ? 1 : 0,
-      email_set_at: account.email ? ctx.clock.now() : null,
-      created_at: ctx.clock.now(),
-    }))
+    return await ctx.db.transaction().execute((trx) =>
+      repo.insertUser(trx, {
+        username: account.username,
+        email: account.email ?? null,
+        display_name: account.displayName?.trim() || account.username,
+        password_hash: passwordHash,
+        is_admin: account.isAdmin ? 1 : 0,
+        email_set_at: account.email ? ctx.clock.now() : null,
+        created_at: ctx.clock.now(),
+      }),
+    )
   } catch (error) {
     // Two registrations raced past the checks above; the unique index decides.
     if (isUniqueViolation(error)) throw conflict('This username or email is taken')
@@ -116,7 +118,6 @@ export async function ensureAdmin(ctx: AppContext, username: string, password: s
     ...(passwordMatches ? {} : { password_hash: await hashPassword(password) }),
   })
 }
-
 
 /**
  * A bot's account inside the caller's transaction (bots/service.ts): is_bot, no password, so

@@ -17,8 +17,10 @@ const MAX_CONTENT = 4096
 const BroadcastForm = Type.Object({ content: Type.String({ maxLength: MAX_CONTENT }) }, { additionalProperties: false })
 
 function composePage(view: View, recent: broadcasts.BroadcastView[], content = '', error?: string) {
-  const rows = recent.map((b) => html`<tr><td><a href="${PANEL}/broadcasts/${b.broadcast_id}">#${b.broadcast_id}</a></td><td>${when(b.created_at)}</td>
-<td>${b.status}</td><td>${b.sent} / ${b.total}</td><td class="wrap">${b.content.length > 80 ? `${b.content.slice(0, 80)}…` : b.content}</td></tr>`)
+  const rows = recent.map(
+    (b) => html`<tr><td><a href="${PANEL}/broadcasts/${b.broadcast_id}">#${b.broadcast_id}</a></td><td>${when(b.created_at)}</td>
+<td>${b.status}</td><td>${b.sent} / ${b.total}</td><td class="wrap">${b.content.length > 80 ? `${b.content.slice(0, 80)}…` : b.content}</td></tr>`,
+  )
   return adminPage(
     view,
     'Broadcast',
@@ -50,19 +52,27 @@ export const broadcastPages: FastifyPluginAsync<{ ctx: AppContext }> = async (ap
     return sendPage(reply, composePage(viewOf(request, reply), items))
   })
 
-  app.post<{ Body: Static<typeof BroadcastForm> }>('/broadcast', { schema: { hide: true, body: BroadcastForm } }, async (request, reply) => {
-    let started: { broadcast_id: number }
-    try {
-      started = await broadcasts.start(ctx, request.user, request.body.content)
-    } catch (error) {
-      if (error instanceof AppError && error.statusCode === 400) {
-        const { items } = await broadcasts.list(ctx, request.user, 1, 10)
-        return sendPage(reply, composePage(viewOf(request, reply), items, request.body.content, 'Write the message first: it is empty.'), 400)
+  app.post<{ Body: Static<typeof BroadcastForm> }>(
+    '/broadcast',
+    { schema: { hide: true, body: BroadcastForm } },
+    async (request, reply) => {
+      let started: { broadcast_id: number }
+      try {
+        started = await broadcasts.start(ctx, request.user, request.body.content)
+      } catch (error) {
+        if (error instanceof AppError && error.statusCode === 400) {
+          const { items } = await broadcasts.list(ctx, request.user, 1, 10)
+          return sendPage(
+            reply,
+            composePage(viewOf(request, reply), items, request.body.content, 'Write the message first: it is empty.'),
+            400,
+          )
+        }
+        throw error
       }
-      throw error
-    }
-    return reply.redirect(`${PANEL}/broadcasts/${started.broadcast_id}`, 303)
-  })
+      return reply.redirect(`${PANEL}/broadcasts/${started.broadcast_id}`, 303)
+    },
+  )
 
   app.get<{ Params: Static<typeof IdParams> }>('/broadcasts/:id', { schema: { hide: true, params: IdParams } }, async (request, reply) => {
     const b = await broadcasts.get(ctx, request.user, request.params.id)
@@ -81,5 +91,6 @@ export const broadcastPages: FastifyPluginAsync<{ ctx: AppContext }> = async (ap
   })
 
   app.get<{ Params: Static<typeof IdParams> }>('/broadcasts/:id/progress', { schema: { hide: true, params: IdParams } }, async (request) =>
-    progressOf(await broadcasts.get(ctx, request.user, request.params.id)))
+    progressOf(await broadcasts.get(ctx, request.user, request.params.id)),
+  )
 }

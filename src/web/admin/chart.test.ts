@@ -23,17 +23,27 @@ test('a chart is an accessible image: role="img", labelled by its <title> and a 
   const svg = lineChart(days([1, 5, 2]), { id: 'msgs', title: 'Messages per day', unit: 'messages' })
   assert.match(svg, /^<svg [^>]*role="img" aria-labelledby="msgs-title msgs-desc"/)
   assert.match(svg, /<title id="msgs-title">Messages per day<\/title>/)
-  assert.match(svg, /<desc id="msgs-desc">3 days from 2026-11-01 to 2026-11-03: 8 messages in all, the most \(5\) on 2026-11-02, 2 on the last day.<\/desc>/)
+  assert.match(
+    svg,
+    /<desc id="msgs-desc">3 days from 2026-11-01 to 2026-11-03: 8 messages in all, the most \(5\) on 2026-11-02, 2 on the last day.<\/desc>/,
+  )
   assert.equal(svg.match(/<circle /g)?.length, 3, 'one point per day')
   assert.match(svg, /<title>2026-11-02: 5 messages<\/title>/, 'each point names its day and count')
 })
 
 test('the line runs left to right and the highest day is drawn highest (SVG y grows downwards)', () => {
   const svg = lineChart(days([0, 10, 4, 10, 0]), { id: 'c', title: 't', unit: 'u', width: 640, height: 240 })
-  const points = /<polyline class="chart-line" points="([^"]+)"/.exec(svg)![1].split(' ').map((p) => p.split(',').map(Number))
+  const points = /<polyline class="chart-line" points="([^"]+)"/
+    .exec(svg)![1]
+    .split(' ')
+    .map((p) => p.split(',').map(Number))
   assert.equal(points.length, 5)
   const xs = points.map(([x]) => x)
-  assert.deepEqual([...xs].sort((a, b) => a - b), xs, 'x increases with the day')
+  assert.deepEqual(
+    [...xs].sort((a, b) => a - b),
+    xs,
+    'x increases with the day',
+  )
   assert.equal(xs[0], 60, 'the first day on the left edge of the plot')
   assert.equal(xs[4], 640 - 16, 'the last day on the right edge')
   const ys = points.map(([, y]) => y)

@@ -42,8 +42,10 @@ export function summarize(points: readonly DayCount[], unit: string): string {
   const total = points.reduce((sum, p) => sum + p.count, 0)
   const peak = points.reduce((best, p) => (p.count > best.count ? p : best), points[0])
   const last = points[points.length - 1]
-  return `${points.length} days from ${points[0].day} to ${last.day}: ${fmt(total)} ${unit} in all, ` +
+  return (
+    `${points.length} days from ${points[0].day} to ${last.day}: ${fmt(total)} ${unit} in all, ` +
     `the most (${fmt(peak.count)}) on ${peak.day}, ${fmt(last.count)} on the last day.`
+  )
 }
 
 /** An SVG line chart of `points` (oldest first), as markup to embed in a page. */
@@ -74,14 +76,19 @@ export function lineChart(points: readonly DayCount[], options: ChartOptions): s
   }
   parts.push('</g>')
   if (points.length === 0) {
-    parts.push(`<text class="chart-empty" x="${width / 2}" y="${round(PAD.top + plotH / 2)}" text-anchor="middle" font-size="14">No data yet</text>`)
+    parts.push(
+      `<text class="chart-empty" x="${width / 2}" y="${round(PAD.top + plotH / 2)}" text-anchor="middle" font-size="14">No data yet</text>`,
+    )
   } else {
     const coords = points.map((p, i) => `${x(i)},${y(p.count)}`)
     parts.push(
       `<path class="chart-area" d="M${x(0)},${bottom} L${coords.join(' L')} L${x(points.length - 1)},${bottom} Z" fill="#2a7bd3" fill-opacity="0.12" aria-hidden="true"/>`,
       `<polyline class="chart-line" points="${coords.join(' ')}" fill="none" stroke="#2a7bd3" stroke-width="2" aria-hidden="true"/>`,
       '<g class="chart-points">',
-      ...points.map((p, i) => `<circle cx="${x(i)}" cy="${y(p.count)}" r="3" fill="#2a7bd3"><title>${escapeHtml(p.day)}: ${fmt(p.count)} ${escapeHtml(options.unit)}</title></circle>`),
+      ...points.map(
+        (p, i) =>
+          `<circle cx="${x(i)}" cy="${y(p.count)}" r="3" fill="#2a7bd3"><title>${escapeHtml(p.day)}: ${fmt(p.count)} ${escapeHtml(options.unit)}</title></circle>`,
+      ),
       '</g>',
       '<g class="chart-days" aria-hidden="true">',
     )
@@ -93,6 +100,9 @@ export function lineChart(points: readonly DayCount[], options: ChartOptions): s
     }
     parts.push('</g>')
   }
-  parts.push(`<line class="chart-axis" x1="${PAD.left}" x2="${width - PAD.right}" y1="${bottom}" y2="${bottom}" stroke="#6b7785" aria-hidden="true"/>`, '</svg>')
+  parts.push(
+    `<line class="chart-axis" x1="${PAD.left}" x2="${width - PAD.right}" y1="${bottom}" y2="${bottom}" stroke="#6b7785" aria-hidden="true"/>`,
+    '</svg>',
+  )
   return parts.join('\n')
 }

@@ -25,7 +25,11 @@ function chartFigure(id: string, caption: string, unit: string, points: DayCount
 <figcaption id="${id}-caption">${caption}</figcaption>
 ${trusted(lineChart(points, { id, title: caption, unit }))}
 <details><summary>The numbers</summary>
-${table(caption, ['day', unit], points.map((p) => html`<tr><td>${p.day}</td><td>${number(p.count)}</td></tr>`))}
+${table(
+  caption,
+  ['day', unit],
+  points.map((p) => html`<tr><td>${p.day}</td><td>${number(p.count)}</td></tr>`),
+)}
 </details>
 </figure>`
 }
@@ -71,8 +75,12 @@ ${chartFigure('active-chart', `Active users per day, last ${figures.active_users
 
   app.get('/status', { schema: { hide: true } }, async (request, reply) => {
     const s = await stats.serverStatus(ctx, request.user)
-    const jobs = s.jobs.map((j) => html`<tr><td>${j.name}</td><td>${j.scope}</td><td>${duration(Math.round(j.every_ms / 1000))}</td><td>${j.runs}</td><td>${j.failures}</td>
-<td>${when(j.last_started_at)}</td><td>${j.last_duration_ms === null ? '—' : `${j.last_duration_ms} ms`}</td><td class="wrap">${j.last_error ?? ''}</td><td>${j.lease_holder ?? j.instance ?? ''}</td></tr>`)
+    const jobs = s.jobs.map(
+      (
+        j,
+      ) => html`<tr><td>${j.name}</td><td>${j.scope}</td><td>${duration(Math.round(j.every_ms / 1000))}</td><td>${j.runs}</td><td>${j.failures}</td>
+<td>${when(j.last_started_at)}</td><td>${j.last_duration_ms === null ? '—' : `${j.last_duration_ms} ms`}</td><td class="wrap">${j.last_error ?? ''}</td><td>${j.lease_holder ?? j.instance ?? ''}</td></tr>`,
+    )
     const body = html`<p class="muted">Read-only. Nothing here runs or changes anything.</p>
 <dl class="facts">
 <dt>version</dt><dd>${s.version}</dd>

@@ -36,8 +36,9 @@ const NAV: [path: string, label: string][] = [
 /** A whole page. `section` is the NAV path this page belongs to (marked aria-current). */
 export function adminPage(view: View, title: string, body: Markup, section?: string): string {
   const nav = view.admin
-    ? html`<nav class="nav" aria-label="Admin sections"><ul>${NAV.map(([path, label]) =>
-        html`<li><a href="${PANEL + path}"${path === section ? html` aria-current="page"` : ''}>${label}</a></li>`)}</ul></nav>
+    ? html`<nav class="nav" aria-label="Admin sections"><ul>${NAV.map(
+        ([path, label]) => html`<li><a href="${PANEL + path}"${path === section ? html` aria-current="page"` : ''}>${label}</a></li>`,
+      )}</ul></nav>
 <div class="who">Signed in as <strong>${view.admin.username}</strong>
 <form method="post" action="${PANEL}/logout" class="inline">${csrfField(view)}<button type="submit" class="link">Sign out</button></form></div>`
     : ''
@@ -66,7 +67,12 @@ ${body}
 export const csrfField = (view: View) => html`<input type="hidden" name="_csrf" value="${view.csrf}">`
 
 /** A one-button form (ban, unban, deactivate…); `confirm` asks first (admin.js). */
-export function actionForm(view: View, action: string, label: string, options: { confirm?: string; fields?: Markup; danger?: boolean } = {}) {
+export function actionForm(
+  view: View,
+  action: string,
+  label: string,
+  options: { confirm?: string; fields?: Markup; danger?: boolean } = {},
+) {
   return html`<form method="post" action="${action}" class="inline"${options.confirm ? html` data-confirm="${options.confirm}"` : ''}>${csrfField(view)}${options.fields ?? ''}<button type="submit"${options.danger ? html` class="danger"` : ''}>${label}</button></form>`
 }
 
@@ -108,4 +114,5 @@ export const when = (isoText: string | null | undefined) => (isoText ? `${isoTex
 export const userLink = (id: number | null, username: string | null) =>
   id === null ? html`—` : html`<a href="${PANEL}/users/${id}">${username ?? `#${id}`}</a>`
 
-export const stateBadge = (active: boolean) => (active ? html`<span class="badge">active</span>` : html`<span class="badge banned">banned</span>`)
+export const stateBadge = (active: boolean) =>
+  active ? html`<span class="badge">active</span>` : html`<span class="badge banned">banned</span>`

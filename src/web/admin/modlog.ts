@@ -11,9 +11,18 @@ const PER_PAGE = 50
 
 /** The actions the services write, offered as suggestions (any other text still filters). */
 const KNOWN_ACTIONS = [
-  'user.ban', 'user.unban', 'user.grant_admin', 'user.revoke_admin',
-  'report.resolve', 'report.dismiss', 'report.ban_user', 'report.delete_message', 'report.warn_user',
-  'broadcast.send', 'premium.promo_create', 'premium.promo_deactivate',
+  'user.ban',
+  'user.unban',
+  'user.grant_admin',
+  'user.revoke_admin',
+  'report.resolve',
+  'report.dismiss',
+  'report.ban_user',
+  'report.delete_message',
+  'report.warn_user',
+  'broadcast.send',
+  'premium.promo_create',
+  'premium.promo_deactivate',
 ]
 
 // an empty box in the filter form arrives as '' (not as a missing parameter)
@@ -34,8 +43,10 @@ type Entry = Awaited<ReturnType<typeof modlog.listModLog>>['items'][number]
 const details = (value: Entry['details']) => (value && Object.keys(value).length ? JSON.stringify(value) : '')
 
 export function modLogTable(items: Entry[]): Markup {
-  const rows = items.map((e) => html`<tr><td>${when(e.created_at)}</td><td>${userLink(e.admin_id, e.admin_username)}</td><td><code>${e.action}</code></td>
-<td>${e.target_id === null ? '—' : html`<a href="${PANEL}/users/${e.target_id}">#${e.target_id}</a>`}</td><td class="wrap"><code>${details(e.details)}</code></td></tr>`)
+  const rows = items.map(
+    (e) => html`<tr><td>${when(e.created_at)}</td><td>${userLink(e.admin_id, e.admin_username)}</td><td><code>${e.action}</code></td>
+<td>${e.target_id === null ? '—' : html`<a href="${PANEL}/users/${e.target_id}">#${e.target_id}</a>`}</td><td class="wrap"><code>${details(e.details)}</code></td></tr>`,
+  )
   return table('Moderation log', ['when (UTC)', 'admin', 'action', 'target', 'details'], rows, 'No entries.')
 }
 

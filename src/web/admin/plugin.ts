@@ -73,7 +73,8 @@ export const adminPanel: FastifyPluginAsync<PanelOptions> = async (app, { ctx, l
   await app.register(csrf, {
     cookieKey: CSRF_COOKIE,
     cookieOpts: panelCookie(ctx),
-    getToken: (request) => (request.body as { _csrf?: string } | undefined)?._csrf ?? (request.headers['x-csrf-token'] as string | undefined),
+    getToken: (request) =>
+      (request.body as { _csrf?: string } | undefined)?._csrf ?? (request.headers['x-csrf-token'] as string | undefined),
   })
   // the pages' CSP; nothing the panel shows belongs in a cache (users' emails, reports)
   const headers = siteHeaders(ctx.config.publicBaseUrl)
@@ -84,13 +85,23 @@ export const adminPanel: FastifyPluginAsync<PanelOptions> = async (app, { ctx, l
   useForms(app, 'Forms are accepted only from the panel itself.')
   app.setErrorHandler(errorPage())
   app.setNotFoundHandler((request, reply) =>
-    sendPage(reply, adminPage(viewOf(request, reply), 'Not found', html`<p>No page at <code>${request.url.split('?')[0]}</code>. <a href="${PANEL}">Back to the overview</a></p>`), 404),
+    sendPage(
+      reply,
+      adminPage(
+        viewOf(request, reply),
+        'Not found',
+        html`<p>No page at <code>${request.url.split('?')[0]}</code>. <a href="${PANEL}">Back to the overview</a></p>`,
+      ),
+      404,
+    ),
   )
 
   app.get('/assets/admin.css', { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('cache-control', 'no-cache').type('text/css; charset=utf-8').send(ADMIN_CSS))
+    reply.header('cache-control', 'no-cache').type('text/css; charset=utf-8').send(ADMIN_CSS),
+  )
   app.get('/assets/admin.js', { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('cache-control', 'no-cache').type('text/javascript; charset=utf-8').send(ADMIN_JS))
+    reply.header('cache-control', 'no-cache').type('text/javascript; charset=utf-8').send(ADMIN_JS),
+  )
 
   await app.register(loginRoutes, { ctx, limiters })
   await app.register(async (pages) => {

@@ -62,12 +62,20 @@ ${csrfField(view)}
 }
 
 export const promoPages: FastifyPluginAsync<{ ctx: AppContext }> = async (app, { ctx }) => {
-  async function render(request: Parameters<typeof viewOf>[0], reply: Parameters<typeof viewOf>[1], page: number, extra: { form?: Partial<PromoForm>; error?: string; notice?: string } = {}, status = 200) {
+  async function render(
+    request: Parameters<typeof viewOf>[0],
+    reply: Parameters<typeof viewOf>[1],
+    page: number,
+    extra: { form?: Partial<PromoForm>; error?: string; notice?: string } = {},
+    status = 200,
+  ) {
     const view = viewOf(request, reply)
     const { items, total } = await premium.listPromos(ctx, request.user, page, PER_PAGE)
-    const rows = items.map((p) => html`<tr><td><code>${p.code}</code></td><td>${p.discount_percent}%</td><td>${p.used_count} / ${p.max_uses}</td>
+    const rows = items.map(
+      (p) => html`<tr><td><code>${p.code}</code></td><td>${p.discount_percent}%</td><td>${p.used_count} / ${p.max_uses}</td>
 <td>${p.expires_at ? when(p.expires_at) : 'never'}</td><td>${p.is_active ? 'active' : 'inactive'}</td><td>${when(p.created_at)}</td>
-<td class="actions">${p.is_active ? actionForm(view, `${PANEL}/promos/${p.id}/deactivate`, 'Deactivate', { confirm: `Deactivate ${p.code}? Redemptions made stand.`, danger: true }) : ''}</td></tr>`)
+<td class="actions">${p.is_active ? actionForm(view, `${PANEL}/promos/${p.id}/deactivate`, 'Deactivate', { confirm: `Deactivate ${p.code}? Redemptions made stand.`, danger: true }) : ''}</td></tr>`,
+    )
     const body = html`${notice(extra.notice, NOTICES)}
 ${table('Promo codes', ['code', 'discount', 'used', 'expires', 'state', 'created', ''], rows, 'No promo codes yet.')}
 ${pager(`${PANEL}/promos`, {}, page, Math.ceil(total / PER_PAGE))}
@@ -75,8 +83,11 @@ ${createForm(view, extra.form, extra.error)}`
     return sendPage(reply, adminPage(view, 'Promo codes', body, '/promos'), status)
   }
 
-  app.get<{ Querystring: Static<typeof PromosQuery> }>('/promos', { schema: { hide: true, querystring: PromosQuery } }, async (request, reply) =>
-    render(request, reply, request.query.page, { notice: request.query.notice }))
+  app.get<{ Querystring: Static<typeof PromosQuery> }>(
+    '/promos',
+    { schema: { hide: true, querystring: PromosQuery } },
+    async (request, reply) => render(request, reply, request.query.page, { notice: request.query.notice }),
+  )
 
   app.post<{ Body: PromoForm }>('/promos', { schema: { hide: true, body: PromoForm } }, async (request, reply) => {
     try {
@@ -91,8 +102,12 @@ ${createForm(view, extra.form, extra.error)}`
     return reply.redirect(`${PANEL}/promos?notice=created`, 303)
   })
 
-  app.post<{ Params: Static<typeof IdParams> }>('/promos/:id/deactivate', { schema: { hide: true, params: IdParams } }, async (request, reply) => {
-    await premium.deactivatePromo(ctx, request.user, request.params.id)
-    return reply.redirect(`${PANEL}/promos?notice=deactivated`, 303)
-  })
+  app.post<{ Params: Static<typeof IdParams> }>(
+    '/promos/:id/deactivate',
+    { schema: { hide: true, params: IdParams } },
+    async (request, reply) => {
+      await premium.deactivatePromo(ctx, request.user, request.params.id)
+      return reply.redirect(`${PANEL}/promos?notice=deactivated`, 303)
+    },
+  )
 }

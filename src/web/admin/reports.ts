@@ -11,7 +11,9 @@ const PER_PAGE = 20
 
 const ReportsQuery = Type.Object(
   {
-    status: Type.Union([Type.Literal('pending'), Type.Literal('resolved'), Type.Literal('dismissed'), Type.Literal('all')], { default: 'pending' }),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('resolved'), Type.Literal('dismissed'), Type.Literal('all')], {
+      default: 'pending',
+    }),
     page: PageNumber,
     notice: Type.Optional(Type.String({ maxLength: 32 })),
   },
@@ -28,7 +30,9 @@ const ResolveForm = Type.Object(
 )
 const ActionForm = Type.Object(
   {
-    action: Type.Union([Type.Literal('ban_user'), Type.Literal('delete_message'), Type.Literal('warn_user')], { errorMessage: 'action must be ban_user, delete_message or warn_user' }),
+    action: Type.Union([Type.Literal('ban_user'), Type.Literal('delete_message'), Type.Literal('warn_user')], {
+      errorMessage: 'action must be ban_user, delete_message or warn_user',
+    }),
     note: Type.Optional(Type.String({ maxLength: 1000 })),
   },
   { additionalProperties: false },
@@ -52,14 +56,16 @@ type Report = Awaited<ReturnType<typeof moderation.queue>>['items'][number]
 
 function closeForms(view: View, r: Report): Markup {
   const actions = (Object.keys(ACTION_LABELS) as moderation.ReportAction[]).filter((a) =>
-    a === 'delete_message' ? r.message !== null && !r.message.deleted_for_all : r.reported_user?.is_active)
+    a === 'delete_message' ? r.message !== null && !r.message.deleted_for_all : r.reported_user?.is_active,
+  )
   const base = `${PANEL}/reports/${r.report_id}`
   return html`<form method="post" action="${base}/resolve">
 ${csrfField(view)}
 <label for="note-${r.report_id}">Note (optional)<textarea id="note-${r.report_id}" name="note" maxlength="1000" rows="2"></textarea></label>
 <div class="row"><button type="submit" name="status" value="resolved">Resolve</button> <button type="submit" name="status" value="dismissed" class="secondary">Dismiss</button></div>
 </form>
-${actions.length
+${
+  actions.length
     ? html`<form method="post" action="${base}/action" data-confirm="Apply this action? It cannot be undone from here.">
 ${csrfField(view)}
 <div class="row">
@@ -68,7 +74,8 @@ ${csrfField(view)}
 <button type="submit" class="danger">Apply</button>
 </div>
 </form>`
-    : ''}`
+    : ''
+}`
 }
 
 function reportCard(view: View, r: Report): Markup {
@@ -79,13 +86,17 @@ ${r.message.deleted_for_all ? html`<p class="muted">(deleted for everyone)</p>` 
   return html`<article class="report" aria-labelledby="report-${r.report_id}">
 <h2 id="report-${r.report_id}">Report #${r.report_id} · ${r.status}</h2>
 <p><strong>Reason:</strong> ${r.reason}</p>
-<p>Reported by ${userLink(r.reporter.user_id, r.reporter.username)} on ${when(r.created_at)}${r.reported_user
-    ? html`; about ${userLink(r.reported_user.user_id, r.reported_user.username)} ${stateBadge(r.reported_user.is_active)}`
-    : ''}</p>
+<p>Reported by ${userLink(r.reporter.user_id, r.reporter.username)} on ${when(r.created_at)}${
+    r.reported_user
+      ? html`; about ${userLink(r.reported_user.user_id, r.reported_user.username)} ${stateBadge(r.reported_user.is_active)}`
+      : ''
+  }</p>
 ${message}
-${r.status === 'pending'
+${
+  r.status === 'pending'
     ? closeForms(view, r)
-    : html`<p class="muted">Closed ${when(r.resolved_at)}${r.resolved_by === null ? '' : html` by ${userLink(r.resolved_by, null)}`}${r.note ? html`: ${r.note}` : ''}</p>`}
+    : html`<p class="muted">Closed ${when(r.resolved_at)}${r.resolved_by === null ? '' : html` by ${userLink(r.resolved_by, null)}`}${r.note ? html`: ${r.note}` : ''}</p>`
+}
 </article>`
 }
 
@@ -104,13 +115,21 @@ ${pager(`${PANEL}/reports`, { status }, page, Math.ceil(total / PER_PAGE))}`
     return sendPage(reply, adminPage(view, 'Reports', body, '/reports'))
   })
 
-  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ResolveForm> }>('/reports/:id/resolve', { schema: { hide: true, params: IdParams, body: ResolveForm } }, async (request, reply) => {
-    await moderation.close(ctx, request.user, request.params.id, request.body.status, request.body.note)
-    return reply.redirect(`${PANEL}/reports?notice=${request.body.status}`, 303)
-  })
+  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ResolveForm> }>(
+    '/reports/:id/resolve',
+    { schema: { hide: true, params: IdParams, body: ResolveForm } },
+    async (request, reply) => {
+      await moderation.close(ctx, request.user, request.params.id, request.body.status, request.body.note)
+      return reply.redirect(`${PANEL}/reports?notice=${request.body.status}`, 303)
+    },
+  )
 
-  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ActionForm> }>('/reports/:id/action', { schema: { hide: true, params: IdParams, body: ActionForm } }, async (request, reply) => {
-    await moderation.act(ctx, request.user, request.params.id, request.body.action, request.body.note)
-    return reply.redirect(`${PANEL}/reports?notice=${request.body.action}`, 303)
-  })
+  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof ActionForm> }>(
+    '/reports/:id/action',
+    { schema: { hide: true, params: IdParams, body: ActionForm } },
+    async (request, reply) => {
+      await moderation.act(ctx, request.user, request.params.id, request.body.action, request.body.note)
+      return reply.redirect(`${PANEL}/reports?notice=${request.body.action}`, 303)
+    },
+  )
 }

@@ -77,42 +77,51 @@ export const loginRoutes: FastifyPluginAsync<{ ctx: AppContext; limiters: RateLi
     return sendPage(reply, loginPage(viewOf(request, reply), { notice: signedOut }))
   })
 
-  app.post<{ Body: Static<typeof LoginForm> }>('/login', { schema: { hide: true, body: LoginForm }, onRequest: limiters.login }, async (request, reply) => {
-    const { login, password } = request.body
-    const view = viewOf(request, reply)
-    if (!login.trim() || !password) return sendPage(reply, loginPage(view, { error: 'Enter your username or email and your password.', login }), 400)
-    // a session, or with two-factor on a ticket for the code
-    let result: AuthResult | auth.TotpRequired
-    try {
-      result = await auth.login(ctx, { login: login.trim(), password, device: 'Admin panel' }, client(request))
-    } catch (error) {
-      if (error instanceof AppError && error.statusCode === 401) {
-        return sendPage(reply, loginPage(view, { error: 'Wrong username, email or password, or the account is suspended.', login }), 401)
+  app.post<{ Body: Static<typeof LoginForm> }>(
+    '/login',
+    { schema: { hide: true, body: LoginForm }, onRequest: limiters.login },
+    async (request, reply) => {
+      const { login, password } = request.body
+      const view = viewOf(request, reply)
+      if (!login.trim() || !password)
+        return sendPage(reply, loginPage(view, { error: 'Enter your username or email and your password.', login }), 400)
+      // a session, or with two-factor on a ticket for the code
+      let result: AuthResult | auth.TotpRequired
+      try {
+        result = await auth.login(ctx, { login: login.trim(), password, device: 'Admin panel' }, client(request))
+      } catch (error) {
+        if (error instanceof AppError && error.statusCode === 401) {
+          return sendPage(reply, loginPage(view, { error: 'Wrong username, email or password, or the account is suspended.', login }), 401)
+        }
+        throw error
       }
-      throw error
-    }
-    if ('next' in result) {
-      // the password was right: whether the account is an admin is no secret from its owner
-      const user = await users.findByLogin(ctx, login.trim())
-      if (!user || !isPlatformAdmin(user)) return sendPage(reply, loginPage(view, { error: NOT_ADMIN }), 403)
-      return sendPage(reply, totpPage(view, result.ticket))
-    }
-    return finish(ctx, request, reply, result, false)
-  })
+      if ('next' in result) {
+        // the password was right: whether the account is an admin is no secret from its owner
+        const user = await users.findByLogin(ctx, login.trim())
+        if (!user || !isPlatformAdmin(user)) return sendPage(reply, loginPage(view, { error: NOT_ADMIN }), 403)
+        return sendPage(reply, totpPage(view, result.ticket))
+      }
+      return finish(ctx, request, reply, result, false)
+    },
+  )
 
-  app.post<{ Body: Static<typeof TotpForm> }>('/login/totp', { schema: { hide: true, body: TotpForm }, onRequest: limiters.login }, async (request, reply) => {
-    const { ticket, code } = request.body
-    let result: AuthResult
-    try {
-      result = await auth.finishTotp(ctx, ticket, code.replace(/\s+/g, ''), client(request))
-    } catch (error) {
-      if (error instanceof AppError && (error.statusCode === 401 || error.statusCode === 400)) {
-        return sendPage(reply, totpPage(viewOf(request, reply), ticket, error.message), 401)
+  app.post<{ Body: Static<typeof TotpForm> }>(
+    '/login/totp',
+    { schema: { hide: true, body: TotpForm }, onRequest: limiters.login },
+    async (request, reply) => {
+      const { ticket, code } = request.body
+      let result: AuthResult
+      try {
+        result = await auth.finishTotp(ctx, ticket, code.replace(/\s+/g, ''), client(request))
+      } catch (error) {
+        if (error instanceof AppError && (error.statusCode === 401 || error.statusCode === 400)) {
+          return sendPage(reply, totpPage(viewOf(request, reply), ticket, error.message), 401)
+        }
+        throw error
       }
-      throw error
-    }
-    return finish(ctx, request, reply, result, true)
-  })
+      return finish(ctx, request, reply, result, true)
+    },
+  )
 }
 
 function totpPage(view: View, ticket: string, error?: string): string {

@@ -5,7 +5,21 @@ import type { AppContext } from '../../context.js'
 import { IdParams, PageNumber } from '../../http/schemas.js'
 import * as admin from '../../modules/admin/index.js'
 import type { AdminUserView } from '../../modules/users/index.js'
-import { actionForm, adminPage, csrfField, notice, pager, PANEL, sendPage, stateBadge, table, userLink, viewOf, when, type View } from './layout.js'
+import {
+  actionForm,
+  adminPage,
+  csrfField,
+  notice,
+  pager,
+  PANEL,
+  sendPage,
+  stateBadge,
+  table,
+  userLink,
+  viewOf,
+  when,
+  type View,
+} from './layout.js'
 import { html, type Markup } from './markup.js'
 import { modLogTable } from './modlog.js'
 import * as modlog from '../../modules/modlog/index.js'
@@ -67,8 +81,15 @@ ${csrfField(view)}
 </form>`
     : actionForm(view, `${base}/unban`, `Unban ${user.username}`, { confirm: `Lift the ban on ${user.username}?` })
   const role = user.is_admin
-    ? actionForm(view, `${base}/role`, 'Revoke admin role', { confirm: `Revoke ${user.username}'s admin role?`, fields: html`<input type="hidden" name="is_admin" value="0">`, danger: true })
-    : actionForm(view, `${base}/role`, 'Make admin', { confirm: `Make ${user.username} a platform administrator?`, fields: html`<input type="hidden" name="is_admin" value="1">` })
+    ? actionForm(view, `${base}/role`, 'Revoke admin role', {
+        confirm: `Revoke ${user.username}'s admin role?`,
+        fields: html`<input type="hidden" name="is_admin" value="0">`,
+        danger: true,
+      })
+    : actionForm(view, `${base}/role`, 'Make admin', {
+        confirm: `Make ${user.username} a platform administrator?`,
+        fields: html`<input type="hidden" name="is_admin" value="1">`,
+      })
   return html`<h2>Moderation</h2>${ban}<h2>Role</h2><p>${role}</p>`
 }
 
@@ -92,11 +113,14 @@ ${pager(`${PANEL}/users`, kept, query.page, pages)}`
     return sendPage(reply, adminPage(view, 'Users', body, '/users'))
   })
 
-  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof NoticeQuery> }>('/users/:id', { schema: { hide: true, params: IdParams, querystring: NoticeQuery } }, async (request, reply) => {
-    const view = viewOf(request, reply)
-    const user = await admin.userDetail(ctx, request.user, request.params.id)
-    const log = await modlog.listModLog(ctx, request.user, 1, 10, { targetId: user.user_id })
-    const body = html`${notice(request.query.notice, NOTICES)}
+  app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof NoticeQuery> }>(
+    '/users/:id',
+    { schema: { hide: true, params: IdParams, querystring: NoticeQuery } },
+    async (request, reply) => {
+      const view = viewOf(request, reply)
+      const user = await admin.userDetail(ctx, request.user, request.params.id)
+      const log = await modlog.listModLog(ctx, request.user, 1, 10, { targetId: user.user_id })
+      const body = html`${notice(request.query.notice, NOTICES)}
 <dl class="facts">
 <dt>id</dt><dd>${user.user_id}</dd>
 <dt>username</dt><dd>${user.username}</dd>
@@ -116,22 +140,35 @@ ${user.is_system ? html`<p class="muted">The system account is the platform itse
 <h2>ModLog for this user</h2>
 ${modLogTable(log.items)}
 ${log.total > log.items.length ? html`<p><a href="${PANEL}/modlog?target_id=${user.user_id}">All ${log.total} entries</a></p>` : ''}`
-    return sendPage(reply, adminPage(view, `User ${user.username}`, body, '/users'))
-  })
+      return sendPage(reply, adminPage(view, `User ${user.username}`, body, '/users'))
+    },
+  )
 
-  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof BanForm> }>('/users/:id/ban', { schema: { hide: true, params: IdParams, body: BanForm } }, async (request, reply) => {
-    await admin.ban(ctx, request.user, request.params.id, request.body.reason)
-    return reply.redirect(`${PANEL}/users/${request.params.id}?notice=banned`, 303)
-  })
+  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof BanForm> }>(
+    '/users/:id/ban',
+    { schema: { hide: true, params: IdParams, body: BanForm } },
+    async (request, reply) => {
+      await admin.ban(ctx, request.user, request.params.id, request.body.reason)
+      return reply.redirect(`${PANEL}/users/${request.params.id}?notice=banned`, 303)
+    },
+  )
 
-  app.post<{ Params: Static<typeof IdParams> }>('/users/:id/unban', { schema: { hide: true, params: IdParams } }, async (request, reply) => {
-    await admin.unban(ctx, request.user, request.params.id)
-    return reply.redirect(`${PANEL}/users/${request.params.id}?notice=unbanned`, 303)
-  })
+  app.post<{ Params: Static<typeof IdParams> }>(
+    '/users/:id/unban',
+    { schema: { hide: true, params: IdParams } },
+    async (request, reply) => {
+      await admin.unban(ctx, request.user, request.params.id)
+      return reply.redirect(`${PANEL}/users/${request.params.id}?notice=unbanned`, 303)
+    },
+  )
 
-  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof RoleForm> }>('/users/:id/role', { schema: { hide: true, params: IdParams, body: RoleForm } }, async (request, reply) => {
-    const grant = request.body.is_admin === '1'
-    await admin.setRole(ctx, request.user, request.params.id, grant)
-    return reply.redirect(`${PANEL}/users/${request.params.id}?notice=${grant ? 'granted' : 'revoked'}`, 303)
-  })
+  app.post<{ Params: Static<typeof IdParams>; Body: Static<typeof RoleForm> }>(
+    '/users/:id/role',
+    { schema: { hide: true, params: IdParams, body: RoleForm } },
+    async (request, reply) => {
+      const grant = request.body.is_admin === '1'
+      await admin.setRole(ctx, request.user, request.params.id, grant)
+      return reply.redirect(`${PANEL}/users/${request.params.id}?notice=${grant ? 'granted' : 'revoked'}`, 303)
+    },
+  )
 }

@@ -23,7 +23,11 @@ export function BotKeyboard({ messageId }: { messageId: number }) {
                 {button.text} ↗
               </a>
             ) : button.callback_data !== undefined ? (
-              <button type="button" class="key" onClick={() => press(messageId, button.callback_data!).catch((error) => (notice.value = describe(error)))}>
+              <button
+                type="button"
+                class="key"
+                onClick={() => press(messageId, button.callback_data!).catch((error) => (notice.value = describe(error)))}
+              >
                 {button.text}
               </button>
             ) : (

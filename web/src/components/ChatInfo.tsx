@@ -31,12 +31,28 @@ export function ChatInfo({ chatId }: { chatId: number }) {
     try {
       if (kind === 'group') {
         const g = await data(api.GET('/api.v2/api/groups/info', { params: { query: { chat_id: chatId } } }))
-        info.value = { kind, name: g.name, description: g.description, count: g.member_count, invite_link: g.invite_link, my_role: g.my_role }
+        info.value = {
+          kind,
+          name: g.name,
+          description: g.description,
+          count: g.member_count,
+          invite_link: g.invite_link,
+          my_role: g.my_role,
+        }
         members.value = await items(api.GET('/api.v2/api/groups/members', { params: { query: { chat_id: chatId, per_page: 100 } } }))
       } else {
         const c = await data(api.GET('/api.v2/api/channels/info', { params: { query: { channel_id: chatId } } }))
-        info.value = { kind, name: c.name, description: c.description, count: c.subscriber_count, invite_link: c.invite_link, my_role: c.my_role ?? null }
-        members.value = await items(api.GET('/api.v2/api/channels/subscribers', { params: { query: { channel_id: chatId, per_page: 100 } } })).catch(() => [])
+        info.value = {
+          kind,
+          name: c.name,
+          description: c.description,
+          count: c.subscriber_count,
+          invite_link: c.invite_link,
+          my_role: c.my_role ?? null,
+        }
+        members.value = await items(
+          api.GET('/api.v2/api/channels/subscribers', { params: { query: { channel_id: chatId, per_page: 100 } } }),
+        ).catch(() => [])
       }
       for (const m of members.value) names.set(m.user_id, m.display_name || m.username)
       learnBots(members.value)
@@ -86,11 +102,17 @@ export function ChatInfo({ chatId }: { chatId: number }) {
   return (
     <section class="page" aria-labelledby="info-title">
       <header class="bar">
-        <a href={`/app/chat/${chatId}`} class="icon back" aria-label="Back to the chat"><Icon name="back" /></a>
+        <a href={`/app/chat/${chatId}`} class="icon back" aria-label="Back to the chat">
+          <Icon name="back" />
+        </a>
         <h2 id="info-title">{i?.name ?? chatTitle(item)}</h2>
       </header>
       <div class="page-body">
-        {error.value ? <p role="alert" class="error">{error.value}</p> : null}
+        {error.value ? (
+          <p role="alert" class="error">
+            {error.value}
+          </p>
+        ) : null}
         {i ? (
           <>
             <div class="card">
@@ -112,8 +134,16 @@ export function ChatInfo({ chatId }: { chatId: number }) {
                 <p class="muted">No link yet.</p>
               )}
               <div class="row-form">
-                {i.invite_link ? <button type="button" onClick={copy}>{copied.value ? 'Copied' : 'Copy link'}</button> : null}
-                {canManage ? <button type="button" onClick={newLink}>{i.invite_link ? 'New link' : 'Create link'}</button> : null}
+                {i.invite_link ? (
+                  <button type="button" onClick={copy}>
+                    {copied.value ? 'Copied' : 'Copy link'}
+                  </button>
+                ) : null}
+                {canManage ? (
+                  <button type="button" onClick={newLink}>
+                    {i.invite_link ? 'New link' : 'Create link'}
+                  </button>
+                ) : null}
               </div>
             </div>
             {kind === 'group' && canManage ? (
@@ -137,7 +167,9 @@ export function ChatInfo({ chatId }: { chatId: number }) {
                       {m.user_id === me.value?.id ? <span class="muted"> (you)</span> : null}
                     </span>
                     <span class="role">{m.role}</span>
-                    {m.user_id !== me.value?.id ? <MemberActions kind={kind} chatId={chatId} member={m} myRole={i.my_role} act={act} reload={load} /> : null}
+                    {m.user_id !== me.value?.id ? (
+                      <MemberActions kind={kind} chatId={chatId} member={m} myRole={i.my_role} act={act} reload={load} />
+                    ) : null}
                   </li>
                 ))}
               </ul>
@@ -157,7 +189,21 @@ export function ChatInfo({ chatId }: { chatId: number }) {
 type Act = (fn: () => Promise<unknown>) => void
 
 /** What the owner and admins may do to one member (docs/permissions.md): roles, removal, ownership. */
-function MemberActions({ kind, chatId, member, myRole, act, reload }: { kind: Info['kind']; chatId: number; member: Member; myRole: string | null; act: Act; reload: () => Promise<void> }) {
+function MemberActions({
+  kind,
+  chatId,
+  member,
+  myRole,
+  act,
+  reload,
+}: {
+  kind: Info['kind']
+  chatId: number
+  member: Member
+  myRole: string | null
+  act: Act
+  reload: () => Promise<void>
+}) {
   const owner = myRole === 'owner'
   const canRemove = member.role !== 'owner' && (owner || (myRole === 'admin' && member.role === 'member'))
   if (!owner && !canRemove) return null
@@ -169,11 +215,25 @@ function MemberActions({ kind, chatId, member, myRole, act, reload }: { kind: In
     })
   const group = { chat_id: chatId, user_id: member.user_id }
   const channel = { channel_id: chatId, user_id: member.user_id }
-  const promote = () => then(() => (kind === 'group' ? ok(api.POST('/api.v2/api/groups/promote', { body: group })) : ok(api.POST('/api.v2/api/channels/add-admin', { body: channel }))))
-  const demote = () => then(() => (kind === 'group' ? ok(api.POST('/api.v2/api/groups/demote', { body: group })) : ok(api.POST('/api.v2/api/channels/remove-admin', { body: channel }))))
+  const promote = () =>
+    then(() =>
+      kind === 'group'
+        ? ok(api.POST('/api.v2/api/groups/promote', { body: group }))
+        : ok(api.POST('/api.v2/api/channels/add-admin', { body: channel })),
+    )
+  const demote = () =>
+    then(() =>
+      kind === 'group'
+        ? ok(api.POST('/api.v2/api/groups/demote', { body: group }))
+        : ok(api.POST('/api.v2/api/channels/remove-admin', { body: channel })),
+    )
   const remove = () => {
     if (!confirm(`Remove ${who}?`)) return
-    then(() => (kind === 'group' ? ok(api.POST('/api.v2/api/groups/remove-member', { body: group })) : ok(api.POST('/api.v2/api/channels/remove-subscriber', { body: channel }))))
+    then(() =>
+      kind === 'group'
+        ? ok(api.POST('/api.v2/api/groups/remove-member', { body: group }))
+        : ok(api.POST('/api.v2/api/channels/remove-subscriber', { body: channel })),
+    )
   }
   const transfer = () => {
     if (!confirm(`Make ${who} the owner? You become an admin.`)) return
@@ -186,16 +246,44 @@ function MemberActions({ kind, chatId, member, myRole, act, reload }: { kind: In
   return (
     // biome-ignore lint/a11y/useSemanticElements: a group of buttons outside any form, not a fieldset
     <span class="member-actions" role="group" aria-label={`Manage ${who}`}>
-      {owner && member.role === 'member' ? <button type="button" class="link" onClick={promote} aria-label={`Make ${who} an admin`}>Make admin</button> : null}
-      {owner && member.role === 'admin' ? <button type="button" class="link" onClick={demote} aria-label={`Dismiss ${who} as admin`}>Dismiss admin</button> : null}
-      {owner && member.role !== 'owner' ? <button type="button" class="link" onClick={transfer} aria-label={`Make ${who} the owner`}>Make owner</button> : null}
-      {canRemove ? <button type="button" class="link danger" onClick={remove} aria-label={`Remove ${who}`}>Remove</button> : null}
+      {owner && member.role === 'member' ? (
+        <button type="button" class="link" onClick={promote} aria-label={`Make ${who} an admin`}>
+          Make admin
+        </button>
+      ) : null}
+      {owner && member.role === 'admin' ? (
+        <button type="button" class="link" onClick={demote} aria-label={`Dismiss ${who} as admin`}>
+          Dismiss admin
+        </button>
+      ) : null}
+      {owner && member.role !== 'owner' ? (
+        <button type="button" class="link" onClick={transfer} aria-label={`Make ${who} the owner`}>
+          Make owner
+        </button>
+      ) : null}
+      {canRemove ? (
+        <button type="button" class="link danger" onClick={remove} aria-label={`Remove ${who}`}>
+          Remove
+        </button>
+      ) : null}
     </span>
   )
 }
 
 /** The chat's name and description, for its owner and admins. */
-function Settings({ kind, chatId, info, act, reload }: { kind: Info['kind']; chatId: number; info: Info; act: Act; reload: () => Promise<void> }) {
+function Settings({
+  kind,
+  chatId,
+  info,
+  act,
+  reload,
+}: {
+  kind: Info['kind']
+  chatId: number
+  info: Info
+  act: Act
+  reload: () => Promise<void>
+}) {
   const title = useSignal(info.name)
   const description = useSignal(info.description ?? '')
   const save = (event: Event) => {
@@ -207,7 +295,8 @@ function Settings({ kind, chatId, info, act, reload }: { kind: Info['kind']; cha
         else await ok(api.POST('/api.v2/api/channels/set-title', { body: { channel_id: chatId, title: name } }))
       }
       if (description.value !== (info.description ?? '')) {
-        if (kind === 'group') await ok(api.POST('/api.v2/api/groups/set-description', { body: { chat_id: chatId, description: description.value } }))
+        if (kind === 'group')
+          await ok(api.POST('/api.v2/api/groups/set-description', { body: { chat_id: chatId, description: description.value } }))
         else await ok(api.POST('/api.v2/api/channels/set-description', { body: { channel_id: chatId, description: description.value } }))
       }
       await reload()
@@ -218,9 +307,21 @@ function Settings({ kind, chatId, info, act, reload }: { kind: Info['kind']; cha
     <form class="card" onSubmit={save} aria-labelledby="settings-title">
       <h3 id="settings-title">{kind === 'group' ? 'Group settings' : 'Channel settings'}</h3>
       <label for="chat-name">Name</label>
-      <input id="chat-name" required maxLength={128} value={title.value} onInput={(e) => (title.value = (e.target as HTMLInputElement).value)} />
+      <input
+        id="chat-name"
+        required
+        maxLength={128}
+        value={title.value}
+        onInput={(e) => (title.value = (e.target as HTMLInputElement).value)}
+      />
       <label for="chat-description">Description</label>
-      <textarea id="chat-description" rows={2} maxLength={500} value={description.value} onInput={(e) => (description.value = (e.target as HTMLTextAreaElement).value)} />
+      <textarea
+        id="chat-description"
+        rows={2}
+        maxLength={500}
+        value={description.value}
+        onInput={(e) => (description.value = (e.target as HTMLTextAreaElement).value)}
+      />
       <div class="row-form">
         <button type="submit">Save</button>
       </div>

@@ -12,7 +12,8 @@ function preview(item: ChatListItem): string {
   if (typers?.size) return `${[...typers.values()].join(', ')} typing…`
   const last = item.last_message
   if (!last) return item.chat_type === 'personal' ? 'No messages yet' : KIND[item.chat_type]
-  const who = last.sender_id === me.value?.id ? 'You: ' : item.chat_type === 'personal' ? '' : last.sender_username ? `${last.sender_username}: ` : ''
+  const who =
+    last.sender_id === me.value?.id ? 'You: ' : item.chat_type === 'personal' ? '' : last.sender_username ? `${last.sender_username}: ` : ''
   return `${who}${last.content || 'Attachment'}`
 }
 
@@ -34,7 +35,13 @@ export function ChatList() {
           const title = chatTitle(item)
           const online = item.peer?.is_online === true && !item.is_saved
           const unread = item.unread_count
-          const label = [title, KIND[item.chat_type], online ? 'online' : '', unread ? `${unread} unread` : '', item.is_pinned ? 'pinned' : '']
+          const label = [
+            title,
+            KIND[item.chat_type],
+            online ? 'online' : '',
+            unread ? `${unread} unread` : '',
+            item.is_pinned ? 'pinned' : '',
+          ]
             .filter(Boolean)
             .join(', ')
           return (
@@ -50,15 +57,27 @@ export function ChatList() {
                 <span class="chat-text">
                   <span class="chat-top">
                     <span class="chat-name">
-                      {item.chat_type === 'channel' ? <Icon name="channel" size={16} /> : item.chat_type === 'group' ? <Icon name="group" size={16} /> : null}
+                      {item.chat_type === 'channel' ? (
+                        <Icon name="channel" size={16} />
+                      ) : item.chat_type === 'group' ? (
+                        <Icon name="group" size={16} />
+                      ) : null}
                       {title}
                     </span>
-                    {item.is_pinned ? <span class="pin"><Icon name="pin" size={14} /></span> : null}
+                    {item.is_pinned ? (
+                      <span class="pin">
+                        <Icon name="pin" size={14} />
+                      </span>
+                    ) : null}
                     <span class="chat-time">{item.last_message ? shortTime(item.last_message.timestamp) : ''}</span>
                   </span>
                   <span class="chat-bottom">
                     <span class="chat-preview">{preview(item)}</span>
-                    {unread ? <span class="badge" data-unread={unread}>{unread}</span> : null}
+                    {unread ? (
+                      <span class="badge" data-unread={unread}>
+                        {unread}
+                      </span>
+                    ) : null}
                   </span>
                 </span>
               </a>

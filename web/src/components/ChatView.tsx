@@ -46,7 +46,8 @@ function subtitle(item: ChatListItem | undefined, chatId: number): string {
   if (typers?.size) return `${[...typers.values()].join(', ')} ${typers.size > 1 ? 'are' : 'is'} typing…`
   if (!item) return ''
   if (item.is_saved) return 'Your notes and bookmarks'
-  if (item.peer) return item.peer.is_online ? 'online' : item.peer.last_seen ? `last seen ${new Date(item.peer.last_seen).toLocaleString()}` : ''
+  if (item.peer)
+    return item.peer.is_online ? 'online' : item.peer.last_seen ? `last seen ${new Date(item.peer.last_seen).toLocaleString()}` : ''
   return item.chat_type === 'channel' ? 'Channel' : 'Group'
 }
 
@@ -57,8 +58,17 @@ interface Actions {
 }
 
 function Ticks({ msg }: { msg: Msg }) {
-  if (msg.is_read) return <span class="ticks read" role="img" aria-label="Read" title="Read">✓✓</span>
-  return <span class="ticks" role="img" aria-label="Sent" title="Sent">✓</span>
+  if (msg.is_read)
+    return (
+      <span class="ticks read" role="img" aria-label="Read" title="Read">
+        ✓✓
+      </span>
+    )
+  return (
+    <span class="ticks" role="img" aria-label="Sent" title="Sent">
+      ✓
+    </span>
+  )
 }
 
 function MessageItem({ msg, group, admin, actions }: { msg: Msg; group: boolean; admin: boolean; actions: Actions }) {
@@ -75,7 +85,11 @@ function MessageItem({ msg, group, admin, actions }: { msg: Msg; group: boolean;
   const image = isImage(msg.file_type, msg.file_url)
   const reactions = Object.entries(msg.reactions).filter(([, n]) => n > 0)
   return (
-    <li class={`msg ${mine ? 'mine' : 'theirs'}`} data-message-id={msg.id} aria-label={`${mine ? 'You' : msg.sender_username}, ${clock(msg.timestamp)}`}>
+    <li
+      class={`msg ${mine ? 'mine' : 'theirs'}`}
+      data-message-id={msg.id}
+      aria-label={`${mine ? 'You' : msg.sender_username}, ${clock(msg.timestamp)}`}
+    >
       <div class="bubble">
         {group && !mine ? <p class="sender">{msg.sender_username}</p> : null}
         {msg.forwarded_from ? <p class="forwarded">Forwarded from {msg.forwarded_from}</p> : null}
@@ -92,7 +106,8 @@ function MessageItem({ msg, group, admin, actions }: { msg: Msg; group: boolean;
         ) : null}
         {msg.file_url && !image ? (
           <a href={msg.file_url} download={msg.file_name ?? true} class="file">
-            <Icon name="attach" size={16} /> {msg.file_name ?? 'File'} {msg.file_size ? <span class="muted">({formatSize(msg.file_size)})</span> : null}
+            <Icon name="attach" size={16} /> {msg.file_name ?? 'File'}{' '}
+            {msg.file_size ? <span class="muted">({formatSize(msg.file_size)})</span> : null}
           </a>
         ) : null}
         {msg.poll_id !== null ? <PollCard pollId={msg.poll_id} canClose={admin} /> : msg.content ? <p class="text">{msg.content}</p> : null}
@@ -121,26 +136,60 @@ function MessageItem({ msg, group, admin, actions }: { msg: Msg; group: boolean;
         ) : null}
       </div>
       <div class="msg-actions">
-        <button type="button" class="icon" aria-haspopup="true" aria-expanded={open.value} aria-label="Message actions" onClick={() => (open.value = !open.value)}>
+        <button
+          type="button"
+          class="icon"
+          aria-haspopup="true"
+          aria-expanded={open.value}
+          aria-label="Message actions"
+          onClick={() => (open.value = !open.value)}
+        >
           <Icon name="more" size={18} />
         </button>
         {open.value ? (
           // biome-ignore lint/a11y/useSemanticElements: a menu of buttons outside any form, not a fieldset
-          <div class="menu" ref={menu} role="group" aria-label="Message actions" onKeyDown={(e) => e.key === 'Escape' && (open.value = false)}>
+          <div
+            class="menu"
+            ref={menu}
+            role="group"
+            aria-label="Message actions"
+            onKeyDown={(e) => e.key === 'Escape' && (open.value = false)}
+          >
             {/* biome-ignore lint/a11y/useSemanticElements: a row of buttons outside any form, not a fieldset */}
             <div class="react-row" role="group" aria-label="React">
               {REACTIONS.map((emoji) => (
-                <button type="button" class="icon" aria-label={`React ${emoji}`} onClick={() => run(() => react(msg.chat_id, msg.id, emoji))}>
+                <button
+                  type="button"
+                  class="icon"
+                  aria-label={`React ${emoji}`}
+                  onClick={() => run(() => react(msg.chat_id, msg.id, emoji))}
+                >
                   {emoji}
                 </button>
               ))}
             </div>
-            <button type="button" onClick={() => run(() => actions.reply(msg))}>Reply</button>
-            <button type="button" onClick={() => run(() => actions.forward(msg))}>Forward</button>
-            {mine && msg.content && msg.poll_id === null ? <button type="button" onClick={() => run(() => actions.edit(msg))}>Edit</button> : null}
-            <button type="button" onClick={() => run(() => deleteMessage(msg.chat_id, msg.id, false))}>Delete for me</button>
-            {mine ? <button type="button" class="danger" onClick={() => run(() => deleteMessage(msg.chat_id, msg.id, true))}>Delete for everyone</button> : null}
-            <button type="button" onClick={() => (open.value = false)}>Close</button>
+            <button type="button" onClick={() => run(() => actions.reply(msg))}>
+              Reply
+            </button>
+            <button type="button" onClick={() => run(() => actions.forward(msg))}>
+              Forward
+            </button>
+            {mine && msg.content && msg.poll_id === null ? (
+              <button type="button" onClick={() => run(() => actions.edit(msg))}>
+                Edit
+              </button>
+            ) : null}
+            <button type="button" onClick={() => run(() => deleteMessage(msg.chat_id, msg.id, false))}>
+              Delete for me
+            </button>
+            {mine ? (
+              <button type="button" class="danger" onClick={() => run(() => deleteMessage(msg.chat_id, msg.id, true))}>
+                Delete for everyone
+              </button>
+            ) : null}
+            <button type="button" onClick={() => (open.value = false)}>
+              Close
+            </button>
           </div>
         ) : null}
       </div>
@@ -174,12 +223,24 @@ function ForwardDialog({ msg, onClose }: { msg: Msg; onClose: () => void }) {
           </li>
         ))}
       </ul>
-      <button type="button" onClick={() => dialog.current?.close()}>Cancel</button>
+      <button type="button" onClick={() => dialog.current?.close()}>
+        Cancel
+      </button>
     </dialog>
   )
 }
 
-function Composer({ chat, replyTo, editing, onDone }: { chat: ChatListItem; replyTo: Msg | null; editing: Msg | null; onDone: () => void }) {
+function Composer({
+  chat,
+  replyTo,
+  editing,
+  onDone,
+}: {
+  chat: ChatListItem
+  replyTo: Msg | null
+  editing: Msg | null
+  onDone: () => void
+}) {
   const chatId = chat.chat_id
   const text = useSignal(editing?.content ?? '')
   const writingPoll = useSignal(false)
@@ -238,46 +299,51 @@ function Composer({ chat, replyTo, editing, onDone }: { chat: ChatListItem; repl
   const p = progress.value
   return (
     <>
-    {writingPoll.value ? <PollDialog chat={chat} onClose={() => (writingPoll.value = false)} /> : null}
-    <form class="composer" onSubmit={submit} aria-label="Write a message">
-      {p ? (
-        <div class="upload" role="status">
-          <label for="upload-progress">Uploading {p.name}</label>
-          <progress id="upload-progress" max={p.total || 1} value={p.sent} aria-valuetext={`${Math.round((p.sent / (p.total || 1)) * 100)}%`} />
+      {writingPoll.value ? <PollDialog chat={chat} onClose={() => (writingPoll.value = false)} /> : null}
+      <form class="composer" onSubmit={submit} aria-label="Write a message">
+        {p ? (
+          <div class="upload" role="status">
+            <label for="upload-progress">Uploading {p.name}</label>
+            <progress
+              id="upload-progress"
+              max={p.total || 1}
+              value={p.sent}
+              aria-valuetext={`${Math.round((p.sent / (p.total || 1)) * 100)}%`}
+            />
+          </div>
+        ) : null}
+        <div class="compose-row">
+          <label class="icon attach" title="Attach a file">
+            <Icon name="attach" />
+            <span class="visually-hidden">Attach a file</span>
+            <input ref={fileInput} type="file" class="visually-hidden" onChange={attach} disabled={p !== null} />
+          </label>
+          <button type="button" class="icon" aria-label="New poll" title="New poll" onClick={() => (writingPoll.value = true)}>
+            <Icon name="poll" />
+          </button>
+          <label for="composer-text" class="visually-hidden">
+            Message
+          </label>
+          <textarea
+            id="composer-text"
+            ref={input}
+            rows={1}
+            placeholder={editing ? 'Edit the message' : 'Message'}
+            value={text.value}
+            onInput={(e) => {
+              text.value = (e.target as HTMLTextAreaElement).value
+              sendTyping(chatId, text.value.length > 0)
+            }}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && !e.shiftKey) void submit(e)
+              if (e.key === 'Escape' && (editing || replyTo)) onDone()
+            }}
+          />
+          <button type="submit" class="send" disabled={busy.value}>
+            {editing ? 'Save' : 'Send'}
+          </button>
         </div>
-      ) : null}
-      <div class="compose-row">
-        <label class="icon attach" title="Attach a file">
-          <Icon name="attach" />
-          <span class="visually-hidden">Attach a file</span>
-          <input ref={fileInput} type="file" class="visually-hidden" onChange={attach} disabled={p !== null} />
-        </label>
-        <button type="button" class="icon" aria-label="New poll" title="New poll" onClick={() => (writingPoll.value = true)}>
-          <Icon name="poll" />
-        </button>
-        <label for="composer-text" class="visually-hidden">
-          Message
-        </label>
-        <textarea
-          id="composer-text"
-          ref={input}
-          rows={1}
-          placeholder={editing ? 'Edit the message' : 'Message'}
-          value={text.value}
-          onInput={(e) => {
-            text.value = (e.target as HTMLTextAreaElement).value
-            sendTyping(chatId, text.value.length > 0)
-          }}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && !e.shiftKey) void submit(e)
-            if (e.key === 'Escape' && (editing || replyTo)) onDone()
-          }}
-        />
-        <button type="submit" class="send" disabled={busy.value}>
-          {editing ? 'Save' : 'Send'}
-        </button>
-      </div>
-    </form>
+      </form>
     </>
   )
 }
@@ -367,10 +433,21 @@ export function ChatView({ chatId }: { chatId: number }) {
         </div>
         {item ? (
           <div class="head-actions">
-            <button type="button" class="icon" aria-label={item.is_pinned ? 'Unpin chat' : 'Pin chat'} aria-pressed={!!item.is_pinned} onClick={() => setPinned(item, !item.is_pinned).catch((e) => (notice.value = describe(e)))}>
+            <button
+              type="button"
+              class="icon"
+              aria-label={item.is_pinned ? 'Unpin chat' : 'Pin chat'}
+              aria-pressed={!!item.is_pinned}
+              onClick={() => setPinned(item, !item.is_pinned).catch((e) => (notice.value = describe(e)))}
+            >
               <Icon name="pin" />
             </button>
-            <button type="button" class="icon" aria-label={item.is_archived ? 'Unarchive chat' : 'Archive chat'} onClick={() => setArchived(item, !item.is_archived).catch((e) => (notice.value = describe(e)))}>
+            <button
+              type="button"
+              class="icon"
+              aria-label={item.is_archived ? 'Unarchive chat' : 'Archive chat'}
+              onClick={() => setArchived(item, !item.is_archived).catch((e) => (notice.value = describe(e)))}
+            >
               <Icon name="archive" />
             </button>
             {item.peer && !item.peer.is_bot && !item.is_saved ? (
@@ -403,21 +480,32 @@ export function ChatView({ chatId }: { chatId: number }) {
       {replyTo.value || editing.value ? (
         <div class="context-bar">
           <span>
-            {editing.value ? 'Editing' : `Replying to ${replyTo.value!.sender_username}`}: <q>{(editing.value ?? replyTo.value)!.content || 'Attachment'}</q>
+            {editing.value ? 'Editing' : `Replying to ${replyTo.value!.sender_username}`}:{' '}
+            <q>{(editing.value ?? replyTo.value)!.content || 'Attachment'}</q>
           </span>
-          <button type="button" class="icon" aria-label={editing.value ? 'Cancel editing' : 'Cancel reply'} onClick={() => {
-            replyTo.value = null
-            editing.value = null
-          }}>
+          <button
+            type="button"
+            class="icon"
+            aria-label={editing.value ? 'Cancel editing' : 'Cancel reply'}
+            onClick={() => {
+              replyTo.value = null
+              editing.value = null
+            }}
+          >
             <Icon name="close" size={18} />
           </button>
         </div>
       ) : null}
       {canPost ? (
-        <Composer chat={item!} replyTo={replyTo.value} editing={editing.value} onDone={() => {
-          replyTo.value = null
-          editing.value = null
-        }} />
+        <Composer
+          chat={item!}
+          replyTo={replyTo.value}
+          editing={editing.value}
+          onDone={() => {
+            replyTo.value = null
+            editing.value = null
+          }}
+        />
       ) : item ? (
         <p class="muted center pad">Only the channel's admins post here.</p>
       ) : null}
@@ -425,4 +513,3 @@ export function ChatView({ chatId }: { chatId: number }) {
     </section>
   )
 }
-

@@ -26,8 +26,19 @@ export type IconName = keyof typeof PATHS
 
 export function Icon({ name, size = 22 }: { name: IconName; size?: number }) {
   return (
-    <svg class="svg-icon" width={size} height={size} viewBox="0 0 24 24" aria-hidden="true" focusable="false"
-      fill="none" stroke="currentColor" stroke-width={name === 'more' ? 3 : 1.8} stroke-linecap="round" stroke-linejoin="round">
+    <svg
+      class="svg-icon"
+      width={size}
+      height={size}
+      viewBox="0 0 24 24"
+      aria-hidden="true"
+      focusable="false"
+      fill="none"
+      stroke="currentColor"
+      stroke-width={name === 'more' ? 3 : 1.8}
+      stroke-linecap="round"
+      stroke-linejoin="round"
+    >
       <path d={PATHS[name]} />
     </svg>
   )

@@ -65,17 +65,32 @@ export function NewChat() {
   return (
     <section class="page" aria-labelledby="new-title">
       <header class="bar">
-        <a href="/app" class="icon back" aria-label="Back to chats"><Icon name="back" /></a>
+        <a href="/app" class="icon back" aria-label="Back to chats">
+          <Icon name="back" />
+        </a>
         <h2 id="new-title">New chat</h2>
       </header>
       <div class="page-body">
-        {error.value ? <p role="alert" class="error">{error.value}</p> : null}
+        {error.value ? (
+          <p role="alert" class="error">
+            {error.value}
+          </p>
+        ) : null}
         <form onSubmit={find} class="card">
           <h3>Message someone</h3>
           <label for="find-person">Username or name</label>
           <div class="row-form">
-            <input id="find-person" type="search" minLength={2} required value={q.value} onInput={(e) => (q.value = (e.target as HTMLInputElement).value)} />
-            <button type="submit" disabled={busy.value}>Find</button>
+            <input
+              id="find-person"
+              type="search"
+              minLength={2}
+              required
+              value={q.value}
+              onInput={(e) => (q.value = (e.target as HTMLInputElement).value)}
+            />
+            <button type="submit" disabled={busy.value}>
+              Find
+            </button>
           </div>
           {people.value ? (
             people.value.length ? (
@@ -110,8 +125,16 @@ export function NewChat() {
           </fieldset>
           <label for="new-title-input">Name</label>
           <div class="row-form">
-            <input id="new-title-input" required maxLength={128} value={title.value} onInput={(e) => (title.value = (e.target as HTMLInputElement).value)} />
-            <button type="submit" disabled={busy.value}>Create</button>
+            <input
+              id="new-title-input"
+              required
+              maxLength={128}
+              value={title.value}
+              onInput={(e) => (title.value = (e.target as HTMLInputElement).value)}
+            />
+            <button type="submit" disabled={busy.value}>
+              Create
+            </button>
           </div>
         </form>
         <form onSubmit={join} class="card">
@@ -119,7 +142,9 @@ export function NewChat() {
           <label for="invite-link">Invite link or code</label>
           <div class="row-form">
             <input id="invite-link" required value={link.value} onInput={(e) => (link.value = (e.target as HTMLInputElement).value)} />
-            <button type="submit" disabled={busy.value}>Join</button>
+            <button type="submit" disabled={busy.value}>
+              Join
+            </button>
           </div>
         </form>
       </div>

@@ -34,7 +34,11 @@ export function PollCard({ pollId, canClose }: { pollId: number; canClose: boole
           return (
             <li class={`poll-option${mine ? ' mine' : ''}`}>
               {showResults ? (
-                <div class="poll-result" role="img" aria-label={`${option.text}: ${option.votes} ${option.votes === 1 ? 'vote' : 'votes'}, ${share}%${mine ? ', my vote' : ''}`}>
+                <div
+                  class="poll-result"
+                  role="img"
+                  aria-label={`${option.text}: ${option.votes} ${option.votes === 1 ? 'vote' : 'votes'}, ${share}%${mine ? ', my vote' : ''}`}
+                >
                   <span class="poll-bar" style={{ width: `${share}%` }} aria-hidden="true" />
                   <span class="poll-text">
                     {mine ? '✓ ' : ''}
@@ -70,10 +74,16 @@ export function PollCard({ pollId, canClose }: { pollId: number; canClose: boole
           </button>
         ) : null}
         {!poll.closed && voted ? (
-          <button type="button" class="link" onClick={() => run(async () => {
-            picked.value = []
-            await vote(pollId, [])
-          })}>
+          <button
+            type="button"
+            class="link"
+            onClick={() =>
+              run(async () => {
+                picked.value = []
+                await vote(pollId, [])
+              })
+            }
+          >
             Retract my vote
           </button>
         ) : null}

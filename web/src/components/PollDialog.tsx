@@ -6,7 +6,13 @@ import { createPoll } from '../polls'
 
 const MAX_OPTIONS = 10
 
-export function PollDialog({ chat, onClose }: { chat: { chat_type: 'personal' | 'group' | 'channel'; chat_id: number }; onClose: () => void }) {
+export function PollDialog({
+  chat,
+  onClose,
+}: {
+  chat: { chat_type: 'personal' | 'group' | 'channel'; chat_id: number }
+  onClose: () => void
+}) {
   const dialog = useRef<HTMLDialogElement>(null)
   const question = useSignal('')
   const options = useSignal(['', ''])

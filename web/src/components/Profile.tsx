@@ -41,34 +41,54 @@ export function Profile() {
   return (
     <section class="page" aria-labelledby="profile-title">
       <header class="bar">
-        <a href="/app" class="icon back" aria-label="Back to chats"><Icon name="back" /></a>
+        <a href="/app" class="icon back" aria-label="Back to chats">
+          <Icon name="back" />
+        </a>
         <h2 id="profile-title">Profile and settings</h2>
       </header>
       <div class="page-body">
-      <form class="page-section" onSubmit={save}>
-        <div class="card">
-          <p class="muted">Signed in as @{me.value?.username}</p>
-          <label for="profile-name">Display name</label>
-          <input id="profile-name" required maxLength={64} value={name.value} onInput={(e) => (name.value = (e.target as HTMLInputElement).value)} />
-          <label for="profile-bio">Bio</label>
-          <textarea id="profile-bio" maxLength={70} rows={2} value={bio.value} onInput={(e) => (bio.value = (e.target as HTMLTextAreaElement).value)} />
-        </div>
-        <div class="card">
-          <label for="profile-theme">Theme</label>
-          <select id="profile-theme" value={theme.value} onChange={(e) => (theme.value = (e.target as HTMLSelectElement).value)}>
-            <option value="system">Same as the system</option>
-            <option value="light">Light</option>
-            <option value="dark">Dark</option>
-          </select>
-        </div>
-        {error.value ? <p role="alert" class="error">{error.value}</p> : null}
-        <p role="status">{status.value}</p>
-        <div class="row-form">
-          <button type="submit">Save</button>
-          <a href="/logout" class="button secondary" data-native>Sign out</a>
-        </div>
-      </form>
-      <Account />
+        <form class="page-section" onSubmit={save}>
+          <div class="card">
+            <p class="muted">Signed in as @{me.value?.username}</p>
+            <label for="profile-name">Display name</label>
+            <input
+              id="profile-name"
+              required
+              maxLength={64}
+              value={name.value}
+              onInput={(e) => (name.value = (e.target as HTMLInputElement).value)}
+            />
+            <label for="profile-bio">Bio</label>
+            <textarea
+              id="profile-bio"
+              maxLength={70}
+              rows={2}
+              value={bio.value}
+              onInput={(e) => (bio.value = (e.target as HTMLTextAreaElement).value)}
+            />
+          </div>
+          <div class="card">
+            <label for="profile-theme">Theme</label>
+            <select id="profile-theme" value={theme.value} onChange={(e) => (theme.value = (e.target as HTMLSelectElement).value)}>
+              <option value="system">Same as the system</option>
+              <option value="light">Light</option>
+              <option value="dark">Dark</option>
+            </select>
+          </div>
+          {error.value ? (
+            <p role="alert" class="error">
+              {error.value}
+            </p>
+          ) : null}
+          <p role="status">{status.value}</p>
+          <div class="row-form">
+            <button type="submit">Save</button>
+            <a href="/logout" class="button secondary" data-native>
+              Sign out
+            </a>
+          </div>
+        </form>
+        <Account />
       </div>
     </section>
   )

@@ -12,7 +12,9 @@ export function Ringing() {
       <span>
         Incoming {call.call_type === 'audio' ? 'voice' : 'video'} call from <strong>{who}</strong>
       </span>
-      <a class="button" href={answerPageFor(call.call_id)}>Answer</a>
+      <a class="button" href={answerPageFor(call.call_id)}>
+        Answer
+      </a>
       <button type="button" class="danger" onClick={() => decline(call).catch((error) => (notice.value = describe(error)))}>
         Decline
       </button>

@@ -40,17 +40,33 @@ export function Search() {
   return (
     <section class="page" aria-labelledby="search-title">
       <header class="bar">
-        <a href="/app" class="icon back" aria-label="Back to chats"><Icon name="back" /></a>
+        <a href="/app" class="icon back" aria-label="Back to chats">
+          <Icon name="back" />
+        </a>
         <h2 id="search-title">Search</h2>
       </header>
       <div class="page-body">
         {/* biome-ignore lint/a11y/useSemanticElements: the search landmark on the form itself */}
         <form role="search" onSubmit={run} class="row-form">
-          <label for="search-q" class="visually-hidden">Search people and messages</label>
-          <input id="search-q" type="search" minLength={2} required placeholder="People and messages" value={q.value} onInput={(e) => (q.value = (e.target as HTMLInputElement).value)} />
+          <label for="search-q" class="visually-hidden">
+            Search people and messages
+          </label>
+          <input
+            id="search-q"
+            type="search"
+            minLength={2}
+            required
+            placeholder="People and messages"
+            value={q.value}
+            onInput={(e) => (q.value = (e.target as HTMLInputElement).value)}
+          />
           <button type="submit">Search</button>
         </form>
-        {error.value ? <p role="alert" class="error">{error.value}</p> : null}
+        {error.value ? (
+          <p role="alert" class="error">
+            {error.value}
+          </p>
+        ) : null}
         {people.value ? (
           <div class="card">
             <h3>People</h3>
@@ -62,7 +78,9 @@ export function Search() {
                     <span class="grow">
                       {peer.display_name} <span class="muted">@{peer.username}</span>
                     </span>
-                    <button type="button" onClick={() => openPeer(peer)} aria-label={`Message ${peer.username}`}>Message</button>
+                    <button type="button" onClick={() => openPeer(peer)} aria-label={`Message ${peer.username}`}>
+                      Message
+                    </button>
                   </li>
                 ))}
               </ul>

@@ -39,17 +39,30 @@ export function StoriesStrip() {
               <Icon name="story" />
             </span>
             <span class="story-name">{progress.value === null ? 'Add story' : `${progress.value}%`}</span>
-            <input ref={file} type="file" accept="image/*,video/*" class="visually-hidden" onChange={add} disabled={progress.value !== null} />
+            <input
+              ref={file}
+              type="file"
+              accept="image/*,video/*"
+              class="visually-hidden"
+              onChange={add}
+              disabled={progress.value !== null}
+            />
           </label>
         </li>
         {list.map((a) => {
           const name = a.user.user_id === me.value?.id ? 'My story' : a.user.display_name || a.user.username
           return (
             <li>
-              <button type="button" class={`story-ring${a.unseen ? ' unseen' : ''}`} onClick={() => (open.value = a.user.user_id)}
-                aria-label={`${name}: ${a.stories.length} ${a.stories.length === 1 ? 'story' : 'stories'}${a.unseen ? ', new' : ''}`}>
+              <button
+                type="button"
+                class={`story-ring${a.unseen ? ' unseen' : ''}`}
+                onClick={() => (open.value = a.user.user_id)}
+                aria-label={`${name}: ${a.stories.length} ${a.stories.length === 1 ? 'story' : 'stories'}${a.unseen ? ', new' : ''}`}
+              >
                 <Avatar name={a.user.display_name || a.user.username} url={a.user.avatar_url} />
-                <span class="story-name" aria-hidden="true">{name}</span>
+                <span class="story-name" aria-hidden="true">
+                  {name}
+                </span>
               </button>
             </li>
           )
@@ -62,7 +75,10 @@ export function StoriesStrip() {
 
 function StoryViewer({ stories, onClose }: { stories: Story[]; onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null)
-  const first = Math.max(0, stories.findIndex((s) => !s.is_viewed))
+  const first = Math.max(
+    0,
+    stories.findIndex((s) => !s.is_viewed),
+  )
   const index = useSignal(first)
   const at = Math.min(index.value, stories.length - 1)
   const story = stories[at]
@@ -81,8 +97,13 @@ function StoryViewer({ stories, onClose }: { stories: Story[]; onClose: () => vo
     index.value = next
   }
   return (
-    <dialog ref={dialog} class="story-viewer" aria-label={`Story by ${story.user.display_name || story.user.username}`} onClose={onClose}
-      onKeyDown={(e) => (e.key === 'ArrowRight' ? step(1) : e.key === 'ArrowLeft' ? step(-1) : undefined)}>
+    <dialog
+      ref={dialog}
+      class="story-viewer"
+      aria-label={`Story by ${story.user.display_name || story.user.username}`}
+      onClose={onClose}
+      onKeyDown={(e) => (e.key === 'ArrowRight' ? step(1) : e.key === 'ArrowLeft' ? step(-1) : undefined)}
+    >
       <header class="story-head">
         <strong>{story.user.display_name || story.user.username}</strong>
         <span class="muted small">
@@ -96,8 +117,12 @@ function StoryViewer({ stories, onClose }: { stories: Story[]; onClose: () => vo
       )}
       {story.caption ? <p class="story-caption">{story.caption}</p> : null}
       <div class="row-actions">
-        <button type="button" onClick={() => step(-1)} disabled={at === 0}>Previous</button>
-        <button type="button" onClick={() => step(1)}>{at === stories.length - 1 ? 'Done' : 'Next'}</button>
+        <button type="button" onClick={() => step(-1)} disabled={at === 0}>
+          Previous
+        </button>
+        <button type="button" onClick={() => step(1)}>
+          {at === stories.length - 1 ? 'Done' : 'Next'}
+        </button>
         {!mine ? (
           <button type="button" aria-pressed={story.is_liked} onClick={() => run(() => likeStory(story))}>
             {story.is_liked ? '♥ Liked' : '♡ Like'}
@@ -105,7 +130,8 @@ function StoryViewer({ stories, onClose }: { stories: Story[]; onClose: () => vo
         ) : null}
         {mine ? (
           <span class="muted small">
-            {story.view_count ?? 0} {story.view_count === 1 ? 'view' : 'views'} · {story.like_count} {story.like_count === 1 ? 'like' : 'likes'}
+            {story.view_count ?? 0} {story.view_count === 1 ? 'view' : 'views'} · {story.like_count}{' '}
+            {story.like_count === 1 ? 'like' : 'likes'}
           </span>
         ) : null}
         {mine ? (
@@ -113,7 +139,9 @@ function StoryViewer({ stories, onClose }: { stories: Story[]; onClose: () => vo
             Delete
           </button>
         ) : null}
-        <button type="button" class="secondary" onClick={() => dialog.current?.close()}>Close</button>
+        <button type="button" class="secondary" onClick={() => dialog.current?.close()}>
+          Close
+        </button>
       </div>
     </dialog>
   )
