@@ -148,7 +148,7 @@ export interface Config {
   webhookRetryBaseMs: number
   /** how long a failing bot webhook delivery is retried before it is marked failed */
   webhookRetryForSeconds: number
-  /** milliseconds between runs of the webhook-delivery job */
+  /** no longer used: webhook deliveries go out when queued (jobs/queue.ts); still read so an existing setting is accepted */
   webhookDeliveryIntervalMs: number
   /** the VAPID key pair (base64url, uncompressed P-256 public key and 32-byte private key); null: generated once into `<DATA_DIR>/vapid.json` */
   vapidPublicKey: string | null
@@ -157,7 +157,7 @@ export interface Config {
   vapidSubject: string
   /** push subscriptions (Web Push and native tokens) one user may hold; the next registration is refused */
   pushMaxSubscriptions: number
-  /** milliseconds between runs of the push-delivery job (queued notifications go out in batches) */
+  /** how long a queued notification gathers the messages that follow it in its chat before it goes (one push per burst) */
   pushDeliveryIntervalMs: number
   /** attempts at a notification a push service keeps failing before it is given up */
   pushMaxAttempts: number

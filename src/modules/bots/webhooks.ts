@@ -429,6 +429,8 @@ export function webhookKinds(ctx: AppContext, methods: BotMethods): QueueKind[] 
       job: 'webhook-delivery',
       summary: "posts a bot's deliveries of one chat to its webhook, signed, in order",
       policy: { firstMs: ctx.config.webhookRetryBaseMs, maxMs: MAX_RETRY_DELAY_MS, jitter: 0.25, maxAttempts: null, maxAgeMs: ctx.config.webhookRetryForSeconds * 1000 },
+      // an attempt may wait 5 s for a slow receiver: lanes leave the other kinds room
+      maxRunning: 16,
       run: (item, signal) => runLane(ctx, item, methods, signal),
       async retrying(_item, info) {
         await recordFailure(info.detail as FailedAttempt, info.error, info.retryAt)

@@ -161,6 +161,8 @@ export function scheduledKind(ctx: AppContext): QueueKind {
     job: 'scheduled-messages',
     summary: 'sends a scheduled message when it is due',
     policy: { firstMs: 1000, maxMs: 60_000, jitter: 0, maxAttempts: null, maxAgeMs: null },
+    // one at a time, oldest first: messages due at the same moment arrive in the order they were scheduled
+    maxRunning: 1,
     async run(item) {
       await deliver(ctx, Number(item.ref ?? item.item_key), ctx.clock.now())
       return DONE
