@@ -1070,7 +1070,7 @@ export const SECTIONS = [
         'WEBHOOK_DELIVERY_INTERVAL_MS',
         'webhookDeliveryIntervalMs',
         integer(10, 3_600_000, 250),
-        'how often the delivery job looks for due deliveries',
+        'no longer used: webhook deliveries go out as soon as they are queued; still read, so an existing setting is accepted',
       ),
     ],
   },
@@ -1155,7 +1155,7 @@ export const SECTIONS = [
         'PUSH_DELIVERY_INTERVAL_MS',
         'pushDeliveryIntervalMs',
         integer(50, 3_600_000, 1000),
-        'how often queued notifications are sent (once across instances)',
+        'how long a queued notification gathers the messages that follow it in its chat before it goes (one push per burst)',
       ),
       variable(
         'PUSH_MAX_ATTEMPTS',

@@ -75,6 +75,8 @@ export interface QueueKind {
   /** what it does, in a line */
   summary: string
   policy: RetryPolicy
+  /** items of this kind running at once on an instance, at most (slow receivers must not take every slot) */
+  maxRunning?: number
   /** `signal` aborts when the runner stops: a long run should check it between steps */
   run(item: QueueItem, signal: AbortSignal): Promise<Outcome>
   /** a failed attempt is tried again at `retryAt` */
@@ -175,6 +177,7 @@ export class WorkQueue {
   readonly instance: string
   private readonly kinds = new Map<string, QueueKind>()
   private readonly running = new Map<number, QueueItem>()
+  private readonly runningOf = new Map<string, number>()
   private readonly leaseMs: number
   private readonly concurrency: number
   private readonly lookEveryMs: number
@@ -196,7 +199,7 @@ export class WorkQueue {
   ) {
     this.instance = options.instance ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
     this.leaseMs = options.leaseMs ?? 30_000
-    this.concurrency = options.concurrency ?? 16
+    this.concurrency = options.concurrency ?? 32
     this.lookEveryMs = options.lookEveryMs ?? 60_000
   }
 
@@ -303,18 +306,34 @@ export class WorkQueue {
   private async look() {
     const kinds = [...this.kinds.keys()]
     if (kinds.length === 0) return
+    // the kinds with room for another item (a full one is looked at again when one of its items ends)
+    const openKinds = () => [...this.kinds.values()].filter((kind) => (this.runningOf.get(kind.kind) ?? 0) < (kind.maxRunning ?? Infinity))
     try {
       for (;;) {
         if (this.abort.signal.aborted) return
-        const free = this.concurrency - this.running.size
-        // full: an item that ends looks again
-        if (free <= 0) return
+        // full (in all, or for a kind): an item that ends looks again
+        const open = openKinds()
+        const free = Math.min(
+          this.concurrency - this.running.size,
+          ...open.map((kind) => (kind.maxRunning ?? Infinity) - (this.runningOf.get(kind.kind) ?? 0)),
+        )
+        if (free <= 0 || open.length === 0) return
         const now = this.ctx.clock.now()
-        const items = await repo.claim(this.ctx.db, this.ctx.dialect, this.instance, now, now + this.leaseMs, free, kinds)
+        const items = await repo.claim(
+          this.ctx.db,
+          this.ctx.dialect,
+          this.instance,
+          now,
+          now + this.leaseMs,
+          free,
+          open.map((kind) => kind.kind),
+        )
         for (const item of items) this.launch(item)
         if (items.length < free) break
       }
-      const next = await repo.nextDue(this.ctx.db, this.instance, kinds)
+      const open = openKinds().map((kind) => kind.kind)
+      if (open.length === 0) return
+      const next = await repo.nextDue(this.ctx.db, this.instance, open)
       if (this.abort.signal.aborted) return
       this.sleepUntil(Math.min(next ?? Infinity, this.ctx.clock.now() + this.lookEveryMs))
     } catch (err) {
@@ -333,6 +352,7 @@ export class WorkQueue {
     record.last_started_at = started
     entry.dirty = true
     this.running.set(item.id, item)
+    this.runningOf.set(item.kind, (this.runningOf.get(item.kind) ?? 0) + 1)
     this.keep()
     const failed = (error: string) => {
       record.failures++
@@ -353,6 +373,7 @@ export class WorkQueue {
         record.last_duration_ms = record.last_finished_at - started
         entry.dirty = true
         this.running.delete(item.id)
+        this.runningOf.set(item.kind, (this.runningOf.get(item.kind) ?? 1) - 1)
         this.tasks.delete(task)
         if (this.running.size === 0 && this.keeper) {
           clearInterval(this.keeper)

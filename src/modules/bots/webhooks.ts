@@ -28,6 +28,7 @@ import { Params } from './bot-params.js'
 import * as botsRepo from './repo.js'
 import * as repo from './webhook-repo.js'
 import { offsetOf } from '../../db/page.js'
+import { isUsable } from '../../policies/accounts.js'
 
 /** how long one attempt may take, connection to answer */
 export const DELIVERY_TIMEOUT_MS = 5000
@@ -412,7 +413,7 @@ async function webhookReply(ctx: AppContext, botId: number, text: string, method
   const method = methods.get(name.toLowerCase())
   const bot = method ? await botsRepo.findAppWithUser(ctx.db, botId) : undefined
   // a bot deactivated or deleted meanwhile calls nothing
-  if (!method || !bot || bot.is_active !== 1 || bot.deleted_at !== null) return
+  if (!method || !bot || !isUsable(bot)) return
   const params = Params.from(new Map(Object.entries(call as Record<string, unknown>).filter(([key]) => key !== 'method')))
   try {
     await method({ ctx, bot, params, signal: new AbortController().signal })
@@ -496,6 +497,8 @@ export function webhookKinds(ctx: AppContext, methods: BotMethods): QueueKind[] 
         maxAttempts: null,
         maxAgeMs: ctx.config.webhookRetryForSeconds * 1000,
       },
+      // an attempt may wait 5 s for a slow receiver: lanes leave the other kinds room
+      maxRunning: 16,
       run: (item, signal) => runLane(ctx, item, methods, signal),
       async retrying(_item, info) {
         await recordFailure(info.detail as FailedAttempt, info.error, info.retryAt)

@@ -45,15 +45,3 @@ export function reschedule(db: Db, id: number, at: number) {
 export function take(db: Db, id: number) {
   return db.deleteFrom('scheduled_messages').where('id', '=', id).returningAll().executeTakeFirst()
 }
-
-/** Ids of pending messages due by `now`, oldest first. */
-export function dueIds(db: Db, now: number, limit: number) {
-  return db
-    .selectFrom('scheduled_messages')
-    .select('id')
-    .where('scheduled_at', '<=', now)
-    .orderBy('scheduled_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute()
-}

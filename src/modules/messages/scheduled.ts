@@ -22,6 +22,7 @@ import { presentPending } from './present.js'
 import * as repo from './repo.js'
 import * as scheduledRepo from './scheduled-repo.js'
 import type { MessageView, ScheduleBody } from './schemas.js'
+import { isUsable } from '../../policies/accounts.js'
 
 /** the queue's kind for scheduled messages; an item's key is the pending message's id */
 const KIND = 'scheduled'
@@ -136,7 +137,7 @@ async function writePending(ctx: AppContext, events: Outbox, row: ScheduledMessa
   const trx = events.db
   const sender = await users.findByIdIn(trx, row.sender_id)
   // a banned or deleted sender has no device to tell
-  if (sender?.is_active !== 1) return null
+  if (!sender || !isUsable(sender)) return null
   const dropped = async (reason: DropReason) => {
     ctx.log.info({ scheduled_message_id: row.id, chat_id: row.chat_id, sender_id: sender.id, reason }, 'scheduled message dropped')
     await events.toUsers([sender.id], 'scheduled.dropped', { chat_id: row.chat_id, scheduled_id: row.id, reason })
@@ -166,6 +167,8 @@ export function scheduledKind(ctx: AppContext): QueueKind {
     job: 'scheduled-messages',
     summary: 'sends a scheduled message when it is due',
     policy: { firstMs: 1000, maxMs: 60_000, jitter: 0, maxAttempts: null, maxAgeMs: null },
+    // one at a time, oldest first: messages due at the same moment arrive in the order they were scheduled
+    maxRunning: 1,
     async run(item) {
       await deliver(ctx, Number(item.ref ?? item.item_key), ctx.clock.now())
       return DONE

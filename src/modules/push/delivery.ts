@@ -42,6 +42,8 @@ export function pushKind(ctx: AppContext, stats: DeliveryStats = { sent: 0, fail
     job: 'push-delivery',
     summary: 'sends a queued push notification (new messages for users with no live socket, collapsed per chat; ringing calls)',
     policy: { firstMs: RETRY_BASE_MS, maxMs: RETRY_MAX_MS, jitter: 0, maxAttempts: ctx.config.pushMaxAttempts, maxAgeMs: null },
+    // a push service may take PUSH_TIMEOUT_SECONDS: pushes leave the other kinds room
+    maxRunning: 8,
     run: (item) => deliverItem(ctx, item, stats),
   }
 }
